@@ -1,0 +1,32 @@
+"""The ficha loop as a LangGraph graph: generator, code checks, evaluator with veto, decidir.
+
+Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits the outcome the
+graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes``, ``Nodos``,
+``construir_grafo``, ``open_checkpointer`` and ``Procesador``.
+"""
+
+from grafo.agentes import Agentes, LLMSettings, build_chat_model
+from grafo.checkpointer import open_checkpointer
+from grafo.construccion import construir_grafo
+from grafo.ejecucion import LLMHealth, LLMUnavailable, Procesador, Resultado, RetryPolicy
+from grafo.nodos import DESTINO_PUBLICADAS, DESTINO_REVISION, Nodos, decidir
+from grafo.sensores import NullSensor, Sensor
+
+__all__ = [
+    "DESTINO_PUBLICADAS",
+    "DESTINO_REVISION",
+    "Agentes",
+    "LLMHealth",
+    "LLMSettings",
+    "LLMUnavailable",
+    "Nodos",
+    "NullSensor",
+    "Procesador",
+    "Resultado",
+    "RetryPolicy",
+    "Sensor",
+    "build_chat_model",
+    "construir_grafo",
+    "decidir",
+    "open_checkpointer",
+]

@@ -1,0 +1,74 @@
+"""Wiring of the loop: five nodes, two conditional edges, one counter.
+
+START -> generar -> comprobar -> evaluar -> decidir -> publicar | descartar | generar
+                \\-> descartar (answer that is not a valid Ficha)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from grafo.estado import EstadoFicha
+from grafo.nodos import Nodos, decidir, tras_generar
+from grafo.sensores import NullSensor, Sensor
+
+
+def _timed(name: str, node: Callable[..., Any], sensor: Sensor) -> Callable[..., Any]:
+    """Report each node's duration to the sensor: node latency measured in one place."""
+    if inspect.iscoroutinefunction(node):
+
+        @functools.wraps(node)
+        async def run_async(state: EstadoFicha) -> Any:
+            start = time.perf_counter()
+            try:
+                return await node(state)
+            finally:
+                sensor.on_node(name, time.perf_counter() - start)
+
+        return run_async
+
+    @functools.wraps(node)
+    def run(state: EstadoFicha) -> Any:
+        start = time.perf_counter()
+        try:
+            return node(state)
+        finally:
+            sensor.on_node(name, time.perf_counter() - start)
+
+    return run
+
+
+def construir_grafo(
+    nodos: Nodos,
+    max_intentos: int,
+    checkpointer: BaseCheckpointSaver | None,
+    sensor: Sensor | None = None,
+) -> CompiledStateGraph:
+    """Compile the ficha loop; ``max_intentos`` is read only by ``decidir``."""
+    if max_intentos < 1:
+        raise ValueError("max_intentos must be >= 1")
+    sensor = sensor or NullSensor()
+    grafo = StateGraph(EstadoFicha)
+    for name in ("generar", "comprobar", "evaluar", "publicar", "descartar"):
+        grafo.add_node(name, _timed(name, getattr(nodos, name), sensor))
+    grafo.add_edge(START, "generar")
+    grafo.add_conditional_edges(
+        "generar", tras_generar, {"comprobar": "comprobar", "descartar": "descartar"}
+    )
+    grafo.add_edge("comprobar", "evaluar")
+    grafo.add_conditional_edges(
+        "evaluar",
+        functools.partial(decidir, max_intentos=max_intentos),
+        {"generar": "generar", "publicar": "publicar", "descartar": "descartar"},
+    )
+    grafo.add_edge("publicar", END)
+    grafo.add_edge("descartar", END)
+    return grafo.compile(checkpointer=checkpointer)

@@ -1,0 +1,82 @@
+"""The text each agent is shown: pure functions, so tests can prove what each one never sees.
+
+The generator gets the origin and, from the second attempt on, the problems found so far —
+never its previous ficha (given that, models rewrite sentences that were fine and bring back
+problems already fixed). The evaluator gets the ficha, the code-check results, the origin and
+the criteria — never the generator's prompt, earlier attempts or the attempt number (told it
+was the last attempt, it approves more).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from criterios import cargar_criterios
+
+
+def _json_block(value: Any) -> str:
+    """A fenced JSON block: unambiguous for the model and easy to find in recorded requests."""
+    return "```json\n" + json.dumps(value, ensure_ascii=False, indent=2) + "\n```"
+
+
+@cache
+def _template(name: str) -> str:
+    """Prompt templates live next to the code as Markdown, reviewed like code."""
+    return resources.files("grafo.prompts").joinpath(name).read_text(encoding="utf-8")
+
+
+@cache
+def prompt_generador() -> str:
+    """System prompt of the generator: house rules as the generator-facing criteria texts."""
+    lineas = [f"- {c.id}: {c.texto_generador}" for c in cargar_criterios()]
+    return _template("generador.md").format(criterios="\n".join(lineas))
+
+
+@cache
+def prompt_evaluador() -> str:
+    """System prompt of the evaluator: the evaluator-facing text of every criterion."""
+    lineas = [f"- {c.id}: {c.texto_evaluador}" for c in cargar_criterios()]
+    return _template("evaluador.md").format(criterios="\n".join(lineas))
+
+
+def mensaje_generador(origen: dict[str, Any], problemas: list[dict[str, Any]]) -> str:
+    """User message of the generator: the origin, plus the problems to fix if there are any."""
+    partes = ["Escribe la ficha de este producto a partir de su origen:", _json_block(origen)]
+    if problemas:
+        partes += [
+            "Una versión anterior se rechazó. Escríbela de nuevo desde el origen y corrige "
+            "estos problemas:",
+            _json_block(problemas),
+        ]
+    partes.append('Responde solo con el objeto JSON {"titulo", "descripcion", "atributos"}.')
+    return "\n\n".join(partes)
+
+
+def mensaje_evaluador(
+    ficha: dict[str, Any], comprobaciones: dict[str, dict[str, Any]], origen: dict[str, Any]
+) -> str:
+    """User message of the evaluator: exactly ficha, code checks and origin, nothing else."""
+    cuerpo = {"ficha": ficha, "comprobaciones": comprobaciones, "origen": origen}
+    return "\n\n".join(
+        [
+            "Evalúa esta ficha contra los criterios:",
+            _json_block(cuerpo),
+            'Responde solo con el objeto JSON {"aprobada", "problemas"}.',
+        ]
+    )
+
+
+def problemas_acumulados(historial: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every distinct problem of earlier attempts, so a fix never undoes an earlier fix."""
+    vistos: set[tuple[str, str]] = set()
+    problemas: list[dict[str, Any]] = []
+    for registro in historial:
+        for problema in registro["veredicto"]["problemas"]:
+            clave = (problema["criterio"], problema["detalle"])
+            if clave not in vistos:
+                vistos.add(clave)
+                problemas.append({"criterio": clave[0], "detalle": clave[1]})
+    return problemas

@@ -1,0 +1,170 @@
+"""The nodes of the loop and the pure routing functions between them.
+
+``generar`` and ``evaluar`` call the agents; ``comprobar`` runs the code checks; ``decidir``
+reads the verdict and the attempt counter and nothing else — a function without a model, so
+the model can neither lengthen nor shorten the loop. ``publicar`` and ``descartar`` do no
+I/O: they put the contract's outcome event in the state, and the caller emits it. Building
+the event inside the graph means its timestamp is checkpointed, so a redelivered event
+re-emits the identical outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from criterios import comprobar as comprobar_ficha
+from criterios import fallos
+from esquemas import FichaEnRevision, FichaPublicada
+from grafo.agentes import Agentes
+from grafo.errores import SalidaInvalida
+from grafo.estado import EstadoFicha
+from grafo.mensajes import problemas_acumulados
+
+DESTINO_PUBLICADAS = "fichas.publicadas"
+DESTINO_REVISION = "fichas.revision_manual"
+
+Ruta = Literal["generar", "comprobar", "publicar", "descartar"]
+
+
+def decidir(state: EstadoFicha, max_intentos: int) -> Ruta:
+    """After evaluar: publish if approved, stop at the attempt cap, otherwise try again."""
+    if state.get("invalida"):
+        return "descartar"
+    if state["veredicto"]["aprobada"]:
+        return "publicar"
+    if state["intentos"] >= max_intentos:
+        return "descartar"
+    return "generar"
+
+
+def tras_generar(state: EstadoFicha) -> Ruta:
+    """After generar: an answer that is not a valid Ficha goes straight to manual review."""
+    return "descartar" if state.get("invalida") else "comprobar"
+
+
+def forzar_rechazo(
+    veredicto: dict[str, Any], fallos_codigo: list[dict[str, str]]
+) -> dict[str, Any]:
+    """Merge code-check failures into the verdict: code has the last word on what it checks.
+
+    A verdict that says ``aprobada`` while listing problems is treated as a rejection, the
+    safe reading of an inconsistent answer.
+    """
+    problemas = list(fallos_codigo)
+    vistos = {(p["criterio"], p["detalle"]) for p in problemas}
+    for problema in veredicto.get("problemas", []):
+        if (problema["criterio"], problema["detalle"]) not in vistos:
+            problemas.append(problema)
+    aprobada = bool(veredicto.get("aprobada")) and not problemas
+    return {"aprobada": aprobada, "problemas": problemas}
+
+
+def _ahora() -> str:
+    """UTC now in RFC 3339, the contract's timestamp format."""
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class Nodos:
+    """The node functions, bound to the agents and to the values they stamp on outcomes."""
+
+    agentes: Agentes
+    modelo: str
+    criterios_version: str
+
+    async def generar(self, state: EstadoFicha) -> dict[str, Any]:
+        """Write a ficha from the origin and the problems found so far; count the attempt."""
+        intento = state.get("intentos", 0) + 1
+        problemas = problemas_acumulados(state.get("historial", []))
+        try:
+            ficha = await self.agentes.generar(state["origen"], problemas)
+        except SalidaInvalida as exc:
+            return self._salida_invalida(intento, exc, None) | {"ficha": None, "intentos": 1}
+        return {"ficha": ficha.model_dump(), "intentos": 1, "invalida": None}
+
+    def comprobar(self, state: EstadoFicha) -> dict[str, Any]:
+        """Run the mechanical criteria in code before any model reads the ficha."""
+        ficha = state["ficha"] or {}
+        return {"comprobaciones": comprobar_ficha(ficha, state["origen"])}
+
+    async def evaluar(self, state: EstadoFicha) -> dict[str, Any]:
+        """Ask the evaluator, then veto its approval if any code check failed."""
+        ficha = state["ficha"] or {}
+        comprobaciones = state["comprobaciones"]
+        try:
+            respuesta = await self.agentes.evaluar(ficha, comprobaciones, state["origen"])
+        except SalidaInvalida as exc:
+            return self._salida_invalida(state["intentos"], exc, state["ficha"])
+        fallos_codigo = fallos(comprobaciones)
+        veredicto = forzar_rechazo(respuesta.model_dump(), fallos_codigo)
+        codigo = {f["criterio"] for f in fallos_codigo}
+        rechazos = [
+            {"criterio": p["criterio"], "por": "codigo" if p["criterio"] in codigo else "evaluador"}
+            for p in veredicto["problemas"]
+        ]
+        registro = {
+            "intento": state["intentos"],
+            "ficha": ficha,
+            "veredicto": veredicto,
+            "rechazos": rechazos,
+        }
+        return {"veredicto": veredicto, "historial": [registro]}
+
+    def publicar(self, state: EstadoFicha) -> dict[str, Any]:
+        """Build the ``FichaPublicada`` event; the stream layer emits it."""
+        evento = state["evento"]
+        salida = FichaPublicada(
+            event_id=evento["event_id"],
+            sku=evento["sku"],
+            version=evento["version"],
+            familia=evento["familia"],
+            ficha=state["ficha"],  # type: ignore[arg-type]
+            intentos=state["intentos"],
+            criterios_version=self.criterios_version,
+            modelo=self.modelo,
+            publicada_en=_ahora(),  # type: ignore[arg-type]
+        )
+        return {"salida": {"destino": DESTINO_PUBLICADAS, "evento": salida.model_dump(mode="json")}}
+
+    def descartar(self, state: EstadoFicha) -> dict[str, Any]:
+        """Build the ``FichaEnRevision`` event with the last ficha, the reason and the history."""
+        evento = state["evento"]
+        historial = [
+            {"intento": r["intento"], "ficha": r["ficha"], "veredicto": r["veredicto"]}
+            for r in state.get("historial", [])
+        ]
+        salida = FichaEnRevision(
+            event_id=evento["event_id"],
+            sku=evento["sku"],
+            version=evento["version"],
+            familia=evento["familia"],
+            ficha=state.get("ficha"),  # type: ignore[arg-type]
+            intentos=state["intentos"],
+            motivo="salida_invalida" if state.get("invalida") else "rechazada",
+            problemas=state["veredicto"]["problemas"],
+            historial=historial,  # type: ignore[arg-type]
+            criterios_version=self.criterios_version,
+            enviada_en=_ahora(),  # type: ignore[arg-type]
+        )
+        return {"salida": {"destino": DESTINO_REVISION, "evento": salida.model_dump(mode="json")}}
+
+    @staticmethod
+    def _salida_invalida(
+        intento: int, exc: SalidaInvalida, ficha: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """State update for an agent answer that failed validation: stop, record why."""
+        problema = {"criterio": "salida_invalida", "detalle": f"{exc.agente}: {exc.detalle}"[:200]}
+        veredicto = {"aprobada": False, "problemas": [problema]}
+        registro: dict[str, Any] = {
+            "intento": intento,
+            "ficha": ficha,
+            "veredicto": veredicto,
+            "rechazos": [],
+        }
+        return {
+            "invalida": {"agente": exc.agente, "detalle": exc.detalle},
+            "veredicto": veredicto,
+            "historial": [registro],
+        }

@@ -1,0 +1,88 @@
+"""Shared fixtures: the project's fake LLM as a real HTTP process, and ready-made events.
+
+The fake LLM runs once per session (starting a process per test would dominate the run);
+each test resets its records and per-SKU counters and sets its own script.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fake_llm_client import FakeLLM
+
+EJEMPLO_ORIGEN: dict[str, Any] = {
+    "titulo": "RUNNER X2 black mesh sneaker men 42",
+    "descripcion": "Lightweight running shoe, mesh upper, rubber sole. Weight 280 g.",
+    "atributos": {"color": "negro", "talla": "42", "material": "malla", "genero": "hombre"},
+    "idioma": "en",
+}
+
+
+def evento_dict(sku: str = "ZAP-000123", version: int = 1, **cambios: Any) -> dict[str, Any]:
+    """A valid EventoCambio as a dict; keyword arguments override fields."""
+    evento: dict[str, Any] = {
+        "event_id": str(uuid.uuid4()),
+        "sku": sku,
+        "version": version,
+        "proveedor": "Calzados Norte SL",
+        "familia": "zapatillas",
+        "ocurrido_en": "2026-11-29T10:00:00Z",
+        "ficha_proveedor": dict(EJEMPLO_ORIGEN),
+        "cifras": {"peso_g": 280},
+    }
+    evento.update(cambios)
+    return evento
+
+
+def evento_json(sku: str = "ZAP-000123", version: int = 1, **cambios: Any) -> str:
+    """A valid EventoCambio as one JSON line."""
+    return json.dumps(evento_dict(sku, version, **cambios), ensure_ascii=False)
+
+
+@pytest.fixture(scope="session")
+def fake_llm_server() -> Iterator[FakeLLM]:
+    """One fake LLM process for the whole session."""
+    with FakeLLM() as llm:
+        yield llm
+
+
+@pytest.fixture
+def fake_llm(fake_llm_server: FakeLLM) -> FakeLLM:
+    """The session's fake LLM, reset and with the default script (approve everything)."""
+    if not fake_llm_server.running:
+        fake_llm_server.start()
+    fake_llm_server.up()
+    fake_llm_server.configure({})
+    fake_llm_server.reset()
+    return fake_llm_server
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A fresh FICHAS_DATA_DIR per test, so no checkpoint leaks between tests."""
+    path = tmp_path / "datos"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> str:
+    """A real PostgreSQL, started by the project's script (it installs it when missing)."""
+    import os
+    import subprocess
+
+    dsn = os.environ.get("FICHAS_TEST_POSTGRES_DSN")
+    if dsn:
+        return dsn
+    script = Path(__file__).parents[1] / "scripts" / "postgres.sh"
+    subprocess.run(["bash", str(script), "start"], check=True, timeout=600)
+    out = subprocess.run(
+        ["bash", str(script), "dsn"], check=True, capture_output=True, text=True, timeout=30
+    )
+    return out.stdout.strip()

@@ -1,0 +1,39 @@
+"""Building the real loop against the fake LLM: real ChatOpenAI, real HTTP, real checkpointer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from grafo import (
+    Agentes,
+    LLMSettings,
+    Nodos,
+    Procesador,
+    RetryPolicy,
+    build_chat_model,
+    construir_grafo,
+    open_checkpointer,
+)
+
+CRITERIOS_VERSION_PRUEBA = "test"
+
+
+@asynccontextmanager
+async def abrir_procesador(
+    url: str,
+    data_dir: Path,
+    max_intentos: int = 3,
+    postgres_dsn: str | None = None,
+    timeout_s: float = 10.0,
+) -> AsyncIterator[tuple[Procesador, BaseCheckpointSaver]]:
+    """A ``Procesador`` over the real graph and its saver, for one test."""
+    model = build_chat_model(LLMSettings(url=url, model="fake", timeout_s=timeout_s))
+    nodos = Nodos(Agentes(model), modelo="fake", criterios_version=CRITERIOS_VERSION_PRUEBA)
+    async with open_checkpointer(postgres_dsn, data_dir) as saver:
+        graph = construir_grafo(nodos, max_intentos, saver)
+        policy = RetryPolicy(base_s=0.05, cap_s=0.2, max_wait_s=30)
+        yield Procesador(graph, policy=policy), saver

@@ -1,0 +1,162 @@
+"""``fichas procesar`` as a user runs it: a real process, a JSONL file, the fake LLM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import evento_dict, evento_json
+from tests.fake_llm_client import FakeLLM
+
+REPO = Path(__file__).parents[2]
+
+
+def _env(llm: FakeLLM, data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env.update(
+        FICHAS_LLM_URL=llm.url,
+        FICHAS_LLM_MODELO="fake",
+        FICHAS_DATA_DIR=str(data_dir),
+        FICHAS_LLM_TIMEOUT_S="60",
+        FICHAS_CONCURRENCIA="8",
+        **extra,
+    )
+    return env
+
+
+def _procesar(entrada: Path, env: dict[str, str]) -> tuple[int, list[dict[str, Any]], str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "stream.cli", "procesar", str(entrada)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    salidas = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    return proc.returncode, salidas, proc.stderr
+
+
+def test_procesar_20_validas_y_5_invalidas(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> None:
+    fake_llm.configure({"rules": [{"sku": "OFF-0[0-4]", "evaluador": ["rechazar"]}]})
+    lineas = [evento_json(f"OFF-{n:02d}") for n in range(20)]
+    lineas[3:3] = ["{esto no es json"]
+    lineas[7:7] = [json.dumps(evento_dict("OFF-X1", familia="tostadoras"))]
+    lineas[11:11] = [json.dumps(evento_dict("OFF-X2", version="siete"))]
+    lineas[15:15] = ['"a' + "x" * 70_000 + '"']
+    lineas[20:20] = ["[1, 2, 3]"]
+    entrada = tmp_path / "entrada.jsonl"
+    entrada.write_text("\n".join(lineas) + "\n\n", encoding="utf-8")
+
+    code, salidas, stderr = _procesar(entrada, _env(fake_llm, data_dir))
+
+    assert code == 0, stderr
+    assert len(salidas) == 25
+    destinos = [s["destino"] for s in salidas]
+    assert destinos.count("dlq") == 5
+    assert destinos.count("fichas.revision_manual") == 5
+    assert destinos.count("fichas.publicadas") == 15
+    codigos = [s["evento"]["error"]["codigo"] for s in salidas if s["destino"] == "dlq"]
+    assert codigos == [
+        "json_invalido",
+        "familia_desconocida",
+        "esquema_invalido",
+        "demasiado_grande",
+        "esquema_invalido",
+    ]
+    esquema = [s["evento"] for s in salidas if s["destino"] == "dlq"][2]
+    assert esquema["error"]["campo"] == "version"
+    assert esquema["origen"] == {"topic": str(entrada), "particion": 0, "offset": 11}
+    # Outcomes come in input order.
+    validas = [s["evento"]["sku"] for s in salidas if s["destino"] != "dlq"]
+    assert validas == [f"OFF-{n:02d}" for n in range(20)]
+
+
+def test_proceso_matado_tras_el_generador_no_repite_el_generador(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> None:
+    fake_llm.configure({"rules": [{"sku": "RES-1", "evaluador": ["colgar", "aprobar"]}]})
+    entrada = tmp_path / "uno.jsonl"
+    entrada.write_text(evento_json("RES-1") + "\n", encoding="utf-8")
+    env = _env(fake_llm, data_dir)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stream.cli", "procesar", str(entrada)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not fake_llm.requests(agent="evaluador", bodies=False):
+            assert time.monotonic() < deadline, "the evaluator was never called"
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)  # the generator has answered; the evaluator hangs
+    finally:
+        proc.wait(timeout=30)
+    assert len(fake_llm.requests(agent="generador")) == 1
+
+    code, salidas, stderr = _procesar(entrada, env)
+    assert code == 0, stderr
+    assert [s["destino"] for s in salidas] == ["fichas.publicadas"]
+    assert salidas[0]["evento"]["intentos"] == 1
+    assert len(fake_llm.requests(agent="generador")) == 1  # not called again
+    assert len(fake_llm.requests(agent="evaluador")) == 2
+
+    # Redelivery of a finished event: the identical outcome, no LLM call at all.
+    code, again, stderr = _procesar(entrada, env)
+    assert code == 0, stderr
+    assert again == salidas
+    assert len(fake_llm.requests()) == 3
+
+
+def test_llm_caido_procesar_se_rinde_con_codigo_3(tmp_path: Path, data_dir: Path) -> None:
+    entrada = tmp_path / "uno.jsonl"
+    entrada.write_text(evento_json("DOWN-1") + "\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env.update(FICHAS_LLM_URL="http://127.0.0.1:9/v1", FICHAS_DATA_DIR=str(data_dir))
+    proc = subprocess.run(
+        [sys.executable, "-m", "stream.cli", "procesar", "--espera-llm", "2", str(entrada)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert proc.returncode == 3
+    assert "LLM unavailable" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_fichero_inexistente(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "stream.cli", "procesar", str(tmp_path / "no.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert proc.returncode == 2
+    assert "no such file" in proc.stderr
+
+
+def test_help_lista_los_comandos() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "stream.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0
+    for comando in ("procesar", "worker", "llm-local"):
+        assert comando in proc.stdout
