@@ -1,0 +1,205 @@
+"""The code checks of a ficha: C01, C02, C03, C05 (mechanical part) and C07.
+
+Pure functions over plain dicts, no I/O: they run between the generator and the evaluator,
+the evaluator receives their result, and a failure vetoes publication whatever the evaluator
+says. A model judging whether a title has 80 characters does badly what ``len`` does well.
+
+Every check returns ``{"ok": bool, "detalle": str}``: ``detalle`` is empty when ok, else a
+short Spanish explanation (at most 200 characters) that quotes the offending text, because
+it goes back to the generator as the problem to fix.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from criterios import reglas_casa
+from criterios.cifras import cifras_en_texto, cifras_en_valor, respaldada, respaldo_de_origen
+from criterios.tablas import FamiliaDesconocida, atributos_obligatorios
+
+MAX_TITULO = 80
+MAX_DESCRIPCION = 1200
+MAX_DETALLE = 200
+MAX_FRAGMENTO = 40
+
+CRITERIOS_EN_CODIGO = ("C01", "C02", "C03", "C05", "C07")
+
+# Supplier attributes whose capitals are a name, not shouting: "marca": "ASICS".
+NAME_KEYS = frozenset({"marca", "modelo", "fabricante", "brand", "model", "manufacturer"})
+
+
+def comprobar(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Run every code check; the keys are the criterion ids, in table order."""
+    return {
+        "C01": comprobar_titulo(ficha),
+        "C02": comprobar_descripcion(ficha),
+        "C03": comprobar_atributos(ficha, origen),
+        "C05": comprobar_reglas_casa(ficha, origen),
+        "C07": comprobar_cifras(ficha, origen),
+    }
+
+
+def fallos(comprobaciones: Mapping[str, Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The failed checks as problems ``{"criterio", "detalle"}``, shaped like the evaluator's."""
+    return [
+        {"criterio": criterio, "detalle": str(r.get("detalle") or "falla la comprobación")}
+        for criterio, r in comprobaciones.items()
+        if not r.get("ok")
+    ]
+
+
+def comprobar_titulo(ficha: Mapping[str, Any]) -> dict[str, Any]:
+    """C01: a title must exist and fit the 80 characters the catalogue shows.
+
+    Characters are NFC code points, not bytes: "ñ" counts one whether it arrives composed or
+    decomposed. The length is of the title as given, because that is what gets published.
+    """
+    return _length_check("título", _text(ficha.get("titulo")), MAX_TITULO)
+
+
+def comprobar_descripcion(ficha: Mapping[str, Any]) -> dict[str, Any]:
+    """C02: a description must exist and fit 1200 characters, counted as in C01."""
+    return _length_check("descripción", _text(ficha.get("descripcion")), MAX_DESCRIPCION)
+
+
+def comprobar_atributos(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, Any]:
+    """C03: the family's required attributes must all be there with a non-blank value.
+
+    They come from ``origen["atributos_obligatorios"]``; when that is missing they are looked
+    up by ``origen["familia"]``, and an unknown family fails the check instead of passing it.
+    """
+    try:
+        requeridos = _required(origen)
+    except FamiliaDesconocida as exc:
+        return _result(str(exc))
+    atributos = _attributes(ficha)
+    faltan = [a for a in requeridos if not atributos.get(a, "").strip()]
+    if not faltan:
+        return _result("")
+    return _result("faltan o están vacíos atributos obligatorios: " + ", ".join(faltan))
+
+
+def comprobar_reglas_casa(
+    ficha: Mapping[str, Any], origen: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """C05, mechanical part: no prices, promotions, delivery times, shouting, emojis or URLs.
+
+    These are things a pattern finds better than a model; tone and superlatives stay with the
+    evaluator. ``origen`` is optional and only lends names the supplier writes in capitals in
+    a brand or model attribute ("ASICS"), which are names rather than shouting.
+    """
+    permitidas = _names_in_capitals(origen or {})
+    hallazgos: list[str] = []
+    for campo, texto in _fields(ficha):
+        for subregla, finder in reglas_casa.SUBREGLAS:
+            hallazgos += _quote(subregla, campo, finder(texto))
+        hallazgos += _quote("mayúsculas", campo, reglas_casa.mayusculas(texto, permitidas))
+    return _result("; ".join(hallazgos))
+
+
+def comprobar_cifras(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, Any]:
+    """C07: every figure with a unit must come from the origin; invented figures are the most
+    costly mistake of a product page and the easiest to check mechanically.
+
+    Figures are compared by value after unit conversion (0,28 kg = 280 g), reading decimal
+    commas and points and Spanish thousands dots. See ``criterios.cifras`` for the lenient
+    bare-number fallback on the origin side.
+    """
+    respaldo = respaldo_de_origen(origen)
+    sin_respaldo = [
+        f"«{_short(c.texto)}» ({campo})"
+        for campo, cifras in _figures(ficha)
+        for c in cifras
+        if not respaldada(c, respaldo)
+    ]
+    if not sin_respaldo:
+        return _result("")
+    return _result("cifras que no están en el origen: " + ", ".join(sin_respaldo))
+
+
+def _length_check(campo: str, texto: str, maximo: int) -> dict[str, Any]:
+    """Shared rule of C01 and C02: not blank, and at most ``maximo`` NFC characters."""
+    if not texto.strip():
+        return _result(f"{campo} vacío" if campo == "título" else f"{campo} vacía")
+    largo = len(texto)
+    if largo <= maximo:
+        return _result("")
+    return _result(f"{campo} de {largo} caracteres (máximo {maximo}): «{_short(texto)}»")
+
+
+def _required(origen: Mapping[str, Any]) -> tuple[str, ...]:
+    """Required attributes as the origin lists them, else from the families table."""
+    listed = origen.get("atributos_obligatorios")
+    if isinstance(listed, Iterable) and not isinstance(listed, str):
+        return tuple(str(a) for a in listed)
+    return atributos_obligatorios(str(origen.get("familia", "")))
+
+
+def _fields(ficha: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every published text of a ficha, named as the detail should name it."""
+    campos = [
+        ("título", _text(ficha.get("titulo"))),
+        ("descripción", _text(ficha.get("descripcion"))),
+    ]
+    return campos + [(f"atributo {k}", v) for k, v in _attributes(ficha).items()]
+
+
+def _figures(ficha: Mapping[str, Any]) -> list[tuple[str, list[Any]]]:
+    """Figures per field; attribute keys with a unit suffix give their plain numbers a unit."""
+    cifras = [
+        ("título", cifras_en_texto(_text(ficha.get("titulo")))),
+        ("descripción", cifras_en_texto(_text(ficha.get("descripcion")))),
+    ]
+    return cifras + [
+        (f"atributo {k}", cifras_en_valor(k, v)) for k, v in _attributes(ficha).items()
+    ]
+
+
+def _names_in_capitals(origen: Mapping[str, Any]) -> frozenset[str]:
+    """Words of the supplier's brand and model attributes, which may be written in capitals."""
+    proveedor = origen.get("ficha_proveedor") or {}
+    atributos = proveedor.get("atributos") if isinstance(proveedor, Mapping) else None
+    if not isinstance(atributos, Mapping):
+        return frozenset()
+    valores = [str(v) for k, v in atributos.items() if str(k).lower() in NAME_KEYS]
+    return frozenset(w for v in valores for w in reglas_casa.mayusculas(_nfc(v)))
+
+
+def _attributes(ficha: Mapping[str, Any]) -> dict[str, str]:
+    """Attributes as NFC text; a missing or malformed map counts as no attributes."""
+    atributos = ficha.get("atributos")
+    if not isinstance(atributos, Mapping):
+        return {}
+    return {str(k): _text(v) for k, v in atributos.items()}
+
+
+def _text(valor: Any) -> str:
+    """NFC text of a field, so lengths and patterns see "ñ" as one character."""
+    return _nfc("" if valor is None else str(valor))
+
+
+def _nfc(texto: str) -> str:
+    """Composed Unicode form: the same visible text always has the same length."""
+    return unicodedata.normalize("NFC", texto)
+
+
+def _quote(subregla: str, campo: str, fragmentos: list[str]) -> list[str]:
+    """One finding per sub-rule and field, quoting the first offending fragment."""
+    if not fragmentos:
+        return []
+    return [f"{subregla} en {campo}: «{_short(fragmentos[0])}»"]
+
+
+def _short(texto: str) -> str:
+    """Quoted fragments stay short so several fit in one 200-character detail."""
+    texto = " ".join(texto.split())
+    return texto if len(texto) <= MAX_FRAGMENTO else texto[: MAX_FRAGMENTO - 1] + "…"
+
+
+def _result(detalle: str) -> dict[str, Any]:
+    """A check's result; an empty detail means it passed. Long details are cut at 200."""
+    if len(detalle) > MAX_DETALLE:
+        detalle = detalle[: MAX_DETALLE - 1] + "…"
+    return {"ok": not detalle, "detalle": detalle}

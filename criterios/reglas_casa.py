@@ -1,0 +1,195 @@
+"""The mechanical house rules of C05, one finder per sub-rule, Spanish and English.
+
+Each finder returns the offending fragments of one text, or nothing. They lean towards
+precision: a false alarm sends a good ficha back to the generator (and, three times over,
+to manual review), while what they miss is still read by the evaluator, who judges the tone
+of C05. Words that are common in product copy with an innocent meaning ("sale" is Spanish
+for "comes out", "offer" is an English verb, "free" is in "BPA-free") are matched only in
+the phrases where they are promotional.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+_NUMBER = r"\d+(?:[.,]\d+)*"
+
+PRICE_RE = re.compile(
+    rf"""
+    (?:US\$|R\$|[$€£¥])                                     # a currency sign, anywhere
+    | (?<![\w.,]){_NUMBER}\s?(?:mil\s+)?
+      (?:euros?|eur|céntimos?|centimos?|dólares?|dolares?|dollars?|pounds?
+        |libras\s+esterlinas|reales|reais|cents?|bucks
+        |usd|gbp|mxn|brl|ars|clp|chf|jpy)\b                  # number + currency word or code
+    | \b(?:eur|usd|gbp|mxn|brl|chf)\s?{_NUMBER}              # code + number
+    | \bpvp\b
+    | \b(?:precio|price|cuesta|cuestan|costs?)\b[^\d.!?\n]{{0,15}}{_NUMBER}
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+PROMOTION_RE = re.compile(
+    r"""
+    \b(?:ofertas?|ofertón|descuentos?|rebajas?|rebajad[oa]s?|promoci[oó]n|promociones|promo
+      |liquidaci[oó]n|outlet|chollos?|gangas?|gratis|cup[oó]n(?:es)?|c[oó]digo\s+promocional
+      |black\s+friday|cyber\s+monday|[uú]ltimas\s+unidades|hasta\s+agotar\s+(?:existencias|stock)
+      |(?:por\s+)?tiempo\s+limitado|(?:env[ií]o|entrega|devoluci[oó]n)\s+gratuit[oa]
+      |(?:mejor|s[uú]per)\s+precio|precio\s+(?:especial|m[ií]nimo|rebajado|de\s+oferta)
+      |discount(?:s|ed)?|clearance|coupons?|promo\s+code|limited[\s-]time|bogo
+      |buy\s+one\s+get\s+one|while\s+stocks?\s+last|(?:on|for)\s+sale|sale\s+price
+      |(?:special|limited|exclusive|launch)\s+offers?|offer\s+(?:ends|valid|expires)
+      |(?:best|hot|daily|top|big)\s+deals?|great\s+deals?(?!\s+of\b)|deals?\s+of\s+the\s+(?:day|week)
+      |free\s+(?:shipping|delivery|gifts?|returns|trial)|for\s+free|free\s+of\s+charge
+    )\b
+    | (?<![\d.,x×])[234]\s?[x×]\s?[123](?![\dx×]|[.,]\d|\s?(?:cm|mm|m)\b)   # 2x1, 3x2
+    | \d+\s?%\s?(?:off|dto|dcto)\b
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+SALE_RE = re.compile(r"\bSALE\b")  # upper case only: lower-case "sale" is a Spanish verb
+
+_TIME_SPAN = r"""
+    (?:\d+(?:\s?[-/–]\s?\d+)?\s?(?:h|hrs?|horas?|hours?
+        |d[ií]as?(?:\s+(?:laborables|h[aá]biles))?|(?:business\s+|working\s+)?days?
+        |semanas?|weeks?)\b
+      | (?:un|una|uno|dos|tres|cuatro|cinco|one|two|three|four|five)\s+
+        (?:horas?|hours?|d[ií]as?|days?|semanas?|weeks?)\b
+      | mañana | tomorrow | hoy | today | (?:el\s+)?mismo\s+d[ií]a | (?:al\s+)?d[ií]a\s+siguiente
+      | same[\s-]day | next[\s-]day | overnight | express | urgente)
+"""
+_DELIVERY = r"""
+    (?:entregas?|entregamos|entregado|env[ií]os?|enviamos|enviado|se\s+env[ií]a
+      |despacho|despachamos|delivery|deliveries|delivered|deliver|shipping|ships|shipped
+      |ship|dispatch(?:ed|es)?)
+"""
+_ARRIVAL = r"""
+    (?:llega|llegan|llegar[aá]|llegar[aá]n|lo\s+recibes|rec[ií]belo|recibir[aá]s
+      |lo\s+tendr[aá]s|arrives?|arriving|get\s+it)
+"""
+_NOT_DELIVERY_AFTER = r"""
+    (?!\s+(?:de|of)\s+(?:autonom|bater|battery|playback|reproducc|m[uú]sica|music|uso|use
+      |carga|charg))
+"""
+DELIVERY_RE = re.compile(
+    rf"""
+    \b{_DELIVERY}\b[^.!?;\n]{{0,25}}?{_TIME_SPAN}{_NOT_DELIVERY_AFTER}   # entrega en 24 h
+    | \b{_ARRIVAL}\s+(?:(?:en|in|within|dentro\s+de)\s+(?:un\s+plazo\s+de\s+)?
+        (?:\d+|un|una|dos|tres|one|two|three)\s?(?:h|horas?|hours?|d[ií]as?|days?)\b
+      | mañana | hoy | tomorrow | today)                                 # llega mañana
+    | {_TIME_SPAN}[\s-]{{0,3}}{_DELIVERY}\b                             # next-day delivery
+    | {_TIME_SPAN}\s+(?:te\s+)?(?:lo|la|los|las)\s+(?:recibes|entregamos|enviamos|tienes)\b
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# Acronyms and names that are written in capitals by convention, not to shout.
+ACRONIMOS = frozenset(
+    """
+    USB HDMI LED OLED QLED AMOLED LCD IPS HDR UHD RGB NFC GPS ANC ENC AAC SBC LDAC APTX TWS DSP
+    AUX WIFI WLAN LTE BPA PVC EVA TPU TPE PET PTFE PFOA PFAS ABS EPDM NBR INOX AISI LFGB FDA
+    GOTS OEKO TEX GORE FSC RFID UV UVA UVB SPF ISO DIN EAN CE UE EU IP SSD HDD RAM ROM DVD
+    MIDI SATA PCIE DDR LPDDR IEEE ANSI ASTM JPEG MPEG NASA IPX XS XL XXL XXXL
+    """.split()
+)
+_SIZE_RE = re.compile(r"X{2,}[SL]")
+_WORD_RE = re.compile(r"\w+")
+URL_TLDS = (
+    "com|es|net|org|info|shop|store|online|eu|co|io|me|app|tienda|uk|de|fr|it|pt|mx|ar|cl"
+    "|pe|us|biz|tv|site|web|xyz|top"
+)
+URL_RE = re.compile(
+    r"(?i:https?://\S+|\bwww\.\S+)"
+    r"|(?<![\w.-])(?i:[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)"
+    rf"\.(?:{URL_TLDS}|{URL_TLDS.upper()})(?![\w-])"
+)
+
+EMOJI_RANGES: tuple[tuple[int, int], ...] = (
+    (0x1F000, 0x1FAFF),  # emoticons, pictographs, transport, flags, extended-A
+    (0x2600, 0x27BF),  # miscellaneous symbols and dingbats: ☀ ★ ✔ ❤
+    (0x2B00, 0x2BFF),  # ⬛ ⭐ ⭕
+    (0x231A, 0x231B),  # ⌚ ⌛ (⌀, the diameter sign, stays allowed)
+    (0x23E9, 0x23FA),  # ⏩ ⏰ ⏳
+    (0x203C, 0x203C),  # ‼
+    (0x2049, 0x2049),  # ⁉
+    (0x20E3, 0x20E3),  # combining keycap
+    (0xFE0F, 0xFE0F),  # emoji presentation selector
+    (0xE0020, 0xE007F),  # tag characters of subdivision flags
+)
+
+
+def precios(texto: str) -> list[str]:
+    """Prices belong to the shop, not to the ficha: they change and differ per channel."""
+    return _matches(PRICE_RE, texto)
+
+
+def promociones(texto: str) -> list[str]:
+    """A ficha outlives any campaign; "100% algodón" or "libre de BPA" are not promotions."""
+    return _matches(PROMOTION_RE, texto) + _matches(SALE_RE, texto)
+
+
+def plazos_entrega(texto: str) -> list[str]:
+    """Delivery promises depend on stock and logistics, never on the product page.
+
+    A time span alone is a product fact ("autonomía de 24 h"); it is a delivery time only
+    next to a delivery or arrival word.
+    """
+    return _matches(DELIVERY_RE, texto)
+
+
+def mayusculas(texto: str, permitidas: Iterable[str] = ()) -> list[str]:
+    """Words of four or more letters in capitals shout; acronyms and model codes do not.
+
+    Tokens with digits (IPX7, X2) are codes; ``permitidas`` adds names the origin writes in
+    capitals itself, such as a brand.
+    """
+    allowed = ACRONIMOS | frozenset(permitidas)
+    return [
+        palabra
+        for palabra in _WORD_RE.findall(texto)
+        if _shouts(palabra) and palabra not in allowed
+    ]
+
+
+def _shouts(palabra: str) -> bool:
+    """All-caps letters only, at least four of them, and not a clothing size (XXXL)."""
+    if len(palabra) < 4 or not palabra.isalpha() or not palabra.isupper():
+        return False
+    return not _SIZE_RE.fullmatch(palabra)
+
+
+def emojis(texto: str) -> list[str]:
+    """Emojis are decoration the catalogue does not render the same everywhere; ñ, º, ° and ™
+    are ordinary characters."""
+    return [c for c in texto if _is_emoji(ord(c))]
+
+
+def _is_emoji(code: int) -> bool:
+    """Whether a code point falls in one of the emoji blocks."""
+    return any(start <= code <= end for start, end in EMOJI_RANGES)
+
+
+def urls(texto: str) -> list[str]:
+    """Links send the buyer elsewhere and go stale; "3.5 mm" or "v2.0" are not domains."""
+    return [m.rstrip(".,;:!?)»\"'") for m in _matches(URL_RE, texto) if _has_letter_label(m)]
+
+
+def _has_letter_label(fragmento: str) -> bool:
+    """A bare domain needs a letter before its TLD: "10.es" is not a web address."""
+    if fragmento.lower().startswith(("http", "www.")):
+        return True
+    return any(c.isalpha() for c in fragmento.rsplit(".", 1)[0])
+
+
+def _matches(pattern: re.Pattern[str], texto: str) -> list[str]:
+    """Matched fragments, trimmed, so the detail can quote what has to go."""
+    return [m.group(0).strip() for m in pattern.finditer(texto)]
+
+
+SUBREGLAS: tuple[tuple[str, Callable[[str], list[str]]], ...] = (
+    ("precio", precios),
+    ("promoción", promociones),
+    ("plazo de entrega", plazos_entrega),
+    ("emoji", emojis),
+    ("URL", urls),
+)
