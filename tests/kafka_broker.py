@@ -1,0 +1,199 @@
+"""A real local Kafka broker for tests, driven through scripts/kafka.sh.
+
+Typical session fixture (in the lead's conftest.py)::
+
+    from tests.kafka_broker import KafkaBroker, free_port
+
+    @pytest.fixture(scope="session")
+    def kafka(tmp_path_factory):
+        broker = KafkaBroker(free_port(), tmp_path_factory.mktemp("kafka"))
+        broker.start()
+        yield broker
+        broker.stop()
+
+Each broker needs its own ``data_dir``: the KRaft metadata written at format
+time records the controller's port, so a data folder is tied to its ports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+SCRIPT = REPO_DIR / "scripts" / "kafka.sh"
+
+T = TypeVar("T")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now, whose +1000 (controller) is free too."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port + 1000 > 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 1000))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port pair found")
+
+
+def _run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to the end from sync code, even inside a running loop.
+
+    asyncio.run() refuses to nest, and async tests call the sync helpers from
+    inside pytest-asyncio's loop, so the coroutine gets a loop of its own in a
+    short-lived thread.
+    """
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(coro))
+        except BaseException as exc:
+            error.append(exc)
+
+    t = threading.Thread(target=target, name="kafka-broker-helper")
+    t.start()
+    t.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
+class KafkaBroker:
+    """One single-node KRaft broker on 127.0.0.1:``port`` with data in ``data_dir``."""
+
+    def __init__(
+        self,
+        port: int,
+        data_dir: str | os.PathLike[str],
+        *,
+        controller_port: int | None = None,
+        timeout_s: int = 60,
+    ) -> None:
+        self.port = port
+        self.controller_port = controller_port if controller_port is not None else port + 1000
+        self.data_dir = Path(data_dir)
+        self.timeout_s = timeout_s
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log_file(self) -> Path:
+        """The broker's own output (stdout + log4j), handy in a failing test's message."""
+        return self.data_dir / "kafka.out"
+
+    # -- process control, all through the script so tests and humans share one path
+
+    def _script(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ)
+        env["FICHAS_KAFKA_PORT"] = str(self.port)
+        env["FICHAS_KAFKA_CONTROLLER_PORT"] = str(self.controller_port)
+        env["FICHAS_KAFKA_DATA"] = str(self.data_dir)
+        env["FICHAS_KAFKA_TIMEOUT"] = str(self.timeout_s)
+        proc = subprocess.run(
+            ["bash", str(SCRIPT), *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            # The script has its own 60 s readiness limit; this only guards a hang,
+            # and leaves room for a first-time Maven fetch.
+            timeout=self.timeout_s + 600,
+        )
+        if check and proc.returncode != 0:
+            raise RuntimeError(
+                f"scripts/kafka.sh {' '.join(args)} failed ({proc.returncode}):\n"
+                f"{proc.stdout}\n{proc.stderr}"
+            )
+        return proc
+
+    def start(self) -> None:
+        """Start (formatting storage the first time) and wait until it serves. Idempotent."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._script("start")
+
+    def stop(self) -> None:
+        """Clean shutdown (SIGTERM, SIGKILL after 20 s)."""
+        self._script("stop")
+
+    def kill(self) -> None:
+        """SIGKILL the broker, as a crash would; start() brings it back on the same data."""
+        self._script("kill")
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def is_running(self) -> bool:
+        return self._script("status", check=False).returncode == 0
+
+    def wait(self) -> None:
+        """Wait until a running broker answers again (e.g. after a restart elsewhere)."""
+        self._script("wait")
+
+    # -- topics, with aiokafka's admin client (the same library the project uses)
+
+    async def create_topic_async(
+        self, name: str, partitions: int = 4, *, replication_factor: int = 1
+    ) -> None:
+        from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+        from aiokafka.errors import TopicAlreadyExistsError
+
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            try:
+                resp = await admin.create_topics(
+                    [NewTopic(name, partitions, replication_factor)], timeout_ms=30000
+                )
+            except TopicAlreadyExistsError:
+                return
+            # Older aiokafka returns per-topic errors in the response instead of raising.
+            for topic_error in getattr(resp, "topic_errors", []) or []:
+                code = topic_error[1]
+                if code not in (0, TopicAlreadyExistsError.errno):
+                    raise RuntimeError(f"create topic {name!r} failed: {topic_error}")
+        finally:
+            await admin.close()
+
+    def create_topic(self, name: str, partitions: int = 4, *, replication_factor: int = 1) -> None:
+        """Create a topic (no-op if it exists). Blocking; usable from sync or async code."""
+        _run_blocking(
+            self.create_topic_async(name, partitions, replication_factor=replication_factor)
+        )
+
+    async def list_topics_async(self) -> list[str]:
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            return sorted(await admin.list_topics())
+        finally:
+            await admin.close()
+
+    def list_topics(self) -> list[str]:
+        return _run_blocking(self.list_topics_async())
+
+    def __enter__(self) -> KafkaBroker:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
