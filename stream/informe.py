@@ -1,0 +1,481 @@
+"""``fichas informe``: what the outcomes say about the loop, read after the fact.
+
+Prometheus answers "how is it going now"; this answers "was the extra attempt worth it" from
+the outcomes themselves, so it works on a ``fichas procesar`` run, on a copy of the output
+topics, or on the live topics (``--kafka``) without any metrics history. Everything except
+reading the input is a pure function over ``(destino, evento)`` pairs, which is what the tests
+exercise.
+
+What each outcome tells: a ``FichaEnRevision`` carries its whole ``historial`` (every attempt
+and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, which still means
+it reached attempts 1..k, was approved at k and rejected before. Why those earlier attempts
+were rejected is not in the published event, so the report counts them apart as rejections
+without detail instead of guessing a criterion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from grafo import DESTINO_PUBLICADAS, DESTINO_REVISION
+
+DESTINO_DLQ = "dlq"
+UMBRAL_DEFECTO = 0.10
+CRITERIO_SALIDA_INVALIDA = "salida_invalida"
+
+Salida = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class TasaIntento:
+    """Of the fichas that reached attempt ``intento``, how many were approved at it."""
+
+    intento: int
+    llegaron: int
+    aprobadas: int
+
+    @property
+    def tasa(self) -> float | None:
+        """Approval rate at this attempt; None when no ficha reached it."""
+        return self.aprobadas / self.llegaron if self.llegaron else None
+
+
+@dataclass
+class Informe:
+    """Everything ``render_text`` and ``render_png`` show; built by ``calcular_informe``."""
+
+    destinos: dict[str, int]
+    por_intento: list[TasaIntento]
+    rechazos: dict[str, int]
+    rechazos_sin_detalle: int
+    salidas_invalidas: int
+    motivos: dict[str, int]
+    umbral: float
+    ultimo: TasaIntento | None
+    compensa: bool | None
+    conclusion: str
+    duplicadas: int = 0
+    ignoradas: int = 0
+    avisos: list[str] = field(default_factory=list)
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def clasificar(obj: Any) -> Salida | None:
+    """Tell a ``fichas procesar`` line or a raw outcome event apart; None when it is neither.
+
+    Raw events are recognised by the fields only their type has, so the same function reads
+    the output topics and files dumped from them.
+    """
+    if not isinstance(obj, dict):
+        return None
+    destino, evento = obj.get("destino"), obj.get("evento")
+    if isinstance(destino, str) and isinstance(evento, dict):
+        return destino, evento
+    if "historial" in obj or "motivo" in obj:
+        return DESTINO_REVISION, obj
+    if "publicada_en" in obj:
+        return DESTINO_PUBLICADAS, obj
+    if "error" in obj and "payload" in obj:
+        return DESTINO_DLQ, obj
+    return None
+
+
+def read_jsonl(lines: Iterable[str]) -> Iterator[Any]:
+    """Parsed JSON per non-blank line; a line that is not JSON yields None (counted ignored)."""
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError:
+            yield None
+
+
+def deduplicar(objetos: Iterable[Any]) -> tuple[list[Salida], int, int]:
+    """Classified outcomes, once per ``event_id``; also how many were duplicates and ignored.
+
+    Delivery is at least once, so a topic may hold the same outcome twice; the contract lets
+    consumers deduplicate on ``event_id``, and so does the report. DLQ records have no
+    ``event_id`` and are all kept.
+    """
+    salidas: list[Salida] = []
+    vistos: set[str] = set()
+    duplicadas = ignoradas = 0
+    for obj in objetos:
+        salida = clasificar(obj)
+        if salida is None:
+            ignoradas += 1
+            continue
+        event_id = salida[1].get("event_id")
+        if isinstance(event_id, str):
+            if event_id in vistos:
+                duplicadas += 1
+                continue
+            vistos.add(event_id)
+        salidas.append(salida)
+    return salidas, duplicadas, ignoradas
+
+
+# -- computing -------------------------------------------------------------------------------
+
+
+def _intentos_de(evento: Mapping[str, Any]) -> int:
+    """The ``intentos`` field as an int (0 when missing or malformed)."""
+    valor = evento.get("intentos")
+    return valor if isinstance(valor, int) and valor > 0 else 0
+
+
+def calcular_informe(
+    salidas: Iterable[Salida],
+    umbral: float = UMBRAL_DEFECTO,
+    max_intentos: int | None = None,
+    duplicadas: int = 0,
+    ignoradas: int = 0,
+) -> Informe:
+    """Counts per destination, approval per attempt, rejections, reasons and the verdict.
+
+    ``max_intentos`` is the attempt judged as "the last one"; by default the highest attempt
+    any ficha reached, which is ``FICHAS_MAX_INTENTOS`` whenever some ficha used them all.
+    """
+    destinos: Counter[str] = Counter()
+    llegaron: Counter[int] = Counter()
+    aprobadas: Counter[int] = Counter()
+    rechazos: Counter[str] = Counter()
+    motivos: Counter[str] = Counter()
+    rechazos_sin_detalle = salidas_invalidas = 0
+
+    for destino, evento in salidas:
+        destinos[destino] += 1
+        if destino == DESTINO_PUBLICADAS:
+            k = _intentos_de(evento)
+            for n in range(1, k + 1):
+                llegaron[n] += 1
+            if k:
+                aprobadas[k] += 1
+                rechazos_sin_detalle += k - 1
+        elif destino == DESTINO_REVISION:
+            motivos[str(evento.get("motivo", "desconocido"))] += 1
+            historial = [r for r in evento.get("historial") or [] if isinstance(r, dict)]
+            if not historial:  # no detail: it reached 1..k and none was approved
+                for n in range(1, _intentos_de(evento) + 1):
+                    llegaron[n] += 1
+            for registro in historial:
+                n = int(registro.get("intento", 0))
+                veredicto = registro.get("veredicto") or {}
+                llegaron[n] += 1
+                if veredicto.get("aprobada"):
+                    aprobadas[n] += 1
+                for problema in veredicto.get("problemas") or []:
+                    criterio = str(problema.get("criterio", "?"))
+                    if criterio == CRITERIO_SALIDA_INVALIDA:
+                        salidas_invalidas += 1
+                    else:
+                        rechazos[criterio] += 1
+
+    por_intento = [
+        TasaIntento(n, llegaron[n], aprobadas[n]) for n in sorted(k for k in llegaron if k > 0)
+    ]
+    ultimo_n = max_intentos or (por_intento[-1].intento if por_intento else 0)
+    ultimo = TasaIntento(ultimo_n, llegaron[ultimo_n], aprobadas[ultimo_n]) if ultimo_n else None
+    compensa, conclusion = _conclusion(ultimo, umbral)
+    return Informe(
+        destinos=dict(sorted(destinos.items())),
+        por_intento=por_intento,
+        rechazos=dict(sorted(rechazos.items())),
+        rechazos_sin_detalle=rechazos_sin_detalle,
+        salidas_invalidas=salidas_invalidas,
+        motivos=dict(sorted(motivos.items())),
+        umbral=umbral,
+        ultimo=ultimo,
+        compensa=compensa,
+        conclusion=conclusion,
+        duplicadas=duplicadas,
+        ignoradas=ignoradas,
+    )
+
+
+def _conclusion(ultimo: TasaIntento | None, umbral: float) -> tuple[bool | None, str]:
+    """Whether the last attempt approves enough of the fichas that reach it to be worth it."""
+    if ultimo is None:
+        return None, "Ninguna ficha tiene intentos: no hay nada que concluir."
+    if ultimo.intento <= 1:
+        return None, "Solo hay un intento: no hay un intento extra que valorar."
+    tasa = ultimo.tasa
+    if tasa is None:
+        return None, f"Ninguna ficha llegó al intento {ultimo.intento}: no se puede valorar."
+    if tasa < umbral:
+        return False, (
+            f"El intento {ultimo.intento} aprueba el {tasa:.1%} de las fichas que llegan a él, "
+            f"por debajo del umbral del {umbral:.1%}: no compensa; considera bajar "
+            f"FICHAS_MAX_INTENTOS a {ultimo.intento - 1}."
+        )
+    return True, (
+        f"El intento {ultimo.intento} aprueba el {tasa:.1%} de las fichas que llegan a él, "
+        f"no menos que el umbral del {umbral:.1%}: compensa mantenerlo."
+    )
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def _pct(valor: float | None) -> str:
+    """A rate as a percentage with one decimal, or a dash when undefined."""
+    return "-" if valor is None else f"{valor:.1%}"
+
+
+def render_text(informe: Informe) -> str:
+    """A plain-text report with aligned tables, for a terminal or a ticket."""
+    total = sum(informe.destinos.values())
+    lineas = [
+        f"Salidas: {total} (duplicadas descartadas: {informe.duplicadas}, "
+        f"líneas ignoradas: {informe.ignoradas})",
+    ]
+    for destino, n in informe.destinos.items():
+        lineas.append(f"  {destino:<24}{n:>7}")
+
+    lineas += [
+        "",
+        "Aprobación por intento",
+        f"  {'intento':>7}{'llegaron':>10}{'aprobadas':>11}{'tasa':>9}",
+    ]
+    for fila in informe.por_intento:
+        lineas.append(
+            f"  {fila.intento:>7}{fila.llegaron:>10}{fila.aprobadas:>11}{_pct(fila.tasa):>9}"
+        )
+    if not informe.por_intento:
+        lineas.append("  (sin intentos)")
+
+    lineas += ["", "Rechazos por criterio (historial de las fichas en revisión manual)"]
+    for criterio, n in informe.rechazos.items():
+        lineas.append(f"  {criterio:<24}{n:>7}")
+    if not informe.rechazos:
+        lineas.append("  (ninguno)")
+    lineas.append(
+        f"  {'sin detalle':<24}{informe.rechazos_sin_detalle:>7}"
+        "  (intentos previos de fichas publicadas)"
+    )
+    lineas.append(f"  {'salida inválida':<24}{informe.salidas_invalidas:>7}")
+
+    lineas += ["", "Motivos de revisión manual"]
+    for motivo, n in informe.motivos.items():
+        lineas.append(f"  {motivo:<24}{n:>7}")
+    if not informe.motivos:
+        lineas.append("  (ninguna ficha en revisión manual)")
+
+    lineas += ["", f"Umbral del último intento: {_pct(informe.umbral)}", informe.conclusion]
+    lineas += [f"Aviso: {aviso}" for aviso in informe.avisos]
+    return "\n".join(lineas) + "\n"
+
+
+def render_png(informe: Informe, path: Path | str) -> None:
+    """Two bar charts: approval rate per attempt (with the threshold) and rejections.
+
+    Uses a bare ``Figure`` on the Agg canvas rather than pyplot, so no GUI backend or global
+    figure state is involved (safe in a container and in tests).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    figura = Figure(figsize=(10, 4), dpi=100)
+    FigureCanvasAgg(figura)
+    tasas, rechazos = figura.subplots(1, 2)
+
+    intentos = [str(f.intento) for f in informe.por_intento]
+    valores = [100 * (f.tasa or 0.0) for f in informe.por_intento]
+    barras = tasas.bar(intentos, valores, color="#4c78a8")
+    tasas.bar_label(barras, labels=[_pct(f.tasa) for f in informe.por_intento])
+    tasas.axhline(100 * informe.umbral, color="#e45756", linestyle="--", label="umbral")
+    tasas.set_ylim(0, 105)
+    tasas.set_xlabel("intento")
+    tasas.set_ylabel("% aprobadas de las que llegan")
+    tasas.set_title("Aprobación por intento")
+    tasas.legend(loc="upper right")
+
+    criterios = list(informe.rechazos)
+    cuentas = list(informe.rechazos.values())
+    colores = ["#f58518"] * len(criterios)
+    if informe.rechazos_sin_detalle:  # grey: counted, but no criterion is known for them
+        criterios.append("sin detalle")
+        cuentas.append(informe.rechazos_sin_detalle)
+        colores.append("#9d9d9d")
+    if criterios:
+        barras_r = rechazos.bar(criterios, cuentas, color=colores)
+        rechazos.bar_label(barras_r)
+        rechazos.yaxis.set_major_locator(MaxNLocator(integer=True))
+    else:
+        rechazos.text(0.5, 0.5, "sin rechazos", ha="center", va="center")
+    rechazos.set_xlabel("criterio")
+    rechazos.set_ylabel("rechazos")
+    rechazos.set_title("Rechazos por criterio")
+
+    figura.tight_layout()
+    figura.savefig(str(path), format="png")
+
+
+# -- Kafka -----------------------------------------------------------------------------------
+
+
+async def read_kafka(
+    brokers: str, topics: Mapping[str, str], timeout_s: float = 120.0
+) -> tuple[list[Salida], int, int, list[str]]:
+    """Read ``topics`` (topic -> destino) from the beginning up to their current end offsets.
+
+    A group-less consumer with manual assignment: it commits nothing and joins no group, so
+    running the report never moves the worker's offsets. The end offsets are taken once at
+    the start, so a live topic still gives a finite read. Returns the deduplicated outcomes,
+    duplicates, ignored records and warnings (e.g. a topic that does not exist).
+    """
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    avisos: list[str] = []
+    admin = AIOKafkaAdminClient(bootstrap_servers=brokers, client_id="fichas-informe")
+    await admin.start()
+    try:
+        descripciones = await admin.describe_topics(list(topics))
+    finally:
+        await admin.close()
+    particiones: list[TopicPartition] = []
+    for descripcion in descripciones:
+        topic = descripcion["topic"]
+        if descripcion.get("error_code") or not descripcion.get("partitions"):
+            avisos.append(f"el topic {topic} no existe o no tiene particiones")
+            continue
+        particiones += [TopicPartition(topic, p["partition"]) for p in descripcion["partitions"]]
+
+    registros: list[tuple[str, bytes | None]] = []
+    if particiones:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=brokers,
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            client_id="fichas-informe",
+        )
+        await consumer.start()
+        try:
+            consumer.assign(particiones)
+            await consumer.seek_to_beginning(*particiones)
+            inicio = await consumer.beginning_offsets(particiones)
+            fin = await consumer.end_offsets(particiones)
+            pendientes = {tp for tp in particiones if fin[tp] > inicio[tp]}
+            limite = time.monotonic() + timeout_s
+            while pendientes:
+                if time.monotonic() > limite:
+                    raise TimeoutError(f"no terminé de leer {sorted(map(str, pendientes))}")
+                lote = await consumer.getmany(*pendientes, timeout_ms=1000)
+                for tp, mensajes in lote.items():
+                    registros += [(tp.topic, m.value) for m in mensajes if m.offset < fin[tp]]
+                for tp in list(pendientes):
+                    if await consumer.position(tp) >= fin[tp]:
+                        pendientes.discard(tp)
+        finally:
+            await consumer.stop()
+
+    objetos: list[Any] = []
+    for topic, valor in registros:
+        try:
+            evento = json.loads(valor) if valor is not None else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            evento = None
+        # The topic says the destination even if it was renamed by configuration.
+        objetos.append({"destino": topics[topic], "evento": evento} if evento else None)
+    salidas, duplicadas, ignoradas = deduplicar(objetos)
+    return salidas, duplicadas, ignoradas, avisos
+
+
+# -- command ---------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    """Arguments of ``fichas informe``."""
+    parser = argparse.ArgumentParser(
+        prog="fichas informe",
+        description="Summarise outcomes: count per destination, approval rate per attempt, "
+        "rejections per criterion, manual-review reasons, and whether the last attempt is "
+        "worth it. Reads `fichas procesar` output or raw outcome events (one JSON per line), "
+        "or the two output topics with --kafka.",
+    )
+    parser.add_argument(
+        "entrada", nargs="?", metavar="ENTRADA.jsonl", help="outcomes file, or - for stdin"
+    )
+    parser.add_argument(
+        "--kafka", metavar="BROKERS", help="read FICHAS_TOPIC_PUBLICADAS and _REVISION instead"
+    )
+    parser.add_argument("--png", type=Path, metavar="FILE", help="also write the charts here")
+    parser.add_argument(
+        "--umbral",
+        type=float,
+        default=UMBRAL_DEFECTO,
+        metavar="FRACCION",
+        help="minimum approval rate for the last attempt to be worth it (default 0.10)",
+    )
+    parser.add_argument(
+        "--max-intentos",
+        type=int,
+        default=None,
+        metavar="N",
+        help="attempt judged as the last one (default: the highest attempt reached)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, metavar="S", help="--kafka read limit (120)"
+    )
+    return parser
+
+
+def _read_file(entrada: str, stdin: TextIO) -> tuple[list[Salida], int, int]:
+    """Outcomes from a file path or ``-``."""
+    if entrada == "-":
+        return deduplicar(read_jsonl(stdin))
+    with Path(entrada).open(encoding="utf-8") as handle:
+        return deduplicar(read_jsonl(handle))
+
+
+def main_informe(
+    argv: list[str] | None = None, stdout: TextIO | None = None, stdin: TextIO | None = None
+) -> int:
+    """Run ``fichas informe``; 0 on success, 1 when the input cannot be read, 2 on bad usage."""
+    out = stdout or sys.stdout
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if (args.entrada is None) == (args.kafka is None):
+        parser.error("give either ENTRADA.jsonl (or -) or --kafka BROKERS")
+    if not 0 <= args.umbral <= 1:
+        parser.error("--umbral is a fraction between 0 and 1")
+    avisos: list[str] = []
+    try:
+        if args.kafka is not None:
+            from stream.config import Settings
+
+            settings = Settings()
+            topics = {
+                settings.topic_publicadas: DESTINO_PUBLICADAS,
+                settings.topic_revision: DESTINO_REVISION,
+            }
+            salidas, duplicadas, ignoradas, avisos = asyncio.run(
+                read_kafka(args.kafka, topics, args.timeout)
+            )
+        else:
+            salidas, duplicadas, ignoradas = _read_file(args.entrada, stdin or sys.stdin)
+    except Exception as exc:  # unreadable file, unreachable broker: say why, exit 1
+        print(f"fichas informe: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    informe = calcular_informe(salidas, args.umbral, args.max_intentos, duplicadas, ignoradas)
+    informe.avisos += avisos
+    out.write(render_text(informe))
+    if args.png is not None:
+        render_png(informe, args.png)
+        out.write(f"Gráfico: {args.png}\n")
+    return 0

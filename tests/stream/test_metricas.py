@@ -1,0 +1,282 @@
+"""The Prometheus sensor counts what docs/metricas.md says; the HTTP server serves it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from prometheus_client import generate_latest
+
+from grafo import DESTINO_PUBLICADAS, DESTINO_REVISION, Resultado
+from stream.http import HealthServer
+from stream.metricas import METRIC_NAMES, PrometheusSensor
+
+DOCS = Path(__file__).parents[2] / "docs" / "metricas.md"
+
+
+def _intento(
+    n: int, aprobada: bool, rechazos: tuple[tuple[str, str], ...] = (), invalida: bool = False
+) -> dict[str, Any]:
+    return {
+        "intento": n,
+        "aprobada": aprobada,
+        "rechazos": [{"criterio": c, "por": por} for c, por in rechazos],
+        "invalida": invalida,
+    }
+
+
+PUBLICADA_EN_2 = Resultado(
+    destino=DESTINO_PUBLICADAS,
+    evento={"event_id": "e1", "intentos": 2},
+    reentregada=False,
+    intentos=[
+        _intento(1, False, (("C01", "codigo"), ("C04", "evaluador"))),
+        _intento(2, True),
+    ],
+)
+REVISADA_EN_3 = Resultado(
+    destino=DESTINO_REVISION,
+    evento={"event_id": "e2", "intentos": 3, "motivo": "salida_invalida"},
+    reentregada=False,
+    intentos=[
+        _intento(1, False, (("C04", "evaluador"),)),
+        _intento(2, False, (("C04", "evaluador"), ("C05", "codigo"))),
+        _intento(3, False, invalida=True),
+    ],
+)
+
+
+def _value(sensor: PrometheusSensor, name: str, **labels: str) -> float | None:
+    return sensor.registry.get_sample_value(name, labels)
+
+
+def _sum(sensor: PrometheusSensor, name: str) -> float:
+    """Sum of every sample called ``name`` over all label sets."""
+    return sum(
+        s.value for family in sensor.registry.collect() for s in family.samples if s.name == name
+    )
+
+
+def test_outcomes_count_events_attempts_verdicts_rejections_and_invalid_output() -> None:
+    sensor = PrometheusSensor(criterios_version="vtest")
+    sensor.on_outcome(PUBLICADA_EN_2, 4.0)
+    sensor.on_outcome(REVISADA_EN_3, 30.0)
+
+    assert _value(sensor, "fichas_events_total", result="publicada") == 1
+    assert _value(sensor, "fichas_events_total", result="revision_manual") == 1
+    assert _value(sensor, "fichas_events_total", result="reentregada") == 0
+    assert _value(sensor, "fichas_events_total", result="dlq") == 0
+    assert _value(sensor, "fichas_attempts_total") == 5
+    assert _value(sensor, "fichas_attempts_per_ficha_count") == 2
+    assert _value(sensor, "fichas_attempts_per_ficha_sum") == 5
+    assert _value(sensor, "fichas_attempts_per_ficha_bucket", le="1.0") == 0
+    assert _value(sensor, "fichas_attempts_per_ficha_bucket", le="2.0") == 1
+    assert _value(sensor, "fichas_attempts_per_ficha_bucket", le="3.0") == 2
+
+    assert _value(sensor, "fichas_verdicts_total", attempt="1", approved="false") == 2
+    assert _value(sensor, "fichas_verdicts_total", attempt="1", approved="true") == 0
+    assert _value(sensor, "fichas_verdicts_total", attempt="2", approved="true") == 1
+    assert _value(sensor, "fichas_verdicts_total", attempt="2", approved="false") == 1
+    assert _value(sensor, "fichas_verdicts_total", attempt="3", approved="false") == 1
+    assert _sum(sensor, "fichas_verdicts_total") == 5
+
+    assert _value(sensor, "fichas_rejections_total", criterion="C01", by="codigo") == 1
+    assert _value(sensor, "fichas_rejections_total", criterion="C04", by="evaluador") == 3
+    assert _value(sensor, "fichas_rejections_total", criterion="C05", by="codigo") == 1
+    assert _value(sensor, "fichas_rejections_total", criterion="C06", by="evaluador") == 0
+    assert _sum(sensor, "fichas_rejections_total") == 5
+
+    assert _value(sensor, "fichas_llm_errors_total", kind="invalid_output") == 1
+    assert _value(sensor, "fichas_event_duration_seconds_count") == 2
+    assert _value(sensor, "fichas_event_duration_seconds_sum") == 34.0
+
+
+def test_a_redelivered_outcome_only_counts_as_reentregada() -> None:
+    sensor = PrometheusSensor()
+    for original in (PUBLICADA_EN_2, REVISADA_EN_3):
+        redelivered = Resultado(original.destino, original.evento, True, original.intentos)
+        sensor.on_outcome(redelivered, 0.2)
+
+    assert _value(sensor, "fichas_events_total", result="reentregada") == 2
+    for result in ("publicada", "revision_manual", "dlq", "obsoleto"):
+        assert _value(sensor, "fichas_events_total", result=result) == 0
+    assert _value(sensor, "fichas_attempts_total") == 0
+    assert _value(sensor, "fichas_attempts_per_ficha_count") == 0
+    assert _sum(sensor, "fichas_verdicts_total") == 0
+    assert _sum(sensor, "fichas_rejections_total") == 0
+    assert _value(sensor, "fichas_llm_errors_total", kind="invalid_output") == 0
+
+
+def test_criteria_the_model_invents_share_one_label() -> None:
+    sensor = PrometheusSensor()
+    inventado = Resultado(
+        DESTINO_REVISION,
+        {"intentos": 1},
+        False,
+        [_intento(1, False, (("tono raro", "evaluador"), ("C99", "evaluador")))],
+    )
+    sensor.on_outcome(inventado, 1.0)
+    assert _value(sensor, "fichas_rejections_total", criterion="otro", by="evaluador") == 2
+    assert _value(sensor, "fichas_rejections_total", criterion="C99", by="evaluador") is None
+
+
+def test_sensor_hooks_and_worker_gauges() -> None:
+    sensor = PrometheusSensor(criterios_version="v1-abc")
+    sensor.on_node("generar", 1.5)
+    sensor.on_node("comprobar", 0.001)
+    sensor.on_llm_call("generador", 1.5, 900, 200)
+    sensor.on_llm_call("evaluador", 0.5, 1200, 40)
+    sensor.on_llm_call("evaluador", 0.7, 1000, 60)
+    sensor.on_llm_error("timeout")
+    sensor.on_llm_error("timeout")
+    sensor.on_llm_error("request")
+    sensor.on_llm_paused(True)
+    sensor.on_dlq()
+    sensor.on_obsoleto()
+    sensor.on_obsoleto()
+    sensor.on_sample()
+    sensor.set_in_flight(7)
+    sensor.set_lag("proveedor.cambios", 3, 42)
+
+    assert _value(sensor, "fichas_node_duration_seconds_count", node="generar") == 1
+    assert _value(sensor, "fichas_node_duration_seconds_count", node="evaluar") == 0
+    assert _value(sensor, "fichas_llm_request_duration_seconds_count", agent="evaluador") == 2
+    assert _value(sensor, "fichas_llm_request_duration_seconds_sum", agent="evaluador") == 1.2
+    assert _value(sensor, "fichas_llm_tokens_total", agent="generador", type="prompt") == 900
+    assert _value(sensor, "fichas_llm_tokens_total", agent="generador", type="completion") == 200
+    assert _value(sensor, "fichas_llm_tokens_total", agent="evaluador", type="prompt") == 2200
+    assert _value(sensor, "fichas_llm_tokens_total", agent="evaluador", type="completion") == 100
+    assert _value(sensor, "fichas_llm_errors_total", kind="timeout") == 2
+    assert _value(sensor, "fichas_llm_errors_total", kind="request") == 1
+    assert _value(sensor, "fichas_llm_errors_total", kind="connection") == 0
+    assert _value(sensor, "fichas_llm_paused") == 1
+    assert _value(sensor, "fichas_events_total", result="dlq") == 1
+    assert _value(sensor, "fichas_events_total", result="obsoleto") == 2
+    assert _value(sensor, "fichas_sample_total") == 1
+    assert _value(sensor, "fichas_in_flight") == 7
+    assert _value(sensor, "fichas_consumer_lag", topic="proveedor.cambios", partition="3") == 42
+    assert _value(sensor, "fichas_criteria_info", version="v1-abc") == 1
+
+    sensor.on_llm_paused(False)
+    sensor.clear_lag("proveedor.cambios", 3)
+    sensor.clear_lag("proveedor.cambios", 9)  # never set: no error
+    assert _value(sensor, "fichas_llm_paused") == 0
+    assert _value(sensor, "fichas_consumer_lag", topic="proveedor.cambios", partition="3") is None
+
+
+def test_known_label_sets_start_at_zero_and_process_metrics_are_exported() -> None:
+    text = generate_latest(PrometheusSensor(max_intentos=3).registry).decode()
+    for line in (
+        'fichas_events_total{result="obsoleto"} 0.0',
+        'fichas_llm_errors_total{kind="rate_limit"} 0.0',
+        'fichas_llm_tokens_total{agent="evaluador",type="completion"} 0.0',
+        'fichas_verdicts_total{approved="true",attempt="3"} 0.0',
+        'fichas_rejections_total{by="codigo",criterion="C05"} 0.0',
+        'fichas_rejections_total{by="evaluador",criterion="C05"} 0.0',
+        "fichas_llm_paused 0.0",
+    ):
+        assert line in text, line
+    assert 'fichas_rejections_total{by="evaluador",criterion="C01"}' not in text
+    assert "python_info" in text
+    assert "process_" in text
+
+
+def test_hooks_never_raise_on_a_malformed_outcome() -> None:
+    sensor = PrometheusSensor()
+    roto = Resultado(DESTINO_PUBLICADAS, {}, False, [{"intento": 1, "rechazos": [None]}])
+    sensor.on_outcome(roto, 1.0)  # logged, not raised
+    sensor.on_node("generar", "no es un número")  # type: ignore[arg-type]
+
+
+def test_sensors_do_not_share_a_registry() -> None:
+    a, b = PrometheusSensor(), PrometheusSensor()
+    a.on_dlq()
+    assert _value(a, "fichas_events_total", result="dlq") == 1
+    assert _value(b, "fichas_events_total", result="dlq") == 0
+
+
+def _documented() -> dict[str, tuple[str, frozenset[str]]]:
+    """name -> (type, labels) from the rows of docs/metricas.md that start with | `fichas_."""
+    rows: dict[str, tuple[str, frozenset[str]]] = {}
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\|\s*`(fichas_[a-z_]+)`\s*\|\s*(\w+)\s*\|\s*([^|]*)\|", line)
+        if match:
+            name, kind, labels = match.groups()
+            names = {x.strip() for x in labels.split(",")} - {"-", ""}
+            rows[name] = (kind, frozenset(names))
+    return rows
+
+
+def _exported(sensor: PrometheusSensor) -> dict[str, tuple[str, frozenset[str]]]:
+    """name as in /metrics -> (type, labels) from the sensor's own registry."""
+    suffix = {"counter": "_total", "info": "_info"}
+    exported: dict[str, tuple[str, frozenset[str]]] = {}
+    for family in sensor.registry.collect():
+        if not family.name.startswith("fichas_"):
+            continue
+        labels = frozenset(k for s in family.samples for k in s.labels) - {"le"}
+        kind = "gauge" if family.type == "info" else family.type
+        exported[family.name + suffix.get(family.type, "")] = (kind, labels)
+    return exported
+
+
+def test_metric_names_types_and_labels_match_docs() -> None:
+    documented = _documented()
+    assert set(documented) == METRIC_NAMES
+    sensor = PrometheusSensor()
+    sensor.set_lag("proveedor.cambios", 0, 0)  # the only family with no pre-set series
+    assert _exported(sensor) == documented
+
+
+async def test_http_server_serves_metrics_and_probes() -> None:
+    sensor = PrometheusSensor()
+    sensor.set_lag("proveedor.cambios", 0, 5)
+    estado = {"ready": False}
+
+    def ready() -> tuple[bool, str]:
+        if estado.get("boom"):
+            raise RuntimeError("consumer gone")
+        return (True, "ok") if estado["ready"] else (False, "partitions not assigned yet")
+
+    server = HealthServer(sensor, ready, port=0, host="127.0.0.1")
+    await server.start()
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        assert server.port != 0
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/metrics") as response:
+                assert response.status == 200
+                assert response.headers["Content-Type"].startswith("text/plain")
+                text = await response.text()
+            for name in METRIC_NAMES:
+                assert name in text, name
+            assert 'fichas_consumer_lag{partition="0",topic="proveedor.cambios"} 5.0' in text
+
+            headers = {"Accept": "application/openmetrics-text; version=1.0.0"}
+            async with http.get(f"{base}/metrics", headers=headers) as response:
+                assert response.headers["Content-Type"].startswith("application/openmetrics")
+
+            async with http.get(f"{base}/health/live") as response:
+                assert response.status == 200
+
+            async with http.get(f"{base}/health/ready") as response:
+                assert response.status == 503
+                assert (await response.json())["reason"] == "partitions not assigned yet"
+            estado["ready"] = True
+            async with http.get(f"{base}/health/ready") as response:
+                assert response.status == 200
+            estado["boom"] = True
+            async with http.get(f"{base}/health/ready") as response:
+                assert response.status == 503
+                assert "consumer gone" in (await response.json())["reason"]
+    finally:
+        await server.stop()
+        await server.stop()
+    async with aiohttp.ClientSession() as http:
+        try:
+            async with http.get(f"{base}/health/live") as response:
+                raise AssertionError(f"still serving after stop: {response.status}")
+        except aiohttp.ClientConnectionError:
+            pass

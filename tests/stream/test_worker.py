@@ -1,0 +1,240 @@
+"""The worker on a real broker: outcomes, order, obsolete versions, DLQ, LLM outage, SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import evento_dict
+from tests.fake_llm_client import FakeLLM
+from tests.kafka_broker import KafkaBroker
+from tests.stream.conftest import (
+    Topics,
+    WorkerProcess,
+    create_input_topic,
+    produce,
+    read_all,
+    worker_env,
+)
+
+
+def _valid(sku: str, version: int) -> tuple[bytes, bytes]:
+    evento = evento_dict(sku, version, event_id=f"{sku}-v{version}")
+    return sku.encode(), json.dumps(evento).encode()
+
+
+async def _wait_outcomes(
+    kafka: KafkaBroker, topics: Topics, expected: int, worker: WorkerProcess, timeout: float
+) -> list[dict[str, Any]]:
+    """Poll the output topics until ``expected`` outcomes (any destination) are there."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = []
+        for topic in (topics.publicadas, topics.revision, topics.dlq):
+            found += [dict(r, topic=topic) for r in await read_all(kafka.bootstrap, topic)]
+        if len(found) >= expected:
+            return found
+        assert time.monotonic() < deadline, f"{len(found)}/{expected}\n{worker.log_tail()}"
+        await asyncio.sleep(1)
+
+
+def _assert_order_per_sku(outcomes: list[dict[str, Any]]) -> None:
+    """Per SKU, outcomes (both topics) come out in version order, by produce time."""
+    per_sku: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for o in outcomes:
+        per_sku[o["value"]["sku"]].append((o["timestamp"], o["value"]["version"]))
+    for sku, items in per_sku.items():
+        versions = [v for _, v in sorted(items)]
+        assert versions == sorted(versions), (sku, items)
+
+
+async def test_200_eventos_40_skus_y_10_invalidos(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
+) -> None:
+    fake_llm.configure({"latency_ms": 20, "rules": [{"sku": "S0[0-4]", "evaluador": ["rechazar"]}]})
+    rng = random.Random(7)
+    versions = {f"S{n:02d}": 0 for n in range(40)}
+    messages: list[tuple[bytes | None, bytes]] = []
+    for _ in range(200):
+        sku = rng.choice(sorted(versions))
+        versions[sku] += 1
+        messages.append(_valid(sku, versions[sku]))
+    invalid: list[tuple[bytes | None, bytes]] = [
+        (b"X1", b"{roto"),
+        (b"X2", b"\xff\xfe\xfa"),
+        (b"S01", json.dumps(evento_dict("S01", 99, familia="tostadoras")).encode()),
+        (b"S02", json.dumps(evento_dict("S02", "9")).encode()),
+        (b"S03", json.dumps([1, 2, 3]).encode()),
+        (None, json.dumps(evento_dict("S04", 98)).encode()),
+        (b"OTRO", json.dumps(evento_dict("S05", 97)).encode()),
+        (b"X3", b"[" * 5000 + b"]" * 5000),
+        (b"X4", b"x" * (70 * 1024)),
+        (b"X5", json.dumps({"sku": "S06"}).encode()),
+    ]
+    for message in invalid:
+        messages.insert(rng.randrange(len(messages)), message)
+    await create_input_topic(kafka.bootstrap, topics.entrada)
+    await produce(kafka.bootstrap, topics.entrada, messages)
+
+    worker = WorkerProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w.log")
+    worker.start()
+    try:
+        worker.wait_ready()
+        deadline = time.monotonic() + 240
+        while True:
+            handled = sum(
+                worker.metric("fichas_events_total", result=r)
+                for r in ("publicada", "revision_manual", "obsoleto", "dlq")
+            )
+            if handled >= 210:
+                break
+            assert time.monotonic() < deadline, worker.log_tail()
+            await asyncio.sleep(0.5)
+        obsoletos = worker.metric("fichas_events_total", result="obsoleto")
+        assert worker.terminate() == 0, worker.log_tail()
+    finally:
+        if worker.proc and worker.proc.poll() is None:
+            worker.kill()
+
+    publicadas = await read_all(kafka.bootstrap, topics.publicadas)
+    revision = await read_all(kafka.bootstrap, topics.revision)
+    dlq = await read_all(kafka.bootstrap, topics.dlq)
+    outcomes = publicadas + revision
+    ids = [o["value"]["event_id"] for o in outcomes]
+    assert len(ids) == len(set(ids)), "no duplicates without crashes"
+    for sku, newest in versions.items():
+        if newest:
+            assert ids.count(f"{sku}-v{newest}") == 1, sku
+    assert len(outcomes) + obsoletos == 200
+    assert all(o["key"].decode() == o["value"]["sku"] for o in outcomes)
+    assert {o["value"]["sku"] for o in revision} <= {f"S0{n}" for n in range(5)}
+    _assert_order_per_sku(outcomes)
+    codes = sorted(d["value"]["error"]["codigo"] for d in dlq)
+    assert len(dlq) == 10
+    assert codes == sorted(
+        [
+            "json_invalido",
+            "json_invalido",
+            "familia_desconocida",
+            "esquema_invalido",
+            "esquema_invalido",
+            "esquema_invalido",
+            "esquema_invalido",
+            "json_invalido",
+            "demasiado_grande",
+            "esquema_invalido",
+        ]
+    )
+    campos = {d["value"]["error"].get("campo") for d in dlq}
+    assert {"key", "version", "familia"} <= campos
+    print(
+        f"\noutcomes={len(outcomes)} publicadas={len(publicadas)} revision={len(revision)} "
+        f"obsoletos={obsoletos:.0f} dlq={len(dlq)}"
+    )
+
+
+async def test_mensajes_veneno_no_paran_el_worker(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
+) -> None:
+    rng = random.Random(1)
+    nested = b'{"a":' * 3000 + b"null" + b"}" * 3000
+    poison: list[tuple[bytes | None, bytes]] = [
+        (b"P1", rng.randbytes(300)),
+        (b"P2", "ñandú".encode("latin-1")),
+        (b"P3", b"{" + b'"x": "' + b"y" * (1024 * 1024) + b'"}'),
+        (b"P4", json.dumps(evento_dict("P4", 1, ficha_proveedor="no es un objeto")).encode()),
+        (b"P5", json.dumps(evento_dict("P5", 1, familia="tostadoras")).encode()),
+        (b"P6", nested),
+        (None, json.dumps(evento_dict("P7", 1)).encode()),
+    ]
+    await create_input_topic(kafka.bootstrap, topics.entrada, partitions=1)
+    await produce(kafka.bootstrap, topics.entrada, [*poison, _valid("OK-1", 1)])
+    worker = WorkerProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w.log")
+    worker.start()
+    try:
+        worker.wait_ready()
+        found = await _wait_outcomes(kafka, topics, len(poison) + 1, worker, timeout=120)
+        assert worker.proc is not None and worker.proc.poll() is None
+    finally:
+        worker.terminate()
+    dlq = [f for f in found if f["topic"] == topics.dlq]
+    assert len(dlq) == len(poison)
+    dlq.sort(key=lambda d: d["value"]["origen"]["offset"])
+    codes = [d["value"]["error"]["codigo"] for d in dlq]
+    assert codes == [
+        "json_invalido",
+        "json_invalido",
+        "demasiado_grande",
+        "esquema_invalido",
+        "familia_desconocida",
+        "json_invalido",
+        "esquema_invalido",
+    ]
+    binary = dlq[0]["value"]
+    assert binary["origen"] == {"topic": topics.entrada, "particion": 0, "offset": 0}
+    assert [f["value"]["sku"] for f in found if f["topic"] == topics.publicadas] == ["OK-1"]
+
+
+async def test_llm_caido_30_s_nadie_va_a_revision(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
+) -> None:
+    fake_llm.configure({"latency_ms": 100})
+    await create_input_topic(kafka.bootstrap, topics.entrada)
+    await produce(kafka.bootstrap, topics.entrada, [_valid(f"D{n:02d}", 1) for n in range(40)])
+    env = worker_env(kafka, fake_llm, topics, data_dir, FICHAS_CONCURRENCIA="4")
+    worker = WorkerProcess(env, tmp_path / "w.log")
+    worker.start()
+    try:
+        worker.wait_ready()
+        while worker.metric("fichas_events_total", result="publicada") < 5:
+            await asyncio.sleep(0.2)
+        fake_llm.kill()
+        down_at = time.monotonic()
+        paused = 0.0
+        while time.monotonic() - down_at < 30:
+            paused = max(paused, worker.metric("fichas_llm_paused"))
+            await asyncio.sleep(1)
+        during = worker.metric("fichas_events_total", result="publicada")
+        fake_llm.start()
+        found = await _wait_outcomes(kafka, topics, 40, worker, timeout=180)
+        assert worker.terminate() == 0
+    finally:
+        if not fake_llm.running:
+            fake_llm.start()
+    assert paused == 1.0
+    assert during < 40
+    assert all(f["topic"] == topics.publicadas for f in found), "an outage sent fichas to review"
+    assert all(f["value"]["intentos"] == 1 for f in found)
+    assert len({f["value"]["event_id"] for f in found}) == 40
+
+
+async def test_sigterm_termina_lo_empezado_y_sale_con_0(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
+) -> None:
+    fake_llm.configure({"latency_ms": 1500})
+    await create_input_topic(kafka.bootstrap, topics.entrada)
+    await produce(kafka.bootstrap, topics.entrada, [_valid(f"T{n:02d}", 1) for n in range(30)])
+    env = worker_env(kafka, fake_llm, topics, data_dir, FICHAS_CONCURRENCIA="4")
+    worker = WorkerProcess(env, tmp_path / "w.log")
+    worker.start()
+    worker.wait_ready()
+    fake_llm.wait_for_requests(2, timeout=60, agent="generador")
+    assert worker.terminate(timeout=60) == 0, worker.log_tail()
+    first = await read_all(kafka.bootstrap, topics.publicadas)
+    assert 1 <= len(first) < 30  # the started fichas finished; the rest were left
+    # A second worker picks up exactly where the first committed.
+    worker2 = WorkerProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w2.log")
+    fake_llm.configure({"latency_ms": 10})
+    worker2.start()
+    try:
+        found = await _wait_outcomes(kafka, topics, 30, worker2, timeout=120)
+    finally:
+        worker2.terminate()
+    ids = [f["value"]["event_id"] for f in found]
+    assert sorted(set(ids)) == sorted(f"T{n:02d}-v1" for n in range(30))
+    assert len(ids) - len(set(ids)) <= 0, "a graceful stop redelivers nothing already done"
