@@ -1,4 +1,4 @@
-"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``.
+"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``, ``informe``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
@@ -53,18 +53,31 @@ def _parser() -> argparse.ArgumentParser:
         help="consume FICHAS_TOPIC_ENTRADA from Kafka until SIGTERM/SIGINT",
         description="Run the stream worker: consume supplier events, emit outcomes.",
     )
-    llm = sub.add_parser(
+    sub.add_parser(
         "llm-local",
-        help="serve the small CPU model (needs the [local] extra) on an OpenAI-compatible API",
-        description="Serve Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) with llama.cpp on the CPU.",
+        help="serve the small CPU model (needs the [local] extra): llm-local [serve|prepare] ...",
+        add_help=False,
     )
-    llm.add_argument("--host", default="127.0.0.1")
-    llm.add_argument("--port", type=int, default=8000)
+    sub.add_parser(
+        "informe",
+        help="approval rate per attempt, rejections by criterion, review reasons (see --help)",
+        add_help=False,
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fichas`` console script."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["informe"]:
+        from stream.informe import main_informe
+
+        return main_informe(argv[1:])
+    if argv[:1] == ["llm-local"]:
+        from stream.llm_local import main as llm_main
+
+        rest = argv[1:]
+        return llm_main(rest if rest[:1] in (["serve"], ["prepare"]) else ["serve", *rest])
     args = _parser().parse_args(argv)
     settings = Settings()
     logging.basicConfig(
@@ -78,10 +91,6 @@ def main(argv: list[str] | None = None) -> int:
         from stream.worker import run_worker
 
         return run_worker(settings)
-    if args.command == "llm-local":
-        from stream.llm_local import main as llm_main
-
-        return llm_main(["serve", "--host", args.host, "--port", str(args.port)])
     raise AssertionError(args.command)
 
 
