@@ -61,7 +61,7 @@ def build_consumer(settings: Settings) -> AIOKafkaConsumer:
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         max_poll_interval_ms=300_000,
-        session_timeout_ms=45_000,
+        session_timeout_ms=10_000,  # a crashed member is replaced within 10 s
         heartbeat_interval_ms=3_000,
         rebalance_timeout_ms=300_000,
         max_partition_fetch_bytes=256 * 1024,

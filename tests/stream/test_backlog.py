@@ -1,0 +1,79 @@
+"""100,000 events waiting and an LLM that takes 1 s: the worker fetches only what it can handle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+from aiokafka import AIOKafkaProducer
+
+from tests.conftest import evento_dict
+from tests.fake_llm_client import FakeLLM
+from tests.kafka_broker import KafkaBroker
+from tests.stream.conftest import Topics, WorkerProcess, create_input_topic, worker_env
+
+BACKLOG = 100_000
+CONCURRENCIA = 16
+OBSERVE_S = 40
+
+
+async def _produce_backlog(bootstrap: str, topic: str) -> None:
+    """Write the backlog fast: one template, only event_id and sku change."""
+    template = json.dumps(evento_dict("SKU-PLACEHOLDER", 1, event_id="EID-PLACEHOLDER"))
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=50)
+    await producer.start()
+    try:
+        pending = []
+        for n in range(BACKLOG):
+            sku = f"B{n:06d}"
+            value = template.replace("SKU-PLACEHOLDER", sku).replace("EID-PLACEHOLDER", sku)
+            pending.append(await producer.send(topic, value.encode(), key=sku.encode()))
+            if len(pending) >= 5000:
+                await asyncio.gather(*pending)
+                pending.clear()
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+
+
+async def test_backlog_de_100000_memoria_acotada(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
+) -> None:
+    fake_llm.configure({"latency_ms": 1000})
+    await create_input_topic(kafka.bootstrap, topics.entrada)
+    await _produce_backlog(kafka.bootstrap, topics.entrada)
+    env = worker_env(kafka, fake_llm, topics, data_dir, FICHAS_CONCURRENCIA=str(CONCURRENCIA))
+    worker = WorkerProcess(env, tmp_path / "worker.log")
+    worker.start()
+    samples: list[tuple[float, int, float]] = []
+    try:
+        worker.wait_ready()
+        start = time.monotonic()
+        while time.monotonic() - start < OBSERVE_S:
+            await asyncio.sleep(2)
+            samples.append(
+                (
+                    time.monotonic() - start,
+                    worker.rss_peak_kib(),
+                    worker.metric("fichas_in_flight"),
+                )
+            )
+        done = worker.metric("fichas_events_total", result="publicada")
+        assert worker.terminate(timeout=120) == 0, worker.log_tail()
+    finally:
+        if worker.proc is not None and worker.proc.poll() is None:
+            worker.kill()
+    peak_mib = max(rss for _, rss, _ in samples) / 1024
+    early_mib = samples[2][1] / 1024
+    in_flight_max = max(n for _, _, n in samples)
+    print(
+        f"\nbacklog: {BACKLOG} waiting, LLM 1 s, concurrency {CONCURRENCIA}: "
+        f"published {done:.0f} in {OBSERVE_S} s, in flight max {in_flight_max:.0f}, "
+        f"peak RSS {peak_mib:.0f} MiB (at 6 s: {early_mib:.0f} MiB)"
+    )
+    assert done > 0
+    assert in_flight_max <= 2 * CONCURRENCIA  # fetched-but-unfinished never exceeds the cap
+    assert peak_mib - early_mib < 64  # no growth with the backlog: it is not being buffered
+    assert peak_mib < 600
