@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -41,3 +41,9 @@ class Settings(BaseSettings):
     gracia_s: float = Field(default=90.0, ge=0)
     muestra_proporcion: float = Field(default=0.02, ge=0, le=1)
     log_nivel: str = "INFO"
+
+    @field_validator("llm_repeat_penalty", "postgres_dsn", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """Manifests set every variable; an empty value means "not set", as when absent."""
+        return None if value == "" else value

@@ -79,6 +79,10 @@ VARIABLES_ANADIDAS = [
     "FICHAS_GRACIA_S",
     "FICHAS_MUESTRA_PROPORCION",
     "FICHAS_LOG_NIVEL",
+    "FICHAS_LLM_MAX_TOKENS",
+    "FICHAS_LLM_REPEAT_PENALTY",
+    "FICHAS_PARTICIONES",
+    "FICHAS_REPLICACION",
 ]
 # Métricas que no exporta el código pero que el panel o las alertas pueden usar.
 METRICAS_AJENAS = {"up"}  # la genera Prometheus al rascar

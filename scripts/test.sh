@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The project's test command (README: `make test`; CI: .ci/run calls it).
+#
+# On a fresh machine it installs what the tests need and starts what they use:
+#   - Debian packages: Java 17 and Maven (Kafka jars), PostgreSQL, promtool (alert rules);
+#   - the virtualenv with the project and its dev, report and local extras (the small model);
+#   - the Kafka jars from Maven Central (cached in .cache/kafka), a PostgreSQL cluster.
+# Then: ruff and mypy on the packages, and the whole pytest suite (Kafka tests start their own
+# broker on a free port; the Postgres tests use the cluster started here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'test.sh: %s\n' "$*" >&2; }
+
+install_system_packages() {
+    local missing=()
+    command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+    command -v mvn >/dev/null 2>&1 || missing+=(maven)
+    compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+    command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+    if ((${#missing[@]})); then
+        say "installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        # Keep the packaged services from starting their own servers (no init system here).
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        rm -f /usr/sbin/policy-rc.d
+    fi
+}
+
+install_python() {
+    if [[ ! -x .venv/bin/python ]]; then
+        say "creating .venv"
+        python3 -m venv .venv
+    fi
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e '.[dev,report,local]'
+}
+
+install_system_packages
+install_python
+bash scripts/kafka.sh fetch
+bash scripts/postgres.sh start
+FICHAS_TEST_POSTGRES_DSN="$(bash scripts/postgres.sh dsn)"
+export FICHAS_TEST_POSTGRES_DSN
+trap 'bash scripts/postgres.sh stop >/dev/null 2>&1 || true' EXIT
+
+say "ruff"
+.venv/bin/ruff check esquemas criterios grafo stream tests bench
+say "mypy"
+.venv/bin/mypy
+say "pytest"
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,45 @@
+"""Settings: the contract's defaults, validation, and agreement with deploy/variables.txt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from stream.config import Settings
+
+VARIABLES = Path(__file__).parents[2] / "deploy" / "variables.txt"
+
+
+def test_valores_por_defecto_del_contrato(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in VARIABLES.read_text().split():
+        monkeypatch.delenv(name, raising=False)
+    s = Settings()
+    assert s.kafka_brokers == "localhost:9092"
+    assert s.llm_url == "http://localhost:8000/v1"
+    assert s.llm_modelo == "qwen3-30b-a3b"
+    assert s.max_intentos == 3
+    assert s.concurrencia == 32
+    assert s.postgres_dsn is None
+    assert s.metricas_puerto == 9100
+    assert (s.topic_entrada, s.topic_dlq) == ("proveedor.cambios", "proveedor.cambios.dlq")
+
+
+def test_variables_del_despliegue_son_las_que_lee_el_codigo() -> None:
+    listed = set(VARIABLES.read_text().split())
+    fields = {f"FICHAS_{name.upper()}" for name in Settings.model_fields}
+    assert listed == fields
+
+
+def test_valor_vacio_es_no_definido(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FICHAS_LLM_REPEAT_PENALTY", "")
+    monkeypatch.setenv("FICHAS_POSTGRES_DSN", "")
+    s = Settings()
+    assert s.llm_repeat_penalty is None and s.postgres_dsn is None
+
+
+def test_valor_invalido_falla_al_arrancar(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FICHAS_MAX_INTENTOS", "0")
+    with pytest.raises(ValidationError):
+        Settings()
