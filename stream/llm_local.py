@@ -314,9 +314,15 @@ def start(
     threads: int = DEFAULT_THREADS,
     ctx_size: int = DEFAULT_CTX_SIZE,
     parallel: int = DEFAULT_PARALLEL,
+    allow_remote: bool = False,
 ) -> LocalServer:
-    """Load the model and start the HTTP server in this process; returns once it is listening."""
-    _check_loopback(host)
+    """Load the model and start the HTTP server in this process; returns once it is listening.
+
+    Only loopback addresses unless ``allow_remote``: inside a container the server must listen
+    on the container's interface, and the container network is the boundary there.
+    """
+    if not allow_remote:
+        _check_loopback(host)
     if not Path(model_path).is_file():
         raise FileNotFoundError(f"model file not found: {model_path}")
     try:
@@ -369,6 +375,7 @@ def serve(
     *,
     on_ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
+    allow_remote: bool = False,
 ) -> None:
     """Serve the model until SIGTERM or SIGINT (or until ``stop`` is set), then shut down.
 
@@ -385,7 +392,9 @@ def serve(
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, _on_signal)
     try:
-        with start(model_path, host, port, threads, ctx_size, parallel) as server:
+        with start(
+            model_path, host, port, threads, ctx_size, parallel, allow_remote=allow_remote
+        ) as server:
             wait_ready(server.url, timeout=60)
             if on_ready is not None:
                 on_ready(server.url)
@@ -416,6 +425,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
     run.add_argument("--model", type=Path, default=None, help="use this GGUF file as is")
     run.add_argument("--host", default=DEFAULT_HOST, help="a loopback address")
+    run.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host (inside a container, e.g. 0.0.0.0)",
+    )
     run.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
     run.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     run.add_argument("--ctx-size", type=int, default=DEFAULT_CTX_SIZE, help="total, all slots")
@@ -435,6 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ctx_size=args.ctx_size,
             parallel=args.parallel,
             on_ready=lambda url: print(f"ready {url}", flush=True),
+            allow_remote=args.allow_remote,
         )
     except (LocalModelError, ValueError, FileNotFoundError, TimeoutError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
