@@ -10,7 +10,14 @@ from pathlib import Path
 from tests.conftest import evento_dict
 from tests.fake_llm_client import FakeLLM
 from tests.kafka_broker import KafkaBroker
-from tests.stream.conftest import Topics, WorkerProcess, create_input_topic, produce, worker_env
+from tests.stream.conftest import (
+    Topics,
+    WorkerProcess,
+    create_input_topic,
+    produce,
+    read_all,
+    worker_env,
+)
 
 
 def _m(sku: str, version: int = 1) -> tuple[bytes, bytes]:
@@ -35,7 +42,8 @@ async def test_contadores_exactos_por_resultado_criterio_e_intento(
         topics.entrada,
         [_m("A1"), _m("A2"), _m("A3"), _m("A4"), _m("A5", 1), _m("A5", 2), (b"X", b"{roto")],
     )
-    worker = WorkerProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w.log")
+    env = worker_env(kafka, fake_llm, topics, data_dir, FICHAS_MUESTRA_PROPORCION="1")
+    worker = WorkerProcess(env, tmp_path / "w.log")
     worker.start()
     try:
         worker.wait_ready()
@@ -76,6 +84,9 @@ async def test_contadores_exactos_por_resultado_criterio_e_intento(
         assert m("fichas_attempts_per_ficha_count") == 5
         assert m("fichas_in_flight") == 0
         assert m("fichas_llm_paused") == 0
+        assert m("fichas_sample_total") == 4  # proportion 1: every published ficha
+        muestra = await read_all(kafka.bootstrap, topics.muestra)
+        assert sorted(r["value"]["sku"] for r in muestra) == ["A1", "A2", "A4", "A5"]
         text = worker.metrics()
         assert "fichas_criteria_info" in text
         assert f'partition="0",topic="{topics.entrada}"' in text
