@@ -1,0 +1,71 @@
+"""Two workers in one group, joining and leaving mid-run: nothing lost, nothing done twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+from tests.conftest import evento_dict
+from tests.fake_llm_client import FakeLLM
+from tests.kafka_broker import KafkaBroker
+from tests.stream.conftest import (
+    Topics,
+    WorkerProcess,
+    create_input_topic,
+    produce,
+    read_all,
+    worker_env,
+)
+
+EVENTOS = 160
+
+
+async def test_rebalance_sin_perdidas_ni_duplicados(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, tmp_path: Path
+) -> None:
+    fake_llm.configure({"latency_ms": 150})
+    messages: list[tuple[bytes | None, bytes]] = [
+        (f"R{n:03d}".encode(), json.dumps(evento_dict(f"R{n:03d}", 1)).encode())
+        for n in range(EVENTOS)
+    ]
+    await create_input_topic(kafka.bootstrap, topics.entrada, partitions=4)
+    await produce(kafka.bootstrap, topics.entrada, messages)
+    env = dict(FICHAS_CONCURRENCIA="4")
+    first = WorkerProcess(
+        worker_env(kafka, fake_llm, topics, tmp_path / "d1", **env), tmp_path / "w1.log"
+    )
+    second = WorkerProcess(
+        worker_env(kafka, fake_llm, topics, tmp_path / "d2", **env), tmp_path / "w2.log"
+    )
+    first.start()
+    try:
+        first.wait_ready()
+        await asyncio.sleep(3)
+        second.start()  # joins: the group rebalances while the first has fichas in flight
+        second.wait_ready()
+        await asyncio.sleep(6)
+        by_first = first.metric("fichas_events_total", result="publicada")
+        assert first.terminate(timeout=90) == 0  # leaves: its partitions move to the second
+        deadline = time.monotonic() + 240
+        while True:
+            found = await read_all(kafka.bootstrap, topics.publicadas)
+            if len(found) >= EVENTOS:
+                break
+            assert time.monotonic() < deadline, f"{len(found)}\n{second.log_tail()}"
+            await asyncio.sleep(1)
+        await asyncio.sleep(2)
+        by_second = second.metric("fichas_events_total", result="publicada")
+        assert second.terminate(timeout=90) == 0
+    finally:
+        for worker in (first, second):
+            if worker.proc is not None and worker.proc.poll() is None:
+                worker.kill()
+    found = await read_all(kafka.bootstrap, topics.publicadas)
+    counts = Counter(o["value"]["sku"] for o in found)
+    print(f"\nrebalance: outcomes={len(found)} by first>={by_first:.0f} by second={by_second:.0f}")
+    assert set(counts) == {f"R{n:03d}" for n in range(EVENTOS)}
+    assert max(counts.values()) == 1, [k for k, v in counts.items() if v > 1]
+    assert by_first > 0 and by_second > 0
