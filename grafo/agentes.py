@@ -94,14 +94,14 @@ class CallObserver(AgentMiddleware):  # type: ignore[type-arg]
             message = exc.ai_message
             raise
         finally:
+            # Failed calls are observed too (0 tokens): the error-rate alert divides by this count.
             usage: Mapping[str, Any] = (message.usage_metadata if message else None) or {}
-            if message is not None:
-                self._sensor.on_llm_call(
-                    self._agent,
-                    time.perf_counter() - start,
-                    int(usage.get("input_tokens", 0)),
-                    int(usage.get("output_tokens", 0)),
-                )
+            self._sensor.on_llm_call(
+                self._agent,
+                time.perf_counter() - start,
+                int(usage.get("input_tokens", 0)),
+                int(usage.get("output_tokens", 0)),
+            )
 
 
 class Agentes:
