@@ -47,7 +47,7 @@ export FICHAS_TEST_POSTGRES_DSN
 trap 'bash scripts/postgres.sh stop >/dev/null 2>&1 || true' EXIT
 
 say "ruff"
-.venv/bin/ruff check esquemas criterios grafo stream tests bench
+.venv/bin/ruff check .
 say "mypy"
 .venv/bin/mypy
 say "pytest"
