@@ -22,7 +22,10 @@ from grafo.sensores import NullSensor, Sensor
 
 
 def _timed(name: str, node: Callable[..., Any], sensor: Sensor) -> Callable[..., Any]:
-    """Report each node's duration to the sensor: node latency measured in one place."""
+    """Report each node's duration to the sensor: node latency measured in one place.
+
+    Every wrapped node is a coroutine function, so every node runs on the event loop.
+    """
     if inspect.iscoroutinefunction(node):
 
         @functools.wraps(node)
@@ -35,8 +38,11 @@ def _timed(name: str, node: Callable[..., Any], sensor: Sensor) -> Callable[...,
 
         return run_async
 
+    # Sync nodes (comprobar, publicar, descartar) are wrapped as coroutines on purpose: in an
+    # async graph LangGraph runs a plain function in the default thread pool, a hand-off to
+    # another thread and back for work that takes well under a millisecond of pure Python.
     @functools.wraps(node)
-    def run(state: EstadoFicha) -> Any:
+    async def run(state: EstadoFicha) -> Any:
         start = time.perf_counter()
         try:
             return node(state)

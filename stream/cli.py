@@ -85,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # httpx logs every LLM request at INFO (six lines per 3-attempt ficha); the sensor already
+    # counts them, and failed requests surface as the exceptions the worker logs.
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
     if args.command == "procesar":
         return _procesar(settings, args.entrada, args.espera_llm)
     if args.command == "worker":

@@ -1,0 +1,203 @@
+"""Measuring a process from outside and a run from its records: CPU, RSS, rows, latency.
+
+Everything is read the way an operator could read it: ``/proc/<pid>`` for CPU and peak RSS,
+the SQLite files under ``FICHAS_DATA_DIR`` for checkpoint rows, the broker's record
+timestamps for latency and throughput. Nothing here asks the processor about itself.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grafo.checkpointer import SQLITE_FILE
+
+REPO = Path(__file__).resolve().parents[1]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def cpu_ms(pid: int) -> float:
+    """utime + stime of a process (all its threads), in milliseconds."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat.rsplit(")", 1)[1].split()
+    # after "pid (comm)": state is field 3, utime 14, stime 15 -> indexes 11 and 12 here
+    return (int(fields[11]) + int(fields[12])) * 1000 / CLK_TCK
+
+
+def peak_rss_mib(pid: int) -> float:
+    """VmHWM: the highest resident set size the process has had."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+@dataclass
+class Proceso:
+    """One measured process: ``fichas worker`` or ``bench.naive``, started by the harness."""
+
+    nombre: str
+    command: list[str]
+    env: dict[str, str]
+    log_path: Path
+    ready_url: str | None = None  # worker: /health/ready
+    ready_file: Path | None = None  # naive: a file it writes once partitions are assigned
+    proc: subprocess.Popen[bytes] | None = None
+    cpu_ready_ms: float = 0.0
+    cpu_end_ms: float = 0.0
+    rss_mib: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def start(self) -> None:
+        """Start it with its output to its log file."""
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                self.command,
+                env=self.env,
+                cwd=REPO,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def is_ready(self) -> bool:
+        """Ready: the worker answers /health/ready, or the naive loop created its file."""
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"{self.nombre} exited early\n{self.log_tail()}")
+        if self.ready_file is not None:
+            return self.assigned_partitions() is not None
+        assert self.ready_url is not None
+        try:
+            with _OPENER.open(self.ready_url, timeout=2):
+                return True
+        except OSError:
+            return False
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        """Block until the process answers ready."""
+        deadline = time.monotonic() + timeout
+        while not self.is_ready():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.nombre} never became ready\n{self.log_tail()}")
+            time.sleep(0.1)
+
+    def assigned_partitions(self) -> int | None:
+        """Partitions of the last assignment the process logged, or None before the first.
+
+        The worker logs ``assigned [...]`` on every rebalance (stream.worker._Rebalance); the
+        naive loop writes its count to its ready file.
+        """
+        if self.ready_file is not None:
+            text = self.ready_file.read_text() if self.ready_file.exists() else ""
+            return int(text) if text.strip() else None
+        if not self.log_path.exists():
+            return None
+        lines = [
+            line
+            for line in self.log_path.read_text(errors="replace").splitlines()
+            if "stream.worker: assigned [" in line
+        ]
+        return lines[-1].count("(") if lines else None
+
+    def mark_cpu(self) -> None:
+        """Take the CPU spent so far: start-up and group join are not per ficha."""
+        self.cpu_ready_ms = cpu_ms(self.pid)
+
+    def sample_end(self) -> None:
+        """CPU and peak RSS once every outcome is in, before the process is stopped."""
+        self.cpu_end_ms = cpu_ms(self.pid)
+        self.rss_mib = peak_rss_mib(self.pid)
+
+    def stop(self, timeout: float = 60) -> None:
+        """SIGTERM and wait; SIGKILL if it does not stop in time."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log_tail(self, lines: int = 40) -> str:
+        """Last lines of its log, for error messages."""
+        if not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def worker_command() -> list[str]:
+    """``fichas worker`` exactly as the console script runs it."""
+    return [sys.executable, "-m", "stream.cli", "worker"]
+
+
+def naive_command() -> list[str]:
+    """The naive design's process."""
+    return [sys.executable, "-m", "bench.naive"]
+
+
+@dataclass(frozen=True)
+class Filas:
+    """Checkpoint rows and bytes in one SQLite checkpoint file, in total and per SKU class."""
+
+    checkpoints: int
+    writes: int
+    bytes: int
+    por_clase: dict[str, tuple[int, int]]  # class prefix -> (checkpoints, writes)
+
+
+def checkpoint_rows(data_dir: Path) -> Filas:
+    """Count rows of the ``checkpoints`` and ``writes`` tables and the bytes of their blobs.
+
+    Bytes are ``checkpoint`` + ``metadata`` of checkpoints and ``value`` of writes: what the
+    saver serialised. The class of a row is its thread id's SKU prefix (A1, A2, A3, NV).
+    """
+    path = data_dir / SQLITE_FILE
+    if not path.exists():
+        return Filas(0, 0, 0, {})
+    with sqlite3.connect(path) as conn:
+        por_clase: dict[str, list[int]] = {}
+        for prefix, count in conn.execute(
+            "select substr(thread_id, 1, 2), count(*) from checkpoints group by 1"
+        ):
+            por_clase.setdefault(prefix, [0, 0])[0] = count
+        for prefix, count in conn.execute(
+            "select substr(thread_id, 1, 2), count(*) from writes group by 1"
+        ):
+            por_clase.setdefault(prefix, [0, 0])[1] = count
+        (checkpoints, cbytes) = conn.execute(
+            "select count(*), coalesce(sum(length(checkpoint) + length(metadata)), 0) "
+            "from checkpoints"
+        ).fetchone()
+        (writes, wbytes) = conn.execute(
+            "select count(*), coalesce(sum(length(value)), 0) from writes"
+        ).fetchone()
+    return Filas(
+        checkpoints,
+        writes,
+        cbytes + wbytes,
+        {k: (v[0], v[1]) for k, v in por_clase.items()},
+    )
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]

@@ -1,0 +1,49 @@
+"""The quick benchmark runs end to end and fills every column of every scenario.
+
+Targets (CPU per ficha, share of the LLM-bound limit) are reported by ``bench.run``, not
+asserted here: this test only guards the harness, so a slow CI machine cannot fail it.
+It runs ``python -m bench.run --quick`` as a subprocess, as CI and people run it, because the
+harness starts its own broker, fake LLM and worker processes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.run import COLUMNS
+
+REPO = Path(__file__).resolve().parents[2]
+ESCENARIOS = {"worker_1", "worker_2", "ingenuo", "worker_1_3int"}
+
+
+@pytest.mark.kafka
+def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
+    out = tmp_path / "resultados.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    filas = {f["escenario"]: f for f in doc["filas"]}
+    assert set(filas) == ESCENARIOS
+    for nombre, fila in filas.items():
+        assert set(COLUMNS) <= set(fila), nombre
+        assert all(fila[c] is not None for c in COLUMNS), nombre
+        assert fila["n"] > 0 and fila["fichas_s"] > 0, nombre
+        assert fila["filas_ficha"] > 0 and fila["bytes_ficha"] > 0, nombre
+        assert fila["cpu_ms_ficha"] > 0 and fila["rss_pico_mib"] > 0, nombre
+        assert 0 < fila["p50_ms"] <= fila["p95_ms"] <= fila["p99_ms"], nombre
+        assert fila["limite_llm_s"] > 0 and fila["pct_limite"] > 0, nombre
+        assert fila["llamadas_ficha"] >= 2, nombre  # at least one generator + one evaluator
+    # the naive agents inherit the checkpointer: more rows per ficha than the worker's
+    assert filas["ingenuo"]["checkpoints_ficha_3"] > filas["worker_1"]["checkpoints_ficha_3"]
+    assert "escenario" in proc.stdout  # the plain-text table was printed
