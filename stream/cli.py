@@ -1,4 +1,4 @@
-"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``, ``informe``.
+"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``, ``informe``, ``demo``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
@@ -59,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     sub.add_parser(
+        "demo",
+        help="the whole job on this machine: local Kafka, the CPU model, a worker, the sample feed",
+        add_help=False,
+    )
+    sub.add_parser(
         "informe",
         help="approval rate per attempt, rejections by criterion, review reasons (see --help)",
         add_help=False,
@@ -73,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         from stream.informe import main_informe
 
         return main_informe(argv[1:])
+    if argv[:1] == ["demo"]:
+        from stream.demo import main as demo_main
+
+        return demo_main(argv[1:])
     if argv[:1] == ["llm-local"]:
         from stream.llm_local import main as llm_main
 

@@ -1,0 +1,153 @@
+"""Smoke test of the whole job with the real small model: Kafka, ``fichas worker``, outcomes.
+
+Two supplier events and one broken line go through a real broker and a real worker process
+talking to ``python -m stream.llm_local serve`` (Qwen2.5-Coder-0.5B on CPU). Each outcome must
+be schema-valid for its topic and the broken line must reach the DLQ; whether the small model's
+fichas are approved is not asserted (that is the model's quality, not the plumbing's).
+
+The demo's own pieces (feed reading, producing with positions, the completion rule) do the
+bookkeeping, so this also proves them against what a real worker writes. One attempt per
+ficha keeps the test to four model calls; the retry loop is covered with the fake LLM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
+from stream import demo, llm_local
+from tests.kafka_broker import KafkaBroker, free_port
+from tests.stream.conftest import REPO, Topics, WorkerProcess, create_input_topic, read_all
+
+pytestmark = [pytest.mark.llm_local, pytest.mark.kafka]
+
+SKUS = ("BOT-002001", "SAR-004001")  # two short Spanish events of the sample feed
+BROKEN = b'{"event_id": "roto", "sku": "CAM-9", "version": 1, "familia": "camis'
+
+
+def _read_ready_line(proc: subprocess.Popen[str], timeout: float) -> str:
+    """The URL ``serve`` prints once the model answers."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if ready:
+            line = proc.stdout.readline()
+            if line.startswith("ready "):
+                return line.split()[1]
+            if line == "" and proc.poll() is not None:
+                break
+    raise AssertionError(f"local LLM did not print its URL in {timeout} s (exit {proc.poll()})")
+
+
+@pytest.fixture(scope="module")
+def local_llm_url() -> Iterator[str]:
+    """The real model in a subprocess on a free port, as ``fichas llm-local serve`` runs it."""
+    llm_local.ensure_model(llm_local.DEFAULT_CACHE_DIR)  # join once, outside the start timeout
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stream.llm_local", "serve", "--port", "0"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        yield _read_ready_line(proc, timeout=120)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _feed(tmp_path: Path) -> Path:
+    """Two events of the sample feed and a broken line, as a feed file of their own."""
+    lines = [
+        line.raw
+        for line in demo.read_feed(demo.DEFAULT_FEED)
+        if line.evento is not None and line.evento.sku in SKUS
+    ]
+    assert len(lines) == len(SKUS)
+    path = tmp_path / "feed.jsonl"
+    path.write_bytes(b"\n".join([*lines, BROKEN]) + b"\n")
+    return path
+
+
+@pytest.mark.timeout(900)
+async def test_two_events_end_to_end_with_the_real_model(
+    kafka: KafkaBroker, local_llm_url: str, topics: Topics, tmp_path: Path
+) -> None:
+    await create_input_topic(kafka.bootstrap, topics.entrada)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env.update(
+        demo.worker_env(
+            {},
+            brokers=kafka.bootstrap,
+            llm_url=local_llm_url,
+            llm_model="local",
+            topics=topics.env(),
+            run_id=topics.prefix,
+            data_dir=tmp_path / "data",
+            metrics_port=free_port(),
+            max_intentos=1,
+        )
+    )
+    env["FICHAS_GRUPO"] = f"{topics.prefix}-grupo"
+    worker = WorkerProcess(env, tmp_path / "worker.log")
+    worker.start()
+    try:
+        worker.wait_ready(timeout=120)
+        output = {
+            topics.publicadas: demo.DESTINO_PUBLICADAS,
+            topics.revision: demo.DESTINO_REVISION,
+            topics.dlq: demo.DESTINO_DLQ,
+        }
+        progress = demo.Progress(demo.read_feed(_feed(tmp_path)), topics.entrada, output)
+        await demo.produce_feed(kafka.bootstrap, topics.entrada, progress)
+
+        deadline = time.monotonic() + 780
+        while not progress.complete():
+            assert time.monotonic() < deadline, "no outcome in time\n" + worker.log_tail()
+            assert worker.proc is not None and worker.proc.poll() is None, worker.log_tail()
+            await asyncio.sleep(3)
+            for topic in output:
+                for record in await read_all(kafka.bootstrap, topic):
+                    progress.record(topic, record["raw"], record["timestamp"])
+    finally:
+        assert worker.terminate(timeout=60) == 0, worker.log_tail()
+
+    *fichas, roto = progress.lines
+    assert progress.state(roto) == demo.DLQ
+    rechazo = EventoRechazado.model_validate(roto.evento_salida)
+    assert rechazo.error.codigo == "json_invalido"
+    assert (rechazo.origen.particion, rechazo.origen.offset) == (roto.partition, roto.offset)
+    for line in fichas:
+        assert line.evento is not None and line.evento_salida is not None
+        if line.destino == demo.DESTINO_PUBLICADAS:
+            salida: FichaPublicada | FichaEnRevision = FichaPublicada.model_validate(
+                line.evento_salida
+            )
+            assert salida.modelo == "local"
+        else:
+            assert line.destino == demo.DESTINO_REVISION
+            salida = FichaEnRevision.model_validate(line.evento_salida)
+            assert salida.historial, "manual review carries the attempt it rejected"
+        assert (salida.event_id, salida.sku, salida.version) == (
+            line.evento.event_id,
+            line.evento.sku,
+            line.evento.version,
+        )
+        assert salida.intentos == 1
+        assert line.latency_ms is not None and line.latency_ms > 0
