@@ -69,7 +69,13 @@ MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 XLLAMACPP_VERSION = "2026.10.11549"  # the wheel this was written and measured against
 MODEL_NAME = "local"  # the model id that the server answers to
 
-DEFAULT_CACHE_DIR = Path(__file__).resolve().parent.parent / ".cache" / "modelos"
+# In a source checkout the joined model is cached in the repository's ignored .cache folder; in
+# an installed image (no checkout around the package) it goes under FICHAS_DATA_DIR, the volume.
+DEFAULT_CACHE_DIR = (
+    Path(os.environ["FICHAS_DATA_DIR"]) / "modelos"
+    if os.environ.get("FICHAS_DATA_DIR")
+    else Path(__file__).resolve().parent.parent / ".cache" / "modelos"
+)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
