@@ -7,6 +7,11 @@ each test resets its records and per-SKU counters and sets its own script.
 from __future__ import annotations
 
 import json
+import select
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,3 +91,43 @@ def postgres_dsn() -> str:
         ["bash", str(script), "dsn"], check=True, capture_output=True, text=True, timeout=30
     )
     return out.stdout.strip()
+
+
+def _read_ready_line(proc: subprocess.Popen[str], timeout: float) -> str:
+    """The URL ``llm_local serve`` prints once the model answers."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if ready:
+            line = proc.stdout.readline()
+            if line.startswith("ready "):
+                return line.split()[1]
+            if line == "" and proc.poll() is not None:
+                break
+    raise AssertionError(f"local LLM did not print its URL in {timeout} s (exit {proc.poll()})")
+
+
+@pytest.fixture(scope="session")
+def local_llm_url() -> Iterator[str]:
+    """The real small model, served as ``fichas llm-local serve`` runs it, once per session."""
+    from stream import llm_local
+
+    llm_local.ensure_model(llm_local.DEFAULT_CACHE_DIR)  # join once, outside the start timeout
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stream.llm_local", "serve", "--port", "0"],
+        cwd=Path(__file__).parents[1],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        yield _read_ready_line(proc, timeout=120)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            assert proc.wait(timeout=30) == 0
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise

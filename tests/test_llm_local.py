@@ -9,13 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import select
-import signal
-import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -209,43 +204,6 @@ class FichaPrueba(BaseModel):
     titulo: str = Field(min_length=1, max_length=80)
     descripcion: str = Field(min_length=1, max_length=1200)
     atributos: dict[str, str]
-
-
-def _read_ready_line(proc: subprocess.Popen[str], timeout: float) -> str:
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if ready:
-            line = proc.stdout.readline()
-            if line.startswith("ready "):
-                return line.split()[1]
-            if line == "" and proc.poll() is not None:
-                break
-    raise AssertionError(f"local LLM did not print its URL in {timeout} s (exit {proc.poll()})")
-
-
-@pytest.fixture(scope="module")
-def local_llm_url() -> Iterator[str]:
-    """The real model served by ``python -m stream.llm_local serve --port 0`` in a subprocess."""
-    llm_local.ensure_model(llm_local.DEFAULT_CACHE_DIR)  # join once, outside the start timeout
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "stream.llm_local", "serve", "--port", "0"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        yield _read_ready_line(proc, timeout=120)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            assert proc.wait(timeout=30) == 0
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise
 
 
 @pytest.mark.llm_local

@@ -14,62 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
-from stream import demo, llm_local
+from stream import demo
 from tests.kafka_broker import KafkaBroker, free_port
-from tests.stream.conftest import REPO, Topics, WorkerProcess, create_input_topic, read_all
+from tests.stream.conftest import Topics, WorkerProcess, create_input_topic, read_all
 
 pytestmark = [pytest.mark.llm_local, pytest.mark.kafka]
 
 SKUS = ("BOT-002001", "SAR-004001")  # two short Spanish events of the sample feed
 BROKEN = b'{"event_id": "roto", "sku": "CAM-9", "version": 1, "familia": "camis'
-
-
-def _read_ready_line(proc: subprocess.Popen[str], timeout: float) -> str:
-    """The URL ``serve`` prints once the model answers."""
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if ready:
-            line = proc.stdout.readline()
-            if line.startswith("ready "):
-                return line.split()[1]
-            if line == "" and proc.poll() is not None:
-                break
-    raise AssertionError(f"local LLM did not print its URL in {timeout} s (exit {proc.poll()})")
-
-
-@pytest.fixture(scope="module")
-def local_llm_url() -> Iterator[str]:
-    """The real model in a subprocess on a free port, as ``fichas llm-local serve`` runs it."""
-    llm_local.ensure_model(llm_local.DEFAULT_CACHE_DIR)  # join once, outside the start timeout
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "stream.llm_local", "serve", "--port", "0"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        yield _read_ready_line(proc, timeout=120)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _feed(tmp_path: Path) -> Path:
