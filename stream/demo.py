@@ -739,27 +739,10 @@ async def watch_outcomes(
     deadline: float,
 ) -> bool:
     """Read the output topics from the start until the run is complete; False on timeout."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-    from aiokafka.admin import AIOKafkaAdminClient
+    from stream.kafka import build_reader, describe_partitions
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=brokers, client_id="fichas-demo")
-    await admin.start()
-    try:
-        descriptions = await admin.describe_topics(list(progress.topics))
-    finally:
-        await admin.close()
-    partitions = [
-        TopicPartition(d["topic"], p["partition"])
-        for d in descriptions
-        for p in d.get("partitions") or []
-    ]
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=brokers,
-        group_id=None,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        client_id="fichas-demo",
-    )
+    partitions, _ = await describe_partitions(brokers, list(progress.topics), "fichas-demo")
+    consumer = build_reader(brokers, "fichas-demo")
     await consumer.start()
     try:
         consumer.assign(partitions)

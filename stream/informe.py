@@ -337,33 +337,14 @@ async def read_kafka(
     the start, so a live topic still gives a finite read. Returns the deduplicated outcomes,
     duplicates, ignored records and warnings (e.g. a topic that does not exist).
     """
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-    from aiokafka.admin import AIOKafkaAdminClient
+    from stream.kafka import build_reader, describe_partitions
 
-    avisos: list[str] = []
-    admin = AIOKafkaAdminClient(bootstrap_servers=brokers, client_id="fichas-informe")
-    await admin.start()
-    try:
-        descripciones = await admin.describe_topics(list(topics))
-    finally:
-        await admin.close()
-    particiones: list[TopicPartition] = []
-    for descripcion in descripciones:
-        topic = descripcion["topic"]
-        if descripcion.get("error_code") or not descripcion.get("partitions"):
-            avisos.append(f"el topic {topic} no existe o no tiene particiones")
-            continue
-        particiones += [TopicPartition(topic, p["partition"]) for p in descripcion["partitions"]]
+    particiones, ausentes = await describe_partitions(brokers, list(topics), "fichas-informe")
+    avisos = [f"el topic {topic} no existe o no tiene particiones" for topic in ausentes]
 
     registros: list[tuple[str, bytes | None]] = []
     if particiones:
-        consumer = AIOKafkaConsumer(
-            bootstrap_servers=brokers,
-            group_id=None,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            client_id="fichas-informe",
-        )
+        consumer = build_reader(brokers, "fichas-informe")
         await consumer.start()
         try:
             consumer.assign(particiones)
