@@ -214,8 +214,7 @@ class Worker:
     async def _handle(self, item: _Item, newer_waiting: bool) -> None:
         """Skip if obsolete, else run the graph and write the outcome; then mark it done."""
         evento = item.evento
-        stored = await self._retry(lambda: self._versions.get(evento.sku), "version store")
-        if newer_waiting or (stored is not None and stored > evento.version):
+        if newer_waiting or await self._superseded(evento):
             self._sensor.on_obsoleto()
             self._done(item.tp, item.offset)
             return
@@ -228,6 +227,11 @@ class Worker:
         )
         self._sensor.on_outcome(resultado, time.monotonic() - item.received)
         self._done(item.tp, item.offset)
+
+    async def _superseded(self, evento: EventoCambio) -> bool:
+        """A newer version of this SKU was already handled (before a restart, say)."""
+        stored = await self._retry(lambda: self._versions.get(evento.sku), "version store")
+        return stored is not None and stored > evento.version
 
     async def _emit(self, resultado: Resultado) -> None:
         """Write the outcome (and its human-review sample) and wait for the broker's ack."""
@@ -337,6 +341,7 @@ class Worker:
         await self._commit(only=revoked)
         for tp in revoked:
             self._offsets.pop(tp, None)
+            self._sensor.clear_lag(tp.topic, tp.partition)
 
     async def _drain(self) -> None:
         """SIGTERM: stop taking new items, let running ones finish, commit."""
@@ -366,7 +371,7 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
 
 async def serve(settings: Settings) -> None:
     """Start every part of the worker, run until a signal, stop them in order."""
-    sensor = PrometheusSensor(CRITERIOS_VERSION)
+    sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
     await ensure_topics(settings)
     consumer = build_consumer(settings)
     producer = build_producer(settings)
