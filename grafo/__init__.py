@@ -5,7 +5,8 @@ graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes`
 ``construir_grafo``, ``open_checkpointer`` and ``Procesador``.
 """
 
-from grafo.agentes import Agentes, LLMSettings, build_chat_model
+from grafo.agentes import Agentes
+from grafo.chat_model import LLMSettings, build_chat_model, close_chat_model
 from grafo.checkpointer import open_checkpointer
 from grafo.construccion import construir_grafo
 from grafo.ejecucion import LLMHealth, LLMUnavailable, Procesador, Resultado, RetryPolicy
@@ -26,6 +27,7 @@ __all__ = [
     "RetryPolicy",
     "Sensor",
     "build_chat_model",
+    "close_chat_model",
     "construir_grafo",
     "decidir",
     "open_checkpointer",

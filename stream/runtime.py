@@ -18,6 +18,7 @@ from grafo import (
     RetryPolicy,
     Sensor,
     build_chat_model,
+    close_chat_model,
     construir_grafo,
     open_checkpointer,
 )
@@ -44,8 +45,11 @@ async def build_processor(
     model = build_chat_model(llm_settings(settings))
     agentes = Agentes(model, sensor)
     nodos = Nodos(agentes, modelo=settings.llm_modelo, criterios_version=CRITERIOS_VERSION)
-    async with open_checkpointer(
-        settings.postgres_dsn, settings.data_dir, pool_size=min(settings.concurrencia, 16)
-    ) as saver:
-        graph = construir_grafo(nodos, settings.max_intentos, saver, sensor)
-        yield Procesador(graph, policy=policy, sensor=sensor)
+    try:
+        async with open_checkpointer(
+            settings.postgres_dsn, settings.data_dir, pool_size=min(settings.concurrencia, 16)
+        ) as saver:
+            graph = construir_grafo(nodos, settings.max_intentos, saver, sensor)
+            yield Procesador(graph, policy=policy, sensor=sensor)
+    finally:
+        await close_chat_model(model)

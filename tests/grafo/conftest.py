@@ -15,6 +15,7 @@ from grafo import (
     Procesador,
     RetryPolicy,
     build_chat_model,
+    close_chat_model,
     construir_grafo,
     open_checkpointer,
 )
@@ -33,7 +34,10 @@ async def abrir_procesador(
     """A ``Procesador`` over the real graph and its saver, for one test."""
     model = build_chat_model(LLMSettings(url=url, model="fake", timeout_s=timeout_s))
     nodos = Nodos(Agentes(model), modelo="fake", criterios_version=CRITERIOS_VERSION_PRUEBA)
-    async with open_checkpointer(postgres_dsn, data_dir) as saver:
-        graph = construir_grafo(nodos, max_intentos, saver)
-        policy = RetryPolicy(base_s=0.05, cap_s=0.2, max_wait_s=30)
-        yield Procesador(graph, policy=policy), saver
+    try:
+        async with open_checkpointer(postgres_dsn, data_dir) as saver:
+            graph = construir_grafo(nodos, max_intentos, saver)
+            policy = RetryPolicy(base_s=0.05, cap_s=0.2, max_wait_s=30)
+            yield Procesador(graph, policy=policy), saver
+    finally:
+        await close_chat_model(model)

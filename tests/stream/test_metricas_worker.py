@@ -48,9 +48,11 @@ async def test_contadores_exactos_por_resultado_criterio_e_intento(
     try:
         worker.wait_ready()
         deadline = time.monotonic() + 120
-        while worker.metric("fichas_events_total", result="publicada") + worker.metric(
-            "fichas_events_total", result="revision_manual"
-        ) < 5:
+        while (
+            worker.metric("fichas_events_total", result="publicada")
+            + worker.metric("fichas_events_total", result="revision_manual")
+            < 5
+        ):
             assert time.monotonic() < deadline, worker.log_tail()
             await asyncio.sleep(0.3)
         await asyncio.sleep(1)

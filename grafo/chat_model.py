@@ -1,0 +1,117 @@
+"""The chat model both agents share: ``ChatOpenAI`` with a shorter path per call.
+
+Issue 7 measured one generator call layer by layer (fake LLM at 0 ms, CPU of this process):
+the stock ``ChatOpenAI`` path costs about 4.5 ms of CPU per call before the agent graph, a
+raw HTTP POST of the same body about 0.3 ms. Three parts of that path buy nothing here, so
+``DirectChatOpenAI`` and ``build_chat_model`` drop them, and nothing else:
+
+1. ``ChatOpenAI`` goes through ``with_raw_response`` (an ``APIResponse`` wrapper, then
+   ``.parse()``; with ``response_format`` in its kwargs, ``.parse``, which also builds a generic
+   ``ParsedChatCompletion``). ``ProviderStrategy`` parses and validates the content itself,
+   with the pydantic model, and nothing reads the raw response's headers.
+   ``DirectChatOpenAI`` calls ``chat.completions.create``.
+2. The ``openai`` client walks every request body against its ``TypedDict`` annotations
+   (about 90 recursive calls for one request, with the json schema) to rename or reformat
+   fields; a chat body made of strings, numbers and a json schema has nothing to rename. The
+   payload ``ChatOpenAI`` built goes in ``extra_body``, which the client sends as given.
+3. ``ChatOpenAI`` builds each result in the default thread pool: a hand-off to another thread
+   and back, under load one more cross-thread wake-up of the event loop per call, for work
+   that takes a fraction of a millisecond. ``DirectChatOpenAI`` builds it inline.
+
+And the HTTP transport is aiohttp (``openai[aiohttp]``, the SDK's ``DefaultAioHttpClient``)
+instead of httpx's own h11 stack: same ``httpx`` interface, so the timeout, the connection
+pool and the error types are the SDK's.
+
+What stays identical is tested on the wire: the request body the server receives
+(``tests/grafo/test_chat_model.py`` compares it with stock ``ChatOpenAI``'s), the
+``ChatResult`` (message content, token usage, ``response_metadata``), the ``openai`` error
+types the retry policy classifies, and the client timeout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_openai import ChatOpenAI
+from openai import DefaultAioHttpClient
+
+MODEL_PROFILE = {"structured_output": True, "max_input_tokens": 32768}
+# Without the profile's "structured_output" langchain cannot know the server supports
+# response_format json_schema and silently falls back to a synthetic tool call.
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How to reach the OpenAI-compatible server; filled from ``FICHAS_LLM_*`` by the caller."""
+
+    url: str
+    model: str
+    api_key: str = "EMPTY"
+    timeout_s: float = 60.0
+    max_tokens: int = 1024
+    repeat_penalty: float | None = None  # llama.cpp's name; vLLM's is repetition_penalty
+
+
+class DirectChatOpenAI(ChatOpenAI):
+    """``ChatOpenAI`` for non-streaming chat completions, without the three detours above.
+
+    Only ``_agenerate`` changes; the payload, the message conversion, the result and every
+    other method are ``ChatOpenAI``'s own. Streaming and the Responses API never run here
+    (the agents make one non-streaming chat completion per call), and a payload that would
+    take those paths is refused rather than sent differently.
+    """
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """One ``chat.completions.create`` with the body ``ChatOpenAI`` built, parsed inline."""
+        payload = self._get_request_payload(messages, stop=stop, **kwargs)
+        if payload.get("stream") or self._use_responses_api(payload):
+            raise ValueError("DirectChatOpenAI makes non-streaming chat completions only")
+        model = payload.pop("model")
+        extra_body = payload.pop("extra_body", None) or {}
+        # Request options of the client (not body fields) keep their own arguments.
+        options = {k: payload.pop(k) for k in _REQUEST_OPTIONS if k in payload}
+        response = await self.root_async_client.chat.completions.create(
+            model=model, messages=[], extra_body={**payload, **extra_body}, **options
+        )
+        return self._create_chat_result(response, {})
+
+
+# Keyword arguments of ``chat.completions.create`` that are not JSON body fields.
+_REQUEST_OPTIONS = ("extra_headers", "extra_query", "timeout")
+
+
+def build_chat_model(settings: LLMSettings) -> ChatOpenAI:
+    """One client per process: building it per call would rebuild the HTTP pool every time."""
+    extra_body: dict[str, Any] = {}
+    if settings.repeat_penalty is not None:
+        extra_body["repeat_penalty"] = settings.repeat_penalty
+        extra_body["repetition_penalty"] = settings.repeat_penalty
+    return DirectChatOpenAI(
+        base_url=settings.url,
+        api_key=settings.api_key,  # type: ignore[arg-type]
+        model=settings.model,
+        timeout=settings.timeout_s,
+        max_retries=0,  # retries live in grafo.ejecucion, where they are counted and paused on
+        max_tokens=settings.max_tokens,  # type: ignore[call-arg]
+        temperature=0.2,
+        extra_body=extra_body or None,
+        profile=MODEL_PROFILE,  # type: ignore[arg-type]
+        http_async_client=DefaultAioHttpClient(timeout=settings.timeout_s),
+    )
+
+
+async def close_chat_model(model: ChatOpenAI) -> None:
+    """Close the HTTP pool: aiohttp warns about sessions left open at exit."""
+    client = model.root_async_client
+    if client is not None:
+        await client.close()

@@ -1,0 +1,155 @@
+"""``DirectChatOpenAI`` sends what stock ``ChatOpenAI`` sends and returns what it returns.
+
+The shorter path of ``grafo.chat_model`` (no ``.parse``, no body transform, no thread hop,
+aiohttp transport) is only worth having if nothing a caller or the server sees changes; these
+tests compare both clients through the real fake LLM server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_openai import ChatOpenAI
+
+from criterios import atributos_obligatorios
+from esquemas import EventoCambio
+from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
+from grafo.chat_model import MODEL_PROFILE, DirectChatOpenAI
+from grafo.errores import classify
+from grafo.estado import origen_de
+from tests.conftest import evento_dict
+from tests.fake_llm_client import FakeLLM
+from tests.grafo.conftest import abrir_procesador
+
+SCHEMA = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "Veredicto",
+        "schema": {
+            "type": "object",
+            "properties": {"aprobada": {"type": "boolean"}},
+            "required": ["aprobada"],
+        },
+        "strict": True,
+    },
+}
+
+
+def _stock(url: str, repeat_penalty: float | None = None) -> ChatOpenAI:
+    """Stock ``ChatOpenAI`` with the settings ``build_chat_model`` uses."""
+    extra = (
+        {"repeat_penalty": repeat_penalty, "repetition_penalty": repeat_penalty}
+        if repeat_penalty is not None
+        else None
+    )
+    return ChatOpenAI(
+        base_url=url,
+        api_key="EMPTY",  # type: ignore[arg-type]
+        model="fake",
+        timeout=10,
+        max_retries=0,
+        max_tokens=1024,  # type: ignore[call-arg]
+        temperature=0.2,
+        extra_body=extra,
+        profile=MODEL_PROFILE,  # type: ignore[arg-type]
+    )
+
+
+@asynccontextmanager
+async def _direct(url: str, **kwargs: Any) -> AsyncIterator[ChatOpenAI]:
+    model = build_chat_model(LLMSettings(url=url, model="fake", timeout_s=10, **kwargs))
+    try:
+        yield model
+    finally:
+        await close_chat_model(model)
+
+
+def _origen(sku: str) -> dict[str, Any]:
+    evento = EventoCambio.model_validate(evento_dict(sku)).model_dump(mode="json")
+    return origen_de(evento, atributos_obligatorios(evento["familia"]))
+
+
+def test_build_chat_model_gives_the_direct_client() -> None:
+    model = build_chat_model(LLMSettings(url="http://127.0.0.1:9/v1", model="m"))
+    assert isinstance(model, DirectChatOpenAI)
+    assert model.profile is not None and model.profile.get("structured_output") is True
+
+
+async def test_agents_send_the_same_body_as_stock_chat_openai(fake_llm: FakeLLM) -> None:
+    origen = _origen("WIRE-1")
+    stock = Agentes(_stock(fake_llm.url, repeat_penalty=1.1))
+    stock_ficha = await stock.generar(origen, [{"criterio": "C04", "detalle": "falta el color"}])
+    stock_veredicto = await stock.evaluar(stock_ficha.model_dump(), {}, origen)
+    async with _direct(fake_llm.url, repeat_penalty=1.1) as model:
+        direct = Agentes(model)
+        ficha = await direct.generar(origen, [{"criterio": "C04", "detalle": "falta el color"}])
+        veredicto = await direct.evaluar(ficha.model_dump(), {}, origen)
+
+    requests = fake_llm.requests(sku="WIRE-1")
+    assert [r["agent"] for r in requests] == ["generador", "evaluador"] * 2
+    stock_bodies = [r["body"] for r in requests[:2]]
+    direct_bodies = [r["body"] for r in requests[2:]]
+    assert direct_bodies == stock_bodies
+    assert direct_bodies[0]["response_format"]["type"] == "json_schema"
+    assert direct_bodies[0]["repetition_penalty"] == 1.1
+    assert not direct_bodies[0].get("tools") and direct_bodies[0]["stream"] is False
+    assert ficha == stock_ficha
+    assert veredicto == stock_veredicto
+
+
+async def test_result_matches_stock_chat_openai(fake_llm: FakeLLM) -> None:
+    messages = [SystemMessage("Evalúa."), HumanMessage("SKU: RES-9")]
+    stock = await _stock(fake_llm.url).bind(response_format=SCHEMA).ainvoke(messages)
+    async with _direct(fake_llm.url) as model:
+        direct = await model.bind(response_format=SCHEMA).ainvoke(messages)
+    assert isinstance(direct, AIMessage) and isinstance(stock, AIMessage)
+    assert direct.content == stock.content
+    assert direct.usage_metadata == stock.usage_metadata
+    assert direct.usage_metadata is not None and direct.usage_metadata["input_tokens"] > 0
+    volatile = {"id", "created"}
+    assert {k: v for k, v in direct.response_metadata.items() if k not in volatile} == {
+        k: v for k, v in stock.response_metadata.items() if k not in volatile
+    }
+
+
+async def test_server_errors_keep_their_openai_types(fake_llm: FakeLLM) -> None:
+    async with _direct(fake_llm.url) as model:
+        agentes = Agentes(model)
+        fake_llm.down(30, "503")
+        with pytest.raises(openai.InternalServerError) as caught:
+            await agentes.generar(_origen("ERR-1"), [])
+        failure = classify(caught.value)
+        assert failure is not None and failure.transient
+        assert caught.value.response.headers["retry-after"] == "1"
+
+        fake_llm.down(30, "close")
+        with pytest.raises(openai.APIConnectionError):
+            await agentes.generar(_origen("ERR-1"), [])
+        fake_llm.up()
+        assert (await agentes.generar(_origen("ERR-1"), [])).titulo
+
+
+async def test_client_timeout_applies_and_the_call_is_retried(
+    fake_llm: FakeLLM, data_dir: Path
+) -> None:
+    """A hung server: the client gives up after ``timeout_s`` and the retry policy calls again."""
+    fake_llm.configure({"rules": [{"sku": "RET-1", "evaluador": ["colgar", "aprobar"]}]})
+    async with abrir_procesador(fake_llm.url, data_dir, timeout_s=0.5) as (proc, _):
+        resultado = await proc.procesar(EventoCambio.model_validate(evento_dict("RET-1")))
+    assert resultado.evento["intentos"] == 1
+    evaluador = fake_llm.requests(agent="evaluador", sku="RET-1", bodies=False)
+    assert [r["outcome"] for r in evaluador] == ["client_gone", "answered"]
+    assert evaluador[0]["duration_ms"] == pytest.approx(500, abs=400)
+
+
+async def test_streaming_payload_is_refused(fake_llm: FakeLLM) -> None:
+    async with _direct(fake_llm.url) as model:
+        with pytest.raises(ValueError, match="non-streaming"):
+            await model._agenerate([HumanMessage("x")], stream=True)
+    assert fake_llm.requests() == []
