@@ -52,8 +52,8 @@ async def _run(url: str, data_dir: Path, n: int, clase: str, concurrencia: int) 
 MARCADORES: tuple[tuple[str, str], ...] = (
     ("openai/_utils/_transform.py", "openai: request body transform (TypedDict walk)"),
     ("openai/_models.py", "openai: response model construction"),
-    ("langgraph/checkpoint/sqlite", "checkpointer: AsyncSqliteSaver (serialise + SQL)"),
-    ("aiosqlite", "checkpointer/version store: aiosqlite thread"),
+    ("langgraph/checkpoint/sqlite", "checkpointer: SqliteSaver (serialise + SQL)"),
+    ("sqlite3", "checkpointer/version store: sqlite3"),
     ("langgraph/checkpoint/serde", "checkpointer: msgpack serde"),
     ("httpx/", "HTTP client: httpx/httpcore/h11"),
     ("httpcore/", "HTTP client: httpx/httpcore/h11"),

@@ -1,5 +1,15 @@
 """Checkpointer factory: Postgres when ``FICHAS_POSTGRES_DSN`` is set, embedded SQLite if not.
 
+The embedded saver is ``InlineSqliteSaver``: LangGraph's own ``SqliteSaver`` (same tables,
+same SQL, same serializer) with its async methods running the sync ones on the event loop's
+thread. ``AsyncSqliteSaver`` sends every statement through aiosqlite's worker thread and
+back; issue 7's profile put those hand-offs and the wake-ups they cause at about a third of the
+worker's CPU, for statements that take tens of microseconds on a WAL file with
+``synchronous=NORMAL`` (a commit writes to the WAL without fsync; a crash of the process loses
+nothing committed, a power cut can lose the last commits, which then cost LLM calls again on
+redelivery but never a wrong outcome). The loop is blocked for that long per statement; a WAL
+checkpoint (every 1000 pages) blocks it for one fsync.
+
 Both savers get a ``JsonPlusSerializer`` whose ``allowed_msgpack_modules`` names the esquemas
 types: the state holds only dicts, and the agents write no checkpoints, but should a pydantic
 object ever slip into a checkpoint it stays readable when LangGraph starts blocking
@@ -8,12 +18,22 @@ unregistered types (``LANGGRAPH_STRICT_MSGPACK``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 ALLOWED_MSGPACK_MODULES = [
     ("esquemas.ficha", "Ficha"),
@@ -64,19 +84,76 @@ async def _open_postgres(dsn: str, pool_size: int) -> AsyncIterator[BaseCheckpoi
         await pool.close()
 
 
+class InlineSqliteSaver(SqliteSaver):
+    """``SqliteSaver`` usable from async code: each async method runs its sync twin inline.
+
+    Nothing awaits inside a statement, so the saver's lock is never contended on the loop's
+    thread, and the reads and writes are the upstream class's, row for row.
+    """
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """``get_tuple`` on the calling thread."""
+        return self.get_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """``list`` on the calling thread."""
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """``put`` on the calling thread."""
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """``put_writes`` on the calling thread."""
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """``delete_thread`` on the calling thread."""
+        self.delete_thread(thread_id)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, Any]:
+        """``get_delta_channel_history`` on the calling thread."""
+        return self.get_delta_channel_history(config=config, channels=channels)
+
+
+def connect_sqlite(path: Path) -> sqlite3.Connection:
+    """A WAL connection with ``synchronous=NORMAL``, usable from the loop's thread only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
 @asynccontextmanager
 async def _open_sqlite(path: Path) -> AsyncIterator[BaseCheckpointSaver]:
-    """An ``AsyncSqliteSaver`` on a file under ``FICHAS_DATA_DIR``, in WAL mode."""
-    import aiosqlite
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = await aiosqlite.connect(str(path))
+    """An ``InlineSqliteSaver`` on a file under ``FICHAS_DATA_DIR``."""
+    conn = connect_sqlite(path)
     try:
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        saver = AsyncSqliteSaver(conn, serde=build_serializer())
-        await saver.setup()
+        saver = InlineSqliteSaver(conn, serde=build_serializer())
+        saver.setup()
         yield saver
     finally:
-        await conn.close()
+        conn.close()
