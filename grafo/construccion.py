@@ -1,7 +1,11 @@
-"""Wiring of the loop: five nodes, two conditional edges, one counter.
+"""Wiring of the loop: four nodes, two conditional edges, one counter.
 
-START -> generar -> comprobar -> evaluar -> decidir -> publicar | descartar | generar
+START -> generar -> evaluar (code checks, then the evaluator) -> decidir
                 \\-> descartar (answer that is not a valid Ficha)
+decidir -> publicar | descartar | generar
+
+A 3-attempt ficha writes 9 checkpoints (input, start, 3 x generar, 3 x evaluar, then publicar
+or descartar); the code checks run inside ``evaluar`` (see ``grafo.nodos``).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ def _timed(name: str, node: Callable[..., Any], sensor: Sensor) -> Callable[...,
 
         return run_async
 
-    # Sync nodes (comprobar, publicar, descartar) are wrapped as coroutines on purpose: in an
+    # Sync nodes (publicar, descartar) are wrapped as coroutines on purpose: in an
     # async graph LangGraph runs a plain function in the default thread pool, a hand-off to
     # another thread and back for work that takes well under a millisecond of pure Python.
     @functools.wraps(node)
@@ -63,13 +67,12 @@ def construir_grafo(
         raise ValueError("max_intentos must be >= 1")
     sensor = sensor or NullSensor()
     grafo = StateGraph(EstadoFicha)
-    for name in ("generar", "comprobar", "evaluar", "publicar", "descartar"):
+    for name in ("generar", "evaluar", "publicar", "descartar"):
         grafo.add_node(name, _timed(name, getattr(nodos, name), sensor))
     grafo.add_edge(START, "generar")
     grafo.add_conditional_edges(
-        "generar", tras_generar, {"comprobar": "comprobar", "descartar": "descartar"}
+        "generar", tras_generar, {"evaluar": "evaluar", "descartar": "descartar"}
     )
-    grafo.add_edge("comprobar", "evaluar")
     grafo.add_conditional_edges(
         "evaluar",
         functools.partial(decidir, max_intentos=max_intentos),

@@ -1,11 +1,17 @@
 """The nodes of the loop and the pure routing functions between them.
 
-``generar`` and ``evaluar`` call the agents; ``comprobar`` runs the code checks; ``decidir``
+``generar`` and ``evaluar`` call the agents; ``evaluar`` first runs the code checks
+(``criterios.comprobar``) and shows their results to the evaluator; ``decidir``
 reads the verdict and the attempt counter and nothing else — a function without a model, so
 the model can neither lengthen nor shorten the loop. ``publicar`` and ``descartar`` do no
 I/O: they put the contract's outcome event in the state, and the caller emits it. Building
 the event inside the graph means its timestamp is checkpointed, so a redelivered event
 re-emits the identical outcome.
+
+The code checks are not a node of their own (issue 7): a node costs a superstep and a
+checkpoint, and a checkpoint after a pure, sub-millisecond function buys nothing on resume —
+the checkpoint after ``generar`` is the one that saves an LLM call. Run again after a crash,
+the checks give the same result for the same ficha and criteria.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from grafo.mensajes import problemas_acumulados
 DESTINO_PUBLICADAS = "fichas.publicadas"
 DESTINO_REVISION = "fichas.revision_manual"
 
-Ruta = Literal["generar", "comprobar", "publicar", "descartar"]
+Ruta = Literal["generar", "evaluar", "publicar", "descartar"]
 
 
 def decidir(state: EstadoFicha, max_intentos: int) -> Ruta:
@@ -41,7 +47,7 @@ def decidir(state: EstadoFicha, max_intentos: int) -> Ruta:
 
 def tras_generar(state: EstadoFicha) -> Ruta:
     """After generar: an answer that is not a valid Ficha goes straight to manual review."""
-    return "descartar" if state.get("invalida") else "comprobar"
+    return "descartar" if state.get("invalida") else "evaluar"
 
 
 def forzar_rechazo(
@@ -84,19 +90,15 @@ class Nodos:
             return self._salida_invalida(intento, exc, None) | {"ficha": None, "intentos": 1}
         return {"ficha": ficha.model_dump(), "intentos": 1, "invalida": None}
 
-    def comprobar(self, state: EstadoFicha) -> dict[str, Any]:
-        """Run the mechanical criteria in code before any model reads the ficha."""
-        ficha = state["ficha"] or {}
-        return {"comprobaciones": comprobar_ficha(ficha, state["origen"])}
-
     async def evaluar(self, state: EstadoFicha) -> dict[str, Any]:
-        """Ask the evaluator, then veto its approval if any code check failed."""
+        """Run the code checks, ask the evaluator, then veto its approval if any check failed."""
         ficha = state["ficha"] or {}
-        comprobaciones = state["comprobaciones"]
+        comprobaciones = comprobar_ficha(ficha, state["origen"])
         try:
             respuesta = await self.agentes.evaluar(ficha, comprobaciones, state["origen"])
         except SalidaInvalida as exc:
-            return self._salida_invalida(state["intentos"], exc, state["ficha"])
+            invalida = self._salida_invalida(state["intentos"], exc, state["ficha"])
+            return invalida | {"comprobaciones": comprobaciones}
         fallos_codigo = fallos(comprobaciones)
         veredicto = forzar_rechazo(respuesta.model_dump(), fallos_codigo)
         codigo = {f["criterio"] for f in fallos_codigo}
@@ -110,7 +112,7 @@ class Nodos:
             "veredicto": veredicto,
             "rechazos": rechazos,
         }
-        return {"veredicto": veredicto, "historial": [registro]}
+        return {"comprobaciones": comprobaciones, "veredicto": veredicto, "historial": [registro]}
 
     def publicar(self, state: EstadoFicha) -> dict[str, Any]:
         """Build the ``FichaPublicada`` event; the stream layer emits it."""

@@ -59,7 +59,7 @@ METRIC_NAMES: frozenset[str] = frozenset(
 
 RESULTS = ("publicada", "revision_manual", "dlq", "obsoleto", "reentregada")
 AGENTS = ("generador", "evaluador")
-NODES = ("generar", "comprobar", "evaluar", "publicar", "descartar")
+NODES = ("generar", "evaluar", "publicar", "descartar")
 LLM_ERROR_KINDS = ("connection", "timeout", "rate_limit", "server", "request", "invalid_output")
 TOKEN_TYPES = ("prompt", "completion")
 OTHER_CRITERION = "otro"

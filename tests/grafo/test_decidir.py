@@ -38,8 +38,8 @@ def test_decidir(
 
 
 def test_tras_generar() -> None:
-    assert tras_generar({"invalida": None}) == "comprobar"
-    assert tras_generar({}) == "comprobar"
+    assert tras_generar({"invalida": None}) == "evaluar"
+    assert tras_generar({}) == "evaluar"
     assert tras_generar({"invalida": {"agente": "generador", "detalle": "x"}}) == "descartar"
 
 

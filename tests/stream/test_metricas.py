@@ -125,7 +125,7 @@ def test_criteria_the_model_invents_share_one_label() -> None:
 def test_sensor_hooks_and_worker_gauges() -> None:
     sensor = PrometheusSensor(criterios_version="v1-abc")
     sensor.on_node("generar", 1.5)
-    sensor.on_node("comprobar", 0.001)
+    sensor.on_node("publicar", 0.001)
     sensor.on_llm_call("generador", 1.5, 900, 200)
     sensor.on_llm_call("evaluador", 0.5, 1200, 40)
     sensor.on_llm_call("evaluador", 0.7, 1000, 60)
@@ -142,6 +142,7 @@ def test_sensor_hooks_and_worker_gauges() -> None:
 
     assert _value(sensor, "fichas_node_duration_seconds_count", node="generar") == 1
     assert _value(sensor, "fichas_node_duration_seconds_count", node="evaluar") == 0
+    assert _value(sensor, "fichas_node_duration_seconds_count", node="publicar") == 1
     assert _value(sensor, "fichas_llm_request_duration_seconds_count", agent="evaluador") == 2
     assert _value(sensor, "fichas_llm_request_duration_seconds_sum", agent="evaluador") == 1.2
     assert _value(sensor, "fichas_llm_tokens_total", agent="generador", type="prompt") == 900
