@@ -82,6 +82,15 @@ DELIVERY_RE = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
+# A stem of every delivery or arrival word DELIVERY_RE can match (``_DELIVERY``, ``_ARRIVAL``
+# and the verbs of its last branch). DELIVERY_RE tries each time-span branch at every
+# position, about 0.4 ms on a 500-character description; without one of these stems it cannot
+# match, and this search is some 30 times cheaper. ``test_delivery_prefilter_covers_every_word``
+# keeps the two in step.
+_DELIVERY_WORD_RE = re.compile(
+    r"entreg|env[ií]|despach|deliver|ship|dispatch|lleg|rec[ií]b|tendr|arriv|get\s+it|tienes",
+    re.IGNORECASE,
+)
 
 # Acronyms and names that are written in capitals by convention, not to shout.
 ACRONIMOS = frozenset(
@@ -134,6 +143,8 @@ def plazos_entrega(texto: str) -> list[str]:
     A time span alone is a product fact ("autonomía de 24 h"); it is a delivery time only
     next to a delivery or arrival word.
     """
+    if not _DELIVERY_WORD_RE.search(texto):
+        return []  # every branch of DELIVERY_RE needs one of these stems
     return _matches(DELIVERY_RE, texto)
 
 
