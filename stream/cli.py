@@ -7,7 +7,6 @@ Each subcommand imports what it needs only when it runs, so ``fichas --help`` is
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from pathlib import Path
@@ -110,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 def _procesar(settings: Settings, entrada: Path, espera_llm: float) -> int:
     """``fichas procesar``: exit 0 when every line has an outcome, 3 if the LLM stayed down."""
     from grafo import LLMUnavailable, RetryPolicy
+    from stream import bucle
     from stream.offline import procesar_fichero
     from stream.runtime import build_processor
 
@@ -122,7 +122,7 @@ def _procesar(settings: Settings, entrada: Path, espera_llm: float) -> int:
             return await procesar_fichero(entrada, proc, settings.concurrencia)
 
     try:
-        printed = asyncio.run(run())
+        printed = bucle.run(run())
     except* LLMUnavailable as group:
         print(f"fichas procesar: {group.exceptions[0]}", file=sys.stderr)
         printed = -1

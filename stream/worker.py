@@ -38,6 +38,7 @@ from aiokafka.errors import KafkaError
 from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from grafo import DESTINO_PUBLICADAS, Procesador, Resultado
+from stream import bucle
 from stream.config import Settings
 from stream.http import HealthServer
 from stream.kafka import build_consumer, build_producer, ensure_topics
@@ -371,6 +372,7 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
 
 async def serve(settings: Settings) -> None:
     """Start every part of the worker, run until a signal, stop them in order."""
+    log.info("event loop: %s", bucle.loop_name())
     sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
     await ensure_topics(settings)
     consumer = build_consumer(settings)
@@ -399,6 +401,6 @@ async def serve(settings: Settings) -> None:
 
 def run_worker(settings: Settings) -> int:
     """Entry point of ``fichas worker``: exit 0 after a clean, signalled stop."""
-    asyncio.run(serve(settings))
+    bucle.run(serve(settings))
     log.info("worker stopped")
     return 0

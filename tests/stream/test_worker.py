@@ -225,6 +225,7 @@ async def test_sigterm_termina_lo_empezado_y_sale_con_0(
     worker.wait_ready()
     fake_llm.wait_for_requests(2, timeout=60, agent="generador")
     assert worker.terminate(timeout=60) == 0, worker.log_tail()
+    assert "event loop: uvloop" in worker.log_tail(200)  # signals handled on uvloop too
     first = await read_all(kafka.bootstrap, topics.publicadas)
     assert 1 <= len(first) < 30  # the started fichas finished; the rest were left
     # A second worker picks up exactly where the first committed.
