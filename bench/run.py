@@ -4,8 +4,9 @@ One command starts everything it needs: a local Kafka broker (``tests.kafka_brok
 ports, the fake LLM server (``tests.fake_llm``) with ``--latency-ms`` per call and at most
 ``--cap`` calls in parallel, and a feed of N events whose approval attempt is scripted per SKU
 (``bench.feed``). Each scenario gets its own topics, consumer group and data directory; its
-events are produced first, then its process(es) start, and it ends when every outcome is in
-the output topics. See docs/rendimiento.md for the method and the formulas.
+process(es) start, and once every input partition is owned its events are produced in one
+burst; it ends when every outcome is in the output topics. See docs/rendimiento.md for the
+method and the formulas. The table is followed by issue 7's targets, each met or missed.
 
 Scenarios: ``worker_1`` (one ``fichas worker``, FICHAS_CONCURRENCIA = cap), ``worker_2`` (two
 workers in one consumer group, 8 input partitions), ``ingenuo`` (``bench.naive``: the seed's
@@ -482,6 +483,52 @@ def format_table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# Issue 7's targets: (name, scenario row or ratio, column, bound, "max" or "min").
+OBJETIVOS: tuple[tuple[str, str, str, float, str], ...] = (
+    ("worker CPU ms per 3-attempt ficha", "worker_1_3int", "cpu_ms_ficha", 10.0, "max"),
+    ("% of the LLM-bound limit, one worker", "worker_1", "pct_limite", 80.0, "min"),
+    ("two workers / one worker throughput", "worker_2/worker_1", "fichas_s", 1.7, "min"),
+    ("checkpoints per 3-attempt ficha", "worker_1_3int", "checkpoints_ficha_3", 12.0, "max"),
+)
+
+
+def objetivos(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each target with the measured value and whether it is met (None if not measured)."""
+    filas = {f["escenario"]: f for f in doc["filas"]}
+    informe = []
+    for nombre, fuente, columna, limite, sentido in OBJETIVOS:
+        arriba, _, abajo = fuente.partition("/")
+        valor: float | None = None
+        if arriba in filas and (not abajo or abajo in filas):
+            valor = float(filas[arriba][columna])
+            if abajo:
+                divisor = float(filas[abajo][columna])
+                valor = round(valor / divisor, 2) if divisor else None
+        cumple = (
+            None if valor is None else (valor <= limite if sentido == "max" else valor >= limite)
+        )
+        informe.append(
+            {
+                "objetivo": nombre,
+                "medido": valor,
+                "limite": limite,
+                "sentido": sentido,
+                "cumple": cumple,
+            }
+        )
+    return informe
+
+
+def format_objetivos(informe: list[dict[str, Any]]) -> str:
+    """One line per target: measured value, bound, met or missed."""
+    lineas = ["targets (issue 7):"]
+    for o in informe:
+        signo = "<=" if o["sentido"] == "max" else ">="
+        estado = {True: "met", False: "MISSED", None: "not measured"}[o["cumple"]]
+        lineas.append(f"  {o['objetivo']}: {o['medido']} (target {signo} {o['limite']}) {estado}")
+    return "\n".join(lineas)
+
+
 def draw_chart(doc: dict[str, Any], path: Path) -> None:
     """Throughput against FICHAS_CONCURRENCIA for one worker, with the LLM-bound limit."""
     import matplotlib
@@ -558,8 +605,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     doc = asyncio.run(run_all(op))
     doc["parametros"]["duracion_total_s"] = round(time.monotonic() - started, 1)
+    doc["objetivos"] = objetivos(doc)
     op.out.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     print(format_table(doc))
+    print(format_objetivos(doc["objetivos"]))
     print(f"written {op.out} in {doc['parametros']['duracion_total_s']} s")
     if op.grafico is not None:
         draw_chart(doc, op.grafico)
