@@ -7,6 +7,10 @@ tests compare both clients through the real fake LLM server.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,6 +31,7 @@ from tests.conftest import evento_dict
 from tests.fake_llm_client import FakeLLM
 from tests.grafo.conftest import abrir_procesador
 
+REPO = Path(__file__).resolve().parents[2]
 SCHEMA = {
     "type": "json_schema",
     "json_schema": {
@@ -153,3 +158,35 @@ async def test_streaming_payload_is_refused(fake_llm: FakeLLM) -> None:
         with pytest.raises(ValueError, match="non-streaming"):
             await model._agenerate([HumanMessage("x")], stream=True)
     assert fake_llm.requests() == []
+
+
+def test_response_models_are_complete_after_build(tmp_path: Path) -> None:
+    """In a fresh interpreter: after build_chat_model no response class rebuilds per call."""
+    script = textwrap.dedent(
+        """
+        import json
+        from openai._models import construct_type
+        from openai.types import CompletionUsage
+        from openai.types.chat import ChatCompletion
+        from grafo import LLMSettings, build_chat_model
+        from grafo.chat_model import complete_response_models
+
+        build_chat_model(LLMSettings(url="http://127.0.0.1:9/v1", model="m"))
+        body = {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": "{}"}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+        for _ in range(3):
+            construct_type(value=body, type_=ChatCompletion)
+        print(json.dumps({"usage_complete": CompletionUsage.__pydantic_complete__,
+                          "still_incomplete": complete_response_models()}))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1]) == {
+        "usage_complete": True,
+        "still_incomplete": [],
+    }
