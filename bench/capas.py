@@ -71,8 +71,10 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
 
     from esquemas import Ficha
     from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
+    from grafo.chat_model import complete_response_models
     from grafo.mensajes import mensaje_generador, prompt_generador
 
+    complete_response_models()  # as the worker does at start; every layer below benefits
     origen = _origen()
     texto = mensaje_generador(origen, [])
     schema = {"name": "Ficha", "schema": Ficha.model_json_schema(), "strict": True}
