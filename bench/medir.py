@@ -34,6 +34,18 @@ def cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / CLK_TCK
 
 
+def machine_cpu_ms() -> tuple[float, float]:
+    """(busy, total) CPU milliseconds of the whole machine so far, summed over its CPUs.
+
+    Busy is everything but idle and iowait in the ``cpu`` line of ``/proc/stat``: the broker,
+    the fake LLM, the harness and anything else running count too, which is the point.
+    """
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
+    idle = fields[3] + fields[4]
+    total = sum(fields)
+    return (total - idle) * 1000 / CLK_TCK, total * 1000 / CLK_TCK
+
+
 def peak_rss_mib(pid: int) -> float:
     """VmHWM: the highest resident set size the process has had."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

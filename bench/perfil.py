@@ -62,7 +62,7 @@ MARCADORES: tuple[tuple[str, str], ...] = (
     ("langchain/agents/", "create_agent graph (per LLM call)"),
     ("langchain_core/", "langchain_core: callbacks, messages, runnables"),
     ("aiokafka/", "aiokafka: fetch, produce, commit"),
-    ("langgraph/", "LangGraph Pregel loop (parent graph)"),
+    ("langgraph/", "LangGraph Pregel loop (parent graph and the six agent graphs)"),
     ("pydantic", "pydantic"),
     ("grafo/", "fichas: grafo"),
     ("stream/", "fichas: stream"),

@@ -48,6 +48,7 @@ from bench.medir import (
     Proceso,
     checkpoint_rows,
     cpu_ms,
+    machine_cpu_ms,
     naive_command,
     percentile,
     worker_command,
@@ -81,6 +82,7 @@ COLUMNS = (
     "rss_pico_mib",
     "llamadas_ficha",
     "cpu_llm_ms_ficha",
+    "cpus_maquina",
     "duracion_s",
 )
 
@@ -119,6 +121,7 @@ class Fila:
     rss_pico_mib: float
     llamadas_ficha: float
     cpu_llm_ms_ficha: float
+    cpus_maquina: float
     duracion_s: float
 
 
@@ -258,6 +261,7 @@ async def run_scenario(
         for p in procesos:
             p.mark_cpu()
         llm_cpu_start = cpu_ms(llm_pid)
+        machine_start = machine_cpu_ms()
         started = time.monotonic()
         if profile_to is not None:
             spy = _start_py_spy(procesos[0].pid, profile_to)
@@ -267,6 +271,7 @@ async def run_scenario(
         for p in procesos:
             p.sample_end()
         llm_cpu = cpu_ms(llm_pid) - llm_cpu_start
+        machine_end = machine_cpu_ms()
         if spy is not None:
             spy.send_signal(signal.SIGINT)
             spy.wait(timeout=60)
@@ -284,6 +289,8 @@ async def run_scenario(
     filas = [checkpoint_rows(entorno.tmp / f"{esc.nombre}-{i}") for i in range(esc.procesos)]
     fila = _fila(entorno, esc, feed, produced, outcomes, procesos, filas, stats, llm_cpu)
     fila.duracion_s = round(duracion, 2)
+    busy, total = (end - start for end, start in zip(machine_end, machine_start, strict=True))
+    fila.cpus_maquina = round((os.cpu_count() or 1) * busy / total, 2) if total else 0.0
     detalle = {
         "destinos": _count(o[2].rsplit(".", 1)[-1] for o in outcomes),
         "llm": {k: stats.get(k) for k in ("total", "by_agent", "peak_in_flight")},
@@ -371,6 +378,7 @@ def _fila(
         rss_pico_mib=round(max(p.rss_mib for p in procesos), 1),
         llamadas_ficha=round(int(stats.get("total", 0)) / n, 2),
         cpu_llm_ms_ficha=round(llm_cpu_ms / n, 2),
+        cpus_maquina=0.0,
         duracion_s=0.0,
     )
 
