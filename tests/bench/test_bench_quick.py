@@ -44,6 +44,7 @@ def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
         assert 0 < fila["p50_ms"] <= fila["p95_ms"] <= fila["p99_ms"], nombre
         assert fila["limite_llm_s"] > 0 and fila["pct_limite"] > 0, nombre
         assert fila["llamadas_ficha"] >= 2, nombre  # at least one generator + one evaluator
+        assert 0 < fila["cpus_maquina"] <= doc["parametros"]["cpus"] + 0.05, nombre
     # the naive agents inherit the checkpointer: more rows per ficha than the worker's
     assert filas["ingenuo"]["checkpoints_ficha_3"] > filas["worker_1"]["checkpoints_ficha_3"]
     assert "escenario" in proc.stdout  # the plain-text table was printed
