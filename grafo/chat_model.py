@@ -1,9 +1,10 @@
 """The chat model both agents share: ``ChatOpenAI`` with a shorter path per call.
 
-Issue 7 measured one generator call layer by layer (fake LLM at 0 ms, CPU of this process):
-the stock ``ChatOpenAI`` path costs about 4.5 ms of CPU per call before the agent graph, a
-raw HTTP POST of the same body about 0.3 ms. Three parts of that path buy nothing here, so
-``DirectChatOpenAI`` and ``build_chat_model`` drop them, and nothing else:
+Issue 7 measured one generator call layer by layer (``python -m bench.capas``: fake LLM at
+0 ms, CPU of this process): the stock ``ChatOpenAI`` path costs about 6 ms of CPU per call
+before the agent graph, this one about 3 ms, a raw HTTP POST of the same body 0.5 ms. Four
+parts of the stock path buy nothing here, so ``DirectChatOpenAI`` and ``build_chat_model``
+drop them, and nothing else:
 
 1. ``ChatOpenAI`` goes through ``with_raw_response`` (an ``APIResponse`` wrapper, then
    ``.parse()``; with ``response_format`` in its kwargs, ``.parse``, which also builds a generic
@@ -17,7 +18,6 @@ raw HTTP POST of the same body about 0.3 ms. Three parts of that path buy nothin
 3. ``ChatOpenAI`` builds each result in the default thread pool: a hand-off to another thread
    and back, under load one more cross-thread wake-up of the event loop per call, for work
    that takes a fraction of a millisecond. ``DirectChatOpenAI`` builds it inline.
-
 4. ``openai``'s ``CompletionUsage`` (every response's ``usage``) is left incomplete by the SDK
    (``__pydantic_complete__`` False): each response's ``construct`` reads its core schema,
    and pydantic builds it again every time, about 0.7 ms per call, 2 % of the worker's CPU in
