@@ -44,25 +44,6 @@ def _origen() -> dict[str, Any]:
     return origen_de(datos, atributos_obligatorios(evento.familia))
 
 
-def _stock_model(url: str, http_async_client: Any = None) -> Any:
-    """``ChatOpenAI`` as the article builds it, with the worker's settings."""
-    from langchain_openai import ChatOpenAI
-
-    from grafo.chat_model import MODEL_PROFILE
-
-    return ChatOpenAI(
-        base_url=url,
-        api_key="EMPTY",  # type: ignore[arg-type]
-        model="fake",
-        timeout=60,
-        max_retries=0,
-        max_tokens=1024,  # type: ignore[call-arg]
-        temperature=0.2,
-        profile=MODEL_PROFILE,  # type: ignore[arg-type]
-        http_async_client=http_async_client,
-    )
-
-
 async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
     """One generator request through each layer; CPU ms per call."""
     import aiohttp
@@ -113,7 +94,7 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
         await client.close()
 
     lc_messages = [SystemMessage(prompt_generador()), HumanMessage(texto)]
-    stock = _stock_model(url)
+    stock = build_chat_model(LLMSettings(url=url, model="fake"), direct=False)
     direct = build_chat_model(LLMSettings(url=url, model="fake"))
     for label, model in (
         ("ChatOpenAI (stock) .bind(response_format).ainvoke", stock),
@@ -136,7 +117,7 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
 
         filas.append((label, await _cpu_ms(agent, n)))
     await close_chat_model(direct)
-    await stock.root_async_client.close()
+    await close_chat_model(stock)
     return filas
 
 

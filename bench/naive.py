@@ -30,7 +30,6 @@ from aiokafka.abc import ConsumerRebalanceListener
 from langchain.agents import create_agent
 from langchain.agents.structured_output import ProviderStrategy
 from langchain_core.runnables import RunnableConfig
-from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -38,8 +37,7 @@ from langgraph.graph.state import CompiledStateGraph
 from criterios import CRITERIOS_VERSION, atributos_obligatorios, fallos, familias_conocidas
 from criterios import comprobar as comprobar_ficha
 from esquemas import EventoInvalido, Ficha, Veredicto, leer_evento
-from grafo import Agentes, Nodos, open_checkpointer
-from grafo.chat_model import MODEL_PROFILE
+from grafo import Agentes, LLMSettings, Nodos, build_chat_model, open_checkpointer
 from grafo.estado import EstadoFicha, origen_de
 from grafo.mensajes import (
     mensaje_evaluador,
@@ -57,14 +55,9 @@ READY_FILE = "listo"
 def build_naive_graph(settings: Settings, saver: BaseCheckpointSaver) -> CompiledStateGraph:
     """The article's five nodes; agents with the default checkpointer (inherit the parent's)."""
     # The article's stock ChatOpenAI, not the worker's DirectChatOpenAI (grafo.chat_model).
-    model = ChatOpenAI(
-        base_url=settings.llm_url,
-        api_key=settings.llm_api_key,  # type: ignore[arg-type]
-        model=settings.llm_modelo,
-        max_retries=0,
-        max_tokens=1024,  # type: ignore[call-arg]
-        temperature=0.2,
-        profile=MODEL_PROFILE,  # type: ignore[arg-type]
+    model = build_chat_model(
+        LLMSettings(url=settings.llm_url, model=settings.llm_modelo, api_key=settings.llm_api_key),
+        direct=False,
     )
     generador = create_agent(
         model, tools=[], system_prompt=prompt_generador(), response_format=ProviderStrategy(Ficha)

@@ -44,7 +44,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
-from openai import DefaultAioHttpClient
+from openai import DefaultAioHttpClient, DefaultAsyncHttpxClient
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
@@ -127,14 +127,23 @@ def _model_classes(annotation: Any) -> list[type[BaseModel]]:
     return [c for arg in typing.get_args(annotation) for c in _model_classes(arg)]
 
 
-def build_chat_model(settings: LLMSettings) -> ChatOpenAI:
-    """One client per process: building it per call would rebuild the HTTP pool every time."""
-    complete_response_models()
+def build_chat_model(settings: LLMSettings, *, direct: bool = True) -> ChatOpenAI:
+    """One client per process: building it per call would rebuild the HTTP pool every time.
+
+    ``direct=False`` gives stock ``ChatOpenAI`` with the same settings over the SDK's default
+    httpx client: the comparison point of ``bench.naive``, ``bench.capas`` and the tests that
+    prove ``DirectChatOpenAI`` sends and returns the same. Each model gets its own HTTP client,
+    so ``close_chat_model`` never closes langchain's shared default one.
+    """
+    if direct:
+        complete_response_models()
     extra_body: dict[str, Any] = {}
     if settings.repeat_penalty is not None:
         extra_body["repeat_penalty"] = settings.repeat_penalty
         extra_body["repetition_penalty"] = settings.repeat_penalty
-    return DirectChatOpenAI(
+    model_class = DirectChatOpenAI if direct else ChatOpenAI
+    http_client = DefaultAioHttpClient if direct else DefaultAsyncHttpxClient
+    return model_class(
         base_url=settings.url,
         api_key=settings.api_key,  # type: ignore[arg-type]
         model=settings.model,
@@ -144,7 +153,7 @@ def build_chat_model(settings: LLMSettings) -> ChatOpenAI:
         temperature=0.2,
         extra_body=extra_body or None,
         profile=MODEL_PROFILE,  # type: ignore[arg-type]
-        http_async_client=DefaultAioHttpClient(timeout=settings.timeout_s),
+        http_async_client=http_client(timeout=settings.timeout_s),
     )
 
 

@@ -24,7 +24,7 @@ from langchain_openai import ChatOpenAI
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio
 from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
-from grafo.chat_model import MODEL_PROFILE, DirectChatOpenAI
+from grafo.chat_model import DirectChatOpenAI
 from grafo.errores import classify
 from grafo.estado import origen_de
 from tests.conftest import evento_dict
@@ -48,22 +48,10 @@ SCHEMA = {
 
 def _stock(url: str, repeat_penalty: float | None = None) -> ChatOpenAI:
     """Stock ``ChatOpenAI`` with the settings ``build_chat_model`` uses."""
-    extra = (
-        {"repeat_penalty": repeat_penalty, "repetition_penalty": repeat_penalty}
-        if repeat_penalty is not None
-        else None
-    )
-    return ChatOpenAI(
-        base_url=url,
-        api_key="EMPTY",  # type: ignore[arg-type]
-        model="fake",
-        timeout=10,
-        max_retries=0,
-        max_tokens=1024,  # type: ignore[call-arg]
-        temperature=0.2,
-        extra_body=extra,
-        profile=MODEL_PROFILE,  # type: ignore[arg-type]
-    )
+    settings = LLMSettings(url=url, model="fake", timeout_s=10, repeat_penalty=repeat_penalty)
+    model = build_chat_model(settings, direct=False)
+    assert type(model) is ChatOpenAI
+    return model
 
 
 @asynccontextmanager
