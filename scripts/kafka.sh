@@ -70,6 +70,14 @@ fetch() {
     # kafka-server's published pom leaks test-only deps (junit, mockito,
     # apacheds kerberos test servers) as runtime: excluded, the broker never
     # loads them.
+    local test_only_exclusions
+    test_only_exclusions='      <exclusions>'
+    local group
+    for group in org.junit.jupiter org.junit.platform org.mockito \
+        org.apache.directory.api org.apache.directory.server; do
+        test_only_exclusions+=$'\n'"        <exclusion><groupId>$group</groupId><artifactId>*</artifactId></exclusion>"
+    done
+    test_only_exclusions+=$'\n''      </exclusions>'
     cat >"$KAFKA_HOME/pom.xml" <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -84,26 +92,14 @@ fetch() {
       <groupId>org.apache.kafka</groupId>
       <artifactId>kafka_$SCALA_VERSION</artifactId>
       <version>$KAFKA_VERSION</version>
-      <exclusions>
-        <exclusion><groupId>org.junit.jupiter</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.junit.platform</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.mockito</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.apache.directory.api</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.apache.directory.server</groupId><artifactId>*</artifactId></exclusion>
-      </exclusions>
+$test_only_exclusions
     </dependency>
     <dependency>
       <!-- kafka-topics & co. (org.apache.kafka.tools.*): readiness check and topic creation -->
       <groupId>org.apache.kafka</groupId>
       <artifactId>kafka-tools</artifactId>
       <version>$KAFKA_VERSION</version>
-      <exclusions>
-        <exclusion><groupId>org.junit.jupiter</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.junit.platform</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.mockito</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.apache.directory.api</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.apache.directory.server</groupId><artifactId>*</artifactId></exclusion>
-      </exclusions>
+$test_only_exclusions
     </dependency>
     <dependency>
       <groupId>org.apache.logging.log4j</groupId>
