@@ -75,7 +75,6 @@ MARCADORES: tuple[tuple[str, str], ...] = (
 # Leaves where a thread waits rather than works; py-spy --nonblocking cannot always tell.
 IDLE_LEAVES = (
     "EpollSelector.select (selectors.py",
-    "_connection_worker_thread (aiosqlite/core.py:59)",
     "_worker (concurrent/futures/thread.py:81)",
     "Condition.wait (threading.py",
     "Thread._wait_for_tstate_lock",

@@ -246,3 +246,18 @@ def worker_env(
 @pytest.fixture
 def topics() -> Topics:
     return Topics()
+
+
+async def wait_outcomes(
+    kafka: KafkaBroker, topics: Topics, expected: int, worker: WorkerProcess, timeout: float
+) -> list[dict[str, Any]]:
+    """Poll the output topics until ``expected`` outcomes (any destination) are there."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = []
+        for topic in (topics.publicadas, topics.revision, topics.dlq):
+            found += [dict(r, topic=topic) for r in await read_all(kafka.bootstrap, topic)]
+        if len(found) >= expected:
+            return found
+        assert time.monotonic() < deadline, f"{len(found)}/{expected}\n{worker.log_tail()}"
+        await asyncio.sleep(1)

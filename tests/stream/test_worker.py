@@ -19,6 +19,7 @@ from tests.stream.conftest import (
     create_input_topic,
     produce,
     read_all,
+    wait_outcomes,
     worker_env,
 )
 
@@ -26,21 +27,6 @@ from tests.stream.conftest import (
 def _valid(sku: str, version: int) -> tuple[bytes, bytes]:
     evento = evento_dict(sku, version, event_id=f"{sku}-v{version}")
     return sku.encode(), json.dumps(evento).encode()
-
-
-async def _wait_outcomes(
-    kafka: KafkaBroker, topics: Topics, expected: int, worker: WorkerProcess, timeout: float
-) -> list[dict[str, Any]]:
-    """Poll the output topics until ``expected`` outcomes (any destination) are there."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = []
-        for topic in (topics.publicadas, topics.revision, topics.dlq):
-            found += [dict(r, topic=topic) for r in await read_all(kafka.bootstrap, topic)]
-        if len(found) >= expected:
-            return found
-        assert time.monotonic() < deadline, f"{len(found)}/{expected}\n{worker.log_tail()}"
-        await asyncio.sleep(1)
 
 
 def _assert_order_per_sku(outcomes: list[dict[str, Any]]) -> None:
@@ -158,7 +144,7 @@ async def test_mensajes_veneno_no_paran_el_worker(
     worker.start()
     try:
         worker.wait_ready()
-        found = await _wait_outcomes(kafka, topics, len(poison) + 1, worker, timeout=120)
+        found = await wait_outcomes(kafka, topics, len(poison) + 1, worker, timeout=120)
         assert worker.proc is not None and worker.proc.poll() is None
     finally:
         worker.terminate()
@@ -201,7 +187,7 @@ async def test_llm_caido_30_s_nadie_va_a_revision(
             await asyncio.sleep(1)
         during = worker.metric("fichas_events_total", result="publicada")
         fake_llm.start()
-        found = await _wait_outcomes(kafka, topics, 40, worker, timeout=180)
+        found = await wait_outcomes(kafka, topics, 40, worker, timeout=180)
         assert worker.terminate() == 0
     finally:
         if not fake_llm.running:
@@ -233,7 +219,7 @@ async def test_sigterm_termina_lo_empezado_y_sale_con_0(
     fake_llm.configure({"latency_ms": 10})
     worker2.start()
     try:
-        found = await _wait_outcomes(kafka, topics, 30, worker2, timeout=120)
+        found = await wait_outcomes(kafka, topics, 30, worker2, timeout=120)
     finally:
         worker2.terminate()
     ids = [f["value"]["event_id"] for f in found]

@@ -22,9 +22,9 @@ from tests.stream.conftest import (
     WorkerProcess,
     create_input_topic,
     produce,
+    wait_outcomes,
     worker_env,
 )
-from tests.stream.test_worker import _wait_outcomes
 
 
 @pytest.mark.postgres
@@ -65,7 +65,7 @@ async def test_two_workers_share_postgres_checkpoints_and_versions(
     try:
         for worker in workers:
             worker.wait_ready()
-        found = await _wait_outcomes(kafka, topics, len(skus), workers[0], timeout=180)
+        found = await wait_outcomes(kafka, topics, len(skus), workers[0], timeout=180)
     finally:
         codes = [worker.terminate(timeout=60) for worker in workers]
     assert codes == [0, 0], [w.log_tail() for w in workers]
