@@ -37,6 +37,7 @@ from langgraph.graph.state import CompiledStateGraph
 from criterios import CRITERIOS_VERSION, atributos_obligatorios, fallos, familias_conocidas
 from criterios import comprobar as comprobar_ficha
 from esquemas import EventoInvalido, Ficha, Veredicto, leer_evento
+from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Agentes, LLMSettings, Nodos, build_chat_model, open_checkpointer
 from grafo.estado import EstadoFicha, origen_de
 from grafo.mensajes import (
@@ -46,7 +47,7 @@ from grafo.mensajes import (
     prompt_evaluador,
     prompt_generador,
 )
-from grafo.nodos import DESTINO_PUBLICADAS, decidir, forzar_rechazo
+from grafo.nodos import decidir, forzar_rechazo
 from stream.config import Settings
 
 READY_FILE = "listo"

@@ -18,10 +18,8 @@ from typing import Any
 from criterios import reglas_casa
 from criterios.cifras import cifras_en_texto, cifras_en_valor, respaldada, respaldo_de_origen
 from criterios.tablas import FamiliaDesconocida, atributos_obligatorios
+from esquemas.constantes import MAX_DESCRIPCION, MAX_DETALLE, MAX_TITULO
 
-MAX_TITULO = 80
-MAX_DESCRIPCION = 1200
-MAX_DETALLE = 200
 MAX_FRAGMENTO = 40
 
 CRITERIOS_EN_CODIGO = ("C01", "C02", "C03", "C05", "C07")
@@ -51,7 +49,7 @@ def fallos(comprobaciones: Mapping[str, Mapping[str, Any]]) -> list[dict[str, st
 
 
 def comprobar_titulo(ficha: Mapping[str, Any]) -> dict[str, Any]:
-    """C01: a title must exist and fit the 80 characters the catalogue shows.
+    """C01: a title must exist and fit the characters the catalogue shows.
 
     Characters are NFC code points, not bytes: "ñ" counts one whether it arrives composed or
     decomposed. The length is of the title as given, because that is what gets published.
@@ -60,7 +58,7 @@ def comprobar_titulo(ficha: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def comprobar_descripcion(ficha: Mapping[str, Any]) -> dict[str, Any]:
-    """C02: a description must exist and fit 1200 characters, counted as in C01."""
+    """C02: a description must exist and fit its maximum, counted as in C01."""
     return _length_check("descripción", _text(ficha.get("descripcion")), MAX_DESCRIPCION)
 
 

@@ -1,5 +1,6 @@
 """Pydantic models of the contract: the input event, the agents' answers, the outputs.
 
+Contract constants (destinations, reasons, codes, limits) live in ``esquemas.constantes``.
 This package depends on nothing else of the project; ``criterios``, ``grafo`` and
 ``stream`` build on it.
 """
@@ -8,15 +9,19 @@ from esquemas.entrada import EventoInvalido, leer_evento, payload_texto
 from esquemas.evento import EventoCambio, FichaProveedor
 from esquemas.ficha import Ficha, Problema, Veredicto
 from esquemas.salidas import (
+    DecisionRevision,
     ErrorRechazo,
     EventoRechazado,
     FichaEnRevision,
     FichaPublicada,
     Intento,
+    Origen,
     OrigenMensaje,
+    RevisionHumana,
 )
 
 __all__ = [
+    "DecisionRevision",
     "ErrorRechazo",
     "EventoCambio",
     "EventoInvalido",
@@ -26,8 +31,10 @@ __all__ = [
     "FichaProveedor",
     "FichaPublicada",
     "Intento",
+    "Origen",
     "OrigenMensaje",
     "Problema",
+    "RevisionHumana",
     "Veredicto",
     "leer_evento",
     "payload_texto",

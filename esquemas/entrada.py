@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from esquemas.evento import MAX_MESSAGE_BYTES, EventoCambio
-from esquemas.salidas import CodigoRechazo, ErrorRechazo
+from esquemas.constantes import MAX_MESSAGE_BYTES, CodigoRechazo, PayloadCodificacion
+from esquemas.evento import EventoCambio
+from esquemas.salidas import ErrorRechazo
 
 
 class EventoInvalido(ValueError):
@@ -61,13 +62,38 @@ def _decode_json(raw: bytes | str | None) -> Any:
     except UnicodeDecodeError as exc:
         raise EventoInvalido("json_invalido", f"no es UTF-8 válido: {exc.reason}") from exc
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except _AmbiguousJSON as exc:
+        raise EventoInvalido("esquema_invalido", str(exc), exc.campo) from exc
     except RecursionError as exc:
         raise EventoInvalido("json_invalido", "JSON demasiado anidado") from exc
     except json.JSONDecodeError as exc:
         raise EventoInvalido(
             "json_invalido", f"JSON mal formado: {exc.msg} (línea {exc.lineno}, col {exc.colno})"
         ) from exc
+
+
+class _AmbiguousJSON(ValueError):
+    """Valid-looking JSON that two readers could understand differently."""
+
+    def __init__(self, mensaje: str, campo: str | None) -> None:
+        super().__init__(mensaje)
+        self.campo = campo
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Refuse duplicate keys: which of two ``version`` values wins depends on the reader."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _AmbiguousJSON(f"clave JSON repetida: {key!r}", key)
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    """Refuse NaN and Infinity: they are not JSON, and no figure can be compared to them."""
+    raise _AmbiguousJSON(f"{name} no es un número JSON válido", None)
 
 
 def _validate_schema(data: Any) -> EventoCambio:
@@ -84,13 +110,13 @@ def _validate_schema(data: Any) -> EventoCambio:
         raise EventoInvalido("esquema_invalido", "valor demasiado anidado") from exc
 
 
-def payload_texto(raw: bytes | str | None) -> str:
-    """The raw value for the DLQ record: text when it is UTF-8, base64 otherwise."""
+def payload_texto(raw: bytes | str | None) -> tuple[str, PayloadCodificacion]:
+    """The raw value for the DLQ record and how it is carried: text when UTF-8, else base64."""
     if raw is None:
-        return ""
+        return "", "texto"
     if isinstance(raw, str):
-        return raw
+        return raw, "texto"
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8"), "texto"
     except UnicodeDecodeError:
-        return base64.b64encode(raw).decode("ascii")
+        return base64.b64encode(raw).decode("ascii"), "base64"

@@ -13,12 +13,29 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-SKU_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-MAX_ATRIBUTOS = 100
-MAX_MESSAGE_BYTES = 64 * 1024
+from esquemas.constantes import (
+    MAX_ATRIBUTOS,
+    MAX_CIFRA_ABS,
+    MAX_CIFRA_TEXTO,
+    MAX_DESCRIPCION_PROVEEDOR,
+    MAX_EVENT_ID,
+    MAX_TITULO_PROVEEDOR,
+    MAX_VERSION,
+    SKU_PATTERN,
+)
 
 Sku = Annotated[str, StringConstraints(pattern=SKU_PATTERN)]
-Cifra = float | int | str
+# A figure is a bounded number or a short text. The bounds keep every accepted value exact
+# through JSON, msgpack (the checkpoints) and the databases' integer and float columns: an
+# unbounded integer once broke a checkpoint for good. ``allow_inf_nan=False`` refuses NaN and
+# Infinity even when a caller builds the model from Python floats.
+Cifra = (
+    Annotated[int, Field(strict=True, ge=-MAX_CIFRA_ABS, le=MAX_CIFRA_ABS)]
+    | Annotated[
+        float, Field(strict=True, allow_inf_nan=False, ge=-MAX_CIFRA_ABS, le=MAX_CIFRA_ABS)
+    ]
+    | Annotated[str, Field(max_length=MAX_CIFRA_TEXTO)]
+)
 
 
 class FichaProveedor(BaseModel):
@@ -26,8 +43,8 @@ class FichaProveedor(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    titulo: str = Field(max_length=500)
-    descripcion: str = Field(max_length=10_000)
+    titulo: str = Field(max_length=MAX_TITULO_PROVEEDOR)
+    descripcion: str = Field(max_length=MAX_DESCRIPCION_PROVEEDOR)
     atributos: dict[str, str] = Field(default_factory=dict)
     idioma: str | None = None
 
@@ -45,9 +62,9 @@ class EventoCambio(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    event_id: str = Field(min_length=1, max_length=128)
+    event_id: str = Field(min_length=1, max_length=MAX_EVENT_ID)
     sku: Sku
-    version: int = Field(ge=1, strict=True)
+    version: int = Field(ge=1, le=MAX_VERSION, strict=True)
     proveedor: str = Field(min_length=1)
     familia: str = Field(min_length=1)
     ocurrido_en: datetime

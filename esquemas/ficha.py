@@ -12,9 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-MAX_TITULO = 80
-MAX_DESCRIPCION = 1200
-MAX_DETALLE = 200
+from esquemas.constantes import MAX_DESCRIPCION, MAX_DETALLE, MAX_TITULO
 
 
 class Ficha(BaseModel):
@@ -22,9 +20,12 @@ class Ficha(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    titulo: str = Field(max_length=MAX_TITULO, description="Título, como mucho 80 caracteres")
+    titulo: str = Field(
+        max_length=MAX_TITULO, description=f"Título, como mucho {MAX_TITULO} caracteres"
+    )
     descripcion: str = Field(
-        max_length=MAX_DESCRIPCION, description="Descripción, como mucho 1200 caracteres"
+        max_length=MAX_DESCRIPCION,
+        description=f"Descripción, como mucho {MAX_DESCRIPCION} caracteres",
     )
     atributos: dict[str, str] = Field(description="Atributos de la familia, nombre -> valor")
 

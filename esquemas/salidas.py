@@ -8,16 +8,19 @@ outcome, timestamps included, which is what lets consumers deduplicate on ``even
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from esquemas.constantes import (
+    CodigoRechazo,
+    DecisionHumana,
+    DecisionPublicacion,
+    Motivo,
+    PayloadCodificacion,
+    TipoRevision,
+)
 from esquemas.ficha import Ficha, Problema, Veredicto
-
-Motivo = Literal["rechazada", "salida_invalida"]
-CodigoRechazo = Literal[
-    "json_invalido", "esquema_invalido", "familia_desconocida", "demasiado_grande"
-]
 
 
 class Intento(BaseModel):
@@ -30,8 +33,31 @@ class Intento(BaseModel):
     veredicto: Veredicto
 
 
+class Origen(BaseModel):
+    """What the supplier sent: the reference a reviewer compares a ficha against (v1.1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ficha_proveedor: dict[str, Any]
+    cifras: dict[str, Any] = Field(default_factory=dict)
+
+
+class RevisionHumana(BaseModel):
+    """Who published a ficha by hand, and how (v1.1); null when the loop published it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    revisor: str
+    decision: DecisionPublicacion
+    decidida_en: datetime
+
+
 class FichaPublicada(BaseModel):
-    """Written to ``fichas.publicadas`` (and, sampled, ``fichas.muestra_revision``)."""
+    """Written to ``fichas.publicadas`` (and, sampled, ``fichas.muestra_revision``).
+
+    ``revision`` is null when the loop published the ficha. ``origen`` is filled only on the
+    sample topic, where a reviewer needs it; the published topic stays as subscribers know it.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -44,6 +70,8 @@ class FichaPublicada(BaseModel):
     criterios_version: str
     modelo: str
     publicada_en: datetime
+    revision: RevisionHumana | None = None
+    origen: Origen | None = None
 
 
 class FichaEnRevision(BaseModel):
@@ -62,6 +90,7 @@ class FichaEnRevision(BaseModel):
     historial: list[Intento]
     criterios_version: str
     enviada_en: datetime
+    origen: Origen | None = None
 
 
 class ErrorRechazo(BaseModel):
@@ -85,11 +114,35 @@ class OrigenMensaje(BaseModel):
 
 
 class EventoRechazado(BaseModel):
-    """Written to ``proveedor.cambios.dlq``: the error and the raw payload, nothing lost."""
+    """Written to ``proveedor.cambios.dlq``: the error and the raw payload, nothing lost.
+
+    ``payload`` may be cut so that the record always fits the producer's maximum;
+    ``payload_sha256`` is of the full original value and ``truncado`` says whether it was cut.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     error: ErrorRechazo
     payload: str
+    payload_codificacion: PayloadCodificacion = "texto"
+    payload_sha256: str | None = None
+    truncado: bool = False
     origen: OrigenMensaje
     recibido_en: datetime
+
+
+class DecisionRevision(BaseModel):
+    """Written to ``fichas.decisiones`` by the reviewer app: one person's verdict (v1.1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    event_id: str
+    sku: str
+    version: int
+    tipo: TipoRevision
+    decision: DecisionHumana
+    criterios: list[str] = Field(default_factory=list)
+    nota: str = ""
+    campos_editados: list[str] = Field(default_factory=list)
+    revisor: str
+    decidida_en: datetime

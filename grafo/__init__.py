@@ -10,12 +10,10 @@ from grafo.chat_model import LLMSettings, build_chat_model, close_chat_model
 from grafo.checkpointer import open_checkpointer
 from grafo.construccion import construir_grafo
 from grafo.ejecucion import LLMHealth, LLMUnavailable, Procesador, Resultado, RetryPolicy
-from grafo.nodos import DESTINO_PUBLICADAS, DESTINO_REVISION, Nodos, decidir
+from grafo.nodos import Nodos, decidir
 from grafo.sensores import NullSensor, Sensor
 
 __all__ = [
-    "DESTINO_PUBLICADAS",
-    "DESTINO_REVISION",
     "Agentes",
     "LLMHealth",
     "LLMSettings",

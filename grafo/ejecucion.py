@@ -23,6 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio
+from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
 from grafo.errores import classify
 from grafo.estado import origen_de
 from grafo.sensores import NullSensor, Sensor
@@ -106,7 +107,7 @@ def resumen_intentos(historial: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "aprobada": r["veredicto"]["aprobada"],
             "rechazos": r.get("rechazos", []),
             "invalida": any(
-                p["criterio"] == "salida_invalida" for p in r["veredicto"]["problemas"]
+                p["criterio"] == CRITERIO_SALIDA_INVALIDA for p in r["veredicto"]["problemas"]
             ),
         }
         for r in historial

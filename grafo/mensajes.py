@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from criterios import cargar_criterios
+from esquemas.constantes import MAX_DESCRIPCION, MAX_TITULO
 
 
 def _json_block(value: Any) -> str:
@@ -49,7 +50,9 @@ def _template(name: str) -> str:
 def prompt_generador() -> str:
     """System prompt of the generator: house rules as the generator-facing criteria texts."""
     lineas = [f"- {c.id}: {c.texto_generador}" for c in cargar_criterios()]
-    return _template("generador.md").format(criterios="\n".join(lineas))
+    return _template("generador.md").format(
+        criterios="\n".join(lineas), max_titulo=MAX_TITULO, max_descripcion=MAX_DESCRIPCION
+    )
 
 
 @cache

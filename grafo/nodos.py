@@ -2,13 +2,13 @@
 
 ``generar`` and ``evaluar`` call the agents; ``evaluar`` first runs the code checks
 (``criterios.comprobar``) and shows their results to the evaluator; ``decidir``
-reads the verdict and the attempt counter and nothing else — a function without a model, so
-the model can neither lengthen nor shorten the loop. ``publicar`` and ``descartar`` do no
-I/O: they put the contract's outcome event in the state, and the caller emits it. Building
-the event inside the graph means its timestamp is checkpointed, so a redelivered event
-re-emits the identical outcome.
+reads the verdict, the attempt counter and whether an answer was invalid, and nothing else — a
+function without a model, so the model can neither lengthen nor shorten the loop.
+``publicar`` and ``descartar`` do no I/O: they put the contract's outcome event in the state,
+and the caller emits it. Building the event inside the graph means its timestamp is
+checkpointed, so a redelivered event re-emits the identical outcome.
 
-The code checks are not a node of their own (issue 7): a node costs a superstep and a
+The code checks are not a node of their own: a node costs a superstep and a
 checkpoint, and a checkpoint after a pure, sub-millisecond function buys nothing on resume —
 the checkpoint after ``generar`` is the one that saves an LLM call. Run again after a crash,
 the checks give the same result for the same ficha and criteria.
@@ -22,14 +22,19 @@ from typing import Any, Literal
 
 from criterios import comprobar as comprobar_ficha
 from criterios import fallos
-from esquemas import FichaEnRevision, FichaPublicada
+from esquemas import FichaEnRevision, FichaPublicada, Origen
+from esquemas.constantes import (
+    CRITERIO_SALIDA_INVALIDA,
+    DESTINO_PUBLICADAS,
+    DESTINO_REVISION,
+    MAX_DETALLE,
+    MOTIVO_RECHAZADA,
+    MOTIVO_SALIDA_INVALIDA,
+)
 from grafo.agentes import Agentes
 from grafo.errores import SalidaInvalida
 from grafo.estado import EstadoFicha
 from grafo.mensajes import problemas_acumulados
-
-DESTINO_PUBLICADAS = "fichas.publicadas"
-DESTINO_REVISION = "fichas.revision_manual"
 
 Ruta = Literal["generar", "evaluar", "publicar", "descartar"]
 
@@ -65,6 +70,11 @@ def forzar_rechazo(
             problemas.append(problema)
     aprobada = bool(veredicto.get("aprobada")) and not problemas
     return {"aprobada": aprobada, "problemas": problemas}
+
+
+def origen_revision(evento: dict[str, Any]) -> Origen:
+    """What a reviewer compares a ficha against: the supplier's page and figures, as sent."""
+    return Origen(ficha_proveedor=evento["ficha_proveedor"], cifras=evento.get("cifras", {}))
 
 
 def _ahora() -> str:
@@ -128,7 +138,9 @@ class Nodos:
             modelo=self.modelo,
             publicada_en=_ahora(),  # type: ignore[arg-type]
         )
-        return {"salida": {"destino": DESTINO_PUBLICADAS, "evento": salida.model_dump(mode="json")}}
+        # ``origen`` belongs to the human-review sample only; the stream layer adds it there.
+        datos = salida.model_dump(mode="json", exclude={"origen"})
+        return {"salida": {"destino": DESTINO_PUBLICADAS, "evento": datos}}
 
     def descartar(self, state: EstadoFicha) -> dict[str, Any]:
         """Build the ``FichaEnRevision`` event with the last ficha, the reason and the history."""
@@ -144,11 +156,12 @@ class Nodos:
             familia=evento["familia"],
             ficha=state.get("ficha"),  # type: ignore[arg-type]
             intentos=state["intentos"],
-            motivo="salida_invalida" if state.get("invalida") else "rechazada",
+            motivo=MOTIVO_SALIDA_INVALIDA if state.get("invalida") else MOTIVO_RECHAZADA,
             problemas=state["veredicto"]["problemas"],
             historial=historial,  # type: ignore[arg-type]
             criterios_version=self.criterios_version,
             enviada_en=_ahora(),  # type: ignore[arg-type]
+            origen=origen_revision(evento),
         )
         return {"salida": {"destino": DESTINO_REVISION, "evento": salida.model_dump(mode="json")}}
 
@@ -157,7 +170,8 @@ class Nodos:
         intento: int, exc: SalidaInvalida, ficha: dict[str, Any] | None
     ) -> dict[str, Any]:
         """State update for an agent answer that failed validation: stop, record why."""
-        problema = {"criterio": "salida_invalida", "detalle": f"{exc.agente}: {exc.detalle}"[:200]}
+        detalle = f"{exc.agente}: {exc.detalle}"[:MAX_DETALLE]
+        problema = {"criterio": CRITERIO_SALIDA_INVALIDA, "detalle": detalle}
         veredicto = {"aprobada": False, "problemas": [problema]}
         registro: dict[str, Any] = {
             "intento": intento,

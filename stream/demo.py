@@ -49,7 +49,7 @@ from typing import Any, TextIO
 
 from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
-from grafo import DESTINO_PUBLICADAS, DESTINO_REVISION
+from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
 from stream.config import Settings
 from stream.informe import Informe, Salida, calcular_informe
 
@@ -57,7 +57,6 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 KAFKA_SCRIPT = REPO_DIR / "scripts" / "kafka.sh"
 DEFAULT_FEED = REPO_DIR / "ejemplos" / "proveedor.jsonl"
 DEFAULT_TIMEOUT_S = 15 * 60.0
-DESTINO_DLQ = "dlq"  # as ``fichas procesar`` writes it
 # Two attempts, not the contract's default three, so the sample feed ends in under 10 minutes on
 # 2 shared cores: the 0.5B model's evaluator rejects nearly every ficha, so each event uses all
 # its attempts (two model calls each, ~13 s per call measured); with three attempts the

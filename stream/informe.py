@@ -26,11 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from grafo import DESTINO_PUBLICADAS, DESTINO_REVISION
+from esquemas.constantes import (
+    CRITERIO_SALIDA_INVALIDA,
+    DESTINO_DLQ,
+    DESTINO_PUBLICADAS,
+    DESTINO_REVISION,
+)
 
-DESTINO_DLQ = "dlq"
 UMBRAL_DEFECTO = 0.10
-CRITERIO_SALIDA_INVALIDA = "salida_invalida"
+
 
 Salida = tuple[str, dict[str, Any]]
 

@@ -29,7 +29,8 @@ from prometheus_client import (
 )
 
 from criterios import CRITERIOS_VERSION, cargar_criterios
-from grafo import DESTINO_PUBLICADAS, DESTINO_REVISION, Resultado
+from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+from grafo import Resultado
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,9 @@ from typing import Any, TextIO
 
 from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
+from esquemas.constantes import DESTINO_DLQ
 from grafo import Procesador
 from stream.rechazo import evento_rechazado
-
-DESTINO_DLQ = "dlq"
 
 
 @dataclass

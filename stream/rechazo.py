@@ -6,11 +6,16 @@ partition 0, the 0-based line number as offset), so both write the same DLQ reco
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
 from esquemas import EventoInvalido, EventoRechazado, OrigenMensaje, payload_texto
-from esquemas.evento import MAX_MESSAGE_BYTES
+from esquemas.constantes import MAX_MESSAGE_BYTES
+
+# The raw value kept in a DLQ record: the first 64 KiB (base64 makes that ~87 KiB), so a record
+# always fits the producer's 1 MiB maximum, whatever the broker accepted on the input topic.
+MAX_PAYLOAD_BYTES = MAX_MESSAGE_BYTES
 
 
 def evento_rechazado(
@@ -18,16 +23,23 @@ def evento_rechazado(
 ) -> dict[str, Any]:
     """The DLQ record as a JSON-able dict: the error, the raw payload, where it came from.
 
-    A value over the 64 KiB limit is cut to its first 64 KiB, and the message says so: the
-    DLQ must stay writable, and ``origen`` points at the full value in the input topic.
+    A value over the 64 KiB limit is cut to its first 64 KiB (``truncado``), and its sha256 is
+    of the full original value: the DLQ must stay writable, and ``origen`` points at the full
+    value in the input topic.
     """
+    data = raw.encode("utf-8") if isinstance(raw, str) else (raw or b"")
+    truncado = len(data) > MAX_PAYLOAD_BYTES
+    kept = data[:MAX_PAYLOAD_BYTES]
+    texto, codificacion = payload_texto(kept)
     error_contrato = error.error()
-    if raw is not None and len(raw) > MAX_MESSAGE_BYTES:
-        error_contrato.mensaje += f"; payload truncado a los primeros {MAX_MESSAGE_BYTES} bytes"
-        raw = raw[:MAX_MESSAGE_BYTES]
+    if truncado:
+        error_contrato.mensaje += f"; payload truncado a los primeros {MAX_PAYLOAD_BYTES} bytes"
     registro = EventoRechazado(
         error=error_contrato,
-        payload=payload_texto(raw),
+        payload=texto,
+        payload_codificacion=codificacion,
+        payload_sha256=hashlib.sha256(data).hexdigest(),
+        truncado=truncado,
         origen=OrigenMensaje(topic=topic, particion=particion, offset=offset),
         recibido_en=datetime.now(UTC),
     )

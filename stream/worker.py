@@ -37,7 +37,8 @@ from aiokafka.errors import KafkaError
 
 from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
-from grafo import DESTINO_PUBLICADAS, Procesador, Resultado
+from esquemas.constantes import DESTINO_PUBLICADAS
+from grafo import Procesador, Resultado
 from stream import bucle
 from stream.config import Settings
 from stream.http import HealthServer

@@ -86,10 +86,11 @@ def test_falta_un_campo_obligatorio() -> None:
 
 
 def test_payload_texto_o_base64() -> None:
-    assert payload_texto(b'{"a": "\xc3\xb1"}') == '{"a": "ñ"}'
+    assert payload_texto(b'{"a": "\xc3\xb1"}') == ('{"a": "ñ"}', "texto")
     crudo = b"\xff\x00\x01"
-    assert base64.b64decode(payload_texto(crudo)) == crudo
-    assert payload_texto(None) == ""
+    texto, codificacion = payload_texto(crudo)
+    assert codificacion == "base64" and base64.b64decode(texto) == crudo
+    assert payload_texto(None) == ("", "texto")
 
 
 def test_ficha_rechaza_titulo_de_81_caracteres() -> None:
@@ -101,3 +102,38 @@ def test_ficha_rechaza_titulo_de_81_caracteres() -> None:
 def test_problema_recorta_detalle_largo() -> None:
     problema = Problema(criterio="C04", detalle="x" * 500)
     assert len(problema.detalle) == 200
+
+
+@pytest.mark.parametrize(
+    ("raw", "campo"),
+    [
+        (_raw(version=2**53), "version"),
+        (_raw(version=2**63), "version"),
+        (_raw(version=2**64 + 1), "version"),
+        (_raw(cifras={"peso_g": 2**64}), "cifras.peso_g"),
+        (_raw(cifras={"peso_g": 1e300}), "cifras.peso_g"),
+        (_raw(cifras={"nota": "x" * 201}), "cifras.nota"),
+        (_raw(cifras={"peso_g": True}), "cifras.peso_g"),
+        (b'{"version": 1, "version": 2}', "version"),
+        (json.dumps(evento_dict(cifras={"peso_g": float("nan")})).encode(), None),
+        (json.dumps(evento_dict(cifras={"peso_g": float("inf")})).encode(), None),
+        (json.dumps(evento_dict(cifras={"peso_g": float("-inf")})).encode(), None),
+    ],
+)
+def test_numeros_sin_cota_claves_repetidas_y_nan_son_esquema_invalido(
+    raw: bytes, campo: str | None
+) -> None:
+    """Values that once wedged a lane (checkpoint msgpack, integer columns) stop at the door."""
+    with pytest.raises(EventoInvalido) as exc:
+        leer_evento(raw, FAMILIAS)
+    assert exc.value.codigo == "esquema_invalido"
+    if campo is not None:
+        assert exc.value.campo is not None and exc.value.campo.startswith(campo)
+
+
+def test_limites_exactos_se_aceptan() -> None:
+    """The largest accepted version and figures round-trip unchanged."""
+    cifras = {"a": 2**53 - 1, "b": -(2**53 - 1), "c": 0.28, "d": "x" * 200}
+    evento = leer_evento(_raw(version=2**53 - 1, cifras=cifras), FAMILIAS)
+    assert evento.version == 2**53 - 1
+    assert evento.cifras == cifras

@@ -9,7 +9,8 @@ from typing import Any
 import aiohttp
 from prometheus_client import generate_latest
 
-from grafo import DESTINO_PUBLICADAS, DESTINO_REVISION, Resultado
+from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+from grafo import Resultado
 from stream.http import HealthServer
 from stream.metricas import METRIC_NAMES, PrometheusSensor
 

@@ -1,0 +1,64 @@
+"""Every constant of the contract, written once: destinations, reasons, codes and limits.
+
+Other packages import these names instead of repeating the literals, so a change to the
+contract is a change to this file (and to the models that use it), never a search across the
+tree. The prompts are filled from here too (``grafo.mensajes``), so the lengths the generator is
+told are the lengths the code checks.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+# Where an outcome goes. The two topics' default names double as destination labels in
+# ``fichas procesar`` output and in the graph's state; invalid input is "dlq".
+DESTINO_PUBLICADAS: Final = "fichas.publicadas"
+DESTINO_REVISION: Final = "fichas.revision_manual"
+DESTINO_DLQ: Final = "dlq"
+Destino = Literal["fichas.publicadas", "fichas.revision_manual", "dlq"]
+
+# Why a ficha went to manual review (``FichaEnRevision.motivo``).
+MOTIVO_RECHAZADA: Final = "rechazada"
+MOTIVO_SALIDA_INVALIDA: Final = "salida_invalida"
+Motivo = Literal["rechazada", "salida_invalida"]
+
+# The pseudo-criterion of a problem that says the model's answer was unusable.
+CRITERIO_SALIDA_INVALIDA: Final = MOTIVO_SALIDA_INVALIDA
+
+# Why an input message went to the DLQ (``EventoRechazado.error.codigo``).
+CodigoRechazo = Literal[
+    "json_invalido",
+    "esquema_invalido",
+    "familia_desconocida",
+    "demasiado_grande",
+    "error_procesamiento",
+    "event_id_reutilizado",
+]
+
+# How the DLQ record carries the original value.
+PayloadCodificacion = Literal["texto", "base64"]
+
+# Human review (contract v1.1).
+TipoRevision = Literal["revision", "muestra"]
+DecisionHumana = Literal[
+    "aprobada", "editada", "rechazada", "correcta", "incorrecta", "obsoleta"
+]
+DecisionPublicacion = Literal["aprobada", "editada"]
+
+# Limits of the ficha (C01, C02) and of a problem's explanation.
+MAX_TITULO: Final = 80
+MAX_DESCRIPCION: Final = 1200
+MAX_DETALLE: Final = 200
+
+# Limits of the input event.
+SKU_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+MAX_EVENT_ID: Final = 128
+MAX_TITULO_PROVEEDOR: Final = 500
+MAX_DESCRIPCION_PROVEEDOR: Final = 10_000
+MAX_ATRIBUTOS: Final = 100
+MAX_MESSAGE_BYTES: Final = 64 * 1024
+MAX_VERSION: Final = 2**53 - 1
+MAX_CIFRA_TEXTO: Final = 200
+# Figures are bounded so that every accepted value survives JSON, msgpack (checkpoints) and a
+# float64 round trip unchanged: integers within ±(2^53 − 1), floats finite and within ±1e15.
+MAX_CIFRA_ABS: Final = 2**53 - 1
