@@ -1,6 +1,6 @@
 # One-command entry points. `make demo` is the one the README leads with: on a fresh machine it
 # builds the virtualenv, then runs the whole job (local Kafka, the small CPU model, one worker,
-# the sample feed) and prints a summary. See stream/demo.py.
+# the sample feed) and prints a summary. See herramientas/demo.py.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,7 +10,7 @@ EXTRAS ?= local,report
 .PHONY: demo venv test
 
 demo: venv
-	$(PY) -m stream.demo $(DEMO_ARGS)
+	$(PY) -m herramientas.demo $(DEMO_ARGS)
 
 # Create the virtualenv if missing; install the project only when scripts/venv_ok.py says this
 # checkout at this version, with these extras, is not installed yet (a re-run costs ~0.1 s).

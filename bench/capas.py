@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.feed import fake_llm_config, make_feed
-from tests.fake_llm_client import FakeLLM
+from harness.fake_llm_client import FakeLLM
 
 Call = Callable[[], Awaitable[Any]]
 

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tests.conftest import evento_dict
+from harness.eventos import evento_dict
 
 # prefix -> (attempt that is approved or None, evaluator script)
 CLASES: dict[str, tuple[int | None, list[str]]] = {

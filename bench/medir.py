@@ -7,7 +7,6 @@ timestamps for latency and throughput. Nothing here asks the processor about its
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import sqlite3
@@ -15,7 +14,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,7 +154,7 @@ class Proceso:
 
 def worker_command() -> list[str]:
     """``fichas worker`` exactly as the console script runs it."""
-    return [sys.executable, "-m", "stream.cli", "worker"]
+    return [sys.executable, "-m", "herramientas.cli", "worker"]
 
 
 def naive_command() -> list[str]:
@@ -206,10 +204,3 @@ def checkpoint_rows(data_dir: Path) -> Filas:
         cbytes + wbytes,
         {k: (v[0], v[1]) for k, v in por_clase.items()},
     )
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]

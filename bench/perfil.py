@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.feed import fake_llm_config, make_feed
 from esquemas import EventoCambio
-from tests.fake_llm_client import FakeLLM
+from harness.fake_llm_client import FakeLLM
 
 
 async def _run(url: str, data_dir: Path, n: int, clase: str, concurrencia: int) -> float:

@@ -1,7 +1,7 @@
 """``python -m bench.run``: throughput, latency and cost per ficha, worker against naive design.
 
-One command starts everything it needs: a local Kafka broker (``tests.kafka_broker``) on free
-ports, the fake LLM server (``tests.fake_llm``) with ``--latency-ms`` per call and at most
+One command starts everything it needs: a local Kafka broker (``harness.kafka_broker``) on free
+ports, the fake LLM server (``harness.fake_llm``) with ``--latency-ms`` per call and at most
 ``--cap`` calls in parallel, and a feed of N events whose approval attempt is scripted per SKU
 (``bench.feed``). Each scenario gets its own topics, consumer group and data directory; its
 process(es) start, and once every input partition is owned its events are produced in one
@@ -50,13 +50,14 @@ from bench.medir import (
     cpu_ms,
     machine_cpu_ms,
     naive_command,
-    percentile,
     worker_command,
 )
 from bench.naive import READY_FILE
-from tests.fake_llm_client import FakeLLM
-from tests.kafka_broker import KafkaBroker, free_port
-from tests.stream.conftest import Topics
+from harness.fake_llm_client import FakeLLM
+from harness.kafka_broker import KafkaBroker
+from harness.red import free_port
+from harness.topicos import Topics
+from herramientas.estadistica import percentile
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_OUT = BENCH_DIR / "resultados.json"
@@ -367,9 +368,9 @@ def _fila(
         fichas_s=round(fichas_s, 2),
         limite_llm_s=round(limite, 2),
         pct_limite=round(100 * fichas_s / limite, 1),
-        p50_ms=round(percentile(latencias, 50)),
-        p95_ms=round(percentile(latencias, 95)),
-        p99_ms=round(percentile(latencias, 99)),
+        p50_ms=round(percentile(latencias, 0.50) or 0),
+        p95_ms=round(percentile(latencias, 0.95) or 0),
+        p99_ms=round(percentile(latencias, 0.99) or 0),
         cpu_ms_ficha=round(cpu / n, 2),
         filas_ficha=round(rows / n, 2),
         filas_ficha_3=round((cps3 + wrs3) / n3, 2) if n3 else 0.0,

@@ -39,7 +39,7 @@ from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Procesador, Resultado
-from stream import bucle
+from stream import eventloop
 from stream.config import Settings
 from stream.http import HealthServer
 from stream.kafka import build_consumer, build_producer, ensure_topics
@@ -373,7 +373,7 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
 
 async def serve(settings: Settings) -> None:
     """Start every part of the worker, run until a signal, stop them in order."""
-    log.info("event loop: %s", bucle.loop_name())
+    log.info("event loop: %s", eventloop.loop_name())
     sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
     await ensure_topics(settings)
     consumer = build_consumer(settings)
@@ -402,6 +402,6 @@ async def serve(settings: Settings) -> None:
 
 def run_worker(settings: Settings) -> int:
     """Entry point of ``fichas worker``: exit 0 after a clean, signalled stop."""
-    bucle.run(serve(settings))
+    eventloop.run(serve(settings))
     log.info("worker stopped")
     return 0

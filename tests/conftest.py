@@ -1,4 +1,4 @@
-"""Shared fixtures: the project's fake LLM as a real HTTP process, and ready-made events.
+"""Shared fixtures: the project's fake LLM as a real HTTP process, data folders, services.
 
 The fake LLM runs once per session (starting a process per test would dominate the run);
 each test resets its records and per-SKU counters and sets its own script.
@@ -6,48 +6,17 @@ each test resets its records and per-SKU counters and sets its own script.
 
 from __future__ import annotations
 
-import json
 import select
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.fake_llm_client import FakeLLM
-
-EJEMPLO_ORIGEN: dict[str, Any] = {
-    "titulo": "RUNNER X2 black mesh sneaker men 42",
-    "descripcion": "Lightweight running shoe, mesh upper, rubber sole. Weight 280 g.",
-    "atributos": {"color": "negro", "talla": "42", "material": "malla", "genero": "hombre"},
-    "idioma": "en",
-}
-
-
-def evento_dict(sku: str = "ZAP-000123", version: int = 1, **cambios: Any) -> dict[str, Any]:
-    """A valid EventoCambio as a dict; keyword arguments override fields."""
-    evento: dict[str, Any] = {
-        "event_id": str(uuid.uuid4()),
-        "sku": sku,
-        "version": version,
-        "proveedor": "Calzados Norte SL",
-        "familia": "zapatillas",
-        "ocurrido_en": "2026-11-29T10:00:00Z",
-        "ficha_proveedor": dict(EJEMPLO_ORIGEN),
-        "cifras": {"peso_g": 280},
-    }
-    evento.update(cambios)
-    return evento
-
-
-def evento_json(sku: str = "ZAP-000123", version: int = 1, **cambios: Any) -> str:
-    """A valid EventoCambio as one JSON line."""
-    return json.dumps(evento_dict(sku, version, **cambios), ensure_ascii=False)
+from harness.fake_llm_client import FakeLLM
 
 
 @pytest.fixture(scope="session")
@@ -111,11 +80,11 @@ def _read_ready_line(proc: subprocess.Popen[str], timeout: float) -> str:
 @pytest.fixture(scope="session")
 def local_llm_url() -> Iterator[str]:
     """The real small model, served as ``fichas llm-local serve`` runs it, once per session."""
-    from stream import llm_local
+    from herramientas import llm_local
 
     llm_local.ensure_model(llm_local.DEFAULT_CACHE_DIR)  # join once, outside the start timeout
     proc = subprocess.Popen(
-        [sys.executable, "-m", "stream.llm_local", "serve", "--port", "0"],
+        [sys.executable, "-m", "herramientas.llm_local", "serve", "--port", "0"],
         cwd=Path(__file__).parents[1],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from esquemas import EventoInvalido, Ficha, Problema, leer_evento, payload_texto
-from tests.conftest import evento_dict
+from harness.eventos import evento_dict
 
 FAMILIAS = {"zapatillas", "camisetas"}
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
 from grafo.ejecucion import thread_id
-from tests.conftest import evento_dict
-from tests.fake_llm_client import FakeLLM
-from tests.grafo.conftest import abrir_procesador
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.procesador import abrir_procesador
 
 
 def _evento(sku: str) -> EventoCambio:

@@ -27,9 +27,9 @@ from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from grafo.chat_model import DirectChatOpenAI
 from grafo.errores import classify
 from grafo.estado import origen_de
-from tests.conftest import evento_dict
-from tests.fake_llm_client import FakeLLM
-from tests.grafo.conftest import abrir_procesador
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.procesador import abrir_procesador
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = {

@@ -13,9 +13,9 @@ import pytest
 from esquemas import EventoCambio
 from grafo.checkpointer import SQLITE_FILE
 from grafo.ejecucion import thread_id
-from tests.conftest import evento_dict
-from tests.fake_llm_client import FakeLLM
-from tests.grafo.conftest import abrir_procesador
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.procesador import abrir_procesador
 
 MAX_FILAS = 9  # input, start, 3 x generar, 3 x evaluar, publicar (issue 7 allows 12)
 

@@ -11,7 +11,7 @@ from criterios import atributos_obligatorios, comprobar
 from esquemas import EventoCambio
 from grafo.estado import origen_de
 from grafo.mensajes import indented_json, mensaje_evaluador
-from tests.conftest import evento_dict
+from harness.eventos import evento_dict
 
 
 def _stdlib(value: Any) -> str:

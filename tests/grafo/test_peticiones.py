@@ -8,9 +8,9 @@ from typing import Any
 
 from esquemas import EventoCambio
 from grafo.mensajes import prompt_generador
-from tests.conftest import evento_dict
-from tests.fake_llm_client import FakeLLM
-from tests.grafo.conftest import abrir_procesador
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.procesador import abrir_procesador
 
 FICHA_1 = {
     "titulo": "Zapatilla Runner X2 primera",

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
 
-from tests.conftest import evento_dict
-from tests.fake_llm_client import FakeLLM
-from tests.kafka_broker import KafkaBroker
-from tests.stream.conftest import Topics, WorkerProcess, create_input_topic, worker_env
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.kafka_broker import KafkaBroker
+from harness.topicos import Topics, create_input_topic
+from harness.worker import WorkerProcess, worker_env
 
 BACKLOG = 100_000
 CONCURRENCIA = 16

@@ -8,17 +8,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.conftest import evento_dict
-from tests.fake_llm_client import FakeLLM
-from tests.kafka_broker import KafkaBroker
-from tests.stream.conftest import (
-    Topics,
-    WorkerProcess,
-    create_input_topic,
-    produce,
-    read_all,
-    worker_env,
-)
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.kafka_broker import KafkaBroker
+from harness.topicos import Topics, create_input_topic, produce, read_all
+from harness.worker import WorkerProcess, worker_env
 
 EVENTOS = 160
 

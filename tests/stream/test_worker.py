@@ -10,18 +10,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import evento_dict
-from tests.fake_llm_client import FakeLLM
-from tests.kafka_broker import KafkaBroker
-from tests.stream.conftest import (
-    Topics,
-    WorkerProcess,
-    create_input_topic,
-    produce,
-    read_all,
-    wait_outcomes,
-    worker_env,
-)
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.kafka_broker import KafkaBroker
+from harness.topicos import Topics, create_input_topic, produce, read_all
+from harness.worker import WorkerProcess, wait_outcomes, worker_env
 
 
 def _valid(sku: str, version: int) -> tuple[bytes, bytes]:

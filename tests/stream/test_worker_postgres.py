@@ -14,17 +14,11 @@ from pathlib import Path
 import pytest
 
 from grafo.ejecucion import thread_id
-from tests.conftest import evento_dict
-from tests.fake_llm_client import FakeLLM
-from tests.kafka_broker import KafkaBroker
-from tests.stream.conftest import (
-    Topics,
-    WorkerProcess,
-    create_input_topic,
-    produce,
-    wait_outcomes,
-    worker_env,
-)
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.kafka_broker import KafkaBroker
+from harness.topicos import Topics, create_input_topic, produce
+from harness.worker import WorkerProcess, wait_outcomes, worker_env
 
 
 @pytest.mark.postgres

@@ -74,15 +74,15 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fichas`` console script."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["informe"]:
-        from stream.informe import main_informe
+        from herramientas.informe import main_informe
 
         return main_informe(argv[1:])
     if argv[:1] == ["demo"]:
-        from stream.demo import main as demo_main
+        from herramientas.demo import main as demo_main
 
         return demo_main(argv[1:])
     if argv[:1] == ["llm-local"]:
-        from stream.llm_local import main as llm_main
+        from herramientas.llm_local import main as llm_main
 
         rest = argv[1:]
         return llm_main(rest if rest[:1] in (["serve"], ["prepare"]) else ["serve", *rest])
@@ -109,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
 def _procesar(settings: Settings, entrada: Path, espera_llm: float) -> int:
     """``fichas procesar``: exit 0 when every line has an outcome, 3 if the LLM stayed down."""
     from grafo import LLMUnavailable, RetryPolicy
-    from stream import bucle
-    from stream.offline import procesar_fichero
+    from herramientas.procesar import procesar_fichero
+    from stream import eventloop
     from stream.runtime import build_processor
 
     if not entrada.is_file():
@@ -122,7 +122,7 @@ def _procesar(settings: Settings, entrada: Path, espera_llm: float) -> int:
             return await procesar_fichero(entrada, proc, settings.concurrencia)
 
     try:
-        printed = bucle.run(run())
+        printed = eventloop.run(run())
     except* LLMUnavailable as group:
         print(f"fichas procesar: {group.exceptions[0]}", file=sys.stderr)
         printed = -1

@@ -1,8 +1,9 @@
 """A real local Kafka broker for tests, driven through scripts/kafka.sh.
 
-Typical session fixture (in the lead's conftest.py)::
+Typical session fixture (tests/stream/conftest.py)::
 
-    from tests.kafka_broker import KafkaBroker, free_port
+    from harness.kafka_broker import KafkaBroker
+    from harness.red import free_port
 
     @pytest.fixture(scope="session")
     def kafka(tmp_path_factory):
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import threading
 from collections.abc import Coroutine
@@ -30,23 +30,6 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_DIR / "scripts" / "kafka.sh"
 
 T = TypeVar("T")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free now, whose +1000 (controller) is free too."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port + 1000 > 65535:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port + 1000))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free port pair found")
 
 
 def _run_blocking(coro: Coroutine[Any, Any, T]) -> T:

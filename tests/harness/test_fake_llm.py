@@ -20,7 +20,7 @@ from langchain_openai import ChatOpenAI
 from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import SecretStr
 
-from tests.fake_llm_client import FakeLLM, FakeLLMError
+from harness.fake_llm_client import FakeLLM, FakeLLMError
 
 FICHA_FORMAT: ResponseFormatJSONSchema = {
     "type": "json_schema",

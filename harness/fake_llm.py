@@ -5,7 +5,7 @@ Why a real HTTP process instead of a mock object: the processor talks to vLLM th
 and error classes. Only a real socket exercises those paths (429 with Retry-After, a server
 that hangs, a server that drops the connection, a server that dies and comes back).
 
-Run it as `python tests/fake_llm.py --host 127.0.0.1 --port 0 [--config FILE] [--record FILE]`.
+Run it as `python -m harness.fake_llm --host 127.0.0.1 --port 0 [--config FILE] [--record FILE]`.
 It prints one line `LISTENING http://127.0.0.1:<port>/v1` to stdout once it accepts
 connections; everything else goes to stderr.
 

@@ -1,4 +1,4 @@
-"""``stream.bucle.run``: the commands' coroutine runs to its result on uvloop."""
+"""``stream.eventloop.run``: the commands' coroutine runs to its result on uvloop."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from stream import bucle
+from stream import eventloop
 
 
 async def _main(value: int) -> tuple[int, str]:
     await asyncio.sleep(0)
-    return value * 2, bucle.loop_name()
+    return value * 2, eventloop.loop_name()
 
 
 async def _fails() -> None:
@@ -20,9 +20,9 @@ async def _fails() -> None:
 
 
 def test_run_returns_the_result_on_uvloop() -> None:
-    assert bucle.run(_main(21)) == (42, "uvloop")
+    assert eventloop.run(_main(21)) == (42, "uvloop")
 
 
 def test_run_propagates_the_exception() -> None:
     with pytest.raises(LookupError, match="boom"):
-        bucle.run(_fails())
+        eventloop.run(_fails())

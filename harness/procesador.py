@@ -1,4 +1,4 @@
-"""Building the real loop against the fake LLM: real ChatOpenAI, real HTTP, real checkpointer."""
+"""The real loop against a given LLM URL: real ChatOpenAI, real HTTP, real checkpointer."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ async def abrir_procesador(
     postgres_dsn: str | None = None,
     timeout_s: float = 10.0,
 ) -> AsyncIterator[tuple[Procesador, BaseCheckpointSaver]]:
-    """A ``Procesador`` over the real graph and its saver, for one test."""
+    """A ``Procesador`` over the real graph and its saver, with fast retries (tests, bench)."""
     model = build_chat_model(LLMSettings(url=url, model="fake", timeout_s=timeout_s))
     nodos = Nodos(Agentes(model), modelo="fake", criterios_version=CRITERIOS_VERSION_PRUEBA)
     try:

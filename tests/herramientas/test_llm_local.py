@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from stream import llm_local
-from stream.llm_local import ModelIntegrityError, ModelPart, ModelPartMissingError
+from herramientas import llm_local
+from herramientas.llm_local import ModelIntegrityError, ModelPart, ModelPartMissingError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 # --- fake parts: small packages made in tmp_path, installed by putting them on sys.path ---------

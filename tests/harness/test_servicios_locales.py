@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from tests.kafka_broker import KafkaBroker, free_port
+from harness.kafka_broker import KafkaBroker
+from harness.red import free_port
 
 
 @pytest.mark.kafka

@@ -1,4 +1,4 @@
-"""Start and drive `tests/fake_llm.py` as a real subprocess, from tests or benchmarks.
+"""Start and drive `harness/fake_llm.py` as a real subprocess, from tests or benchmarks.
 
 Why a subprocess rather than an in-process server: the processor under test must be able to
 lose the LLM server (kill, restart on the same port) exactly as it would lose vLLM, and the

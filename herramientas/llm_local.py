@@ -20,8 +20,8 @@ uses those as its defaults for clients that forget.
 
 Command line::
 
-    python -m stream.llm_local prepare            # join and verify the model, print its path
-    python -m stream.llm_local serve --port 8011  # serve until SIGTERM/SIGINT
+    fichas llm-local prepare            # join and verify the model, print its path
+    fichas llm-local serve --port 8011  # serve until SIGTERM/SIGINT
 
 ``serve`` prints ``ready http://127.0.0.1:8011/v1`` on stdout once it answers; that URL is the
 ``base_url`` for ``ChatOpenAI`` or the ``openai`` client (any ``api_key``, model ``local``).
@@ -42,13 +42,13 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+from harness.red import wait_http
 
 
 @dataclass(frozen=True)
@@ -352,23 +352,8 @@ def start(
 
 def wait_ready(url: str, timeout: float = 120.0) -> None:
     """Wait until the server at ``url`` (with or without ``/v1``) answers ``/health`` with 200."""
-    base = url.rstrip("/")
-    base = base.removesuffix("/v1")
-    deadline = time.monotonic() + timeout
-    last = "no answer yet"
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=5) as resp:
-                if resp.status == 200:
-                    return
-                last = f"HTTP {resp.status}"
-        except urllib.error.HTTPError as exc:  # 503 while the model is loading
-            last = f"HTTP {exc.code}"
-        except (urllib.error.URLError, OSError) as exc:
-            last = str(exc)
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"local LLM at {base} not ready after {timeout:.0f} s: {last}")
-        time.sleep(0.2)
+    base = url.rstrip("/").removesuffix("/v1")
+    wait_http(base + "/health", timeout, what=f"local LLM at {base}")
 
 
 def serve(
@@ -421,7 +406,7 @@ def running(cache_dir: Path | None = None, port: int = 0, **kwargs: Any) -> Iter
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m stream.llm_local",
+        prog="fichas llm-local",
         description="Embedded local LLM (Qwen2.5-Coder-0.5B Q4_K_M on llama.cpp via xllamacpp).",
     )
     sub = parser.add_subparsers(dest="command", required=True)

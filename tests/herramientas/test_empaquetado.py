@@ -7,7 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).parents[1]
+REPO = Path(__file__).parents[2]
 
 
 def test_la_rueda_lleva_tablas_y_prompts(tmp_path: Path) -> None:

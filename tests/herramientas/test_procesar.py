@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import evento_dict, evento_json
-from tests.fake_llm_client import FakeLLM
+from harness.eventos import evento_dict, evento_json
+from harness.fake_llm_client import FakeLLM
 
 REPO = Path(__file__).parents[2]
 
@@ -32,7 +32,7 @@ def _env(llm: FakeLLM, data_dir: Path, **extra: str) -> dict[str, str]:
 
 def _procesar(entrada: Path, env: dict[str, str]) -> tuple[int, list[dict[str, Any]], str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "stream.cli", "procesar", str(entrada)],
+        [sys.executable, "-m", "herramientas.cli", "procesar", str(entrada)],
         env=env,
         capture_output=True,
         text=True,
@@ -88,7 +88,7 @@ def test_proceso_matado_tras_el_generador_no_repite_el_generador(
     entrada.write_text(evento_json("RES-1") + "\n", encoding="utf-8")
     env = _env(fake_llm, data_dir)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "stream.cli", "procesar", str(entrada)],
+        [sys.executable, "-m", "herramientas.cli", "procesar", str(entrada)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -125,7 +125,7 @@ def test_llm_caido_procesar_se_rinde_con_codigo_3(tmp_path: Path, data_dir: Path
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env.update(FICHAS_LLM_URL="http://127.0.0.1:9/v1", FICHAS_DATA_DIR=str(data_dir))
     proc = subprocess.run(
-        [sys.executable, "-m", "stream.cli", "procesar", "--espera-llm", "2", str(entrada)],
+        [sys.executable, "-m", "herramientas.cli", "procesar", "--espera-llm", "2", str(entrada)],
         env=env,
         capture_output=True,
         text=True,
@@ -139,7 +139,7 @@ def test_llm_caido_procesar_se_rinde_con_codigo_3(tmp_path: Path, data_dir: Path
 
 def test_fichero_inexistente(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "stream.cli", "procesar", str(tmp_path / "no.jsonl")],
+        [sys.executable, "-m", "herramientas.cli", "procesar", str(tmp_path / "no.jsonl")],
         capture_output=True,
         text=True,
         timeout=60,
@@ -151,7 +151,7 @@ def test_fichero_inexistente(tmp_path: Path) -> None:
 
 def test_help_lista_los_comandos() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "stream.cli", "--help"],
+        [sys.executable, "-m", "herramientas.cli", "--help"],
         capture_output=True,
         text=True,
         timeout=60,

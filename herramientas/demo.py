@@ -1,4 +1,4 @@
-"""``python -m stream.demo`` (what ``make demo`` runs): the whole job on one machine.
+"""``fichas demo`` (what ``make demo`` runs): the whole job on one machine.
 
 It starts what is missing (the local Kafka of ``scripts/kafka.sh``, the small CPU model of
 ``fichas llm-local``, one ``fichas worker``), writes the sample supplier feed into the input
@@ -30,18 +30,14 @@ import argparse
 import asyncio
 import contextlib
 import json
-import math
 import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -50,8 +46,11 @@ from typing import Any, TextIO
 from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
+from harness import red
+from harness.red import free_port, port_open
+from herramientas.estadistica import percentile
+from herramientas.informe import Informe, Salida, calcular_informe
 from stream.config import Settings
-from stream.informe import Informe, Salida, calcular_informe
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 KAFKA_SCRIPT = REPO_DIR / "scripts" / "kafka.sh"
@@ -283,17 +282,8 @@ class Summary:
     duplicates: int = 0
 
 
-def percentile(values: Iterable[int], q: float) -> int | None:
-    """Nearest-rank percentile: always one of the measured values (few samples here)."""
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    rank = max(1, math.ceil(q * len(ordered)))
-    return ordered[min(rank, len(ordered)) - 1]
-
-
 def summarize(progress: Progress, max_intentos: int | None = None) -> Summary:
-    """Counts per fate, approval per attempt (``stream.informe``), latency percentiles."""
+    """Counts per fate, approval per attempt (``herramientas.informe``), latency percentiles."""
     counts = dict.fromkeys((PUBLICADA, REVISION, DLQ, OBSOLETO, PENDING), 0)
     for line in progress.lines:
         counts[progress.state(line)] += 1
@@ -446,19 +436,6 @@ def _colour(row: str) -> str:
 # ----------------------------------------------------------------------------- services
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def port_open(host: str, port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex((host, port)) == 0
-
-
 def say(text: str) -> None:
     """Progress of the start-up and the stop; never fails (stdout may be a closed pipe)."""
     with contextlib.suppress(OSError, ValueError):
@@ -468,24 +445,11 @@ def say(text: str) -> None:
 def wait_http(
     url: str, what: str, timeout: float, alive: Callable[[], bool], headers: Mapping[str, str]
 ) -> None:
-    """Poll ``url`` until it answers 200; fail early if the process behind it died."""
-    deadline = time.monotonic() + timeout
-    last = "no answer yet"
-    while time.monotonic() < deadline:
-        if not alive():
-            raise DemoError(f"{what} exited during start-up")
-        try:
-            request = urllib.request.Request(url, headers=dict(headers))
-            with urllib.request.urlopen(request, timeout=5) as response:
-                if response.status == 200:
-                    return
-                last = f"HTTP {response.status}"
-        except urllib.error.HTTPError as exc:
-            last = f"HTTP {exc.code}"
-        except (urllib.error.URLError, OSError) as exc:
-            last = str(exc)
-        time.sleep(0.3)
-    raise DemoError(f"{what} not ready after {timeout:.0f} s ({url}: {last})")
+    """``harness.red.wait_http`` with its failures as ``DemoError`` (a one-line message)."""
+    try:
+        red.wait_http(url, timeout, what, alive, headers)
+    except (TimeoutError, RuntimeError) as exc:
+        raise DemoError(str(exc)) from exc
 
 
 def log_tail(path: Path, lines: int = 25) -> str:
@@ -653,7 +617,7 @@ def start_llm(
     proc = services.spawn(
         "llm-local",
         [
-            *(sys.executable, "-m", "stream.cli", "llm-local", "serve"),
+            *(sys.executable, "-m", "herramientas.cli", "llm-local", "serve"),
             *("--port", str(port), "--threads", str(threads)),
         ],
         env,
@@ -780,7 +744,7 @@ def write_outcomes(progress: Progress, path: Path) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m stream.demo",
+        prog="fichas demo",
         description="Run the whole job locally: Kafka, the small CPU model (or FICHAS_LLM_URL), "
         "one worker, and the sample feed; show progress and a summary; stop what was started.",
     )
@@ -852,7 +816,7 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
         max_intentos=args.max_intentos,
     )
     say(f"starting fichas worker (metrics on :{metrics_port}, log in {data_dir / 'worker.log'})")
-    worker = services.spawn("worker", [sys.executable, "-m", "stream.cli", "worker"], wenv)
+    worker = services.spawn("worker", [sys.executable, "-m", "herramientas.cli", "worker"], wenv)
     wait_http(
         f"http://127.0.0.1:{metrics_port}/health/ready",
         "fichas worker",

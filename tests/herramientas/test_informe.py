@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from esquemas import FichaEnRevision, FichaPublicada
-from stream.informe import (
+from harness.kafka_broker import KafkaBroker
+from herramientas.informe import (
     calcular_informe,
     deduplicar,
     main_informe,
@@ -23,7 +24,6 @@ from stream.informe import (
     read_kafka,
     render_text,
 )
-from tests.kafka_broker import KafkaBroker
 
 FICHA = {
     "titulo": "Zapatilla Runner X2 negra de malla",

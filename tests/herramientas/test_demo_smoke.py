@@ -1,7 +1,7 @@
 """Smoke test of the whole job with the real small model: Kafka, ``fichas worker``, outcomes.
 
 Two supplier events and one broken line go through a real broker and a real worker process
-talking to ``python -m stream.llm_local serve`` (Qwen2.5-Coder-0.5B on CPU). Each outcome must
+talking to ``fichas llm-local serve`` (Qwen2.5-Coder-0.5B on CPU). Each outcome must
 be schema-valid for its topic and the broken line must reach the DLQ; whether the small model's
 fichas are approved is not asserted (that is the model's quality, not the plumbing's).
 
@@ -20,9 +20,11 @@ from pathlib import Path
 import pytest
 
 from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
-from stream import demo
-from tests.kafka_broker import KafkaBroker, free_port
-from tests.stream.conftest import Topics, WorkerProcess, create_input_topic, read_all
+from harness.kafka_broker import KafkaBroker
+from harness.red import free_port
+from harness.topicos import Topics, create_input_topic, read_all
+from harness.worker import WorkerProcess
+from herramientas import demo
 
 pytestmark = [pytest.mark.llm_local, pytest.mark.kafka]
 

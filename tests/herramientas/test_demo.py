@@ -16,9 +16,8 @@ import pytest
 from criterios import familias_conocidas
 from criterios.tablas import atributos_obligatorios
 from esquemas import EventoCambio
-from stream import demo
-from stream.config import Settings
-from stream.demo import (
+from herramientas import demo
+from herramientas.demo import (
     DLQ,
     OBSOLETO,
     PENDING,
@@ -28,7 +27,8 @@ from stream.demo import (
     LiveView,
     Progress,
 )
-from stream.informe import deduplicar, read_jsonl
+from herramientas.informe import deduplicar, read_jsonl
+from stream.config import Settings
 
 ENTRADA = "proveedor.cambios.demo-x"
 TOPICS = {

@@ -1,0 +1,14 @@
+"""The product's local harness: what runs it without its production neighbours.
+
+Imported by the tests, the benchmarks and the command-line tools alike (never the other way):
+
+* ``harness.fake_llm`` / ``harness.fake_llm_client``: a scriptable OpenAI-compatible server, run
+  as a real process, to try the whole pipeline without a GPU or a model;
+* ``harness.kafka_broker``: a real single-node Kafka (``scripts/kafka.sh``) on ports of its own;
+* ``harness.topicos``: creating, writing and reading topics by hand (group-less readers);
+* ``harness.red``: free ports and readiness polling;
+* ``harness.eventos``: ready-made valid ``EventoCambio`` values;
+* ``harness.worker``: ``fichas worker`` as a real process, with its metrics and logs.
+
+May import ``esquemas`` and ``stream.config``; nothing here imports the tests or the tools.
+"""

@@ -1,0 +1,130 @@
+"""``fichas worker`` as a real process, as an operator runs it, with its metrics and logs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.red import free_port
+from harness.topicos import wait_records
+
+if TYPE_CHECKING:
+    from harness.fake_llm_client import FakeLLM
+    from harness.kafka_broker import KafkaBroker
+    from harness.topicos import Topics
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class WorkerProcess:
+    """``fichas worker`` as a real process, as an operator runs it."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.env = env
+        self.log_path = log_path
+        self.port = int(env["FICHAS_METRICAS_PUERTO"])
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "herramientas.cli", "worker"],
+            env=self.env,
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None and self.proc.poll() is None, self.log_tail()
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.port}/health/ready", timeout=2
+                ):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("worker never became ready\n" + self.log_tail())
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as resp:
+            return resp.read().decode()
+
+    def metric(self, name: str, **labels: str) -> float:
+        """Value of one sample of the worker's /metrics (0 if absent)."""
+        wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        for line in self.metrics().splitlines():
+            if line.startswith("#"):
+                continue
+            key, _, value = line.rpartition(" ")
+            metric, _, rest = key.partition("{")
+            got = ",".join(sorted(rest.rstrip("}").split(","))) if rest else ""
+            if metric == name and got == wanted:
+                return float(value)
+        return 0.0
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def terminate(self, timeout: float = 120) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=timeout)
+
+    def rss_peak_kib(self) -> int:
+        assert self.proc is not None
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        return 0
+
+    def log_tail(self, lines: int = 60) -> str:
+        if not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def worker_env(
+    kafka: KafkaBroker, llm: FakeLLM, topics: Topics, data_dir: Path, **extra: str
+) -> dict[str, str]:
+    """Environment of a worker process for one test."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env.update(topics.env())
+    env.update(
+        FICHAS_KAFKA_BROKERS=kafka.bootstrap,
+        FICHAS_LLM_URL=llm.url,
+        FICHAS_LLM_MODELO="fake",
+        FICHAS_LLM_TIMEOUT_S="10",
+        FICHAS_DATA_DIR=str(data_dir),
+        FICHAS_METRICAS_PUERTO=str(free_port()),
+        FICHAS_CONCURRENCIA="16",
+        FICHAS_GRACIA_S="20",
+        FICHAS_LOG_NIVEL="INFO",
+    )
+    env.update(extra)
+    return env
+
+
+async def wait_outcomes(
+    kafka: KafkaBroker, topics: Topics, expected: int, worker: WorkerProcess, timeout: float
+) -> list[dict[str, Any]]:
+    """Poll the output topics until ``expected`` outcomes (any destination) are there."""
+    return await wait_records(
+        kafka.bootstrap,
+        (topics.publicadas, topics.revision, topics.dlq),
+        expected,
+        timeout,
+        worker.log_tail,
+    )
