@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -341,33 +340,11 @@ async def read_kafka(
     the start, so a live topic still gives a finite read. Returns the deduplicated outcomes,
     duplicates, ignored records and warnings (e.g. a topic that does not exist).
     """
-    from stream.kafka import build_reader, describe_partitions
+    from harness.topicos import read_to_end
 
-    particiones, ausentes = await describe_partitions(brokers, list(topics), "fichas-informe")
+    leidos, ausentes = await read_to_end(brokers, list(topics), "fichas-informe", timeout_s)
     avisos = [f"el topic {topic} no existe o no tiene particiones" for topic in ausentes]
-
-    registros: list[tuple[str, bytes | None]] = []
-    if particiones:
-        consumer = build_reader(brokers, "fichas-informe")
-        await consumer.start()
-        try:
-            consumer.assign(particiones)
-            await consumer.seek_to_beginning(*particiones)
-            inicio = await consumer.beginning_offsets(particiones)
-            fin = await consumer.end_offsets(particiones)
-            pendientes = {tp for tp in particiones if fin[tp] > inicio[tp]}
-            limite = time.monotonic() + timeout_s
-            while pendientes:
-                if time.monotonic() > limite:
-                    raise TimeoutError(f"no terminé de leer {sorted(map(str, pendientes))}")
-                lote = await consumer.getmany(*pendientes, timeout_ms=1000)
-                for tp, mensajes in lote.items():
-                    registros += [(tp.topic, m.value) for m in mensajes if m.offset < fin[tp]]
-                for tp in list(pendientes):
-                    if await consumer.position(tp) >= fin[tp]:
-                        pendientes.discard(tp)
-        finally:
-            await consumer.stop()
+    registros = [(r.topic, r.value) for r in leidos]
 
     objetos: list[Any] = []
     for topic, valor in registros:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
@@ -78,41 +78,4 @@ def build_producer(settings: Settings) -> AIOKafkaProducer:
         linger_ms=5,
         request_timeout_ms=30_000,
         max_request_size=1024 * 1024,
-    )
-
-
-async def describe_partitions(
-    brokers: str, topics: list[str], client_id: str
-) -> tuple[list[TopicPartition], list[str]]:
-    """The partitions of ``topics`` from the broker's metadata, and the topics that do not exist.
-
-    A consumer learns partitions only of topics it subscribes to; readers that assign partitions
-    by hand (the report, the demo) ask the admin API instead, which also never creates a topic.
-    """
-    admin = AIOKafkaAdminClient(bootstrap_servers=brokers, client_id=client_id)
-    await admin.start()
-    try:
-        descriptions = await admin.describe_topics(list(topics))
-    finally:
-        await admin.close()
-    partitions: list[TopicPartition] = []
-    missing: list[str] = []
-    for description in descriptions:
-        if description.get("error_code") or not description.get("partitions"):
-            missing.append(description["topic"])
-            continue
-        partitions += [
-            TopicPartition(description["topic"], p["partition"]) for p in description["partitions"]
-        ]
-    return partitions, missing
-
-
-def build_reader(brokers: str, client_id: str) -> AIOKafkaConsumer:
-    """A group-less consumer from the earliest offset: reading never moves anyone's offsets."""
-    return AIOKafkaConsumer(
-        bootstrap_servers=brokers,
-        group_id=None,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        client_id=client_id,
     )
