@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from harness.fake_llm_client import FakeLLM
+from harness.kafka_broker import KafkaBroker
+from harness.red import free_port
+from harness.topicos import Topics
 
 
 @pytest.fixture(scope="session")
@@ -100,3 +103,18 @@ def local_llm_url() -> Iterator[str]:
             proc.kill()
             proc.wait()
             raise
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """One real single-node KRaft broker for the session (scripts/kafka.sh)."""
+    broker = KafkaBroker(free_port(), tmp_path_factory.mktemp("kafka"))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def topics() -> Topics:
+    """Unique topic names and group for one test."""
+    return Topics()
