@@ -36,7 +36,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 
 from criterios import CRITERIOS_VERSION, familias_conocidas
-from esquemas import EventoCambio, EventoInvalido, leer_evento
+from esquemas import EventoCambio, EventoInvalido, Origen, leer_evento
 from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Procesador, Resultado
 from stream import eventloop
@@ -223,7 +223,7 @@ class Worker:
         await self._procesador.health.wait_up()
         async with self._graph_slots:
             resultado = await self._retry(lambda: self._procesador.procesar(evento), "graph")
-        await self._emit(resultado)
+        await self._emit(resultado, evento)
         await self._retry(
             lambda: self._versions.record(evento.sku, evento.version), "version store"
         )
@@ -235,8 +235,12 @@ class Worker:
         stored = await self._retry(lambda: self._versions.get(evento.sku), "version store")
         return stored is not None and stored > evento.version
 
-    async def _emit(self, resultado: Resultado) -> None:
-        """Write the outcome (and its human-review sample) and wait for the broker's ack."""
+    async def _emit(self, resultado: Resultado, evento: EventoCambio) -> None:
+        """Write the outcome (and its human-review sample) and wait for the broker's ack.
+
+        The sample carries ``origen`` (the supplier's page and figures): a reviewer judges the
+        published ficha against it. The published record itself stays as subscribers know it.
+        """
         settings = self._settings
         publicada = resultado.destino == DESTINO_PUBLICADAS
         topic = settings.topic_publicadas if publicada else settings.topic_revision
@@ -244,8 +248,11 @@ class Worker:
         value = encode(resultado.evento)
         await self._retry(lambda: self._producer.send_and_wait(topic, value, key=key), "produce")
         if publicada and sampled(resultado.evento["event_id"], settings.muestra_proporcion):
+            proveedor = evento.ficha_proveedor.model_dump()
+            origen = Origen(ficha_proveedor=proveedor, cifras=evento.cifras)
+            muestra = encode(resultado.evento | {"origen": origen.model_dump(mode="json")})
             await self._retry(
-                lambda: self._producer.send_and_wait(settings.topic_muestra, value, key=key),
+                lambda: self._producer.send_and_wait(settings.topic_muestra, muestra, key=key),
                 "produce sample",
             )
             if not resultado.reentregada:

@@ -83,6 +83,11 @@ async def test_contadores_exactos_por_resultado_criterio_e_intento(
         assert m("fichas_sample_total") == 4  # proportion 1: every published ficha
         muestra = await read_all(kafka.bootstrap, topics.muestra)
         assert sorted(r["value"]["sku"] for r in muestra) == ["A1", "A2", "A4", "A5"]
+        # The sample carries the origin a reviewer compares against; the published one does not.
+        assert all(r["value"]["origen"]["ficha_proveedor"]["titulo"] for r in muestra)
+        publicadas = await read_all(kafka.bootstrap, topics.publicadas)
+        assert publicadas and all("origen" not in r["value"] for r in publicadas)
+        assert all(r["value"]["revision"] is None for r in publicadas)
         text = worker.metrics()
         assert "fichas_criteria_info" in text
         assert f'partition="0",topic="{topics.entrada}"' in text
