@@ -62,3 +62,17 @@ MAX_CIFRA_TEXTO: Final = 200
 # Figures are bounded so that every accepted value survives JSON, msgpack (checkpoints) and a
 # float64 round trip unchanged: integers within ±(2^53 − 1), floats finite and within ±1e15.
 MAX_CIFRA_ABS: Final = 2**53 - 1
+
+# The reviewer app (contract v1.1): the decisions topic's default name, the reason a sample
+# item is queued under (next to ``Motivo``), and who closes an item superseded by a newer version.
+TOPIC_DECISIONES: Final = "fichas.decisiones"
+MOTIVO_MUESTRA: Final = "muestra"
+TIPO_REVISION: Final = "revision"
+TIPO_MUESTRA: Final = "muestra"
+DECISION_APROBADA: Final = "aprobada"
+DECISION_EDITADA: Final = "editada"
+DECISION_RECHAZADA: Final = "rechazada"
+DECISION_CORRECTA: Final = "correcta"
+DECISION_INCORRECTA: Final = "incorrecta"
+DECISION_OBSOLETA: Final = "obsoleta"
+REVISOR_SISTEMA: Final = "sistema"

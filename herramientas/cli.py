@@ -1,4 +1,5 @@
-"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``, ``informe``, ``demo``.
+"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``, ``informe``, ``demo``,
+``revisor``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
@@ -63,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     sub.add_parser(
+        "revisor",
+        help="the reviewer web app; 'revisor usuarios NOMBRE' adds a reviewer (see --help)",
+        add_help=False,
+    )
+    sub.add_parser(
         "informe",
         help="approval rate per attempt, rejections by criterion, review reasons (see --help)",
         add_help=False,
@@ -77,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         from herramientas.informe import main_informe
 
         return main_informe(argv[1:])
+    if argv[:1] == ["revisor"]:
+        from revision.app import main as revisor_main
+
+        return revisor_main(argv[1:])
     if argv[:1] == ["demo"]:
         from herramientas.demo import main as demo_main
 

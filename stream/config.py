@@ -12,6 +12,8 @@ from pathlib import Path
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from esquemas.constantes import TOPIC_DECISIONES
+
 
 class Settings(BaseSettings):
     """Every ``FICHAS_*`` variable, with the contract's defaults."""
@@ -34,6 +36,7 @@ class Settings(BaseSettings):
     topic_revision: str = "fichas.revision_manual"
     topic_dlq: str = "proveedor.cambios.dlq"
     topic_muestra: str = "fichas.muestra_revision"
+    topic_decisiones: str = TOPIC_DECISIONES  # written by the reviewer app (fichas revisor)
     grupo: str = "fichas"
     particiones: int = Field(default=4, ge=1)  # for topics created at start-up when missing
     replicacion: int = Field(default=1, ge=1)

@@ -1,0 +1,136 @@
+"""``fichas revisor``: run the web app; ``fichas revisor usuarios NOMBRE``: add a reviewer.
+
+The app binds to 127.0.0.1 unless ``--host`` says otherwise (containers pass ``0.0.0.0``):
+a review tool that publishes to the catalogue is not something to expose by accident.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import getpass
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from aiohttp import web
+
+from revision.almacen import Almacen
+from revision.flujo import Flujo
+from revision.metricas import registro
+from revision.seguridad import hash_clave
+from revision.web import Contexto, crear_app
+from stream.config import Settings
+from stream.versiones import open_version_store
+
+log = logging.getLogger("fichas.revisor")
+
+HOST = "127.0.0.1"
+PUERTO = 8080
+MIN_CLAVE = 8
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fichas revisor",
+        description="Reviewer web app: the queue of fichas.revision_manual and "
+        "fichas.muestra_revision, decisions to fichas.decisiones, approvals to "
+        "fichas.publicadas. Configuration from FICHAS_* variables. "
+        "'fichas revisor usuarios NOMBRE' adds a reviewer (password from stdin or a prompt).",
+    )
+    parser.add_argument("--host", default=HOST, help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=PUERTO, help="port (default 8080)")
+    parser.add_argument(
+        "--cookie-segura",
+        action="store_true",
+        help="mark the session cookie Secure (when served over HTTPS)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``fichas revisor``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["usuarios"]:
+        return usuarios(argv[1:])
+    args = _parser().parse_args(argv)
+    settings = Settings()
+    logging.basicConfig(
+        level=settings.log_nivel.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    from stream import eventloop
+
+    eventloop.run(servir(settings, args.host, args.port, args.cookie_segura))
+    return 0
+
+
+def usuarios(argv: Sequence[str]) -> int:
+    """Add a reviewer, or set a new password; the password is read, never an argument."""
+    parser = argparse.ArgumentParser(
+        prog="fichas revisor usuarios",
+        description="Add a reviewer (or change their password). The password comes from "
+        "standard input when it is not a terminal, else from a prompt.",
+    )
+    parser.add_argument("nombre")
+    args = parser.parse_args(argv)
+    if sys.stdin.isatty():
+        clave = getpass.getpass(f"Contraseña de {args.nombre}: ")
+    else:
+        clave = sys.stdin.readline().rstrip("\n")
+    if len(clave) < MIN_CLAVE:
+        print(
+            f"fichas revisor usuarios: la contraseña necesita {MIN_CLAVE} caracteres o más",
+            file=sys.stderr,
+        )
+        return 2
+    settings = Settings()
+    almacen = Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+    try:
+        almacen.guardar_usuario(args.nombre, hash_clave(clave))
+    finally:
+        almacen.cerrar()
+    print(f"revisor {args.nombre} guardado")
+    return 0
+
+
+async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) -> None:
+    """Store, stream, web server; until SIGTERM or SIGINT."""
+    almacen = await asyncio.to_thread(Almacen.abrir, settings.postgres_dsn, settings.data_dir)
+    flujo = Flujo(settings, almacen)
+    parar = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, parar.set)
+    try:
+        async with open_version_store(settings.postgres_dsn, settings.data_dir) as versiones:
+            ctx = Contexto(
+                almacen=almacen,
+                flujo=flujo,
+                versiones=versiones,
+                metricas=registro(almacen),
+                modelo=settings.llm_modelo,
+                cookie_segura=cookie_segura,
+            )
+            runner = web.AppRunner(crear_app(ctx), access_log=None)
+            await runner.setup()
+            site = web.TCPSite(runner, host, port)
+            await site.start()
+            try:
+                await flujo.start()
+                print(f"fichas revisor en http://{host}:{port}/", flush=True)
+                await parar.wait()
+            finally:
+                await runner.cleanup()
+                await flujo.stop()
+    finally:
+        with contextlib.suppress(Exception):
+            almacen.cerrar()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

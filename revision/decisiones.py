@@ -1,0 +1,156 @@
+"""What a decision produces: the ``DecisionRevision`` record and, for an approval, the
+``FichaPublicada``; and the checks a ficha passes before a person may publish it.
+
+Pure functions over the stored item: the web handlers call them, the store persists what they
+return, the outbox sends it. The records are built once, at decision time, and stored, so a
+resend after a crash is byte-identical (same ``event_id``, same timestamps).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from criterios import CRITERIOS_VERSION, comprobar
+from esquemas import DecisionRevision, Ficha, FichaPublicada, RevisionHumana
+from esquemas.constantes import DECISION_APROBADA, DECISION_EDITADA
+
+if TYPE_CHECKING:
+    from revision.almacen import Item
+
+CAMPOS = ("titulo", "descripcion")
+
+
+def rfc3339(instante: float) -> str:
+    """A Unix time as the contract's RFC 3339 UTC timestamp."""
+    return datetime.fromtimestamp(instante, UTC).isoformat().replace("+00:00", "Z")
+
+
+def origen_de(item: Item) -> dict[str, Any]:
+    """The origin the code checks compare a ficha against: family, supplier page, figures."""
+    origen = item.datos.get("origen") or {}
+    return {
+        "familia": item.familia,
+        "ficha_proveedor": origen.get("ficha_proveedor") or {},
+        "cifras": origen.get("cifras") or {},
+    }
+
+
+def ficha_de(item: Item) -> dict[str, Any] | None:
+    """The ficha under review (the loop's last one), as a plain dict."""
+    ficha = item.datos.get("ficha")
+    return dict(ficha) if isinstance(ficha, dict) else None
+
+
+def comprobaciones(ficha: dict[str, Any], item: Item) -> dict[str, dict[str, Any]]:
+    """The code checks (``criterios.comprobar``) of a ficha against the item's origin."""
+    return comprobar(ficha, origen_de(item))
+
+
+def errores_por_campo(resultado: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """Failed checks grouped by the form field they belong next to.
+
+    C01 is the title, C02 the description, C03 the attributes; C05 and C07 name the field in
+    their detail ("título", "descripción", "atributo x") and go there, else to the whole ficha.
+    """
+    campos: dict[str, list[str]] = {}
+    for criterio, r in resultado.items():
+        if r.get("ok"):
+            continue
+        texto = f"{criterio}: {r.get('detalle') or 'falla la comprobación'}"
+        campos.setdefault(_campo_de(criterio, str(r.get("detalle") or "")), []).append(texto)
+    return campos
+
+
+def _campo_de(criterio: str, detalle: str) -> str:
+    """Which field a failed check is about."""
+    if criterio == "C01":
+        return "titulo"
+    if criterio == "C02":
+        return "descripcion"
+    if criterio == "C03":
+        return "atributos"
+    if "título" in detalle:
+        return "titulo"
+    if "descripción" in detalle:
+        return "descripcion"
+    if "atributo" in detalle:
+        return "atributos"
+    return "ficha"
+
+
+def campos_editados(original: dict[str, Any] | None, editada: dict[str, Any]) -> list[str]:
+    """Names of the fields a reviewer changed (``atributos.x`` for one attribute)."""
+    original = original or {}
+    cambiados = [c for c in CAMPOS if str(original.get(c) or "") != str(editada.get(c) or "")]
+    antes = dict(original.get("atributos") or {})
+    despues = dict(editada.get("atributos") or {})
+    for clave in sorted(set(antes) | set(despues)):
+        if str(antes.get(clave, "")) != str(despues.get(clave, "")):
+            cambiados.append(f"atributos.{clave}")
+    return cambiados
+
+
+def registro_decision(
+    item: Item,
+    decision: str,
+    revisor: str,
+    instante: float,
+    criterios: list[str] | None = None,
+    nota: str = "",
+    editados: list[str] | None = None,
+) -> dict[str, Any]:
+    """The ``DecisionRevision`` for ``fichas.decisiones``, validated, as JSON-ready data."""
+    registro = DecisionRevision(
+        event_id=item.event_id,
+        sku=item.sku,
+        version=item.version,
+        tipo=item.tipo,  # type: ignore[arg-type]
+        decision=decision,  # type: ignore[arg-type]
+        criterios=list(criterios or []),
+        nota=nota,
+        campos_editados=list(editados or []),
+        revisor=revisor,
+        decidida_en=datetime.fromtimestamp(instante, UTC),
+    )
+    return _json(registro.model_dump(mode="json"))
+
+
+def publicacion(
+    item: Item, ficha: dict[str, Any], revisor: str, editada: bool, instante: float, modelo: str
+) -> dict[str, Any]:
+    """The ``FichaPublicada`` a human approval writes: the ficha as approved, ``revision`` set.
+
+    ``event_id`` is the item's, so subscribers deduplicate a resend as they do the loop's;
+    ``criterios_version`` is of the criteria the app just checked the ficha with; ``modelo`` is
+    the model that wrote the drafts (the item does not carry it: the app's configured one).
+    """
+    momento = datetime.fromtimestamp(instante, UTC)
+    registro = FichaPublicada(
+        event_id=item.event_id,
+        sku=item.sku,
+        version=item.version,
+        familia=item.familia,
+        ficha=Ficha.model_validate(ficha),
+        intentos=int(item.datos.get("intentos") or 0),
+        criterios_version=CRITERIOS_VERSION,
+        modelo=modelo,
+        publicada_en=momento,
+        revision=RevisionHumana(
+            revisor=revisor,
+            decision=DECISION_EDITADA if editada else DECISION_APROBADA,
+            decidida_en=momento,
+        ),
+    )
+    return _json(registro.model_dump(mode="json", exclude={"origen"}))
+
+
+def _json(data: dict[str, Any]) -> dict[str, Any]:
+    """Timestamps as the contract writes them (``Z``, not ``+00:00``)."""
+    for clave in ("decidida_en", "publicada_en"):
+        if isinstance(data.get(clave), str):
+            data[clave] = data[clave].replace("+00:00", "Z")
+    revision = data.get("revision")
+    if isinstance(revision, dict) and isinstance(revision.get("decidida_en"), str):
+        revision["decidida_en"] = revision["decidida_en"].replace("+00:00", "Z")
+    return data

@@ -1,0 +1,240 @@
+"""The app's side of the stream: the consumer that fills the queue and the outbox that sends.
+
+Consumer: the review topic, the sample topic and the published topic, with the app's own
+consumer group. Review and sample records become items (one per ``event_id``); every record
+also tells the newest version of its SKU, which closes older open items (supersession). Offsets
+are committed after the batch is stored, so a crash redelivers, and redelivery changes nothing.
+
+Outbox: a decision is committed to the store first; then its records (the publication, if
+any, then the ``DecisionRevision``) are sent with an idempotent producer and the row is marked
+sent only after both are acknowledged. At start-up, and every few seconds, rows left unsent (the
+app died, the broker was down) are sent again, with the same ``event_id`` and bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import time
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+from pydantic import ValidationError
+
+from esquemas import FichaEnRevision, FichaPublicada
+from esquemas.constantes import MOTIVO_MUESTRA, TIPO_MUESTRA, TIPO_REVISION
+from revision.almacen import Almacen, Decision
+from stream.config import Settings
+
+log = logging.getLogger(__name__)
+
+# Test-only hook: when set to "1", the app kills itself with SIGKILL right after a decision
+# that publishes is committed and before anything is sent (tests/revision/test_caida.py).
+CAIDA_TRAS_DECISION = "FICHAS_REVISOR_PRUEBA_CAIDA"
+REINTENTO_S = 5.0
+
+
+def grupo(settings: Settings) -> str:
+    """The app's consumer group: its own, so it never takes partitions from the workers."""
+    return f"{settings.grupo}-revisor"
+
+
+def topics_leidos(settings: Settings) -> list[str]:
+    return [settings.topic_revision, settings.topic_muestra, settings.topic_publicadas]
+
+
+async def ensure_topics(settings: Settings) -> None:
+    """Create the topics the app reads and writes when missing (as the worker does)."""
+    nombres = [*topics_leidos(settings), settings.topic_decisiones]
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
+    await admin.start()
+    try:
+        faltan = [n for n in nombres if n not in set(await admin.list_topics())]
+        if faltan:
+            try:
+                await admin.create_topics(
+                    [NewTopic(n, settings.particiones, settings.replicacion) for n in faltan]
+                )
+            except TopicAlreadyExistsError:
+                pass
+    finally:
+        await admin.close()
+
+
+def item_de_registro(
+    topic: str, valor: bytes, settings: Settings
+) -> tuple[dict[str, Any], str, str, list[str]] | None:
+    """(record, tipo, motivo, failing criteria) of a review or sample record; None otherwise."""
+    if topic == settings.topic_revision:
+        revision = FichaEnRevision.model_validate_json(valor)
+        criterios = sorted({p.criterio for p in revision.problemas})
+        datos = revision.model_dump(mode="json")
+        return datos, TIPO_REVISION, revision.motivo, criterios
+    if topic == settings.topic_muestra:
+        publicada = FichaPublicada.model_validate_json(valor)
+        return publicada.model_dump(mode="json"), TIPO_MUESTRA, MOTIVO_MUESTRA, []
+    return None
+
+
+class Flujo:
+    """Consumer and outbox of one app process."""
+
+    def __init__(self, settings: Settings, almacen: Almacen) -> None:
+        self.settings = settings
+        self.almacen = almacen
+        self.producer: AIOKafkaProducer | None = None
+        self.consumer: AIOKafkaConsumer | None = None
+        self._envio = asyncio.Lock()
+        self._tareas: list[asyncio.Task[None]] = []
+        self.listo = False
+
+    async def start(self) -> None:
+        """Topics, producer, the unsent decisions of a previous run, then the consumer."""
+        await ensure_topics(self.settings)
+        self.producer = AIOKafkaProducer(
+            bootstrap_servers=self.settings.kafka_brokers,
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=0,
+        )
+        await self.producer.start()
+        await self.enviar_pendientes()
+        self.consumer = AIOKafkaConsumer(
+            *topics_leidos(self.settings),
+            bootstrap_servers=self.settings.kafka_brokers,
+            group_id=grupo(self.settings),
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=10_000,
+            heartbeat_interval_ms=3_000,
+            metadata_max_age_ms=5_000,
+        )
+        await self.consumer.start()
+        self._tareas = [
+            asyncio.create_task(self._consumir(), name="revisor-consumidor"),
+            asyncio.create_task(self._reenviar(), name="revisor-outbox"),
+        ]
+        self.listo = True
+
+    async def stop(self) -> None:
+        """Stop the tasks, then the clients."""
+        self.listo = False
+        for tarea in self._tareas:
+            tarea.cancel()
+        for tarea in self._tareas:
+            try:
+                await tarea
+            except (asyncio.CancelledError, Exception):
+                pass
+        if self.consumer is not None:
+            await self.consumer.stop()
+        if self.producer is not None:
+            await self.producer.stop()
+
+    # ------------------------------------------------------------------ consuming
+
+    async def _consumir(self) -> None:
+        """Store every batch, then commit its offsets."""
+        assert self.consumer is not None
+        while True:
+            lotes = await self.consumer.getmany(timeout_ms=1000, max_records=200)
+            if not lotes:
+                continue
+            cerradas: list[Decision] = []
+            for registros in lotes.values():
+                for registro in registros:
+                    cerradas += await asyncio.to_thread(
+                        self.guardar, registro.topic, registro.value
+                    )
+            await self.consumer.commit()
+            for decision in cerradas:
+                await self.enviar(decision.event_id)
+
+    def guardar(self, topic: str, valor: bytes | None) -> list[Decision]:
+        """Store one record; the decisions ``obsoleta`` it caused are returned to be sent."""
+        if valor is None:
+            return []
+        ahora = time.time()
+        try:
+            item = item_de_registro(topic, valor, self.settings)
+            if item is None:
+                datos = json.loads(valor)
+                return self.almacen.observar_version(
+                    str(datos["sku"]), int(datos["version"]), ahora
+                )
+        except (ValidationError, ValueError, KeyError, TypeError) as exc:
+            log.warning("registro ilegible en %s ignorado: %s", topic, exc)
+            return []
+        datos, tipo, motivo, criterios = item
+        return self.almacen.guardar_item(
+            event_id=datos["event_id"],
+            tipo=tipo,
+            motivo=motivo,
+            sku=datos["sku"],
+            version=int(datos["version"]),
+            familia=datos["familia"],
+            criterios=criterios,
+            datos=datos,
+            ahora=ahora,
+        )
+
+    # ------------------------------------------------------------------ the outbox
+
+    async def enviar(self, event_id: str) -> bool:
+        """Send one stored decision's records if not sent yet; True once acknowledged.
+
+        The lock makes the request handler and the periodic resend never send the same row
+        twice from one process.
+        """
+        async with self._envio:
+            decision = await asyncio.to_thread(self.almacen.decision, event_id)
+            if decision is None or decision.enviada:
+                return decision is not None
+            await self._send(decision)
+            await asyncio.to_thread(self.almacen.marcar_enviada, event_id)
+            return True
+
+    async def _send(self, decision: Decision) -> None:
+        """Publication first (the decision record says it happened), both acknowledged."""
+        assert self.producer is not None
+        clave = str(decision.registro["sku"]).encode()
+        if decision.publicacion is not None:
+            await self.producer.send_and_wait(
+                self.settings.topic_publicadas, _bytes(decision.publicacion), key=clave
+            )
+        await self.producer.send_and_wait(
+            self.settings.topic_decisiones, _bytes(decision.registro), key=clave
+        )
+
+    async def enviar_pendientes(self, anteriores_a: float | None = None) -> int:
+        """Send every unsent decision (those older than ``anteriores_a`` when given)."""
+        pendientes = await asyncio.to_thread(self.almacen.pendientes, anteriores_a)
+        for decision in pendientes:
+            await self.enviar(decision.event_id)
+        if pendientes:
+            log.info("reenviadas %d decisiones pendientes", len(pendientes))
+        return len(pendientes)
+
+    async def _reenviar(self) -> None:
+        """Retry rows a failed send left behind (broker down at decision time)."""
+        while True:
+            await asyncio.sleep(REINTENTO_S)
+            try:
+                await self.enviar_pendientes(anteriores_a=time.time() - REINTENTO_S)
+            except Exception:
+                log.exception("reenvío de decisiones pendientes fallido; se reintentará")
+
+
+def caer_si_prueba() -> None:
+    """The test hook: die like ``kill -9`` between the committed decision and the send."""
+    if os.environ.get(CAIDA_TRAS_DECISION) == "1":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _bytes(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()

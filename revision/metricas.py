@@ -1,0 +1,128 @@
+"""Prometheus metrics of the reviewer app (``fichas_revision_*``), read from the store.
+
+Everything is computed from the database at scrape time rather than counted in memory: the
+numbers then survive restarts, agree between replicas sharing PostgreSQL, and a decision taken
+by another replica (or resent after a crash) is counted exactly once. The queries are a few
+aggregates over small tables.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from esquemas.constantes import (
+    MOTIVO_MUESTRA,
+    MOTIVO_RECHAZADA,
+    MOTIVO_SALIDA_INVALIDA,
+    REVISOR_SISTEMA,
+    TIPO_MUESTRA,
+)
+from revision.almacen import Almacen
+from revision.confianza import VENTANA_MUESTRA, DecisionResumen, calcular
+
+# Base names as they appear in /metrics; docs/metricas.md lists them.
+QUEUE_DEPTH = "fichas_revision_queue_depth"
+OLDEST_OPEN = "fichas_revision_oldest_open_age_seconds"
+DECISIONS = "fichas_revision_decisions"  # exported as ..._total
+DECISION_DURATION = "fichas_revision_decision_duration_seconds"
+PRECISION = "fichas_revision_precision"
+PRECISION_LOWER = "fichas_revision_precision_lower_bound"
+PRECISION_SAMPLES = "fichas_revision_precision_samples"
+CRITERION_PRECISION = "fichas_revision_criterion_precision"
+
+TODAS = "todas"
+KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_MUESTRA)
+BUCKETS = (60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 86400.0, 3 * 86400.0, 7 * 86400.0)
+
+
+class RevisionCollector(Collector):
+    """Reads the store on every scrape."""
+
+    def __init__(self, almacen: Almacen) -> None:
+        self.almacen = almacen
+
+    def collect(self) -> Iterator[Metric]:
+        abiertos = self.almacen.abiertos()
+        profundidad = GaugeMetricFamily(QUEUE_DEPTH, "Open review items", labels=["kind"])
+        for kind in KINDS:
+            profundidad.add_metric([kind], sum(1 for i in abiertos if i.motivo == kind))
+        yield profundidad
+        ahora = time.time()
+        viejo = max((ahora - i.recibido_en for i in abiertos), default=0.0)
+        yield GaugeMetricFamily(OLDEST_OPEN, "Age of the oldest open item", value=viejo)
+
+        decisiones = self.almacen.decisiones()
+        total = CounterMetricFamily(DECISIONS, "Decisions taken", labels=["type", "decision"])
+        cuentas: dict[tuple[str, str], int] = defaultdict(int)
+        for d in decisiones:
+            cuentas[(d.tipo, d.decision)] += 1
+        for (tipo, decision), n in sorted(cuentas.items()):
+            total.add_metric([tipo, decision], n)
+        yield total
+        yield from self._duration([d for d in decisiones if d.revisor != REVISOR_SISTEMA])
+        yield from self._precision(
+            [
+                DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
+                for d in decisiones
+                if d.tipo == TIPO_MUESTRA
+            ]
+        )
+
+    def _duration(self, decisiones: list) -> Iterator[Metric]:  # type: ignore[type-arg]
+        """Time from an item's arrival to a person's decision, per item type."""
+        hist = HistogramMetricFamily(
+            DECISION_DURATION, "Seconds from arrival to decision", labels=["type"]
+        )
+        for tipo in sorted({d.tipo for d in decisiones}):
+            valores = [d.segundos for d in decisiones if d.tipo == tipo]
+            cubos = [(str(b), float(sum(1 for v in valores if v <= b))) for b in BUCKETS]
+            cubos.append(("+Inf", float(len(valores))))
+            hist.add_metric([tipo], cubos, sum_value=sum(valores))
+        yield hist
+
+    def _precision(self, muestra: list[DecisionResumen]) -> Iterator[Metric]:
+        """Precision over the last ``VENTANA_MUESTRA`` sample decisions, overall and per family."""
+        valor = GaugeMetricFamily(PRECISION, "Evaluator precision, last N", labels=["family"])
+        bajo = GaugeMetricFamily(PRECISION_LOWER, "Wilson 95% lower bound", labels=["family"])
+        n = GaugeMetricFamily(
+            PRECISION_SAMPLES, "Sample decisions in the window", labels=["family"]
+        )
+        grupos = {TODAS: muestra}
+        for familia in sorted({d.familia for d in muestra}):
+            grupos[familia] = [d for d in muestra if d.familia == familia]
+        for familia, grupo in grupos.items():
+            ventana = calcular(grupo).ventana
+            n.add_metric([familia], ventana.total)
+            if ventana.valor is not None and ventana.intervalo is not None:
+                valor.add_metric([familia], ventana.valor)
+                bajo.add_metric([familia], ventana.intervalo[0])
+        yield valor
+        yield bajo
+        yield n
+        por_criterio = GaugeMetricFamily(
+            CRITERION_PRECISION,
+            "Evaluator precision per criterion, last N",
+            labels=["criterion"],
+        )
+        for criterio, p in calcular(muestra[-VENTANA_MUESTRA:]).por_criterio.items():
+            if p.valor is not None:
+                por_criterio.add_metric([criterio], p.valor)
+        yield por_criterio
+
+
+def registro(almacen: Almacen) -> CollectorRegistry:
+    """A registry of its own with the app's collector (several apps may share a process)."""
+    reg = CollectorRegistry()
+    reg.register(RevisionCollector(almacen))
+    return reg

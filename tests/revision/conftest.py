@@ -1,0 +1,164 @@
+"""Fixtures of the reviewer app's tests: the app as a real process, a real headless Chromium.
+
+Chromium and its driver are Debian's (``apt-get install chromium chromium-driver``; see
+scripts/test.sh); Selenium is pointed at ``/usr/bin/chromedriver`` and ``/usr/bin/chromium`` so
+it never downloads a browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.kafka_broker import KafkaBroker
+from harness.red import free_port
+from harness.revisor import RevisorProcess, revisor_env
+from harness.topicos import Topics, produce, read_all
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+USUARIO = "ana"
+CLAVE = "clave-de-prueba-1"
+OTRO_USUARIO = "luis"
+
+
+def topics_env(topics: Topics) -> dict[str, str]:
+    return {**topics.env(), "FICHAS_TOPIC_DECISIONES": f"{topics.prefix}.fichas.decisiones"}
+
+
+def decisiones_topic(topics: Topics) -> str:
+    return f"{topics.prefix}.fichas.decisiones"
+
+
+@pytest.fixture(scope="module")
+def revisor_topics() -> Topics:
+    return Topics()
+
+
+@pytest.fixture(scope="module")
+def revisor(
+    kafka: KafkaBroker, revisor_topics: Topics, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RevisorProcess]:
+    """One app per test module (start-up is seconds), with two reviewers."""
+    data_dir = tmp_path_factory.mktemp("revisor")
+    env = revisor_env(kafka.bootstrap, topics_env(revisor_topics), data_dir)
+    app = RevisorProcess(env, free_port(), data_dir / "revisor.log")
+    app.add_user(USUARIO, CLAVE)
+    app.add_user(OTRO_USUARIO, CLAVE)
+    app.start()
+    app.wait_ready()
+    yield app
+    app.stop()
+
+
+def nuevo_navegador() -> Any:
+    """A headless Chromium driven by Selenium, Debian's binaries only."""
+    if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
+        pytest.fail("chromium/chromium-driver not installed (apt-get install chromium "
+                    "chromium-driver; scripts/test.sh installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opciones = webdriver.ChromeOptions()
+    opciones.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1400,1100", "--no-proxy-server", "--disable-gpu",
+                "--lang=es"):
+        opciones.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opciones)
+    driver.implicitly_wait(0)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def navegador() -> Iterator[Any]:
+    driver = nuevo_navegador()
+    yield driver
+    driver.quit()
+
+
+def entrar(driver: Any, app: RevisorProcess, usuario: str = USUARIO, clave: str = CLAVE) -> None:
+    """Log in through the form, as a person does."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(app.url + "/login")
+    driver.find_element(By.ID, "usuario").send_keys(usuario)
+    driver.find_element(By.ID, "clave").send_keys(clave)
+    driver.find_element(By.ID, "entrar").click()
+    esperar(
+        lambda: "/login" not in driver.current_url,
+        "login",
+        explica=lambda: driver.find_element(By.TAG_NAME, "body").text,
+    )
+
+
+def esperar(
+    condicion: Callable[[], Any],
+    que: str,
+    timeout: float = 30,
+    explica: Callable[[], str] = lambda: "",
+) -> Any:
+    """Poll ``condicion`` until it is truthy."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        valor = condicion()
+        if valor:
+            return valor
+        assert time.monotonic() < deadline, f"timed out waiting for {que}\n{explica()}"
+        time.sleep(0.2)
+
+
+def producir(kafka: KafkaBroker, topic: str, registros: list[dict[str, Any]]) -> None:
+    asyncio.run(
+        produce(
+            kafka.bootstrap,
+            topic,
+            [(r["sku"].encode(), json.dumps(r).encode()) for r in registros],
+        )
+    )
+
+
+def leer(kafka: KafkaBroker, topic: str) -> list[dict[str, Any]]:
+    return [r["value"] for r in asyncio.run(read_all(kafka.bootstrap, topic))]
+
+
+def abrir_item(driver: Any, app: RevisorProcess, event_id: str) -> None:
+    """Open an item's page, waiting until the consumer has stored it."""
+    url = app.url + "/item?" + urllib.parse.urlencode({"id": event_id})
+
+    def cargado() -> bool:
+        driver.get(url)
+        return "No existe" not in driver.page_source
+
+    esperar(cargado, f"item {event_id}")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def pedir(
+    url: str, data: dict[str, str] | None = None, cookies: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], str]:
+    """One HTTP request without following redirects: (status, headers, body)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+    cuerpo = urllib.parse.urlencode(data).encode() if data is not None else None
+    peticion = urllib.request.Request(url, data=cuerpo)
+    if cookies:
+        peticion.add_header("Cookie", "; ".join(f"{k}={v}" for k, v in cookies.items()))
+    try:
+        with opener.open(peticion, timeout=10) as resp:
+            return resp.status, dict(resp.headers), resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read().decode()
