@@ -394,6 +394,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=float, default=120.0, metavar="S", help="--kafka read limit (120)"
     )
+    parser.add_argument(
+        "--revision",
+        action="store_true",
+        help="also (or only) the evaluator's precision against people, from the reviewer "
+        "app's store (FICHAS_POSTGRES_DSN or FICHAS_DATA_DIR)",
+    )
     return parser
 
 
@@ -412,6 +418,8 @@ def main_informe(
     out = stdout or sys.stdout
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.revision and args.entrada is None and args.kafka is None:
+        return _informe_revision(out)
     if (args.entrada is None) == (args.kafka is None):
         parser.error("give either ENTRADA.jsonl (or -) or --kafka BROKERS")
     if not 0 <= args.umbral <= 1:
@@ -440,4 +448,17 @@ def main_informe(
     if args.png is not None:
         render_png(informe, args.png)
         out.write(f"Gráfico: {args.png}\n")
+    return _informe_revision(out) if args.revision else 0
+
+
+def _informe_revision(out: TextIO) -> int:
+    """The trust section, computed by ``revision.confianza`` from the reviewer app's store."""
+    from revision.confianza import informe_desde_almacen
+    from stream.config import Settings
+
+    try:
+        out.write(informe_desde_almacen(Settings()))
+    except Exception as exc:  # no store yet, database unreachable: say why, exit 1
+        print(f"fichas informe: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     return 0

@@ -29,7 +29,6 @@ from typing import Any, Protocol
 
 from esquemas.constantes import (
     DECISION_OBSOLETA,
-    MOTIVO_MUESTRA,
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
@@ -502,9 +501,9 @@ def _insert_decision(run: Any, item: Item, cierre: Cierre) -> Decision:
     return decision
 
 
-def motivo_de_muestra() -> str:
-    """The queue reason of a sample item (sample items have no ``motivo`` of their own)."""
-    return MOTIVO_MUESTRA
+def existe(postgres_dsn: str | None, data_dir: Path) -> bool:
+    """Whether a store is there to read (a report never creates an empty one by accident)."""
+    return bool(postgres_dsn) or (data_dir / SQLITE_FILE).exists()
 
 
 __all__ = [

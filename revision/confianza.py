@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from criterios import cargar_criterios
 from esquemas.constantes import (
@@ -26,6 +27,9 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
+
+if TYPE_CHECKING:
+    from stream.config import Settings
 
 Z_95 = 1.959963984540054
 # The alert's window: precision over the last N sample decisions (docs/revision.md).
@@ -140,3 +144,20 @@ def render_texto(c: Confianza) -> str:
         + formato(c.rechazos_confirmados)
     )
     return "\n".join(lineas) + "\n"
+
+
+def informe_desde_almacen(settings: Settings) -> str:
+    """``fichas informe --revision``: the figures from the app's store, as text."""
+    from revision.almacen import Almacen, existe
+
+    if not existe(settings.postgres_dsn, settings.data_dir):
+        raise FileNotFoundError(f"no reviewer store in {settings.data_dir}")
+    almacen = Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+    try:
+        decisiones = [
+            DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
+            for d in almacen.decisiones()
+        ]
+    finally:
+        almacen.cerrar()
+    return render_texto(calcular(decisiones))

@@ -6,8 +6,9 @@
   expiry, so logging out or restarting the app behaves predictably and the cookie carries no data.
 - CSRF: every session has its own random token, put in every form and checked on every POST;
   the login form, before any session, uses a double-submit cookie.
-- Login attempts: at most ``MAX_INTENTOS`` failures per client address and per user name in a
-  sliding window; past that the login answers 429 without checking the password.
+- Login attempts: at most ``MAX_INTENTOS`` failures per user name and ``MAX_INTENTOS_IP`` per
+  client address (several people may share one) in a sliding window; past that the login
+  answers 429 without checking the password.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ COOKIE_SESION = "fichas_sesion"
 COOKIE_CSRF_LOGIN = "fichas_csrf_login"
 DURACION_SESION_S = 12 * 3600
 MAX_INTENTOS = 5
+MAX_INTENTOS_IP = 20
 VENTANA_INTENTOS_S = 300.0
 
 _hasher = PasswordHasher()

@@ -46,6 +46,7 @@ from revision.seguridad import (
     COOKIE_CSRF_LOGIN,
     COOKIE_SESION,
     DURACION_SESION_S,
+    MAX_INTENTOS_IP,
     LimiteLogin,
     clave_correcta,
     mismo_token,
@@ -78,10 +79,13 @@ class Contexto:
     modelo: str
     cookie_segura: bool = False
     limite: LimiteLogin | None = None
+    limite_ip: LimiteLogin | None = None
 
     def __post_init__(self) -> None:
         if self.limite is None:
             self.limite = LimiteLogin()
+        if self.limite_ip is None:
+            self.limite_ip = LimiteLogin(maximo=MAX_INTENTOS_IP)
         self.jinja = jinja2.Environment(
             loader=jinja2.PackageLoader("revision", "plantillas"),
             autoescape=True,
@@ -175,23 +179,24 @@ async def login_get(request: web.Request) -> web.Response:
 async def login_post(request: web.Request) -> web.Response:
     """Check the password (rate-limited), open a session, go where the reviewer was going."""
     ctx = request.app[CTX]
-    assert ctx.limite is not None
+    assert ctx.limite is not None and ctx.limite_ip is not None
     form = await request.post()
     if not mismo_token(request.cookies.get(COOKIE_CSRF_LOGIN), _texto(form.get("csrf"))):
         raise web.HTTPForbidden(text="Formulario sin token CSRF válido.")
     nombre = _texto(form.get("usuario")).strip()
     clave = _texto(form.get("clave"))
     siguiente = _siguiente(_texto(form.get("siguiente")))
-    claves = (f"ip:{request.remote}", f"usuario:{nombre}")
-    if ctx.limite.bloqueado(*claves):
+    ip, usuario = f"ip:{request.remote}", f"usuario:{nombre}"
+    if ctx.limite.bloqueado(usuario) or ctx.limite_ip.bloqueado(ip):
         return _login_error(
             ctx, request, "Demasiados intentos: espere unos minutos.", 429, siguiente
         )
     hash_ = await asyncio.to_thread(ctx.almacen.hash_de, nombre)
     if not nombre or not await asyncio.to_thread(clave_correcta, hash_, clave):
-        ctx.limite.fallo(*claves)
+        ctx.limite.fallo(usuario)
+        ctx.limite_ip.fallo(ip)
         return _login_error(ctx, request, "Usuario o contraseña incorrectos.", 401, siguiente)
-    ctx.limite.exito(claves[1])
+    ctx.limite.exito(usuario)
     sesion, csrf = token(), token()
     await asyncio.to_thread(
         ctx.almacen.abrir_sesion, sesion, nombre, csrf, time.time() + DURACION_SESION_S

@@ -1,0 +1,134 @@
+"""The store and the pure parts, without Kafka: idempotence, one decision per item,
+supersession, the outbox's pending rows, Wilson intervals, the word diff. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness.revisor import ficha_en_revision
+from revision import decisiones as dec
+from revision.almacen import ABIERTA, DECIDIDA, OBSOLETA, Almacen, Cierre
+from revision.confianza import DecisionResumen, calcular, wilson
+from revision.web import diff_palabras
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def almacen(request: pytest.FixtureRequest, tmp_path: Path):
+    if request.param == "postgres":
+        dsn = request.getfixturevalue("postgres_dsn")
+        a = Almacen.abrir(dsn, tmp_path)
+    else:
+        a = Almacen.abrir(None, tmp_path)
+    yield a
+    a.cerrar()
+
+
+def _guardar(almacen: Almacen, registro: dict) -> list:
+    return almacen.guardar_item(
+        registro["event_id"], "revision", registro["motivo"], registro["sku"],
+        registro["version"], registro["familia"], ["C06"], registro, time.time(),
+    )
+
+
+def _sku() -> str:
+    return f"T-{uuid.uuid4().hex[:10]}"
+
+
+def test_un_item_por_event_id(almacen):
+    registro = ficha_en_revision(_sku())
+    _guardar(almacen, registro)
+    _guardar(almacen, registro)  # redelivery
+    assert [i.event_id for i in almacen.abiertos()].count(registro["event_id"]) == 1
+
+
+def test_una_decision_por_item_aunque_compitan(almacen):
+    registro = ficha_en_revision(_sku())
+    _guardar(almacen, registro)
+    item = almacen.item(registro["event_id"])
+    ganadores = []
+
+    def decidir(revisor: str) -> None:
+        ahora = time.time()
+        cierre = Cierre("aprobada", [], revisor, ahora,
+                        dec.registro_decision(item, "aprobada", revisor, ahora),
+                        dec.publicacion(item, registro["ficha"], revisor, False, ahora, "m"))
+        if almacen.decidir(item, cierre) is not None:
+            ganadores.append(revisor)
+
+    hilos = [threading.Thread(target=decidir, args=(f"r{i}",)) for i in range(8)]
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join()
+    assert len(ganadores) == 1
+    assert almacen.item(item.event_id).estado == DECIDIDA
+    (pendiente,) = [d for d in almacen.pendientes() if d.event_id == item.event_id]
+    assert pendiente.publicacion["revision"]["revisor"] == ganadores[0]
+    almacen.marcar_enviada(item.event_id)
+    assert not [d for d in almacen.pendientes() if d.event_id == item.event_id]
+
+
+def test_version_nueva_cierra_la_vieja_y_una_vieja_llega_cerrada(almacen):
+    sku = _sku()
+    v2, v1, v3 = (ficha_en_revision(sku, v) for v in (2, 1, 3))
+    _guardar(almacen, v2)
+    cerradas = _guardar(almacen, v1)  # arrives late: closed at once
+    assert [d.event_id for d in cerradas] == [v1["event_id"]]
+    assert almacen.item(v1["event_id"]).estado == OBSOLETA
+    assert almacen.item(v2["event_id"]).estado == ABIERTA
+    cerradas = almacen.observar_version(sku, 3, time.time())  # published by the loop
+    assert [d.event_id for d in cerradas] == [v2["event_id"]]
+    assert cerradas[0].registro["decision"] == "obsoleta"
+    assert cerradas[0].registro["revisor"] == "sistema"
+    assert almacen.version_vista(sku) == 3
+    _guardar(almacen, v3)
+    assert almacen.item(v3["event_id"]).estado == ABIERTA
+
+
+def test_wilson_valores_conocidos():
+    bajo, alto = wilson(3, 5)
+    assert (round(bajo, 4), round(alto, 4)) == (0.2307, 0.8824)
+    bajo, alto = wilson(0, 10)
+    assert bajo == 0.0 and round(alto, 4) == 0.2775
+    bajo, alto = wilson(50, 50)
+    assert round(bajo, 4) == 0.9287 and alto == 1.0
+    assert wilson(0, 0) is None
+
+
+def test_precision_por_familia_criterio_y_ventana():
+    decisiones = [DecisionResumen("muestra", "incorrecta", "botellas", ["C04"])] * 10
+    decisiones += [DecisionResumen("muestra", "correcta", "zapatillas", [])] * 50
+    decisiones += [DecisionResumen("revision", "aprobada", "zapatillas", []),
+                   DecisionResumen("revision", "rechazada", "zapatillas", ["C04"])]
+    c = calcular(decisiones)
+    assert c.precision.valor == pytest.approx(50 / 60)
+    assert c.ventana.total == 50 and c.ventana.valor == 1.0  # the last 50 were all correct
+    assert c.por_familia["botellas"].valor == 0.0
+    assert c.por_criterio["C04"].valor == pytest.approx(50 / 60)
+    assert c.por_criterio["C01"].valor == 1.0
+    assert c.rechazos_confirmados.aciertos == 1 and c.rechazos_confirmados.total == 2
+
+
+def test_diff_marca_lo_que_el_proveedor_no_dice():
+    segmentos = diff_palabras("RUNNER X2 black mesh sneaker", "Zapatilla RUNNER X2 <b>negra</b>")
+    marcados = "".join(t for t, nuevo in segmentos if nuevo)
+    assert "Zapatilla" in marcados and "negra" in marcados and "RUNNER" not in marcados
+    assert "".join(t for t, _ in segmentos) == "Zapatilla RUNNER X2 <b>negra</b>"
+
+
+def test_errores_por_campo():
+    resultado = {
+        "C01": {"ok": False, "detalle": "el título tiene 90 caracteres"},
+        "C02": {"ok": True, "detalle": ""},
+        "C05": {"ok": False, "detalle": "la descripción cita un precio"},
+        "C07": {"ok": False, "detalle": "atributo peso: 300 g no está en el origen"},
+    }
+    campos = dec.errores_por_campo(resultado)
+    assert campos["titulo"][0].startswith("C01")
+    assert campos["descripcion"][0].startswith("C05")
+    assert campos["atributos"][0].startswith("C07")
