@@ -83,7 +83,10 @@ VARIABLES_ANADIDAS = [
     "FICHAS_LLM_REPEAT_PENALTY",
     "FICHAS_PARTICIONES",
     "FICHAS_REPLICACION",
+    "FICHAS_TOPIC_DECISIONES",
 ]
+# Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
+TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
 # Métricas que no exporta el código pero que el panel o las alertas pueden usar.
 METRICAS_AJENAS = {"up"}  # la genera Prometheus al rascar
 
@@ -414,6 +417,11 @@ def test_kustomize_produce_los_objetos_esperados():
         ("ScaledObject", "fichas", "fichas"),
         ("PodDisruptionBudget", "fichas", "fichas"),
         ("NetworkPolicy", "fichas", "fichas"),
+        ("Deployment", "fichas", "fichas-revisor"),
+        ("Service", "fichas", "fichas-revisor"),
+        ("ServiceMonitor", "fichas", "fichas-revisor"),
+        ("NetworkPolicy", "fichas", "fichas-revisor"),
+        ("KafkaTopic", "kafka", "fichas.decisiones"),
         ("KafkaTopic", "kafka", "proveedor.cambios"),
         ("KafkaTopic", "kafka", "fichas.publicadas"),
         ("KafkaTopic", "kafka", "fichas.revision-manual"),
@@ -478,10 +486,10 @@ def test_deployment_del_worker():
         <= etiquetas.items()
     )
     assert (
-        uno(objetos, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"].items()
+        uno(objetos, "NetworkPolicy", "fichas")["spec"]["podSelector"]["matchLabels"].items()
         <= etiquetas.items()
     )
-    sm = uno(objetos, "ServiceMonitor")
+    sm = uno(objetos, "ServiceMonitor", "fichas")
     assert sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
     assert sm["spec"]["endpoints"][0]["port"] == "metricas"
     assert sm["spec"]["endpoints"][0]["path"] == "/metrics"
@@ -492,10 +500,12 @@ def test_deployment_del_worker():
 def test_configmap_y_topics():
     objetos = render_base()
     cm = configmap(objetos)
-    for var, topic in TOPICS_CONTRATO.items():
+    for var, topic in {**TOPICS_CONTRATO, **TOPIC_DECISIONES}.items():
         assert cm[var] == topic
     topics = [o for o in objetos if o["kind"] == "KafkaTopic"]
-    assert {t["spec"]["topicName"] for t in topics} == set(TOPICS_CONTRATO.values())
+    assert {t["spec"]["topicName"] for t in topics} == set(TOPICS_CONTRATO.values()) | set(
+        TOPIC_DECISIONES.values()
+    )
     so = uno(objetos, "ScaledObject", "fichas")
     for t in topics:
         assert t["metadata"]["labels"]["strimzi.io/cluster"] == "kafka"
@@ -573,12 +583,54 @@ def test_scaledobject_por_retraso_de_kafka(render):
 
 
 def test_networkpolicy_solo_lo_necesario():
-    np_ = uno(render_base(), "NetworkPolicy")
+    np_ = uno(render_base(), "NetworkPolicy", "fichas")
     assert set(np_["spec"]["policyTypes"]) == {"Ingress", "Egress"}
     puertos = {(p["protocol"], p["port"]) for r in np_["spec"]["egress"] for p in r["ports"]}
     assert puertos == {("TCP", 9092), ("TCP", 5432), ("TCP", 8000), ("UDP", 53), ("TCP", 53)}
     entrada = {(p["protocol"], p["port"]) for r in np_["spec"]["ingress"] for p in r["ports"]}
     assert entrada == {("TCP", 9100)}
+
+
+def test_revisor_en_k8s():
+    """La app de revisión: su Deployment, Service, ServiceMonitor y NetworkPolicy casan."""
+    objetos = render_base()
+    dep = uno(objetos, "Deployment", "fichas-revisor")
+    pod = dep["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    assert c["args"][:1] == ["revisor"]
+    assert c["args"][c["args"].index("--host") + 1] == "0.0.0.0"
+    puerto = int(c["args"][c["args"].index("--port") + 1])
+    assert "--cookie-segura" in c["args"]
+    assert c["ports"] == [{"name": "http", "containerPort": puerto, "protocol": "TCP"}]
+    assert c["readinessProbe"]["httpGet"] == {"path": "/health/ready", "port": "http"}
+    assert c["livenessProbe"]["httpGet"] == {"path": "/health/live", "port": "http"}
+    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    assert [e["name"] for e in c["env"]] == ["FICHAS_POSTGRES_DSN"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    etiquetas = dep["spec"]["template"]["metadata"]["labels"]
+    svc = uno(objetos, "Service", "fichas-revisor")
+    assert svc["spec"]["selector"].items() <= etiquetas.items()
+    assert svc["spec"]["ports"][0]["targetPort"] == "http"
+    sm = uno(objetos, "ServiceMonitor", "fichas-revisor")
+    assert sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+    assert sm["spec"]["endpoints"][0]["port"] == "http"
+    # El ServiceMonitor y la NetworkPolicy del worker no seleccionan la app, ni al revés.
+    worker = uno(objetos, "Deployment", "fichas")["spec"]["template"]["metadata"]["labels"]
+    assert not uno(objetos, "ServiceMonitor", "fichas")["spec"]["selector"][
+        "matchLabels"
+    ].items() <= svc["metadata"]["labels"].items()
+    np_ = uno(objetos, "NetworkPolicy", "fichas-revisor")
+    assert np_["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
+    assert not np_["spec"]["podSelector"]["matchLabels"].items() <= worker.items()
+    entrada = {(p["protocol"], p["port"]) for r in np_["spec"]["ingress"] for p in r["ports"]}
+    assert entrada == {("TCP", puerto)}
+    salida = {(p["protocol"], p["port"]) for r in np_["spec"]["egress"] for p in r["ports"]}
+    assert salida == {("TCP", 9092), ("TCP", 5432), ("UDP", 53), ("TCP", 53)}
+    prod = uno(render_produccion(), "Deployment", "fichas-revisor")
+    assert prod["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
+        "registro.interno/"
+    )
 
 
 def test_overlay_produccion():
@@ -661,6 +713,7 @@ def test_compose_servicios_y_dependencias():
         "llm-local",
         "worker-1",
         "worker-2",
+        "revisor",
         "prometheus",
         "grafana",
     } <= set(s)
@@ -730,9 +783,26 @@ def test_compose_crea_los_cinco_topics_que_usan_los_workers():
     assert bucle, guion
     creados = bucle.group(1).split()
     env = s["worker-1"]["environment"]
-    assert sorted(creados) == sorted(por_defecto(env[v]) for v in TOPICS_CONTRATO)
+    assert sorted(creados) == sorted(
+        por_defecto(env[v]) for v in {**TOPICS_CONTRATO, **TOPIC_DECISIONES}
+    )
     assert "--if-not-exists" in guion
     assert s["kafka"]["environment"]["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
+
+
+def test_compose_revisor():
+    s = compose()["services"]
+    svc = s["revisor"]
+    assert svc["command"][:1] == ["revisor"]
+    assert svc["command"][svc["command"].index("--host") + 1] == "0.0.0.0"
+    puerto = svc["command"][svc["command"].index("--port") + 1]
+    assert svc["ports"] == [f"127.0.0.1:{puerto}:{puerto}"], "solo en el localhost del host"
+    assert svc["environment"] == s["worker-1"]["environment"]
+    assert svc["read_only"] is True
+    assert f"{puerto}/health/ready" in " ".join(svc["healthcheck"]["test"])
+    prom = yaml.safe_load(PROM_CONFIG.read_text())
+    job = next(j for j in prom["scrape_configs"] if j["job_name"] == "fichas-revisor")
+    assert job["static_configs"][0]["targets"] == [f"revisor:{puerto}"]
 
 
 def test_compose_montajes_existen():
@@ -863,6 +933,8 @@ def test_alertas_requeridas():
         "FichasDLQ",
         "FichasLLMPausado",
         "FichasUltimoIntentoAportaPoco",
+        "FichasRevisionPrecisionBaja",
+        "FichasRevisionPendienteAntigua",
     } <= set(por_nombre)
     ultimo = por_nombre["FichasUltimoIntentoAportaPoco"]
     assert ultimo["labels"]["attempt"] == "3"
@@ -993,6 +1065,27 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("3m", False), ("15m", True)],
     ),
     (
+        "FichasRevisionPrecisionBaja",
+        [
+            ('fichas_revision_precision{family="todas"}', "0.95x10 0.7x60"),
+            ('fichas_revision_precision_samples{family="todas"}', "50x70"),
+        ],
+        [("5m", False), ("25m", False), ("50m", True)],
+    ),
+    (
+        "FichasRevisionPrecisionBaja",  # pocas decisiones: no se alerta
+        [
+            ('fichas_revision_precision{family="todas"}', "0.5x70"),
+            ('fichas_revision_precision_samples{family="todas"}', "5x70"),
+        ],
+        [("50m", False)],
+    ),
+    (
+        "FichasRevisionPendienteAntigua",
+        [("fichas_revision_oldest_open_age_seconds", "80000+300x60")],
+        [("10m", False), ("50m", True)],
+    ),
+    (
         "FichasVersionesDeCriteriosMezcladas",
         [
             ('fichas_criteria_info{version="v1",instance="w1"}', "1x60"),
@@ -1118,6 +1211,14 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_llm_paused": ("gauge", ()),
         "fichas_criteria_info": ("gauge", ("version",)),
         "fichas_sample_total": ("counter", ()),
+        "fichas_revision_queue_depth": ("gauge", ("kind",)),
+        "fichas_revision_oldest_open_age_seconds": ("gauge", ()),
+        "fichas_revision_decisions_total": ("counter", ("type", "decision")),
+        "fichas_revision_decision_duration_seconds": ("histogram", ("type",)),
+        "fichas_revision_precision": ("gauge", ("family",)),
+        "fichas_revision_precision_lower_bound": ("gauge", ("family",)),
+        "fichas_revision_precision_samples": ("gauge", ("family",)),
+        "fichas_revision_criterion_precision": ("gauge", ("criterion",)),
     }
 
 
@@ -1172,6 +1273,15 @@ def test_panel_cubre_lo_pedido():
         "fichas_in_flight",
         "fichas_llm_errors_total",
         "fichas_llm_tokens_total",
+    ):
+        assert m in exprs, f"el panel no muestra {m}"
+    for m in (
+        "fichas_revision_queue_depth",
+        "fichas_revision_oldest_open_age_seconds",
+        "fichas_revision_decisions_total",
+        "fichas_revision_decision_duration_seconds_bucket",
+        "fichas_revision_precision",
+        "fichas_revision_criterion_precision",
     ):
         assert m in exprs, f"el panel no muestra {m}"
     for q in ("0.5", "0.95", "0.99"):
