@@ -774,6 +774,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--salida", type=Path, default=Path("salida"), help="folder of the outcomes JSONL"
     )
+    # --- reviewer app (herramientas/demo_revisor.py) ---
+    parser.add_argument(
+        "--sin-revisor",
+        action="store_true",
+        help="end after the summary instead of serving the review app until Ctrl-C",
+    )
+    # --- end reviewer app ---
     return parser
 
 
@@ -815,6 +822,13 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
         metrics_port=metrics_port,
         max_intentos=args.max_intentos,
     )
+    # --- reviewer app: sample every published ficha, decisions on this run's topic ---
+    if not args.sin_revisor:
+        from herramientas import demo_revisor
+
+        wenv.update(demo_revisor.WORKER_ENV)
+    wenv["FICHAS_TOPIC_DECISIONES"] = Settings().topic_decisiones + f".demo-{run_id}"
+    # --- end reviewer app ---
     say(f"starting fichas worker (metrics on :{metrics_port}, log in {data_dir / 'worker.log'})")
     worker = services.spawn("worker", [sys.executable, "-m", "herramientas.cli", "worker"], wenv)
     wait_http(
@@ -848,6 +862,12 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
             file=sys.stderr,
         )
         return 1
+    # --- reviewer app: serve the queue this run filled, until Ctrl-C ---
+    if not args.sin_revisor:
+        from herramientas import demo_revisor
+
+        return demo_revisor.servir(services, wenv, 0)
+    # --- end reviewer app ---
     return 0
 
 

@@ -368,6 +368,7 @@ async def _render_item(
         es_muestra=item.tipo == TIPO_MUESTRA,
         siguiente="/item?" + urlencode({"id": siguiente}) if siguiente else "",
         edad=time.time() - item.recibido_en,
+        aviso=request.query.get("aviso", "") if request.method == "GET" else "",
     )
 
 

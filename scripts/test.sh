@@ -18,6 +18,9 @@ install_system_packages() {
     command -v mvn >/dev/null 2>&1 || missing+=(maven)
     compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
     command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+    # The reviewer app's browser tests (tests/revision): Debian's Chromium and its driver.
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
     if ((${#missing[@]})); then
         say "installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive

@@ -162,3 +162,14 @@ def pedir(
             return resp.status, dict(resp.headers), resp.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, dict(err.headers), err.read().decode()
+
+
+def confirmado(driver: Any, texto: str) -> None:
+    """Wait for the confirmation banner the app shows after a decision (next item or queue)."""
+    from selenium.webdriver.common.by import By
+
+    esperar(
+        lambda: any(texto in a.text for a in driver.find_elements(By.CSS_SELECTOR, ".aviso")),
+        f"the confirmation {texto!r}",
+        explica=lambda: driver.find_element(By.TAG_NAME, "body").text[:500],
+    )

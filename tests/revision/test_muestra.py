@@ -13,6 +13,7 @@ from harness.revisor import REPO, muestra_publicada
 from tests.revision.conftest import (
     USUARIO,
     abrir_item,
+    confirmado,
     decisiones_topic,
     entrar,
     esperar,
@@ -45,7 +46,7 @@ def test_decisiones_de_muestra_dan_la_precision(kafka, revisor, revisor_topics, 
         if veredicto == "incorrecta":
             navegador.find_element(By.CSS_SELECTOR, 'input[value="C04"]').click()
         navegador.find_element(By.ID, veredicto).click()
-        esperar(lambda v=veredicto: v in navegador.page_source, "confirmation")
+        confirmado(navegador, f"{registro['sku']} v1: {veredicto}")
     ids = {m["event_id"] for m in muestras}
 
     def de_la_muestra() -> list[dict]:

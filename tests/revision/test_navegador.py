@@ -12,6 +12,7 @@ from harness.revisor import ficha_en_revision
 from tests.revision.conftest import (
     OTRO_USUARIO,
     abrir_item,
+    confirmado,
     decisiones_topic,
     entrar,
     esperar,
@@ -54,7 +55,7 @@ def test_editar_rompiendo_c01_corregir_y_aprobar(kafka, revisor, revisor_topics,
     titulo.clear()
     titulo.send_keys("Zapatillas de running negras ligeras")
     navegador.find_element(By.ID, "aprobar").click()
-    esperar(lambda: "publicada" in navegador.page_source, "the confirmation")
+    confirmado(navegador, "ZAP-E2E-1 v1: publicada")
 
     publicadas = _de(leer(kafka, revisor_topics.publicadas), item["event_id"])
     assert len(publicadas) == 1
@@ -78,7 +79,7 @@ def test_rechazar_con_criterios_y_nota(kafka, revisor, revisor_topics, navegador
     navegador.find_element(By.CSS_SELECTOR, 'input[name="criterio"][value="C04"]').click()
     navegador.find_element(By.ID, "nota").send_keys("inventa el uso en competición")
     navegador.find_element(By.ID, "rechazar").click()
-    esperar(lambda: "rechazada" in navegador.page_source, "the confirmation")
+    confirmado(navegador, "ZAP-E2E-2 v1: rechazada")
     (decision,) = esperar(
         lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), item["event_id"]),
         "the decision")
