@@ -209,3 +209,83 @@ def test_una_version_nueva_cierra_el_item_abierto(kafka, revisor, revisor_topics
     producir(kafka, revisor_topics.publicadas, [publicada])
     esperar(lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), v2["event_id"]),
             "v2 closed by the published v3")
+
+
+def test_atajos_de_teclado_abren_y_aprueban(kafka, revisor, revisor_topics, navegador):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    item = ficha_en_revision("ZAP-E2E-8")
+    producir(kafka, revisor_topics.revision, [item])
+    entrar(navegador, revisor)
+    esperar(lambda: navegador.get(revisor.url + "/?familia=zapatillas") or
+            "ZAP-E2E-8" in navegador.page_source, "the queue row")
+    filas = [f.text for f in navegador.find_elements(By.CSS_SELECTOR, "tr.fila")]
+    posicion = next(i for i, texto in enumerate(filas) if "ZAP-E2E-8" in texto)
+    teclas = ActionChains(navegador)
+    for _ in range(posicion):
+        teclas.send_keys("j")
+    teclas.send_keys("o").perform()
+    esperar(lambda: "ZAP-E2E-8" in navegador.title, "the item opened with o")
+    ActionChains(navegador).send_keys("a").perform()
+    esperar(lambda: _de(leer(kafka, revisor_topics.publicadas), item["event_id"]),
+            "the publication approved with a")
+
+
+def test_salida_invalida_se_escribe_a_mano_y_se_publica(kafka, revisor, revisor_topics,
+                                                        navegador):
+    item = ficha_en_revision("BOT-E2E-9", familia="botellas", motivo="salida_invalida")
+    item.update(ficha=None, historial=[], problemas=[
+        {"criterio": "salida_invalida", "detalle": "la respuesta no era JSON"}])
+    item["origen"]["ficha_proveedor"].update(
+        titulo="Sports bottle 750 ml mesh black",
+        atributos={"capacidad_ml": "750", "material": "malla", "color": "negro"})
+    producir(kafka, revisor_topics.revision, [item])
+    entrar(navegador, revisor)
+    abrir_item(navegador, revisor, item["event_id"])
+    assert navegador.find_element(By.ID, "titulo").get_attribute("value") == ""
+    navegador.find_element(By.ID, "aprobar").click()  # empty: C01, C02, C03 fail
+    esperar(lambda: navegador.find_elements(By.CSS_SELECTOR, ".error-campo"), "errors")
+    campos = {e.get_attribute("data-campo") for e in
+              navegador.find_elements(By.CSS_SELECTOR, ".error-campo")}
+    assert {"titulo", "descripcion", "atributos"} <= campos
+    valores = {"titulo": "Botella de malla negra", "descripcion": "Botella para llevar agua.",
+               "atributo__capacidad_ml": "750", "atributo__material": "malla",
+               "atributo__color": "negro"}
+    for campo, valor in valores.items():
+        navegador.find_element(By.ID, campo).clear()
+        navegador.find_element(By.ID, campo).send_keys(valor)
+    navegador.find_element(By.ID, "aprobar").click()
+    (pub,) = esperar(lambda: _de(leer(kafka, revisor_topics.publicadas), item["event_id"]),
+                     "the publication",
+                     explica=lambda: navegador.find_element(By.TAG_NAME, "main").text[:1500])
+    assert pub["ficha"]["atributos"]["capacidad_ml"] == "750"
+    assert pub["revision"]["decision"] == "editada"
+
+
+def test_no_se_aprueba_una_version_anterior_a_la_del_worker(
+    kafka, revisor, revisor_topics, navegador
+):
+    import asyncio
+    from pathlib import Path
+
+    from stream.versiones import open_version_store
+
+    item = ficha_en_revision("ZAP-E2E-10", version=2)
+    producir(kafka, revisor_topics.revision, [item])
+    entrar(navegador, revisor)
+    abrir_item(navegador, revisor, item["event_id"])
+
+    async def el_worker_trato_la_v3() -> None:
+        async with open_version_store(None, Path(revisor.env["FICHAS_DATA_DIR"])) as versiones:
+            await versiones.record("ZAP-E2E-10", 3)
+
+    asyncio.run(el_worker_trato_la_v3())
+    navegador.find_element(By.ID, "aprobar").click()
+    mensaje = esperar(lambda: navegador.find_elements(By.ID, "mensaje"), "the refusal")
+    assert "versión más nueva" in mensaje[0].text and "v3" in mensaje[0].text
+    assert "obsoleta" in navegador.find_element(By.ID, "estado").text
+    assert not _de(leer(kafka, revisor_topics.publicadas), item["event_id"])
+    (decision,) = esperar(
+        lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), item["event_id"]),
+        "the obsoleta decision")
+    assert decision["decision"] == "obsoleta"
