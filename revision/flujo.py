@@ -139,21 +139,40 @@ class Flujo:
     # ------------------------------------------------------------------ consuming
 
     async def _consumir(self) -> None:
-        """Store every batch, then commit its offsets."""
-        assert self.consumer is not None
+        """Consume until cancelled; a failed batch is logged and, uncommitted, read again."""
         while True:
-            lotes = await self.consumer.getmany(timeout_ms=1000, max_records=200)
-            if not lotes:
-                continue
-            cerradas: list[Decision] = []
-            for registros in lotes.values():
-                for registro in registros:
-                    cerradas += await asyncio.to_thread(
-                        self.guardar, registro.topic, registro.value
-                    )
-            await self.consumer.commit()
-            for decision in cerradas:
-                await self.enviar(decision.event_id)
+            try:
+                await self._lote()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("lote no guardado; se volverá a leer")
+                await asyncio.sleep(REINTENTO_S)
+                await self._rebobinar()
+
+    async def _lote(self) -> None:
+        """Store one batch, then commit its offsets, then send the closures it caused."""
+        assert self.consumer is not None
+        lotes = await self.consumer.getmany(timeout_ms=1000, max_records=200)
+        if not lotes:
+            return
+        cerradas: list[Decision] = []
+        for registros in lotes.values():
+            for registro in registros:
+                cerradas += await asyncio.to_thread(self.guardar, registro.topic, registro.value)
+        await self.consumer.commit()
+        for decision in cerradas:
+            await self.enviar(decision.event_id)
+
+    async def _rebobinar(self) -> None:
+        """Back to the committed offsets, so the records of a failed batch come again."""
+        assert self.consumer is not None
+        for tp in self.consumer.assignment():
+            committed = await self.consumer.committed(tp)
+            if committed is None:
+                await self.consumer.seek_to_beginning(tp)
+            else:
+                self.consumer.seek(tp, committed)
 
     def guardar(self, topic: str, valor: bytes | None) -> list[Decision]:
         """Store one record; the decisions ``obsoleta`` it caused are returned to be sent."""

@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 
 PUBLICAS = ("/login", "/estatico/", "/metrics", "/health/", "/favicon.ico")
 MAX_NOTA = 2000
+ENVIO_S = 20.0  # how long a reviewer waits for the broker's acknowledgement
 MOTIVOS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_MUESTRA)
 CABECERAS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
@@ -552,9 +553,13 @@ async def _cerrar(
         return cerrado
     if decision.publicacion is not None:
         caer_si_prueba()
-    await ctx.flujo.enviar(decision.event_id)
-    siguiente = await asyncio.to_thread(ctx.almacen.siguiente, item.event_id)
     aviso = f"{item.sku} v{item.version}: {hecho}"
+    try:
+        await asyncio.wait_for(ctx.flujo.enviar(decision.event_id), ENVIO_S)
+    except Exception:  # broker down or slow: the outbox sends it later, say so
+        log.exception("decisión %s guardada, envío pendiente", decision.event_id)
+        aviso += " (guardada; se enviará en cuanto Kafka responda)"
+    siguiente = await asyncio.to_thread(ctx.almacen.siguiente, item.event_id)
     destino = (
         "/item?" + urlencode({"id": siguiente, "aviso": aviso})
         if siguiente

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -64,6 +65,7 @@ def nuevo_navegador() -> Any:
     if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
         pytest.fail("chromium/chromium-driver not installed (apt-get install chromium "
                     "chromium-driver; scripts/test.sh installs them)")
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager never downloads anything
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
