@@ -328,6 +328,29 @@ class Almacen:
             params = (tipo,)
         return [_decision(row) for row in self._query(sql + " order by decidida_en", params)]
 
+    def resumen_abiertos(self) -> tuple[dict[str, int], float | None]:
+        """Open items per reason and the arrival time of the oldest (for ``/metrics``)."""
+        rows = self._query(
+            "select motivo, count(*), min(recibido_en) from revision_items where estado = ? "
+            "group by motivo",
+            (ABIERTA,),
+        )
+        cuentas = {str(m): int(n) for m, n, _ in rows}
+        primero = min((float(t) for _, _, t in rows), default=None)
+        return cuentas, primero
+
+    def decisiones_resumidas(self) -> list[tuple[str, str, str, list[str], str, float]]:
+        """(tipo, decision, familia, criterios, revisor, segundos) of every decision, oldest
+        first: what the metrics need, without the stored records."""
+        rows = self._query(
+            "select tipo, decision, familia, criterios, revisor, segundos "
+            "from revision_decisiones order by decidida_en"
+        )
+        return [
+            (str(t), str(d), str(f), list(json.loads(c)), str(r), float(sg))
+            for t, d, f, c, r, sg in rows
+        ]
+
     def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
         """Decisions per (tipo, decision), for the ``_total`` counter read at scrape time."""
         rows = self._query(

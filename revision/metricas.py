@@ -9,7 +9,6 @@ aggregates over small tables.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry
@@ -53,43 +52,41 @@ class RevisionCollector(Collector):
         self.almacen = almacen
 
     def collect(self) -> Iterator[Metric]:
-        abiertos = self.almacen.abiertos()
+        cuentas, primero = self.almacen.resumen_abiertos()
         profundidad = GaugeMetricFamily(QUEUE_DEPTH, "Open review items", labels=["kind"])
         for kind in KINDS:
-            profundidad.add_metric([kind], sum(1 for i in abiertos if i.motivo == kind))
+            profundidad.add_metric([kind], cuentas.get(kind, 0))
         yield profundidad
-        ahora = time.time()
-        viejo = max((ahora - i.recibido_en for i in abiertos), default=0.0)
+        viejo = 0.0 if primero is None else max(0.0, time.time() - primero)
         yield GaugeMetricFamily(OLDEST_OPEN, "Age of the oldest open item", value=viejo)
 
-        decisiones = self.almacen.decisiones()
         total = CounterMetricFamily(DECISIONS, "Decisions taken", labels=["type", "decision"])
-        cuentas: dict[tuple[str, str], int] = defaultdict(int)
-        for d in decisiones:
-            cuentas[(d.tipo, d.decision)] += 1
-        for (tipo, decision), n in sorted(cuentas.items()):
+        for (tipo, decision), n in sorted(self.almacen.cuentas_decisiones().items()):
             total.add_metric([tipo, decision], n)
         yield total
-        yield from self._duration([d for d in decisiones if d.revisor != REVISOR_SISTEMA])
+        decisiones = self.almacen.decisiones_resumidas()
+        yield self._duration(
+            [(tipo, sg) for tipo, _, _, _, revisor, sg in decisiones if revisor != REVISOR_SISTEMA]
+        )
         yield from self._precision(
             [
-                DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
-                for d in decisiones
-                if d.tipo == TIPO_MUESTRA
+                DecisionResumen(tipo, decision, familia, criterios)
+                for tipo, decision, familia, criterios, _, _ in decisiones
+                if tipo == TIPO_MUESTRA
             ]
         )
 
-    def _duration(self, decisiones: list) -> Iterator[Metric]:  # type: ignore[type-arg]
+    def _duration(self, decisiones: list[tuple[str, float]]) -> Metric:
         """Time from an item's arrival to a person's decision, per item type."""
         hist = HistogramMetricFamily(
             DECISION_DURATION, "Seconds from arrival to decision", labels=["type"]
         )
-        for tipo in sorted({d.tipo for d in decisiones}):
-            valores = [d.segundos for d in decisiones if d.tipo == tipo]
+        for tipo in sorted({t for t, _ in decisiones}):
+            valores = [sg for t, sg in decisiones if t == tipo]
             cubos = [(str(b), float(sum(1 for v in valores if v <= b))) for b in BUCKETS]
             cubos.append(("+Inf", float(len(valores))))
             hist.add_metric([tipo], cubos, sum_value=sum(valores))
-        yield hist
+        return hist
 
     def _precision(self, muestra: list[DecisionResumen]) -> Iterator[Metric]:
         """Precision over the last ``VENTANA_MUESTRA`` sample decisions, overall and per family."""
