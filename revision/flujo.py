@@ -24,7 +24,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from esquemas import FichaEnRevision, FichaPublicada
 from esquemas.constantes import MOTIVO_MUESTRA, TIPO_MUESTRA, TIPO_REVISION
@@ -71,14 +71,23 @@ def item_de_registro(
 ) -> tuple[dict[str, Any], str, str, list[str]] | None:
     """(record, tipo, motivo, failing criteria) of a review or sample record; None otherwise."""
     if topic == settings.topic_revision:
-        revision = FichaEnRevision.model_validate_json(valor)
+        revision = FichaEnRevision.model_validate(_conocidos(valor, FichaEnRevision))
         criterios = sorted({p.criterio for p in revision.problemas})
         datos = revision.model_dump(mode="json")
         return datos, TIPO_REVISION, revision.motivo, criterios
     if topic == settings.topic_muestra:
-        publicada = FichaPublicada.model_validate_json(valor)
+        publicada = FichaPublicada.model_validate(_conocidos(valor, FichaPublicada))
         return publicada.model_dump(mode="json"), TIPO_MUESTRA, MOTIVO_MUESTRA, []
     return None
+
+
+def _conocidos(valor: bytes, modelo: type[BaseModel]) -> dict[str, Any]:
+    """The record's fields the model knows: a consumer ignores fields added by later versions
+    of the contract (the models forbid extras because they are what the worker writes)."""
+    datos = json.loads(valor)
+    if not isinstance(datos, dict):
+        raise ValueError("el registro no es un objeto JSON")
+    return {k: v for k, v in datos.items() if k in modelo.model_fields}
 
 
 class Flujo:

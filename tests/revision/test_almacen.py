@@ -132,3 +132,20 @@ def test_errores_por_campo():
     assert campos["titulo"][0].startswith("C01")
     assert campos["descripcion"][0].startswith("C05")
     assert campos["atributos"][0].startswith("C07")
+
+
+def test_campos_nuevos_del_contrato_se_ignoran_al_consumir():
+    import json
+
+    from revision.flujo import item_de_registro
+    from stream.config import Settings
+
+    settings = Settings()
+    registro = ficha_en_revision(_sku())
+    registro["campo_de_una_version_futura"] = {"x": 1}
+    datos, tipo, motivo, criterios = item_de_registro(
+        settings.topic_revision, json.dumps(registro).encode(), settings
+    )
+    assert (tipo, motivo, criterios) == ("revision", "rechazada", ["C06"])
+    assert "campo_de_una_version_futura" not in datos
+    assert datos["origen"]["cifras"] == {"peso_g": 280}
