@@ -3,7 +3,7 @@
 The embedded saver is ``InlineSqliteSaver``: LangGraph's own ``SqliteSaver`` (same tables,
 same SQL, same serializer) with its async methods running the sync ones on the event loop's
 thread. ``AsyncSqliteSaver`` sends every statement through aiosqlite's worker thread and
-back; issue 7's profile put those hand-offs and the wake-ups they cause at about a third of the
+back; the worker's CPU profile (docs/rendimiento.md) put those hand-offs and the wake-ups they cause at about a third of the
 worker's CPU, for statements that take tens of microseconds on a WAL file with
 ``synchronous=NORMAL`` (a commit writes to the WAL without fsync; a crash of the process loses
 nothing committed, a power cut can lose the last commits, which then cost LLM calls again on
