@@ -6,7 +6,8 @@ ports, the fake LLM server (``harness.fake_llm``) with ``--latency-ms`` per call
 (``bench.feed``). Each scenario gets its own topics, consumer group and data directory; its
 process(es) start, and once every input partition is owned its events are produced in one
 burst; it ends when every outcome is in the output topics. See docs/rendimiento.md for the
-method and the formulas. The table is followed by the throughput and cost targets, each met or missed.
+method and the formulas. The table is followed by the throughput and cost targets, each met
+or missed.
 
 Scenarios: ``worker_1`` (one ``fichas worker``, FICHAS_CONCURRENCIA = cap), ``worker_2`` (two
 workers in one consumer group, 8 input partitions), ``ingenuo`` (``bench.naive``: the source

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_informe(argv[1:])
     if argv[:1] == ["demo"]:
-        from herramientas.demo import main as demo_main
+        from herramientas.demo.principal import main as demo_main
 
         return demo_main(argv[1:])
     if argv[:1] == ["llm-local"]:
