@@ -26,6 +26,7 @@ from harness.red import free_port
 from harness.topicos import Topics, create_input_topic, read_all
 from harness.worker import WorkerProcess
 from herramientas.demo import avance, principal, servicios
+from herramientas.demo.kafka import produce_feed
 
 pytestmark = [pytest.mark.llm_local, pytest.mark.kafka]
 
@@ -76,7 +77,7 @@ async def test_two_events_end_to_end_with_the_real_model(
             topics.dlq: DESTINO_DLQ,
         }
         progress = avance.Progress(avance.read_feed(_feed(tmp_path)), topics.entrada, output)
-        await kafka.produce_feed(kafka.bootstrap, topics.entrada, progress)
+        await produce_feed(kafka.bootstrap, topics.entrada, progress)
 
         deadline = time.monotonic() + 780
         while not progress.complete():
