@@ -3,19 +3,36 @@
 Client settings that matter for correctness live here: no auto-commit (the worker commits
 only what ``offsets`` allows), ``acks="all"`` with idempotence for outcomes, and consumer
 timeouts sized for LLM calls that take a minute while the poll loop keeps heartbeating.
+
+Start-up against a broker that does not answer: the worker retries for ``BROKER_WAIT_S`` with a
+WARNING per try naming the servers and the cause, then raises ``BrokerUnreachable`` (``fichas
+worker`` exits 4). Why a bound and why this one: in Kubernetes a process that exits is
+restarted with growing back-off and shows as CrashLoopBackOff, which on-call sees; one that
+waits forever looks "starting" for ever. 60 s rides over a broker's rolling restart or leader
+election; longer outages are the orchestrator's to retry. Once started, aiokafka reconnects
+by itself and the worker never exits for the broker.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
 
 from stream.config import Settings
 
 log = logging.getLogger(__name__)
+
+BROKER_WAIT_S = 60.0
+BROKER_RETRY_S = 5.0
+
+
+class BrokerUnreachable(RuntimeError):
+    """No broker of ``FICHAS_KAFKA_BROKERS`` answered within ``BROKER_WAIT_S`` at start-up."""
 
 
 def topic_names(settings: Settings) -> list[str]:
@@ -29,10 +46,40 @@ def topic_names(settings: Settings) -> list[str]:
     ]
 
 
+async def connect_admin(brokers: str, wait_s: float = BROKER_WAIT_S) -> AIOKafkaAdminClient:
+    """A started admin client; retry while no broker answers, at most ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    tries = 0
+    while True:
+        tries += 1
+        admin = AIOKafkaAdminClient(bootstrap_servers=brokers, request_timeout_ms=10_000)
+        try:
+            await admin.start()
+            if tries > 1:
+                log.info("Kafka at %s answers after %d tries", brokers, tries)
+            return admin
+        except KafkaConnectionError as exc:
+            await admin.close()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BrokerUnreachable(
+                    f"Kafka at {brokers} (FICHAS_KAFKA_BROKERS) unreachable after {tries} tries "
+                    f"in {wait_s:.0f} s: {exc}; check the address and that the broker is up"
+                ) from exc
+            log.warning(
+                "Kafka at %s unreachable (%s); retrying in %.0f s, giving up in %.0f s",
+                brokers,
+                exc,
+                min(BROKER_RETRY_S, left),
+                left,
+                extra={"kafka_brokers": brokers},
+            )
+            await asyncio.sleep(min(BROKER_RETRY_S, left))
+
+
 async def ensure_topics(settings: Settings) -> None:
     """Create missing topics; existing ones are left as they are."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
-    await admin.start()
+    admin = await connect_admin(settings.kafka_brokers)
     try:
         existing = set(await admin.list_topics())
         missing = [name for name in topic_names(settings) if name not in existing]
