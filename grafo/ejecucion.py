@@ -29,7 +29,7 @@ from langgraph.graph.state import CompiledStateGraph
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio
 from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
-from grafo.contexto import sobre_evento
+from grafo.contexto import en_intento, sobre_evento
 from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
 from grafo.sensores import NullSensor, Sensor
@@ -127,6 +127,12 @@ class LLMHealth:
         await self._up.wait()
 
 
+def _intento_en_curso(valores: dict[str, Any], siguiente: tuple[str, ...]) -> int:
+    """The attempt a failed run was on: the evaluator judges attempt n, the generator n + 1."""
+    hechos = int(valores.get("intentos", 0))
+    return hechos if "evaluar" in siguiente else hechos + 1
+
+
 def thread_id(evento: EventoCambio) -> str:
     """One checkpoint thread per event: same event, same thread, same outcome."""
     return f"{evento.sku}:{evento.event_id}"
@@ -204,6 +210,8 @@ class Procesador:
                 if failure is None or not failure.transient:
                     raise
                 failures += 1
+                snapshot = await self._graph.aget_state(config)
+                en_intento(_intento_en_curso(snapshot.values, snapshot.next))
                 self._sensor.on_llm_error(failure.kind)
                 self.health.mark_down(failure)
                 delay = self._policy.delay(failures, failure.retry_after_s)
@@ -216,7 +224,6 @@ class Procesador:
                 self._report_retry(failure, failures, delay, limit)
                 waited += delay
                 await self._sleep(delay)
-                snapshot = await self._graph.aget_state(config)
                 entrada = None if snapshot.next else entrada_inicial(evento)
                 continue
             self.health.mark_up()

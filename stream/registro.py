@@ -7,8 +7,9 @@
   in context variables, so no code passes them around just to log them).
 * Noise: a few library records are re-levelled. aiokafka logs the broker's normal
   "coordinator not ready yet" answer of a first start as ERROR although it retries it itself;
-  it becomes INFO. A failed connection to a broker becomes WARNING: the worker's own messages
-  say what it means (start-up waits, then exits; later, aiokafka reconnects).
+  it becomes INFO, as does the "coordinator dead" WARNING that follows it. A failed connection
+  to a broker becomes WARNING: the worker's own messages say what it means (start-up waits,
+  then exits; later, aiokafka reconnects).
 * Language: operators read English (logs, CLI help and errors); catalogue people read
   Spanish (DLQ messages, review reasons, the report). See docs/operacion.md.
 """
@@ -29,6 +30,7 @@ SECRET_MASK = "***"
 # (logger name prefix, text in the message, level it is logged at instead)
 _RELEVEL: tuple[tuple[str, str, int], ...] = (
     ("aiokafka", "GroupCoordinatorNotAvailableError", logging.INFO),
+    ("aiokafka", "Marking the coordinator dead", logging.INFO),
     ("aiokafka", "Unable connect to", logging.WARNING),
     ("aiokafka", "Unable to request metadata", logging.WARNING),
 )
@@ -47,7 +49,7 @@ class _EventContext(logging.Filter):
             if not hasattr(record, field):
                 setattr(record, field, value)
         for prefix, text, level in _RELEVEL:
-            if record.name.startswith(prefix) and text in str(record.msg) and (
+            if record.name.startswith(prefix) and text in record.getMessage() and (
                 record.levelno > level
             ):
                 record.levelno, record.levelname = level, logging.getLevelName(level)
