@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _worker(settings: Settings) -> int:
     """``fichas worker``: refuse a busy metrics port up front; exit 4 without a broker."""
+    from aiokafka.errors import KafkaConnectionError
+
     from stream.kafka import BrokerUnreachable
     from stream.worker import run_worker
 
@@ -161,6 +163,13 @@ def _worker(settings: Settings) -> int:
         return run_worker(settings)
     except BrokerUnreachable as exc:
         log.critical("%s; exiting", exc)
+        return EXIT_BROKER_UNREACHABLE
+    except KafkaConnectionError as exc:  # the broker went away between two start-up steps
+        log.critical(
+            "Kafka at %s (FICHAS_KAFKA_BROKERS) lost during start-up: %s; exiting",
+            settings.kafka_brokers,
+            exc,
+        )
         return EXIT_BROKER_UNREACHABLE
 
 
@@ -230,6 +239,11 @@ def _procesar(settings: Settings, entrada: str, espera_llm: float) -> int:
     return 0
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 blank line``, ``2 blank lines``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def _donde(settings: Settings) -> str:
     """Where the stored state lives, as the person configured it."""
     if settings.postgres_dsn:
@@ -242,7 +256,7 @@ def _avisos_entrada(command: str, bom: bool, blancas: int) -> None:
     if bom:
         print(f"fichas {command}: UTF-8 BOM at the start of the input stripped", file=sys.stderr)
     if blancas:
-        print(f"fichas {command}: {blancas} blank lines skipped", file=sys.stderr)
+        print(f"fichas {command}: {_n(blancas, 'blank line')} skipped", file=sys.stderr)
 
 
 def _resumen(resumen: Resumen, blancas: int, donde: str) -> str:
@@ -255,7 +269,7 @@ def _resumen(resumen: Resumen, blancas: int, donde: str) -> str:
     )
     texto = f"{resumen.total} outcomes: {partes}"
     if blancas:
-        texto += f"; {blancas} blank lines skipped"
+        texto += f"; {_n(blancas, 'blank line')} skipped"
     if resumen.reutilizadas:
         texto += (
             f"; {resumen.reutilizadas} reused from {donde} (stored by an earlier run, no LLM "
@@ -277,8 +291,8 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
         print(f"fichas producir: cannot read {entrada}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     lote = preparar(leida)
-    informar(lote, leida, estricto)
     _avisos_entrada("producir", False, leida.blancas)
+    informar(lote, leida, estricto)
     if lote.invalidos and estricto:
         return EXIT_INVALID
     try:
@@ -288,7 +302,7 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
         return EXIT_BROKER_UNREACHABLE
     print(
         f"fichas producir: {len(lote.validos)} events sent to {settings.topic_entrada} on "
-        f"{settings.kafka_brokers}; {len(lote.invalidos)} invalid lines skipped",
+        f"{settings.kafka_brokers}; {_n(len(lote.invalidos), 'invalid line')} skipped",
         file=sys.stderr,
     )
     return 0

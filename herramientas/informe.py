@@ -528,9 +528,9 @@ def main_informe(
     avisos: list[str] = []
     try:
         if args.kafka is not None:
-            from stream.config import Settings
+            from stream.config import load_settings
 
-            settings = Settings()
+            settings = load_settings()
             topics = {
                 settings.topic_publicadas: DESTINO_PUBLICADAS,
                 settings.topic_revision: DESTINO_REVISION,

@@ -69,8 +69,8 @@ def informar(lote: Lote, entrada: Entrada, estricto: bool) -> None:
         print(f"fichas producir: invalid line {mensaje}", file=sys.stderr)
     if lote.invalidos and estricto:
         print(
-            f"fichas producir: {len(lote.invalidos)} invalid lines and --estricto: "
-            "nothing sent",
+            f"fichas producir: {len(lote.invalidos)} invalid "
+            f"line{'' if len(lote.invalidos) == 1 else 's'} and --estricto: nothing sent",
             file=sys.stderr,
         )
     if entrada.bom:
