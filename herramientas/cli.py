@@ -34,7 +34,8 @@ a generator agent writes the ficha, code checks the mechanical rules, an evaluat
 approves or lists problems, and a pure function publishes, retries, or after
 FICHAS_MAX_INTENTOS attempts sends it to manual review.
 
-Configuration comes from FICHAS_* environment variables (see the README)."""
+Configuration comes from FICHAS_* environment variables (see the README). Logs, messages
+and exit codes: docs/operacion.md."""
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -77,6 +77,14 @@ def test_ajustes_invalidos_una_linea_por_variable_exit_2(tmp_path: Path) -> None
         "fichas procesar: FICHAS_LOG_NIVEL='verbose' is not valid: expected one of DEBUG, INFO, "
         "WARNING, ERROR, CRITICAL",
     ]
+    worker = _run(["worker"], _env(FICHAS_KAFKA_BROKERS="kafka", FICHAS_MAX_INTENTOS="0"))
+    assert worker.returncode == 2
+    assert worker.stderr.splitlines() == [
+        "fichas worker: FICHAS_KAFKA_BROKERS='kafka' is not valid: expected "
+        "host:port[,host:port...], e.g. localhost:9092",
+        "fichas worker: FICHAS_MAX_INTENTOS='0' is not valid: expected an integer >= 1 and "
+        "<= 10 (default 3)",
+    ]
 
 
 def test_configuracion_efectiva_una_vez_con_secretos_ocultos(
