@@ -218,8 +218,9 @@ class Procesador:
                 limit = self._policy.max_wait_s
                 if limit is not None and waited + delay > limit:
                     raise LLMUnavailable(
-                        f"LLM at {self.health.url} unavailable after {failures} tries in "
-                        f"{waited:.0f} s (limit {limit:.0f} s): {failure.cause}"
+                        f"LLM at {self.health.url} unavailable after {failures} tries over "
+                        f"{waited:.0f} s (the next retry would pass the {limit:.0f} s limit): "
+                        f"{failure.cause}"
                     ) from exc
                 self._report_retry(failure, failures, delay, limit)
                 waited += delay

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -60,21 +61,44 @@ async def connect_admin(brokers: str, wait_s: float = BROKER_WAIT_S) -> AIOKafka
             return admin
         except KafkaConnectionError as exc:
             await admin.close()
+            cause = await probe(brokers) or str(exc)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BrokerUnreachable(
                     f"Kafka at {brokers} (FICHAS_KAFKA_BROKERS) unreachable after {tries} tries "
-                    f"in {wait_s:.0f} s: {exc}; check the address and that the broker is up"
+                    f"in {wait_s:.0f} s ({cause}); check the address and that the broker is up"
                 ) from exc
             log.warning(
                 "Kafka at %s unreachable (%s); retrying in %.0f s, giving up in %.0f s",
                 brokers,
-                exc,
+                cause,
                 min(BROKER_RETRY_S, left),
                 left,
                 extra={"kafka_brokers": brokers},
             )
             await asyncio.sleep(min(BROKER_RETRY_S, left))
+
+
+async def probe(brokers: str, timeout_s: float = 3.0) -> str:
+    """Why the first bootstrap server cannot be reached, in words ("" if its port answers).
+
+    aiokafka only says "Unable to bootstrap"; a plain TCP connection tells refused, unknown
+    host and silence apart, which is what the person reading the log has to act on.
+    """
+    server = brokers.split(",")[0].strip()
+    host, _, port = server.rpartition(":")
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), timeout_s)
+    except ConnectionRefusedError:
+        return f"{server}: connection refused"
+    except socket.gaierror as exc:
+        return f"{server}: DNS lookup failed ({exc.strerror})"
+    except TimeoutError:
+        return f"{server}: no answer in {timeout_s:.0f} s"
+    except OSError as exc:
+        return f"{server}: {exc.strerror or exc}"
+    writer.close()
+    return ""
 
 
 async def ensure_topics(settings: Settings) -> None:

@@ -125,8 +125,8 @@ def test_procesar_llm_rechaza_conexion_avisa_cada_reintento_con_url_y_causa(
     assert retries[0]["sku"] == "LLM-1" and retries[0]["intento"] == 1
     final = _plain(proc.stderr)[-1]
     assert re.fullmatch(
-        rf"fichas procesar: LLM at {re.escape(url)} unavailable after \d+ tries in \d+ s "
-        r"\(limit 3 s\): connection refused",
+        rf"fichas procesar: LLM at {re.escape(url)} unavailable after \d+ tries over \d+ s "
+        r"\(the next retry would pass the 3 s limit\): connection refused",
         final,
     ), final
     assert "timed out" not in proc.stderr

@@ -113,11 +113,17 @@ def test_sin_broker_al_arrancar_reintenta_y_sale_con_4(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in proc.stderr.splitlines()]
     retries = [r for r in lines if "unreachable" in r["message"] and r["level"] == "WARNING"]
     assert len(retries) >= 5
-    assert f"127.0.0.1:{closed}" in retries[0]["message"]
+    assert f"127.0.0.1:{closed}: connection refused" in retries[0]["message"]
     assert "giving up in" in retries[0]["message"]
     final = lines[-1]
     assert final["level"] == "CRITICAL"
-    assert "FICHAS_KAFKA_BROKERS" in final["message"] and "exiting" in final["message"]
+    assert final["message"].startswith(
+        f"Kafka at 127.0.0.1:{closed} (FICHAS_KAFKA_BROKERS) unreachable after "
+    )
+    assert final["message"].endswith(
+        f"in 60 s (127.0.0.1:{closed}: connection refused); check the address and that the "
+        "broker is up; exiting"
+    )
     assert not [r for r in lines if r["level"] == "ERROR"]
 
 
