@@ -84,8 +84,9 @@ def configure(level: str, stream: TextIO | None = None, json_lines: bool | None 
     if json_lines:
         handler.setFormatter(
             JsonFormatter(
-                "%(asctime)s %(levelname)s %(name)s %(message)s",
-                rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+                "%(levelname)s %(name)s %(message)s",
+                rename_fields={"levelname": "level", "name": "logger"},
+                timestamp="time",  # ISO 8601 in UTC, what log stores parse without help
                 json_ensure_ascii=False,
             )
         )
