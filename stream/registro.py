@@ -66,6 +66,9 @@ class _HumanFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         """The stock line, then ``[sku=... event_id=... version=... intento=...]``."""
         line = super().format(record)
+        config = getattr(record, "configuracion", None)
+        if isinstance(config, dict):  # the effective configuration, readable on one line
+            line += " " + " ".join(f"{k}={v}" for k, v in config.items())
         fields = [f"{k}={getattr(record, k)}" for k in EVENT_FIELDS if hasattr(record, k)]
         return f"{line} [{' '.join(fields)}]" if fields else line
 

@@ -178,6 +178,8 @@ def test_en_terminal_los_logs_son_legibles_y_llevan_el_evento(
     assert lines, text
     assert not text.lstrip().startswith("{")
     assert re.search(r"\[sku=TTY-1 event_id=\S+ version=1 intento=1\]$", lines[0].strip())
+    [config] = [line for line in text.splitlines() if "INFO fichas: configuration" in line]
+    assert f"FICHAS_LLM_URL={url}" in config and "FICHAS_LLM_API_KEY=***" in config
 
 
 # ------------------------------------------------------------------ procesar input and output
@@ -364,6 +366,17 @@ def test_ayuda_muestra_fichas_y_describe_cada_opcion(sub: list[str]) -> None:
     assert proc.stdout.startswith(f"usage: fichas {' '.join(sub)}"), proc.stdout[:200]
     undescribed = _options_without_help(proc.stdout)
     assert undescribed == [], f"options without help in fichas {' '.join(sub)}: {undescribed}"
+
+
+def test_el_script_instalado_es_el_mismo_comando() -> None:
+    script = Path(sys.executable).parent / "fichas"
+    if not script.exists():
+        pytest.skip("the fichas console script is not installed in this environment")
+    proc = subprocess.run(
+        [str(script), "producir", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("usage: fichas producir")
 
 
 def test_ayuda_del_llm_falso() -> None:
