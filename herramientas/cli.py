@@ -50,7 +50,10 @@ def _parser() -> argparse.ArgumentParser:
         help="run the loop over a JSONL file of EventoCambio, without Kafka",
         description="Run every line of ENTRADA through the ficha loop and print one outcome "
         'per line to stdout: {"destino": "fichas.publicadas" | "fichas.revision_manual" | '
-        '"dlq", "evento": {...}}. Invalid lines become dlq outcomes; exit 0.',
+        '"dlq", "evento": {...}}. Invalid lines become dlq outcomes. Exit 0 when every line '
+        "has an outcome; 2 on bad usage or configuration, or when FICHAS_DATA_DIR holds "
+        "outcomes of these events made with another model or criteria version; 3 when the "
+        "LLM stays unreachable.",
     )
     procesar.add_argument(
         "entrada",
