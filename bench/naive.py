@@ -1,4 +1,4 @@
-"""The naive design, as the seed article writes it, for the benchmark to compare against.
+"""The naive design, as the source article writes it, for the benchmark to compare against.
 
 Same prompts, messages, code checks, veto and outcome events as ``grafo`` (reused from it),
 but with the article's structure:

@@ -6,11 +6,12 @@ ports, the fake LLM server (``harness.fake_llm``) with ``--latency-ms`` per call
 (``bench.feed``). Each scenario gets its own topics, consumer group and data directory; its
 process(es) start, and once every input partition is owned its events are produced in one
 burst; it ends when every outcome is in the output topics. See docs/rendimiento.md for the
-method and the formulas. The table is followed by issue 7's targets, each met or missed.
+method and the formulas. The table is followed by the throughput and cost targets, each met
+or missed.
 
 Scenarios: ``worker_1`` (one ``fichas worker``, FICHAS_CONCURRENCIA = cap), ``worker_2`` (two
-workers in one consumer group, 8 input partitions), ``ingenuo`` (``bench.naive``: the seed's
-design, one event at a time, through the same Kafka), and the concurrency sweep
+workers in one consumer group, 8 input partitions), ``ingenuo`` (``bench.naive``: the source
+article's design, one event at a time, through the same Kafka), and the concurrency sweep
 ``worker_1_c<K>`` for the chart. ``--quick`` is the CI variant: few events, no sweep.
 The exit code is non-zero only when the harness breaks, never because a target is missed.
 """
@@ -530,7 +531,7 @@ def objetivos(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 def format_objetivos(informe: list[dict[str, Any]]) -> str:
     """One line per target: measured value, bound, met or missed."""
-    lineas = ["targets (issue 7):"]
+    lineas = ["targets:"]
     for o in informe:
         signo = "<=" if o["sentido"] == "max" else ">="
         estado = {True: "met", False: "MISSED", None: "not measured"}[o["cumple"]]

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from esquemas.constantes import MAX_MESSAGE_BYTES, CodigoRechazo, PayloadCodificacion
 from esquemas.evento import EventoCambio
+from esquemas.mensajes import mensaje_json, mensaje_pydantic
 from esquemas.salidas import ErrorRechazo
 
 
@@ -69,7 +70,8 @@ def _decode_json(raw: bytes | str | None) -> Any:
         raise EventoInvalido("json_invalido", "JSON demasiado anidado") from exc
     except json.JSONDecodeError as exc:
         raise EventoInvalido(
-            "json_invalido", f"JSON mal formado: {exc.msg} (línea {exc.lineno}, col {exc.colno})"
+            "json_invalido",
+            f"JSON mal formado: {mensaje_json(exc.msg)} (línea {exc.lineno}, col {exc.colno})",
         ) from exc
 
 
@@ -105,7 +107,7 @@ def _validate_schema(data: Any) -> EventoCambio:
     except ValidationError as exc:
         first = exc.errors()[0]
         campo = ".".join(str(part) for part in first["loc"]) or None
-        raise EventoInvalido("esquema_invalido", first["msg"], campo) from exc
+        raise EventoInvalido("esquema_invalido", mensaje_pydantic(first), campo) from exc
     except RecursionError as exc:
         raise EventoInvalido("esquema_invalido", "valor demasiado anidado") from exc
 

@@ -53,7 +53,7 @@ class FichaProveedor(BaseModel):
     def _limit_atributos(cls, value: dict[str, str]) -> dict[str, str]:
         """The contract caps attributes at 100 entries: larger maps are feed bugs, not products."""
         if len(value) > MAX_ATRIBUTOS:
-            raise ValueError(f"at most {MAX_ATRIBUTOS} attributes, got {len(value)}")
+            raise ValueError(f"como máximo {MAX_ATRIBUTOS} atributos; hay {len(value)}")
         return value
 
 
@@ -76,5 +76,5 @@ class EventoCambio(BaseModel):
     def _require_timezone(cls, value: datetime) -> datetime:
         """RFC 3339 timestamps carry an offset; a naive time would be ambiguous across workers."""
         if value.tzinfo is None:
-            raise ValueError("ocurrido_en must be RFC 3339 with a time zone offset")
+            raise ValueError("debe ser una fecha y hora RFC 3339 con zona horaria")
         return value

@@ -6,10 +6,10 @@ Both are ``create_agent`` graphs with no tools and ``ProviderStrategy``: the req
 langchain would silently fall back to a synthetic tool call.
 
 Both are built with ``checkpointer=False``: invoked inside a node they would otherwise inherit
-the parent's checkpointer and write their own rows (the seed's design writes 30 per 3-attempt
-ficha; the parent alone writes 9), though a tool-less agent has nothing to resume. They are
-called with ``durability="async"``, because a parent running with ``durability="sync"``
-crashes agents that have no checkpointer.
+the parent's checkpointer and write their own rows (the naive design of docs/rendimiento.md
+writes 30 per 3-attempt ficha; the parent alone writes 9), though a tool-less agent has nothing
+to resume. They are called with ``durability="async"``, because a parent running with
+``durability="sync"`` crashes agents that have no checkpointer.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class Agentes:
         count too, with 0 tokens: the error-rate alert divides by this count). Not an agent
         middleware on purpose: ``create_agent`` wraps every ``awrap_model_call`` middleware in
         langsmith's ``traceable``, which hops to a worker thread twice per call even with
-        tracing off (issue 7's profile). One agent call is one model call: no tools.
+        tracing off (measured in docs/rendimiento.md). One agent call is one model call: no tools.
         """
         start = time.perf_counter()
         message: AIMessage | None = None

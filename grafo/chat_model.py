@@ -21,7 +21,7 @@ drop them, and nothing else:
 4. ``openai``'s ``CompletionUsage`` (every response's ``usage``) is left incomplete by the SDK
    (``__pydantic_complete__`` False): each response's ``construct`` reads its core schema,
    and pydantic builds it again every time, about 0.7 ms per call, 2 % of the worker's CPU in
-   issue 7's profile. ``complete_response_models`` completes it, and any other model class a
+   the worker's CPU profile. ``complete_response_models`` completes it, and any other model class a
    chat completion can hold, once per process.
 
 And the HTTP transport is aiohttp (``openai[aiohttp]``, the SDK's ``DefaultAioHttpClient``)

@@ -3,12 +3,12 @@
 The embedded saver is ``InlineSqliteSaver``: LangGraph's own ``SqliteSaver`` (same tables,
 same SQL, same serializer) with its async methods running the sync ones on the event loop's
 thread. ``AsyncSqliteSaver`` sends every statement through aiosqlite's worker thread and
-back; issue 7's profile put those hand-offs and the wake-ups they cause at about a third of the
-worker's CPU, for statements that take tens of microseconds on a WAL file with
-``synchronous=NORMAL`` (a commit writes to the WAL without fsync; a crash of the process loses
-nothing committed, a power cut can lose the last commits, which then cost LLM calls again on
-redelivery but never a wrong outcome). The loop is blocked for that long per statement; a WAL
-checkpoint (every 1000 pages) blocks it for one fsync.
+back; the worker's CPU profile (docs/rendimiento.md) put those hand-offs and the wake-ups
+they cause at about a third of the worker's CPU, for statements that take tens of microseconds
+on a WAL file with ``synchronous=NORMAL`` (a commit writes to the WAL without fsync; a crash of
+the process loses nothing committed, a power cut can lose the last commits, which then cost LLM
+calls again on redelivery but never a wrong outcome). The loop is blocked for that long per
+statement; a WAL checkpoint (every 1000 pages) blocks it for one fsync.
 
 Both savers get a ``JsonPlusSerializer`` whose ``allowed_msgpack_modules`` names the esquemas
 types: the state holds only dicts, and the agents write no checkpoints, but should a pydantic

@@ -7,13 +7,18 @@ starts from the event.
 
 Transient LLM failures are retried here, forever, with exponential backoff, full jitter and the
 server's Retry-After: the failing node's writes are never committed, so a failure is not an
-attempt. ``LLMHealth`` tells the caller when the LLM is down, so it can stop taking new events.
+attempt. ``LLMHealth`` tells the caller when the LLM is down, so it can stop taking new events,
+and tells the operator: one WARNING when it pauses (the URL and the real cause), a reminder
+while it stays down, one INFO when it answers again. ``fichas procesar``, where one person waits
+for one run, also reports every retry at WARNING (``RetryPolicy.report_each``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,9 +29,14 @@ from langgraph.graph.state import CompiledStateGraph
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio
 from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
-from grafo.errores import classify
+from grafo.contexto import en_intento, sobre_evento
+from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
 from grafo.sensores import NullSensor, Sensor
+
+log = logging.getLogger(__name__)
+
+REMINDER_S = 60.0  # while the LLM stays down, say so again this often
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,7 @@ class RetryPolicy:
     base_s: float = 0.5
     cap_s: float = 30.0
     max_wait_s: float | None = None  # None: retry forever (the worker); a number: give up
+    report_each: bool = False  # log every retry at WARNING (one person waiting on one run)
     rng: random.Random = field(default_factory=random.Random)
 
     def delay(self, failures: int, retry_after_s: float | None) -> float:
@@ -61,31 +72,65 @@ class LLMUnavailable(RuntimeError):
 class LLMHealth:
     """Shared up/down state of the LLM: callers wait on it before taking new work."""
 
-    def __init__(self, sensor: Sensor | None = None) -> None:
+    def __init__(self, sensor: Sensor | None = None, url: str = "") -> None:
         self._up = asyncio.Event()
         self._up.set()
         self._sensor = sensor or NullSensor()
+        self.url = url
+        self._down_since = 0.0
+        self._last_said = 0.0
 
     @property
     def is_up(self) -> bool:
         """True unless a call is currently failing."""
         return self._up.is_set()
 
-    def mark_down(self) -> None:
-        """A transient failure was seen: pause new work."""
+    def mark_down(self, failure: LLMFailure | None = None) -> None:
+        """A transient failure was seen: pause new work, and say why (again every minute)."""
+        now = time.monotonic()
+        cause = failure.cause if failure is not None else "unknown"
         if self._up.is_set():
             self._up.clear()
+            self._down_since = self._last_said = now
             self._sensor.on_llm_paused(True)
+            log.warning(
+                "LLM at %s unavailable: %s; pausing new events until it answers",
+                self.url,
+                cause,
+                extra={"llm_url": self.url, "causa": cause},
+            )
+        elif now - self._last_said >= REMINDER_S:
+            self._last_said = now
+            log.warning(
+                "LLM at %s still unavailable after %.0f s: %s; new events still paused",
+                self.url,
+                now - self._down_since,
+                cause,
+                extra={"llm_url": self.url, "causa": cause},
+            )
 
     def mark_up(self) -> None:
         """A run got through: resume."""
         if not self._up.is_set():
             self._up.set()
             self._sensor.on_llm_paused(False)
+            down_s = time.monotonic() - self._down_since
+            log.info(
+                "LLM at %s answers again after %.0f s; resuming",
+                self.url,
+                down_s,
+                extra={"llm_url": self.url, "caida_s": round(down_s, 1)},
+            )
 
     async def wait_up(self) -> None:
         """Block while the LLM is down."""
         await self._up.wait()
+
+
+def _intento_en_curso(valores: dict[str, Any], siguiente: tuple[str, ...]) -> int:
+    """The attempt a failed run was on: the evaluator judges attempt n, the generator n + 1."""
+    hechos = int(valores.get("intentos", 0))
+    return hechos if "evaluar" in siguiente else hechos + 1
 
 
 def thread_id(evento: EventoCambio) -> str:
@@ -124,22 +169,32 @@ class Procesador:
         health: LLMHealth | None = None,
         sensor: Sensor | None = None,
         sleep: Callable[[float], Any] = asyncio.sleep,
+        llm_url: str = "",
     ) -> None:
         self._graph = graph
         self._policy = policy or RetryPolicy()
         self._sensor = sensor or NullSensor()
-        self.health = health or LLMHealth(self._sensor)
+        self.health = health or LLMHealth(self._sensor, llm_url)
         self._sleep = sleep
 
     async def procesar(self, evento: EventoCambio) -> Resultado:
         """Run (or resume, or replay) one event to its outcome."""
+        with sobre_evento(evento.sku, evento.event_id, evento.version):
+            config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
+            snapshot = await self._graph.aget_state(config)
+            if snapshot.values.get("salida") and not snapshot.next:
+                return self._resultado(snapshot.values, reentregada=True)
+            entrada: dict[str, Any] | None = None if snapshot.next else entrada_inicial(evento)
+            valores = await self._run_with_retries(entrada, evento, config)
+            return self._resultado(valores, reentregada=False)
+
+    async def guardado(self, evento: EventoCambio) -> dict[str, Any] | None:
+        """The outcome stored for this event by an earlier run, if it finished; else None."""
         config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
         snapshot = await self._graph.aget_state(config)
         if snapshot.values.get("salida") and not snapshot.next:
-            return self._resultado(snapshot.values, reentregada=True)
-        entrada: dict[str, Any] | None = None if snapshot.next else entrada_inicial(evento)
-        valores = await self._run_with_retries(entrada, evento, config)
-        return self._resultado(valores, reentregada=False)
+            return dict(snapshot.values["salida"])
+        return None
 
     async def _run_with_retries(
         self, entrada: dict[str, Any] | None, evento: EventoCambio, config: RunnableConfig
@@ -155,18 +210,42 @@ class Procesador:
                 if failure is None or not failure.transient:
                     raise
                 failures += 1
+                snapshot = await self._graph.aget_state(config)
+                en_intento(_intento_en_curso(snapshot.values, snapshot.next))
                 self._sensor.on_llm_error(failure.kind)
-                self.health.mark_down()
+                self.health.mark_down(failure)
                 delay = self._policy.delay(failures, failure.retry_after_s)
-                if self._policy.max_wait_s is not None and waited + delay > self._policy.max_wait_s:
-                    raise LLMUnavailable(f"LLM unavailable after {failures} tries: {exc}") from exc
+                limit = self._policy.max_wait_s
+                if limit is not None and waited + delay > limit:
+                    raise LLMUnavailable(
+                        f"LLM at {self.health.url} unavailable after {failures} tries over "
+                        f"{waited:.0f} s (the next retry would pass the {limit:.0f} s limit): "
+                        f"{failure.cause}"
+                    ) from exc
+                self._report_retry(failure, failures, delay, limit)
                 waited += delay
                 await self._sleep(delay)
-                snapshot = await self._graph.aget_state(config)
                 entrada = None if snapshot.next else entrada_inicial(evento)
                 continue
             self.health.mark_up()
             return dict(valores)
+
+    def _report_retry(
+        self, failure: LLMFailure, failures: int, delay: float, limit: float | None
+    ) -> None:
+        """One line per retry: WARNING when a person waits on this run, else DEBUG."""
+        level = logging.WARNING if self._policy.report_each else logging.DEBUG
+        bound = f" (giving up after {limit:.0f} s in total)" if limit is not None else ""
+        log.log(
+            level,
+            "LLM call to %s failed: %s; retry %d in %.1f s%s",
+            self.health.url,
+            failure.cause,
+            failures,
+            delay,
+            bound,
+            extra={"llm_url": self.health.url, "causa": failure.cause, "kind": failure.kind},
+        )
 
     @staticmethod
     def _resultado(valores: dict[str, Any], reentregada: bool) -> Resultado:

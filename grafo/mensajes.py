@@ -28,7 +28,7 @@ def _json_block(value: Any) -> str:
 def indented_json(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, indent=2)``, written by orjson.
 
-    With ``indent`` the standard library falls back to its pure-Python encoder; in issue 7's
+    With ``indent`` the standard library falls back to its pure-Python encoder; in the CPU
     profile of the worker that was 2 % of all CPU, for two messages per attempt. orjson gives
     the same text (``tests/grafo/test_mensajes.py``) except the exponent of very small or
     large floats (``1e-7`` for ``1e-07``), the same number either way. Values orjson refuses

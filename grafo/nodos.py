@@ -32,6 +32,7 @@ from esquemas.constantes import (
     MOTIVO_SALIDA_INVALIDA,
 )
 from grafo.agentes import Agentes
+from grafo.contexto import en_intento
 from grafo.errores import SalidaInvalida
 from grafo.estado import EstadoFicha
 from grafo.mensajes import problemas_acumulados
@@ -93,6 +94,7 @@ class Nodos:
     async def generar(self, state: EstadoFicha) -> dict[str, Any]:
         """Write a ficha from the origin and the problems found so far; count the attempt."""
         intento = state.get("intentos", 0) + 1
+        en_intento(intento)
         problemas = problemas_acumulados(state.get("historial", []))
         try:
             ficha = await self.agentes.generar(state["origen"], problemas)
@@ -102,6 +104,7 @@ class Nodos:
 
     async def evaluar(self, state: EstadoFicha) -> dict[str, Any]:
         """Run the code checks, ask the evaluator, then veto its approval if any check failed."""
+        en_intento(state["intentos"])
         ficha = state["ficha"] or {}
         comprobaciones = comprobar_ficha(ficha, state["origen"])
         try:

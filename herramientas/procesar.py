@@ -4,6 +4,17 @@ Lines of different SKUs run concurrently (bounded by ``FICHAS_CONCURRENCIA``); l
 SKU run one after another in file order, as the worker keeps per-SKU order. Outcomes are
 printed in input order, one JSON object per line, so two runs over one file can be diffed.
 An invalid line becomes a ``dlq`` outcome and processing goes on.
+
+What the person running it reads on standard error: blank lines skipped and a leading UTF-8 BOM
+stripped (a spreadsheet export starts with one), then one summary line with the count per
+destination, and how many outcomes came from the state an earlier run stored in
+``FICHAS_DATA_DIR`` instead of the LLM.
+
+Stored outcomes are reused only when they were made with the same model and criteria version:
+the data folder remembers both (``procesar.json``) and a run with another model or criteria
+version over events it already holds stops before any LLM call (exit 2), naming both and the
+way out (another ``FICHAS_DATA_DIR``). Silently returning the first model's fichas would look
+like the second model's output.
 """
 
 from __future__ import annotations
@@ -11,11 +22,11 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
@@ -32,14 +43,91 @@ class _Linea:
     raw: bytes
 
 
+BOM = b"\xef\xbb\xbf"
+STDIN = "-"
+MARCA = "procesar.json"  # in FICHAS_DATA_DIR: model and criteria version of the stored outcomes
+
+
+@dataclass
+class Entrada:
+    """The input file read: its non-blank lines, and what was skipped on the way."""
+
+    nombre: str
+    lineas: list[_Linea]
+    blancas: int = 0
+    bom: bool = False
+
+
+def leer_entrada(nombre: str, stdin: BinaryIO | None = None) -> Entrada:
+    """Read ``nombre`` (``-``: standard input) as bytes, keeping 0-based line numbers."""
+    if nombre == STDIN:
+        return _leer(nombre, stdin or sys.stdin.buffer)
+    with Path(nombre).open("rb") as handle:
+        return _leer(nombre, handle)
+
+
+def _leer(nombre: str, handle: BinaryIO) -> Entrada:
+    """Split into lines; count blank ones; strip a BOM at the very start."""
+    entrada = Entrada(nombre, [])
+    for offset, line in enumerate(handle):
+        if offset == 0 and line.startswith(BOM):
+            line = line[len(BOM) :]
+            entrada.bom = True
+        if line.strip():
+            entrada.lineas.append(_Linea(offset, line.rstrip(b"\r\n")))
+        else:
+            entrada.blancas += 1
+    return entrada
+
+
 def leer_lineas(path: Path) -> list[_Linea]:
     """Non-blank lines of the file as bytes, keeping their 0-based line numbers."""
-    with path.open("rb") as handle:
-        return [
-            _Linea(offset, line.rstrip(b"\r\n"))
-            for offset, line in enumerate(handle)
-            if line.strip()
-        ]
+    return leer_entrada(str(path)).lineas
+
+
+@dataclass
+class Resumen:
+    """What one run did, for the closing line on standard error."""
+
+    por_destino: Counter[str] = field(default_factory=Counter)
+    reutilizadas: int = 0
+
+    @property
+    def total(self) -> int:
+        """Outcomes printed."""
+        return sum(self.por_destino.values())
+
+
+class EstadoDeOtraEjecucion(Exception):
+    """Stored outcomes for these events were made with another model or criteria version."""
+
+
+@dataclass(frozen=True)
+class Huella:
+    """Model and criteria version a data folder's stored outcomes were made with."""
+
+    modelo: str
+    criterios_version: str
+
+    def texto(self) -> str:
+        """``model X, criteria vN`` for messages."""
+        return f"model {self.modelo!r}, criteria {self.criterios_version}"
+
+
+def leer_huella(data_dir: Path) -> Huella | None:
+    """The fingerprint stored in the data folder, None if there is none (or it is unreadable)."""
+    try:
+        datos = json.loads((data_dir / MARCA).read_text(encoding="utf-8"))
+        return Huella(str(datos["modelo"]), str(datos["criterios_version"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def guardar_huella(data_dir: Path, huella: Huella) -> None:
+    """Remember which model and criteria version filled this data folder."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    datos = {"modelo": huella.modelo, "criterios_version": huella.criterios_version}
+    (data_dir / MARCA).write_text(json.dumps(datos) + "\n", encoding="utf-8")
 
 
 def _validar(
@@ -79,15 +167,43 @@ class _OrderedPrinter:
         self._out.flush()
 
 
-async def procesar_fichero(
-    path: Path, procesador: Procesador, concurrencia: int, out: TextIO = sys.stdout
+async def contar_guardadas(
+    por_sku: dict[str, list[tuple[int, EventoCambio]]], procesador: Procesador
 ) -> int:
-    """Process every line of ``path``; return how many outcomes were printed."""
-    rechazos, por_sku = _validar(leer_lineas(path), str(path))
+    """How many of these events already have an outcome in the stored state."""
+    guardadas = 0
+    for eventos in por_sku.values():
+        for _, evento in eventos:
+            if await procesador.guardado(evento) is not None:
+                guardadas += 1
+    return guardadas
+
+
+async def procesar_fichero(
+    entrada: Path | Entrada,
+    procesador: Procesador,
+    concurrencia: int,
+    out: TextIO = sys.stdout,
+    huellas: tuple[Huella | None, Huella] | None = None,
+) -> Resumen:
+    """Process every line; return the counts. ``huellas``: (stored, this run) to compare."""
+    if isinstance(entrada, Path):
+        entrada = leer_entrada(str(entrada))
+    rechazos, por_sku = _validar(entrada.lineas, entrada.nombre)
+    if huellas is not None:
+        guardada, actual = huellas
+        if guardada is not None and guardada != actual:
+            if n := await contar_guardadas(por_sku, procesador):
+                raise EstadoDeOtraEjecucion(
+                    f"{n} of these events already have outcomes stored by a run with "
+                    f"{guardada.texto()}; this run uses {actual.texto()}"
+                )
     offsets = list(rechazos) + [o for eventos in por_sku.values() for o, _ in eventos]
     printer = _OrderedPrinter(offsets, out)
+    resumen = Resumen()
     for offset, salida in rechazos.items():
         printer.put(offset, salida)
+        resumen.por_destino[DESTINO_DLQ] += 1
     limite = asyncio.Semaphore(concurrencia)
 
     async def run_sku(eventos: list[tuple[int, EventoCambio]]) -> None:
@@ -95,8 +211,10 @@ async def procesar_fichero(
             async with limite:
                 resultado = await procesador.procesar(evento)
             printer.put(offset, {"destino": resultado.destino, "evento": resultado.evento})
+            resumen.por_destino[resultado.destino] += 1
+            resumen.reutilizadas += resultado.reentregada
 
     async with asyncio.TaskGroup() as group:
         for eventos in por_sku.values():
             group.create_task(run_sku(eventos))
-    return printer.printed
+    return resumen

@@ -22,7 +22,7 @@ from revision.flujo import Flujo
 from revision.metricas import registro
 from revision.seguridad import hash_clave
 from revision.web import Contexto, crear_app
-from stream.config import Settings
+from stream.config import ConfigError, Settings, load_settings
 from stream.versiones import open_version_store
 
 log = logging.getLogger("fichas.revisor")
@@ -30,6 +30,7 @@ log = logging.getLogger("fichas.revisor")
 HOST = "127.0.0.1"
 PUERTO = 8080
 MIN_CLAVE = 8
+EXIT_USAGE = 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,14 +57,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["usuarios"]:
         return usuarios(argv[1:])
     args = _parser().parse_args(argv)
-    settings = Settings()
-    logging.basicConfig(
-        level=settings.log_nivel.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    settings = _settings("fichas revisor")
+    if settings is None:
+        return EXIT_USAGE
+    from stream import eventloop, registro
+
+    registro.configure(settings.log_nivel)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
-    from stream import eventloop
 
     eventloop.run(servir(settings, args.host, args.port, args.cookie_segura))
     return 0
@@ -88,7 +88,9 @@ def usuarios(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    settings = Settings()
+    settings = _settings("fichas revisor usuarios")
+    if settings is None:
+        return EXIT_USAGE
     almacen = Almacen.abrir(settings.postgres_dsn, settings.data_dir)
     try:
         almacen.guardar_usuario(args.nombre, hash_clave(clave))
@@ -96,6 +98,16 @@ def usuarios(argv: Sequence[str]) -> int:
         almacen.cerrar()
     print(f"revisor {args.nombre} guardado")
     return 0
+
+
+def _settings(programa: str) -> Settings | None:
+    """The validated settings, or None after one line per bad variable on stderr."""
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(f"{programa}: {line}", file=sys.stderr)
+        return None
 
 
 async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) -> None:

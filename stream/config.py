@@ -1,18 +1,23 @@
 """Settings from the environment, prefix ``FICHAS_``, as the contract's configuration table.
 
 One class reads them all and validates them at start-up, so a typo in a deployment fails
-loudly before any message is consumed. The names here are the ones ``deploy/variables.txt``
-lists and the manifests set; a test keeps the three in agreement.
+loudly before any message is consumed: ``load_settings`` turns pydantic's errors into one line
+per bad variable, naming it and what it accepts (``fichas`` prints them and exits 2). The
+names here are the ones ``deploy/variables.txt`` lists and the manifests set; a test keeps the
+three in agreement.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from esquemas.constantes import TOPIC_DECISIONES
+from stream.registro import LEVELS, masked
 
 
 class Settings(BaseSettings):
@@ -50,3 +55,84 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         """Manifests set every variable; an empty value means "not set", as when absent."""
         return None if value == "" else value
+
+    @field_validator("llm_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        """The OpenAI client would take ``localhost:8000`` as a scheme and fail on every call."""
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("an http:// or https:// URL, e.g. http://localhost:8000/v1")
+        return value
+
+    @field_validator("kafka_brokers")
+    @classmethod
+    def _host_ports(cls, value: str) -> str:
+        """``host:port[,host:port...]``, as Kafka clients take bootstrap servers."""
+        for server in value.split(","):
+            host, _, port = server.strip().rpartition(":")
+            if not host or not port.isdigit():
+                raise ValueError("host:port[,host:port...], e.g. localhost:9092")
+        return value
+
+    @field_validator("log_nivel")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        """One of the logging module's level names, in any case."""
+        if value.upper() not in LEVELS:
+            raise ValueError(f"one of {', '.join(LEVELS)}")
+        return value.upper()
+
+
+SECRETS = ("llm_api_key",)
+URLS = ("postgres_dsn", "llm_url")
+
+
+class ConfigError(Exception):
+    """One or more ``FICHAS_*`` variables are not valid; ``lines`` says which and why."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def load_settings() -> Settings:
+    """Read and validate every variable; raise ``ConfigError`` with one line per problem."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise ConfigError([_problem(error) for error in exc.errors()]) from None
+
+
+def effective(settings: Settings) -> dict[str, object]:
+    """The settings as the worker uses them, by variable name, secrets masked: for the log."""
+    values = masked(settings.model_dump(), SECRETS, URLS)
+    return {f"FICHAS_{name.upper()}": value for name, value in values.items()}
+
+
+def _problem(error: ErrorDetails) -> str:
+    """``FICHAS_X='value': expected ...`` for one pydantic error, naming the variable."""
+    name = str(error["loc"][0]) if error["loc"] else "?"
+    variable = f"FICHAS_{name.upper()}"
+    given = error.get("input")
+    expected = _expected(name, error)
+    return f"{variable}={given!r} is not valid: expected {expected}"
+
+
+def _expected(name: str, error: ErrorDetails) -> str:
+    """What the field accepts, in words: its type and bounds, or the validator's own text."""
+    if error["type"] == "value_error":
+        return str(error.get("ctx", {}).get("error", error["msg"]))
+    field = Settings.model_fields[name]
+    kind = {int: "an integer", float: "a number"}.get(
+        field.annotation if isinstance(field.annotation, type) else float, "a value"
+    )
+    if field.annotation == float | None:
+        kind = "a number, or empty for unset"
+    bounds = []
+    for meta in field.metadata:
+        for attr, word in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            limit = getattr(meta, attr, None)
+            if limit is not None:
+                bounds.append(f"{word} {limit}")
+    return f"{kind} {' and '.join(bounds)}".strip() + f" (default {field.default})"

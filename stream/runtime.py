@@ -23,6 +23,7 @@ from grafo import (
     open_checkpointer,
 )
 from stream.config import Settings
+from stream.registro import mask_url
 
 
 def llm_settings(settings: Settings) -> LLMSettings:
@@ -50,6 +51,8 @@ async def build_processor(
             settings.postgres_dsn, settings.data_dir, pool_size=min(settings.concurrencia, 16)
         ) as saver:
             graph = construir_grafo(nodos, settings.max_intentos, saver, sensor)
-            yield Procesador(graph, policy=policy, sensor=sensor)
+            yield Procesador(
+                graph, policy=policy, sensor=sensor, llm_url=mask_url(settings.llm_url)
+            )
     finally:
         await close_chat_model(model)

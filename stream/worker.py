@@ -39,6 +39,7 @@ from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, Origen, leer_evento
 from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Procesador, Resultado
+from grafo.contexto import sobre_evento
 from stream import eventloop
 from stream.config import Settings
 from stream.http import HealthServer
@@ -214,6 +215,12 @@ class Worker:
         return any(other.evento.version > item.evento.version for other in lane.items)
 
     async def _handle(self, item: _Item, newer_waiting: bool) -> None:
+        """Every log line about this event carries its sku, event_id and version."""
+        evento = item.evento
+        with sobre_evento(evento.sku, evento.event_id, evento.version):
+            await self._handle_event(item, newer_waiting)
+
+    async def _handle_event(self, item: _Item, newer_waiting: bool) -> None:
         """Skip if obsolete, else run the graph and write the outcome; then mark it done."""
         evento = item.evento
         if newer_waiting or await self._superseded(evento):
@@ -359,6 +366,13 @@ class Worker:
         if assigned:
             self._consumer.pause(*assigned)
         self._forget_queued(set(self._offsets))
+        running = sum(self._running.values())
+        log.info(
+            "stopping: waiting up to %.0f s (FICHAS_GRACIA_S) for %d running fichas%s",
+            self._settings.gracia_s,
+            running,
+            "" if self._procesador.health.is_up else "; the LLM is down, they may not finish",
+        )
         await self._wait_running(None, self._settings.gracia_s)
         await self._commit()
 

@@ -48,6 +48,6 @@ def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
     # the naive agents inherit the checkpointer: more rows per ficha than the worker's
     assert filas["ingenuo"]["checkpoints_ficha_3"] > filas["worker_1"]["checkpoints_ficha_3"]
     assert "escenario" in proc.stdout  # the plain-text table was printed
-    assert "targets (issue 7):" in proc.stdout
+    assert "targets:" in proc.stdout
     assert len(doc["objetivos"]) == 4
     assert all(o["medido"] is not None for o in doc["objetivos"]), doc["objetivos"]

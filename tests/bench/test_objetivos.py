@@ -1,4 +1,4 @@
-"""``bench.run.objetivos``: each issue-7 target read from the rows, met or missed."""
+"""``bench.run.objetivos``: each benchmark target read from the rows, met or missed."""
 
 from __future__ import annotations
 

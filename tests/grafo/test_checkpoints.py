@@ -17,7 +17,7 @@ from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.procesador import abrir_procesador
 
-MAX_FILAS = 9  # input, start, 3 x generar, 3 x evaluar, publicar (issue 7 allows 12)
+MAX_FILAS = 9  # input, start, 3 x generar, 3 x evaluar, publicar (the target allows 12)
 
 
 def _script_tres_intentos(llm: FakeLLM, sku: str) -> None:

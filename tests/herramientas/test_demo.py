@@ -16,17 +16,18 @@ import pytest
 from criterios import familias_conocidas
 from criterios.tablas import atributos_obligatorios
 from esquemas import EventoCambio
-from herramientas import demo
-from herramientas.demo import (
+from herramientas.demo import avance, kafka, principal, resumen, servicios, vista
+from herramientas.demo.avance import (
     DLQ,
     OBSOLETO,
     PENDING,
     PUBLICADA,
     REVISION,
     FeedLine,
-    LiveView,
     Progress,
 )
+from herramientas.demo.vista import LiveView
+from herramientas.estadistica import percentile
 from herramientas.informe import deduplicar, read_jsonl
 from stream.config import Settings
 
@@ -109,7 +110,7 @@ def progress() -> Progress:
 
 
 def test_sample_feed_has_the_mess_the_issue_asks_for() -> None:
-    lines = demo.read_feed(demo.DEFAULT_FEED)
+    lines = avance.read_feed(principal.DEFAULT_FEED)
     validos = [line.evento for line in lines if line.evento is not None]
     invalidos = [line for line in lines if line.evento is None]
     assert len(lines) >= 12
@@ -200,7 +201,7 @@ def _finish(progress: Progress) -> None:
 
 def test_summary_numbers(progress: Progress) -> None:
     _finish(progress)
-    summary = demo.summarize(progress, max_intentos=2)
+    summary = resumen.summarize(progress, max_intentos=2)
     assert summary.counts == {PUBLICADA: 1, REVISION: 1, DLQ: 1, OBSOLETO: 1}
     assert summary.pending == 0
     # A published at attempt 2 reached 1 and 2; B reached 1 and 2, approved at neither.
@@ -210,7 +211,7 @@ def test_summary_numbers(progress: Progress) -> None:
     # Latency of fichas only (not DLQ, not obsolete): 10 s and 20 s after produce.
     assert sorted(summary.latencies_ms) == [10_000, 20_000]
     assert (summary.p50_ms, summary.p95_ms) == (10_000, 20_000)
-    text = demo.render_summary(summary, ["topic-a (publicada)", "salida/demo-x.jsonl"])
+    text = resumen.render_summary(summary, ["topic-a (publicada)", "salida/demo-x.jsonl"])
     assert "publicadas 1   revisión manual 1   DLQ 1   obsoletas 1" in text
     assert "intento 2: 1/2 aprobadas (50%)" in text
     assert "p50 10.0 s, p95 20.0 s (n=2)" in text
@@ -218,26 +219,26 @@ def test_summary_numbers(progress: Progress) -> None:
 
 
 def test_summary_of_an_unfinished_run_says_so(progress: Progress) -> None:
-    summary = demo.summarize(progress)
+    summary = resumen.summarize(progress)
     assert summary.pending == 4
     assert summary.p50_ms is None
-    text = demo.render_summary(summary, [])
+    text = resumen.render_summary(summary, [])
     assert "sin terminar 4" in text and "(ninguna ficha terminada)" in text
 
 
 def test_percentile_is_nearest_rank() -> None:
-    assert demo.percentile([], 0.5) is None
-    assert demo.percentile([7], 0.95) == 7
+    assert percentile([], 0.5) is None
+    assert percentile([7], 0.95) == 7
     values = list(range(1, 21))  # 1..20
-    assert demo.percentile(values, 0.50) == 10
-    assert demo.percentile(values, 0.95) == 19
-    assert demo.percentile(reversed(values), 1.0) == 20
+    assert percentile(values, 0.50) == 10
+    assert percentile(values, 0.95) == 19
+    assert percentile(reversed(values), 1.0) == 20
 
 
 def test_outcomes_file_is_what_fichas_procesar_writes(progress: Progress, tmp_path: Path) -> None:
     _finish(progress)
     path = tmp_path / "salida" / "demo-x.jsonl"
-    demo.write_outcomes(progress, path)
+    kafka.write_outcomes(progress, path)
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["destino"] for r in rows] == ["fichas.publicadas", "fichas.revision_manual", "dlq"]
     assert all(set(r) == {"destino", "evento"} for r in rows)
@@ -251,7 +252,7 @@ def test_outcomes_file_is_what_fichas_procesar_writes(progress: Progress, tmp_pa
 
 def test_rows_show_sku_version_attempts_fate_and_time(progress: Progress) -> None:
     progress.record("fichas.publicadas.demo-x", _publicada("A", 2, 2), 13_500)
-    rows = demo.render_rows(progress, now_ms=61_000)
+    rows = vista.render_rows(progress, now_ms=61_000)
     assert rows[0].split() == ["#", "SKU", "versión", "intentos", "destino", "tiempo"]
     assert rows[1].split() == ["1", "A", "1", "-", OBSOLETO, "-"]
     assert rows[2].split() == ["2", "A", "2", "2", PUBLICADA, "12.5", "s"]
@@ -292,10 +293,10 @@ def test_terminal_redraws_the_table_in_place(progress: Progress) -> None:
 
 
 def test_worker_env_isolates_the_run_and_tunes_for_the_cpu_model(tmp_path: Path) -> None:
-    topics = demo.demo_topics(Settings(), "r1")
+    topics = servicios.demo_topics(Settings(), "r1")
     assert topics["FICHAS_TOPIC_ENTRADA"] == "proveedor.cambios.demo-r1"
     assert topics["FICHAS_TOPIC_DLQ"] == "proveedor.cambios.dlq.demo-r1"
-    env = demo.worker_env(
+    env = servicios.worker_env(
         {"PATH": "/bin", "FICHAS_CONCURRENCIA": "64", "FICHAS_LLM_API_KEY": "k"},
         brokers="127.0.0.1:1",
         llm_url="http://127.0.0.1:2/v1",
@@ -321,10 +322,10 @@ def _fichas(env: dict[str, str]) -> dict[str, Any]:
 
 
 def test_local_model_gets_both_cores_only_when_they_are_idle() -> None:
-    assert demo.choose_threads(0.1, 2) == 2
-    assert demo.choose_threads(0.9, 2) == 1
-    assert demo.choose_threads(0.0, 1) == 1
-    assert 0 <= demo.cpu_busy(0.05) <= 64
+    assert servicios.choose_threads(0.1, 2) == 2
+    assert servicios.choose_threads(0.9, 2) == 1
+    assert servicios.choose_threads(0.0, 1) == 1
+    assert 0 <= servicios.cpu_busy(0.05) <= 64
 
 
 def test_interrupt_stops_what_was_started(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -333,7 +334,7 @@ def test_interrupt_stops_what_was_started(monkeypatch: pytest.MonkeyPatch, tmp_p
     def interrupted(*_: Any) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(demo, "run", interrupted)
-    monkeypatch.setattr(demo.Services, "stop", lambda self: stopped.append("stop"))
-    assert demo.main(["--timeout", "1"]) == 130
+    monkeypatch.setattr(principal, "run", interrupted)
+    monkeypatch.setattr(servicios.Services, "stop", lambda self: stopped.append("stop"))
+    assert principal.main(["--timeout", "1"]) == 130
     assert stopped == ["stop"]

@@ -20,11 +20,13 @@ from pathlib import Path
 import pytest
 
 from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
+from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
 from harness.kafka_broker import KafkaBroker
 from harness.red import free_port
 from harness.topicos import Topics, create_input_topic, read_all
 from harness.worker import WorkerProcess
-from herramientas import demo
+from herramientas.demo import avance, principal, servicios
+from herramientas.demo.kafka import produce_feed
 
 pytestmark = [pytest.mark.llm_local, pytest.mark.kafka]
 
@@ -36,7 +38,7 @@ def _feed(tmp_path: Path) -> Path:
     """Two events of the sample feed and a broken line, as a feed file of their own."""
     lines = [
         line.raw
-        for line in demo.read_feed(demo.DEFAULT_FEED)
+        for line in avance.read_feed(principal.DEFAULT_FEED)
         if line.evento is not None and line.evento.sku in SKUS
     ]
     assert len(lines) == len(SKUS)
@@ -52,7 +54,7 @@ async def test_two_events_end_to_end_with_the_real_model(
     await create_input_topic(kafka.bootstrap, topics.entrada)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env.update(
-        demo.worker_env(
+        servicios.worker_env(
             {},
             brokers=kafka.bootstrap,
             llm_url=local_llm_url,
@@ -70,12 +72,12 @@ async def test_two_events_end_to_end_with_the_real_model(
     try:
         worker.wait_ready(timeout=120)
         output = {
-            topics.publicadas: demo.DESTINO_PUBLICADAS,
-            topics.revision: demo.DESTINO_REVISION,
-            topics.dlq: demo.DESTINO_DLQ,
+            topics.publicadas: DESTINO_PUBLICADAS,
+            topics.revision: DESTINO_REVISION,
+            topics.dlq: DESTINO_DLQ,
         }
-        progress = demo.Progress(demo.read_feed(_feed(tmp_path)), topics.entrada, output)
-        await demo.produce_feed(kafka.bootstrap, topics.entrada, progress)
+        progress = avance.Progress(avance.read_feed(_feed(tmp_path)), topics.entrada, output)
+        await produce_feed(kafka.bootstrap, topics.entrada, progress)
 
         deadline = time.monotonic() + 780
         while not progress.complete():
@@ -89,19 +91,19 @@ async def test_two_events_end_to_end_with_the_real_model(
         assert worker.terminate(timeout=60) == 0, worker.log_tail()
 
     *fichas, roto = progress.lines
-    assert progress.state(roto) == demo.DLQ
+    assert progress.state(roto) == avance.DLQ
     rechazo = EventoRechazado.model_validate(roto.evento_salida)
     assert rechazo.error.codigo == "json_invalido"
     assert (rechazo.origen.particion, rechazo.origen.offset) == (roto.partition, roto.offset)
     for line in fichas:
         assert line.evento is not None and line.evento_salida is not None
-        if line.destino == demo.DESTINO_PUBLICADAS:
+        if line.destino == DESTINO_PUBLICADAS:
             salida: FichaPublicada | FichaEnRevision = FichaPublicada.model_validate(
                 line.evento_salida
             )
             assert salida.modelo == "local"
         else:
-            assert line.destino == demo.DESTINO_REVISION
+            assert line.destino == DESTINO_REVISION
             salida = FichaEnRevision.model_validate(line.evento_salida)
             assert salida.historial, "manual review carries the attempt it rejected"
         assert (salida.event_id, salida.sku, salida.version) == (

@@ -121,7 +121,9 @@ def _filas(texto: str) -> list[list[str]]:
 
 def test_report_numbers() -> None:
     salidas, duplicadas, ignoradas = deduplicar(read_jsonl(LINEAS))
-    informe = calcular_informe(salidas, duplicadas=duplicadas, ignoradas=ignoradas)
+    informe = calcular_informe(
+        salidas, duplicadas=duplicadas, ignoradas=ignoradas, muestra_minima=1
+    )
 
     assert informe.destinos == {"dlq": 1, "fichas.publicadas": 5, "fichas.revision_manual": 2}
     assert (informe.duplicadas, informe.ignoradas) == (1, 1)
@@ -140,7 +142,7 @@ def test_report_numbers() -> None:
 
 def test_text_report_prints_the_expected_rates(entrada: Path) -> None:
     out = io.StringIO()
-    assert main_informe([str(entrada)], stdout=out) == 0
+    assert main_informe([str(entrada), "--muestra-minima", "2"], stdout=out) == 0
     texto = out.getvalue()
     filas = _filas(texto)
     assert ["1", "7", "2", "28.6%"] in filas
@@ -149,7 +151,7 @@ def test_text_report_prints_the_expected_rates(entrada: Path) -> None:
     assert ["fichas.publicadas", "5"] in filas
     assert ["fichas.revision_manual", "2"] in filas
     assert ["dlq", "1"] in filas
-    assert ["C04", "2"] in filas
+    assert ["C04", "2", "Fiel", "al", "origen:"] in [f[:5] for f in filas]
     assert ["salida_invalida", "1"] in filas
     assert "Salidas: 8 (duplicadas descartadas: 1, líneas ignoradas: 1)" in texto
     assert "El intento 3 aprueba el 50.0%" in texto
@@ -158,7 +160,7 @@ def test_text_report_prints_the_expected_rates(entrada: Path) -> None:
 
 def test_last_attempt_below_threshold_suggests_fewer_attempts(entrada: Path) -> None:
     out = io.StringIO()
-    assert main_informe([str(entrada), "--umbral", "0.6"], stdout=out) == 0
+    assert main_informe([str(entrada), "--umbral", "0.6", "--muestra-minima", "2"], stdout=out) == 0
     assert (
         "El intento 3 aprueba el 50.0% de las fichas que llegan a él, por debajo del umbral "
         "del 60.0%: no compensa; considera bajar FICHAS_MAX_INTENTOS a 2." in out.getvalue()
@@ -189,7 +191,7 @@ def test_png_is_written(entrada: Path, tmp_path: Path) -> None:
     image = pytest.importorskip("PIL.Image")
     with image.open(png) as opened:
         assert opened.format == "PNG"
-        assert opened.size == (1000, 400)
+        assert opened.size == (1500, 480)
 
 
 def test_usage_and_read_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from harness.red import free_port, port_open, wait_http
 
 if TYPE_CHECKING:
-    from herramientas.demo import Services
+    from herramientas.demo.servicios import Services
 
 USUARIO = "revisor"
 PUERTO = 8080

@@ -1,0 +1,137 @@
+"""Logging of every ``fichas`` command: JSON lines for machines, plain lines for people.
+
+* Format: one JSON object per line (``python-json-logger``) unless standard error is a
+  terminal, where a person reads it; then ``time LEVEL logger: message [sku=... ...]``.
+* Event fields: every line logged while an event is being handled carries ``sku``,
+  ``event_id``, ``version`` and, inside the graph, ``intento`` (``grafo.contexto`` keeps them
+  in context variables, so no code passes them around just to log them).
+* Noise: a few library records are re-levelled. aiokafka logs the broker's normal
+  "coordinator not ready yet" answer of a first start as ERROR although it retries it itself;
+  it becomes INFO, as does the "coordinator dead" WARNING that follows it. A failed connection
+  to a broker becomes WARNING: the worker's own messages say what it means (start-up waits,
+  then exits; later, aiokafka reconnects).
+* Language: operators read English (logs, CLI help and errors); catalogue people read
+  Spanish (DLQ messages, review reasons, the report). See docs/operacion.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+from urllib.parse import urlsplit, urlunsplit
+
+EVENT_FIELDS = ("sku", "event_id", "version", "intento")
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+SECRET_MASK = "***"
+
+# (logger name prefix, text in the message, level it is logged at instead)
+_RELEVEL: tuple[tuple[str, str, int], ...] = (
+    ("aiokafka", "GroupCoordinatorNotAvailableError", logging.INFO),
+    ("aiokafka", "Marking the coordinator dead", logging.INFO),
+    ("aiokafka", "Unable connect to", logging.WARNING),
+    ("aiokafka", "Unable to request metadata", logging.WARNING),
+)
+
+
+class _EventContext(logging.Filter):
+    """Adds the current event's fields to the record, and re-levels known library noise."""
+
+    def __init__(self, campos: Callable[[], dict[str, Any]]) -> None:
+        super().__init__()
+        self._campos = campos
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Never drops a record except one re-levelled below the root's level."""
+        for field, value in self._campos().items():
+            if not hasattr(record, field):
+                setattr(record, field, value)
+        for prefix, text, level in _RELEVEL:
+            if record.name.startswith(prefix) and text in record.getMessage() and (
+                record.levelno > level
+            ):
+                record.levelno, record.levelname = level, logging.getLevelName(level)
+                return level >= logging.getLogger().getEffectiveLevel()
+        return True
+
+
+class _HumanFormatter(logging.Formatter):
+    """``time LEVEL logger: message`` plus the event fields, for a terminal."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The stock line, then ``[sku=... event_id=... version=... intento=...]``."""
+        line = super().format(record)
+        config = getattr(record, "configuracion", None)
+        if isinstance(config, dict):  # the effective configuration, readable on one line
+            line += " " + " ".join(f"{k}={v}" for k, v in config.items())
+        fields = [f"{k}={getattr(record, k)}" for k in EVENT_FIELDS if hasattr(record, k)]
+        return f"{line} [{' '.join(fields)}]" if fields else line
+
+
+def configure(level: str, stream: TextIO | None = None, json_lines: bool | None = None) -> None:
+    """Set up the root logger once per process; ``json_lines`` None: JSON unless a terminal."""
+    from pythonjsonlogger.json import JsonFormatter
+
+    from grafo.contexto import campos  # imported here: ``fichas --help`` stays instant
+
+    out = stream or sys.stderr
+    if json_lines is None:
+        json_lines = not out.isatty()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(_EventContext(campos))
+    if json_lines:
+        handler.setFormatter(
+            JsonFormatter(
+                "%(levelname)s %(name)s %(message)s",
+                rename_fields={"levelname": "level", "name": "logger"},
+                timestamp="time",  # ISO 8601 in UTC, what log stores parse without help
+                json_ensure_ascii=False,
+            )
+        )
+    else:
+        handler.setFormatter(_HumanFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    # httpx logs every LLM request at INFO (six lines per 3-attempt ficha); the sensor counts
+    # them, and failed requests surface as the LLM health messages.
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
+
+
+def mask_url(url: str) -> str:
+    """A URL or libpq DSN with its password (if any) replaced by the mask."""
+    if "password=" in url:
+        return re.sub(r"password=('[^']*'|\S*)", f"password={SECRET_MASK}", url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return SECRET_MASK
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:{SECRET_MASK}@{parts.hostname or ''}"
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def masked(
+    settings: Mapping[str, Any], secrets: tuple[str, ...], urls: tuple[str, ...]
+) -> dict[str, Any]:
+    """Settings as plain values, secrets masked (unset stays null), passwords in URLs too."""
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        if key in secrets and value not in (None, ""):
+            out[key] = SECRET_MASK
+        elif key in urls and isinstance(value, str):
+            out[key] = mask_url(value)
+        else:
+            out[key] = value if isinstance(value, int | float | bool | None) else str(value)
+    return out
