@@ -79,12 +79,12 @@ def usuarios(argv: Sequence[str]) -> int:
     parser.add_argument("nombre")
     args = parser.parse_args(argv)
     if sys.stdin.isatty():
-        clave = getpass.getpass(f"Contraseña de {args.nombre}: ")
+        clave = getpass.getpass(f"Password for {args.nombre}: ")
     else:
         clave = sys.stdin.readline().rstrip("\n")
     if len(clave) < MIN_CLAVE:
         print(
-            f"fichas revisor usuarios: la contraseña necesita {MIN_CLAVE} caracteres o más",
+            f"fichas revisor usuarios: the password needs {MIN_CLAVE} characters or more",
             file=sys.stderr,
         )
         return 2
@@ -96,7 +96,7 @@ def usuarios(argv: Sequence[str]) -> int:
         almacen.guardar_usuario(args.nombre, hash_clave(clave))
     finally:
         almacen.cerrar()
-    print(f"revisor {args.nombre} guardado")
+    print(f"reviewer {args.nombre} saved")
     return 0
 
 
@@ -134,7 +134,7 @@ async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) 
             await site.start()
             try:
                 await flujo.start()
-                print(f"fichas revisor en http://{host}:{port}/", flush=True)
+                print(f"fichas revisor serving http://{host}:{port}/", flush=True)
                 await parar.wait()
             finally:
                 await runner.cleanup()

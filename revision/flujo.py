@@ -86,7 +86,7 @@ def _conocidos(valor: bytes, modelo: type[BaseModel]) -> dict[str, Any]:
     of the contract (the models forbid extras because they are what the worker writes)."""
     datos = json.loads(valor)
     if not isinstance(datos, dict):
-        raise ValueError("el registro no es un objeto JSON")
+        raise ValueError("the record is not a JSON object")
     return {k: v for k, v in datos.items() if k in modelo.model_fields}
 
 
@@ -155,7 +155,7 @@ class Flujo:
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("lote no guardado; se volverá a leer")
+                log.exception("batch not stored; it will be read again")
                 await asyncio.sleep(REINTENTO_S)
                 await self._rebobinar()
 
@@ -196,7 +196,7 @@ class Flujo:
                     str(datos["sku"]), int(datos["version"]), ahora
                 )
         except (ValidationError, ValueError, KeyError, TypeError) as exc:
-            log.warning("registro ilegible en %s ignorado: %s", topic, exc)
+            log.warning("unreadable record on %s skipped: %s", topic, exc)
             return []
         datos, tipo, motivo, criterios = item
         return self.almacen.guardar_item(
@@ -245,7 +245,7 @@ class Flujo:
         for decision in pendientes:
             await self.enviar(decision.event_id)
         if pendientes:
-            log.info("reenviadas %d decisiones pendientes", len(pendientes))
+            log.info("resent %d pending decisions", len(pendientes))
         return len(pendientes)
 
     async def _reenviar(self) -> None:
@@ -255,7 +255,7 @@ class Flujo:
             try:
                 await self.enviar_pendientes(anteriores_a=time.time() - REINTENTO_S)
             except Exception:
-                log.exception("reenvío de decisiones pendientes fallido; se reintentará")
+                log.exception("resending pending decisions failed; will retry")
 
 
 def caer_si_prueba() -> None:

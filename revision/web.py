@@ -557,7 +557,7 @@ async def _cerrar(
     try:
         await asyncio.wait_for(ctx.flujo.enviar(decision.event_id), ENVIO_S)
     except Exception:  # broker down or slow: the outbox sends it later, say so
-        log.exception("decisión %s guardada, envío pendiente", decision.event_id)
+        log.exception("decision %s stored, sending pending", decision.event_id)
         aviso += " (guardada; se enviará en cuanto Kafka responda)"
     siguiente = await asyncio.to_thread(ctx.almacen.siguiente, item.event_id)
     destino = (
