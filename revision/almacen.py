@@ -135,9 +135,10 @@ class Cierre:
 class Almacen:
     """The store on one connection; SQLite or PostgreSQL behind the same methods."""
 
-    def __init__(self, conn: Any, postgres: bool) -> None:
+    def __init__(self, conn: Any, postgres: bool, dsn: str | None = None) -> None:
         self._conn = conn
         self._postgres = postgres
+        self._dsn = dsn
         self._lock = threading.Lock()
 
     @classmethod
@@ -147,7 +148,7 @@ class Almacen:
             import psycopg
 
             conn: Any = psycopg.connect(postgres_dsn, autocommit=True)
-            almacen = cls(conn, postgres=True)
+            almacen = cls(conn, postgres=True, dsn=postgres_dsn)
         else:
             data_dir.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
@@ -174,6 +175,10 @@ class Almacen:
         """One transaction; yields ``run(sql, params) -> cursor`` with ``?`` placeholders."""
         with self._lock:
             if self._postgres:
+                if self._conn.closed:  # the server restarted or the link broke: a new one
+                    import psycopg
+
+                    self._conn = psycopg.connect(self._dsn or "", autocommit=True)
                 with self._conn.transaction():
 
                     def run_pg(sql: str, params: Sequence[Any] = ()) -> _Cursor:

@@ -149,3 +149,27 @@ def test_campos_nuevos_del_contrato_se_ignoran_al_consumir():
     assert (tipo, motivo, criterios) == ("revision", "rechazada", ["C06"])
     assert "campo_de_una_version_futura" not in datos
     assert datos["origen"]["cifras"] == {"peso_g": 280}
+
+
+@pytest.mark.postgres
+def test_postgres_reconecta_tras_perder_la_conexion(postgres_dsn, tmp_path):
+    import psycopg
+
+    almacen = Almacen.abrir(postgres_dsn, tmp_path)
+    try:
+        registro = ficha_en_revision(_sku())
+        _guardar(almacen, registro)
+        pid = almacen._conn.info.backend_pid  # the store's own server process
+        with psycopg.connect(postgres_dsn, autocommit=True) as otra:
+            (terminado,) = otra.execute("select pg_terminate_backend(%s)", (pid,)).fetchone()
+        assert terminado is True
+        for _ in range(3):  # the first query may fail with the broken link; then it reconnects
+            try:
+                assert almacen.item(registro["event_id"]) is not None
+                break
+            except psycopg.OperationalError:
+                continue
+        else:
+            pytest.fail("the store never reconnected")
+    finally:
+        almacen.cerrar()
