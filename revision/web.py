@@ -554,10 +554,14 @@ async def _cerrar(
     if decision.publicacion is not None:
         caer_si_prueba()
     aviso = f"{item.sku} v{item.version}: {hecho}"
+    # The send goes on even if the reviewer stops waiting: cancelling it half-way could leave a
+    # record in the producer's buffer that the outbox would then send a second time.
+    envio = asyncio.create_task(ctx.flujo.enviar(decision.event_id))
+    envio.add_done_callback(_registrar_fallo)
     try:
-        await asyncio.wait_for(ctx.flujo.enviar(decision.event_id), ENVIO_S)
+        await asyncio.wait_for(asyncio.shield(envio), ENVIO_S)
     except Exception:  # broker down or slow: the outbox sends it later, say so
-        log.exception("decision %s stored, sending pending", decision.event_id)
+        log.warning("decision %s stored, sending pending", decision.event_id)
         aviso += " (guardada; se enviará en cuanto Kafka responda)"
     siguiente = await asyncio.to_thread(ctx.almacen.siguiente, item.event_id)
     destino = (
@@ -566,6 +570,12 @@ async def _cerrar(
         else "/?" + urlencode({"aviso": aviso})
     )
     raise web.HTTPSeeOther(destino)
+
+
+def _registrar_fallo(envio: asyncio.Task[bool]) -> None:
+    """A send that failed after the reviewer stopped waiting: logged; the outbox retries."""
+    if not envio.cancelled() and envio.exception() is not None:
+        log.warning("sending a decision failed; the outbox will retry: %r", envio.exception())
 
 
 async def _no_abierto(ctx: Contexto, request: web.Request, item: Item) -> web.Response | None:

@@ -1,0 +1,61 @@
+"""The broker is down when a reviewer approves: the decision is kept, the reviewer is told, and
+the outbox publishes it once when Kafka is back (a broker of its own, stopped and restarted)."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from harness.kafka_broker import KafkaBroker
+from harness.red import free_port
+from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
+from harness.topicos import Topics
+from tests.revision.conftest import (
+    CLAVE,
+    USUARIO,
+    abrir_item,
+    confirmado,
+    decisiones_topic,
+    entrar,
+    esperar,
+    leer,
+    producir,
+    topics_env,
+)
+
+pytestmark = pytest.mark.kafka
+
+
+def test_broker_caido_al_aprobar_se_publica_una_vez_al_volver(tmp_path, navegador):
+    broker = KafkaBroker(free_port(), tmp_path / "kafka")
+    broker.start()
+    topics = Topics()
+    env = revisor_env(broker.bootstrap, topics_env(topics), tmp_path / "datos")
+    app = RevisorProcess(env, free_port(), tmp_path / "revisor.log")
+    app.add_user(USUARIO, CLAVE)
+    item = ficha_en_revision("ZAP-CAIDO-1")
+    try:
+        app.start()
+        app.wait_ready()
+        producir(broker, topics.revision, [item])
+        entrar(navegador, app)
+        abrir_item(navegador, app, item["event_id"])
+        broker.stop()
+        navegador.find_element(By.ID, "aprobar").click()
+        confirmado(navegador, "se enviará en cuanto Kafka responda")
+        broker.start()
+        publicadas = esperar(
+            lambda: [r for r in leer(broker, topics.publicadas)
+                     if r["event_id"] == item["event_id"]],
+            "the publication once the broker is back", timeout=120,
+        )
+        decisiones = esperar(
+            lambda: [r for r in leer(broker, decisiones_topic(topics))
+                     if r["event_id"] == item["event_id"]],
+            "the decision", timeout=60,
+        )
+        assert len(publicadas) == 1 and len(decisiones) == 1
+        assert publicadas[0]["revision"]["revisor"] == USUARIO
+    finally:
+        app.stop()
+        broker.stop()
