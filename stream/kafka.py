@@ -18,6 +18,39 @@ from stream.config import Settings
 log = logging.getLogger(__name__)
 
 
+DAY_MS = 24 * 60 * 60 * 1000
+# The published topic keeps the newest ficha of every SKU forever (compaction by key); a segment
+# closes after a day so that old versions become compactable, and none waits more than a week.
+# The other topics are logs with explicit retention: a week for the input (replayable from the
+# supplier), a month for what people or other teams read later (review, DLQ, sample).
+COMPACTED: dict[str, str] = {
+    "cleanup.policy": "compact",
+    "segment.ms": str(DAY_MS),
+    "max.compaction.lag.ms": str(7 * DAY_MS),
+}
+RETENTION_INPUT_MS = 7 * DAY_MS
+RETENTION_OUTPUT_MS = 30 * DAY_MS
+
+
+def topic_configs(settings: Settings) -> dict[str, dict[str, str]]:
+    """Topic-level settings of every topic, as the worker creates it when missing.
+
+    k8s/base/topics/kafkatopics.yaml and docker-compose.yml set the same values; a test keeps
+    the three in agreement (tests/deploy/test_manifiestos.py).
+    """
+
+    def log(retention_ms: int) -> dict[str, str]:
+        return {"cleanup.policy": "delete", "retention.ms": str(retention_ms)}
+
+    return {
+        settings.topic_entrada: log(RETENTION_INPUT_MS),
+        settings.topic_publicadas: dict(COMPACTED),
+        settings.topic_revision: log(RETENTION_OUTPUT_MS),
+        settings.topic_dlq: log(RETENTION_OUTPUT_MS),
+        settings.topic_muestra: log(RETENTION_OUTPUT_MS),
+    }
+
+
 def topic_names(settings: Settings) -> list[str]:
     """Every topic the worker reads or writes."""
     return [
@@ -30,7 +63,7 @@ def topic_names(settings: Settings) -> list[str]:
 
 
 async def ensure_topics(settings: Settings) -> None:
-    """Create missing topics; existing ones are left as they are."""
+    """Create missing topics with ``topic_configs``; existing ones are left as they are."""
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
     await admin.start()
     try:
@@ -38,9 +71,13 @@ async def ensure_topics(settings: Settings) -> None:
         missing = [name for name in topic_names(settings) if name not in existing]
         if not missing:
             return
+        configs = topic_configs(settings)
         topics = [
             NewTopic(
-                name, num_partitions=settings.particiones, replication_factor=settings.replicacion
+                name,
+                num_partitions=settings.particiones,
+                replication_factor=settings.replicacion,
+                topic_configs=configs[name],
             )
             for name in missing
         ]
