@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRecord
 
 ESQUEMA = "FichaPublicada"
 VERSION_MAYOR = "1"  # the major schema version this code was written for
@@ -103,6 +103,7 @@ async def seguir(args: argparse.Namespace, parar: asyncio.Event) -> None:
     esquema = json.loads((args.esquemas / f"{ESQUEMA}.json").read_text(encoding="utf-8"))
     catalogo = Catalogo(esquema)
     consumer = AIOKafkaConsumer(
+        args.topic,
         bootstrap_servers=args.brokers,
         group_id=None,  # no group: every partition, from the beginning, nothing committed
         auto_offset_reset="earliest",
@@ -110,14 +111,12 @@ async def seguir(args: argparse.Namespace, parar: asyncio.Event) -> None:
     )
     await consumer.start()
     try:
-        await consumer.topics()  # fetch the cluster's metadata
-        numeros = consumer.partitions_for_topic(args.topic) or set()
-        particiones = [TopicPartition(args.topic, p) for p in sorted(numeros)]
-        if not particiones:
-            raise SystemExit(f"topic {args.topic} not found")
-        consumer.assign(particiones)
-        await consumer.seek_to_beginning(*particiones)
-        fin = await consumer.end_offsets(particiones)
+        espera = asyncio.get_running_loop().time() + 30
+        while not consumer.assignment():  # assigned once the topic's metadata arrives
+            if asyncio.get_running_loop().time() > espera:
+                raise SystemExit(f"topic {args.topic} not found")
+            await asyncio.sleep(0.1)
+        fin = await consumer.end_offsets(list(consumer.assignment()))
         al_dia = False
         while not parar.is_set():
             lote = await consumer.getmany(timeout_ms=500)
