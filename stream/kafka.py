@@ -11,6 +11,7 @@ import logging
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import TopicAlreadyExistsError
 
 from stream.config import Settings
@@ -63,31 +64,73 @@ def topic_names(settings: Settings) -> list[str]:
 
 
 async def ensure_topics(settings: Settings) -> None:
-    """Create missing topics with ``topic_configs``; existing ones are left as they are."""
+    """Create missing topics with ``topic_configs``; existing ones are left as they are.
+
+    A topic the broker refuses to create (bad settings, too few brokers for the replication)
+    stops the start-up with the broker's reason. An existing topic whose cleanup policy is not
+    the contract's is logged as a warning: the worker does not change a topic an operator owns.
+    """
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
-        missing = [name for name in topic_names(settings) if name not in existing]
-        if not missing:
-            return
         configs = topic_configs(settings)
-        topics = [
-            NewTopic(
-                name,
-                num_partitions=settings.particiones,
-                replication_factor=settings.replicacion,
-                topic_configs=configs[name],
-            )
-            for name in missing
-        ]
-        try:
-            await admin.create_topics(topics)
-        except TopicAlreadyExistsError:
-            pass  # another worker created them between our list and our create
-        log.info("created topics %s", missing)
+        missing = [name for name in topic_names(settings) if name not in existing]
+        if missing:
+            await _create(admin, settings, {name: configs[name] for name in missing})
+        await _warn_on_policy(admin, {n: c for n, c in configs.items() if n in existing})
     finally:
         await admin.close()
+
+
+async def _create(
+    admin: AIOKafkaAdminClient, settings: Settings, configs: dict[str, dict[str, str]]
+) -> None:
+    """Create the topics; another worker creating them first is fine, any other error is not."""
+    topics = [
+        NewTopic(
+            name,
+            num_partitions=settings.particiones,
+            replication_factor=settings.replicacion,
+            topic_configs=config,
+        )
+        for name, config in configs.items()
+    ]
+    try:
+        response = await admin.create_topics(topics)
+    except TopicAlreadyExistsError:
+        return  # another worker created them between our list and our create
+    errors = [
+        f"{name}: {message or code}"
+        for name, code, message in response.topic_errors
+        if code not in (0, TopicAlreadyExistsError.errno)
+    ]
+    if errors:
+        raise RuntimeError("the broker refused to create topics: " + "; ".join(errors))
+    log.info("created topics %s", sorted(configs))
+
+
+async def _warn_on_policy(admin: AIOKafkaAdminClient, configs: dict[str, dict[str, str]]) -> None:
+    """Warn about existing topics whose cleanup policy differs from the contract's."""
+    if not configs:
+        return
+    resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in configs]
+    try:
+        responses = await admin.describe_configs(resources)
+    except Exception as exc:  # a check, not a reason to stop the worker
+        log.warning("could not read the topics' settings: %s", exc)
+        return
+    for response in responses:
+        for _code, _message, _type, name, entries in response.resources:
+            actual = {entry[0]: entry[1] for entry in entries}.get("cleanup.policy")
+            wanted = configs.get(name, {}).get("cleanup.policy")
+            if wanted and actual and actual != wanted:
+                log.warning(
+                    "topic %s has cleanup.policy=%s; the contract says %s "
+                    "(kafka-configs.sh --alter --entity-type topics --entity-name %s "
+                    "--add-config cleanup.policy=%s)",
+                    name, actual, wanted, name, wanted,
+                )
 
 
 def build_consumer(settings: Settings) -> AIOKafkaConsumer:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -84,6 +85,26 @@ async def test_el_worker_crea_cada_topic_con_su_configuracion(kafka: KafkaBroker
         real = await _configuracion(kafka.bootstrap, topic)
         assert real["cleanup.policy"] == "delete"
         assert real["retention.ms"] == str(30 * 24 * 3600 * 1000)
+
+
+async def test_un_topic_existente_sin_compactar_se_avisa_y_un_rechazo_para_el_arranque(
+    kafka: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
+    topics = Topics()
+    await _crear(kafka.bootstrap, topics.publicadas, {"cleanup.policy": "delete"})
+    settings = Settings(kafka_brokers=kafka.bootstrap, topic_publicadas=topics.publicadas)
+    with caplog.at_level(logging.WARNING, logger="stream.kafka"):
+        await ensure_topics(settings.model_copy(update={"particiones": 1}))
+    aviso = [r.getMessage() for r in caplog.records if topics.publicadas in r.getMessage()]
+    assert aviso and "cleanup.policy=delete; the contract says compact" in aviso[0]
+    assert (await _configuracion(kafka.bootstrap, topics.publicadas))["cleanup.policy"] == "delete"
+    otro = Topics()
+    imposible = Settings(
+        kafka_brokers=kafka.bootstrap, topic_entrada=otro.entrada, topic_publicadas=otro.publicadas,
+        topic_revision=otro.revision, topic_dlq=otro.dlq, topic_muestra=otro.muestra, replicacion=3,
+    )
+    with pytest.raises(RuntimeError, match=r"refused to create topics.*replication"):
+        await ensure_topics(imposible)
 
 
 async def _esperar(bootstrap: str, topic: str, cuantos: int, worker: WorkerProcess) -> None:
