@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import select
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,19 +56,31 @@ async def _escribir(bootstrap: str, topic: str, registros: list[Registro]) -> No
         await producer.stop()
 
 
-def _linea(proc: subprocess.Popen[str], timeout: float = 60) -> dict[str, Any]:
-    """The next JSON line the consumer prints."""
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        listo, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if listo:
-            linea = proc.stdout.readline()
-            if not linea:
-                _, stderr = proc.communicate(timeout=30)
-                raise AssertionError(f"the consumer exited ({proc.returncode}):\n{stderr}")
-            return dict(json.loads(linea))
-    raise AssertionError("the consumer printed nothing")
+class _Lineas:
+    """The consumer's stdout lines, read by a thread (select() misses lines already buffered)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self._proc = proc
+        self._cola: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._leer, daemon=True).start()
+
+    def _leer(self) -> None:
+        assert self._proc.stdout is not None
+        for linea in self._proc.stdout:
+            self._cola.put(linea)
+        self._cola.put("")
+
+    def siguiente(self, timeout: float = 60) -> dict[str, Any]:
+        """The next JSON line the consumer prints."""
+        try:
+            linea = self._cola.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("the consumer printed nothing") from None
+        if not linea:
+            self._proc.wait(timeout=30)
+            stderr = self._proc.stderr.read() if self._proc.stderr else ""
+            raise AssertionError(f"the consumer exited ({self._proc.returncode}):\n{stderr}")
+        return dict(json.loads(linea))
 
 
 def _catalogo(ruta: Path) -> dict[str, int]:
@@ -103,8 +116,9 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
          "--topic", topic, "--salida", str(salida)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    lineas = _Lineas(proc)
     try:
-        al_dia = _linea(proc)
+        al_dia = lineas.siguiente()
         assert al_dia == {
             "evento": "al_dia", "skus": 3, "leidos": 8, "duplicados": 1, "antiguos": 1,
             "ajenos": 1, "invalidos": 1,
@@ -115,7 +129,7 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
         await _escribir(
             kafka.bootstrap, topic, [_registro(a3), _registro(a3), _registro(_publicada("D", 1))]
         )
-        cambios = sorted((_linea(proc), _linea(proc)), key=lambda c: c["sku"])
+        cambios = sorted((lineas.siguiente(), lineas.siguiente()), key=lambda c: c["sku"])
         assert cambios == [
             {"evento": "cambio", "sku": "A", "version": 3},
             {"evento": "cambio", "sku": "D", "version": 1},
@@ -127,6 +141,7 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
         assert json.loads(salida.read_text())["A"] == a3
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
+    stderr = proc.stderr.read() if proc.stderr else ""
     assert proc.returncode == 0, stderr
     assert "skipping offset" in stderr  # the invalid record is reported, not fatal
