@@ -76,3 +76,28 @@ DECISION_CORRECTA: Final = "correcta"
 DECISION_INCORRECTA: Final = "incorrecta"
 DECISION_OBSOLETA: Final = "obsoleta"
 REVISOR_SISTEMA: Final = "sistema"
+
+# The contract's schemas by name (``contrato/esquemas/<name>.json``) and their versions.
+# Minor versions only add fields or codes; a removal or a change of meaning is a new major
+# version, written to a new topic whose name ends in ``.v<major>`` (docs/contrato.md).
+ESQUEMA_EVENTO_CAMBIO: Final = "EventoCambio"
+ESQUEMA_FICHA_PUBLICADA: Final = "FichaPublicada"
+ESQUEMA_FICHA_EN_REVISION: Final = "FichaEnRevision"
+ESQUEMA_EVENTO_RECHAZADO: Final = "EventoRechazado"
+ESQUEMA_DECISION_REVISION: Final = "DecisionRevision"
+ESQUEMAS: Final = (
+    ESQUEMA_EVENTO_CAMBIO,
+    ESQUEMA_FICHA_PUBLICADA,
+    ESQUEMA_FICHA_EN_REVISION,
+    ESQUEMA_EVENTO_RECHAZADO,
+    ESQUEMA_DECISION_REVISION,
+)
+ESQUEMA_VERSION: Final = "1.1"
+
+# Kafka headers of every record the processor writes, so that a consumer can route on them
+# without parsing the value. Values are UTF-8 text; ``version`` is the decimal SKU version.
+CABECERA_SKU: Final = "sku"
+CABECERA_VERSION: Final = "version"
+CABECERA_EVENT_ID: Final = "event_id"
+CABECERA_ESQUEMA: Final = "esquema"
+CABECERA_ESQUEMA_VERSION: Final = "esquema_version"

@@ -8,7 +8,9 @@ Imported by the tests, the benchmarks and the command-line tools alike (never th
 * ``harness.topicos``: creating, writing and reading topics by hand (group-less readers);
 * ``harness.red``: free ports and readiness polling;
 * ``harness.eventos``: ready-made valid ``EventoCambio`` values;
-* ``harness.worker``: ``fichas worker`` as a real process, with its metrics and logs.
+* ``harness.worker``: ``fichas worker`` as a real process, with its metrics and logs;
+* ``harness.contrato``: every outcome checked against the committed JSON Schemas, the models
+  and the headers (needs the ``dev`` extra: ``jsonschema``).
 
 May import ``esquemas`` and ``stream.config``; nothing here imports the tests or the tools.
 """

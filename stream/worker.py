@@ -41,6 +41,7 @@ from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Procesador, Resultado
 from grafo.contexto import sobre_evento
 from stream import eventloop
+from stream.cabeceras import cabeceras_rechazo, cabeceras_resultado
 from stream.config import Settings
 from stream.http import HealthServer
 from stream.kafka import build_consumer, build_producer, ensure_topics
@@ -253,13 +254,18 @@ class Worker:
         topic = settings.topic_publicadas if publicada else settings.topic_revision
         key = resultado.evento["sku"].encode("utf-8")
         value = encode(resultado.evento)
-        await self._retry(lambda: self._producer.send_and_wait(topic, value, key=key), "produce")
+        headers = cabeceras_resultado(resultado.destino, resultado.evento)
+        await self._retry(
+            lambda: self._producer.send_and_wait(topic, value, key=key, headers=headers), "produce"
+        )
         if publicada and sampled(resultado.evento["event_id"], settings.muestra_proporcion):
             proveedor = evento.ficha_proveedor.model_dump()
             origen = Origen(ficha_proveedor=proveedor, cifras=evento.cifras)
             muestra = encode(resultado.evento | {"origen": origen.model_dump(mode="json")})
             await self._retry(
-                lambda: self._producer.send_and_wait(settings.topic_muestra, muestra, key=key),
+                lambda: self._producer.send_and_wait(
+                    settings.topic_muestra, muestra, key=key, headers=headers
+                ),
                 "produce sample",
             )
             if not resultado.reentregada:
@@ -272,7 +278,10 @@ class Worker:
         registro = evento_rechazado(exc, record.value, tp.topic, tp.partition, record.offset)
         await self._retry(
             lambda: self._producer.send_and_wait(
-                self._settings.topic_dlq, encode(registro), key=record.key
+                self._settings.topic_dlq,
+                encode(registro),
+                key=record.key,
+                headers=cabeceras_rechazo(record.headers),
             ),
             "produce dlq",
         )

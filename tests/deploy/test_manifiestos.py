@@ -278,8 +278,8 @@ def test_variables_txt_es_la_lista_canonica():
 
 
 def test_variables_txt_coincide_con_el_contrato_si_esta_a_mano():
-    """El contrato está en shared/ junto al repositorio (en CI, una copia al lado del clon)."""
-    candidatos = [RAIZ.parent / "shared" / "contrato.md", Path("/work/shared/contrato.md")]
+    """La copia del contrato en docs/ (igual a shared/contrato.md, tests/contrato la compara)."""
+    candidatos = [RAIZ / "docs" / "contrato.md", RAIZ.parent / "shared" / "contrato.md"]
     contrato = next((c for c in candidatos if c.exists()), None)
     if contrato is None:
         pytest.skip("no hay copia de shared/contrato.md junto al repositorio")
@@ -512,6 +512,27 @@ def test_configmap_y_topics():
         assert t["spec"]["partitions"] >= so["spec"]["maxReplicaCount"]
         assert t["spec"]["replicas"] >= 3
         assert int(t["spec"]["config"]["min.insync.replicas"]) < t["spec"]["replicas"]
+
+
+def test_kafkatopics_configurados_como_el_worker():
+    """Compactado el catálogo, retención explícita el resto: lo mismo que crea el worker."""
+    from stream.config import Settings
+    from stream.kafka import topic_configs
+
+    esperado = topic_configs(Settings())
+    topics = {
+        o["spec"]["topicName"]: {k: str(v) for k, v in o["spec"]["config"].items()}
+        for o in render_base()
+        if o["kind"] == "KafkaTopic"
+    }
+    for nombre, config in esperado.items():
+        assert {k: topics[nombre].get(k) for k in config} == config, nombre
+    publicadas = topics["fichas.publicadas"]
+    assert publicadas["cleanup.policy"] == "compact"
+    assert "retention.ms" not in publicadas, "un topic compactado no borra por edad"
+    for nombre in ("fichas.revision_manual", "proveedor.cambios.dlq", "fichas.muestra_revision"):
+        assert topics[nombre]["cleanup.policy"] == "delete"
+        assert int(topics[nombre]["retention.ms"]) >= 7 * 24 * 3600 * 1000
 
 
 # Parámetros del escalador de Kafka de KEDA
@@ -776,17 +797,22 @@ def test_compose_vllm_sirve_el_modelo_que_piden_los_workers():
     assert s["llm-local"]["build"]["args"]["FICHAS_EXTRAS"] == "[local]"
 
 
+def topics_de_compose() -> dict[str, dict[str, str]]:
+    """Topic -> configuración de las líneas `crear TOPIC clave=valor,...` del servicio topics."""
+    guion = compose()["services"]["topics"]["command"][0]
+    lineas = re.findall(r"^crear (\S+) (\S+)$", guion, re.M)
+    assert lineas, guion
+    return {t: dict(kv.split("=", 1) for kv in config.split(",")) for t, config in lineas}
+
+
 def test_compose_crea_los_cinco_topics_que_usan_los_workers():
     s = compose()["services"]
     guion = s["topics"]["command"][0]
-    bucle = re.search(r"for t in ([^;]+);", guion)
-    assert bucle, guion
-    creados = bucle.group(1).split()
     env = s["worker-1"]["environment"]
-    assert sorted(creados) == sorted(
-        por_defecto(env[v]) for v in {**TOPICS_CONTRATO, **TOPIC_DECISIONES}
-    )
+    assert sorted(topics_de_compose()) == sorted(por_defecto(env[v]) for v in TOPICS_CONTRATO)
     assert "--if-not-exists" in guion
+    # La configuración se aplica también a un topic que ya existía (kafka-configs --alter).
+    assert '--entity-name "$$1" --add-config "$$2"' in guion
     assert s["kafka"]["environment"]["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
 
 
@@ -803,6 +829,15 @@ def test_compose_revisor():
     prom = yaml.safe_load(PROM_CONFIG.read_text())
     job = next(j for j in prom["scrape_configs"] if j["job_name"] == "fichas-revisor")
     assert job["static_configs"][0]["targets"] == [f"revisor:{puerto}"]
+
+
+def test_compose_configura_los_topics_como_el_worker():
+    """fichas.publicadas compactado; los demás con retención explícita, los valores del worker."""
+    from stream.config import Settings
+    from stream.kafka import topic_configs
+
+    assert topics_de_compose() == topic_configs(Settings())
+    assert topics_de_compose()["fichas.publicadas"]["cleanup.policy"] == "compact"
 
 
 def test_compose_montajes_existen():

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.contrato import validar_salidas_procesar
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm_client import FakeLLM
 
@@ -59,7 +60,7 @@ def test_procesar_20_validas_y_5_invalidas(
     code, salidas, stderr = _procesar(entrada, _env(fake_llm, data_dir))
 
     assert code == 0, stderr
-    assert len(salidas) == 25
+    assert validar_salidas_procesar(salidas) == 25  # each against its schema
     destinos = [s["destino"] for s in salidas]
     assert destinos.count("dlq") == 5
     assert destinos.count("fichas.revision_manual") == 5
@@ -108,6 +109,7 @@ def test_proceso_matado_tras_el_generador_no_repite_el_generador(
     code, salidas, stderr = _procesar(entrada, env)
     assert code == 0, stderr
     assert [s["destino"] for s in salidas] == ["fichas.publicadas"]
+    validar_salidas_procesar(salidas)
     assert salidas[0]["evento"]["intentos"] == 1
     assert len(fake_llm.requests(agent="generador")) == 1  # not called again
     assert len(fake_llm.requests(agent="evaluador")) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import urllib.parse
 
 import pytest
@@ -9,6 +10,7 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 
 from harness.revisor import ficha_en_revision
+from harness.topicos import read_all
 from tests.revision.conftest import (
     OTRO_USUARIO,
     abrir_item,
@@ -66,6 +68,17 @@ def test_editar_rompiendo_c01_corregir_y_aprobar(kafka, revisor, revisor_topics,
     assert pub["version"] == item["version"] and pub["sku"] == item["sku"]
     (decision,) = _de(leer(kafka, decisiones_topic(revisor_topics)), item["event_id"])
     assert decision["decision"] == "editada"
+    # Headers as the worker's outcomes carry them (docs/contrato.md, "Headers").
+    (con_cabeceras,) = [r for r in asyncio.run(read_all(kafka.bootstrap, revisor_topics.publicadas))
+                        if r["value"]["event_id"] == item["event_id"]]
+    cabeceras = {k: v.decode() for k, v in con_cabeceras["headers"]}
+    assert cabeceras == {"sku": "ZAP-E2E-1", "version": "1", "event_id": item["event_id"],
+                         "esquema": "FichaPublicada", "esquema_version": "1.1"}
+    assert con_cabeceras["key"] == b"ZAP-E2E-1"
+    (con_cabeceras,) = [r for r in asyncio.run(read_all(kafka.bootstrap,
+                                                        decisiones_topic(revisor_topics)))
+                        if r["value"]["event_id"] == item["event_id"]]
+    assert dict(con_cabeceras["headers"])["esquema"] == b"DecisionRevision"
     assert decision["tipo"] == "revision"
     assert decision["campos_editados"] == ["titulo"]
     assert decision["revisor"] == "ana"

@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness.contrato import validar_registros
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
@@ -84,6 +85,9 @@ async def test_200_eventos_40_skus_y_10_invalidos(
     revision = await read_all(kafka.bootstrap, topics.revision)
     dlq = await read_all(kafka.bootstrap, topics.dlq)
     outcomes = publicadas + revision
+    validar_registros(publicadas, "FichaPublicada")  # value and headers against the contract
+    validar_registros(revision, "FichaEnRevision")
+    validar_registros(dlq, "EventoRechazado")
     ids = [o["value"]["event_id"] for o in outcomes]
     assert len(ids) == len(set(ids)), "no duplicates without crashes"
     for sku, newest in versions.items():
@@ -142,7 +146,7 @@ async def test_mensajes_veneno_no_paran_el_worker(
     finally:
         worker.terminate()
     dlq = [f for f in found if f["topic"] == topics.dlq]
-    assert len(dlq) == len(poison)
+    assert validar_registros(dlq, "EventoRechazado") == len(poison)
     dlq.sort(key=lambda d: d["value"]["origen"]["offset"])
     codes = [d["value"]["error"]["codigo"] for d in dlq]
     assert codes == [

@@ -1,0 +1,158 @@
+"""A subscriber of ``fichas.publicadas``: rebuild the current catalogue, then stay live.
+
+    pip install aiokafka jsonschema rfc3339-validator
+    python ejemplos/consumidor.py --brokers localhost:9092 --salida catalogo.json
+
+What every subscriber of the topic has to do (docs/contrato.md, "Subscribing"):
+
+1. Read from the beginning. The topic is compacted by SKU, so the newest ficha of every SKU is
+   there however old; older versions may also still be there until the broker compacts them.
+2. Route on the headers without parsing: skip a record whose ``esquema`` is not
+   ``FichaPublicada`` or whose major ``esquema_version`` is not the one this code knows.
+3. Validate the value against ``contrato/esquemas/FichaPublicada.json`` and ignore the fields you
+   do not know (the schema lets fields be added).
+4. Keep, per SKU, the highest ``version``; an ``event_id`` already applied is a redelivery
+   (at-least-once delivery repeats an outcome byte for byte) and is ignored.
+5. Stay subscribed: later fichas update the catalogue as they come.
+
+The catalogue lives in memory and is written to ``--salida`` (sku -> ficha, atomically) once the
+reader has caught up with the end of the topic and after every later change. Standard output
+gets one JSON line when caught up, then one per change. SIGTERM or SIGINT stop it (exit 0).
+This reader joins no consumer group and commits nothing: each start rebuilds from the
+beginning, which is what compaction is for. A service that keeps the catalogue in a database
+would instead store ``(sku, version, event_id)`` with each row and apply the same rules there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from aiokafka import AIOKafkaConsumer, ConsumerRecord
+
+ESQUEMA = "FichaPublicada"
+VERSION_MAYOR = "1"  # the major schema version this code was written for
+ESQUEMAS = Path(__file__).resolve().parents[1] / "contrato" / "esquemas"
+
+log = logging.getLogger("consumidor")
+
+
+class Catalogo:
+    """The newest ficha of every SKU, and counts of what was skipped and why."""
+
+    def __init__(self, esquema: dict[str, Any]) -> None:
+        self.fichas: dict[str, dict[str, Any]] = {}
+        self.cuentas = {"leidos": 0, "duplicados": 0, "antiguos": 0, "ajenos": 0, "invalidos": 0}
+        self._validador = jsonschema.Draft7Validator(
+            esquema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER
+        )
+
+    def aplicar(self, record: ConsumerRecord) -> dict[str, Any] | None:
+        """Apply one record; return the ficha if the catalogue changed, else None."""
+        self.cuentas["leidos"] += 1
+        cabeceras = {k: bytes(v).decode("utf-8", "replace") for k, v in record.headers or ()}
+        mayor = cabeceras.get("esquema_version", VERSION_MAYOR).split(".")[0]
+        if cabeceras.get("esquema", ESQUEMA) != ESQUEMA or mayor != VERSION_MAYOR:
+            self.cuentas["ajenos"] += 1  # another schema or major version: not for this code
+            return None
+        por_cabecera = self.fichas.get(cabeceras.get("sku", ""))
+        if por_cabecera is not None and por_cabecera["event_id"] == cabeceras.get("event_id"):
+            self.cuentas["duplicados"] += 1  # a redelivery, known without parsing the value
+            return None
+        try:
+            ficha: dict[str, Any] = json.loads(record.value if record.value is not None else "")
+            self._validador.validate(ficha)
+        except (ValueError, jsonschema.ValidationError) as exc:
+            log.warning("skipping offset %s: %s", record.offset, str(exc).splitlines()[0])
+            self.cuentas["invalidos"] += 1
+            return None
+        actual = self.fichas.get(ficha["sku"])
+        if actual is not None and actual["event_id"] == ficha["event_id"]:
+            self.cuentas["duplicados"] += 1
+            return None
+        if actual is not None and actual["version"] > ficha["version"]:
+            self.cuentas["antiguos"] += 1
+            return None
+        self.fichas[ficha["sku"]] = ficha
+        return ficha
+
+
+def escribir(ruta: Path | None, catalogo: Catalogo) -> None:
+    """Replace the output file at once, so a reader never sees half a catalogue."""
+    if ruta is None:
+        return
+    temporal = ruta.with_name(ruta.name + ".tmp")
+    temporal.write_text(json.dumps(catalogo.fichas, ensure_ascii=False), encoding="utf-8")
+    temporal.replace(ruta)
+
+
+def imprimir(linea: dict[str, Any]) -> None:
+    """One JSON line on standard output, flushed at once."""
+    print(json.dumps(linea, ensure_ascii=False), flush=True)
+
+
+async def seguir(args: argparse.Namespace, parar: asyncio.Event) -> None:
+    """Read from the beginning to the end offsets seen at start, report, then keep reading."""
+    esquema = json.loads((args.esquemas / f"{ESQUEMA}.json").read_text(encoding="utf-8"))
+    catalogo = Catalogo(esquema)
+    consumer = AIOKafkaConsumer(
+        args.topic,
+        bootstrap_servers=args.brokers,
+        group_id=None,  # no group: every partition, from the beginning, nothing committed
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        espera = asyncio.get_running_loop().time() + 30
+        while not consumer.assignment():  # assigned once the topic's metadata arrives
+            if asyncio.get_running_loop().time() > espera:
+                raise SystemExit(f"topic {args.topic} not found")
+            await asyncio.sleep(0.1)
+        fin = await consumer.end_offsets(list(consumer.assignment()))
+        al_dia = False
+        while not parar.is_set():
+            lote = await consumer.getmany(timeout_ms=500)
+            registros = [r for records in lote.values() for r in records]
+            cambios = [f for r in registros if (f := catalogo.aplicar(r)) is not None]
+            if not al_dia and all([await consumer.position(tp) >= fin[tp] for tp in fin]):
+                al_dia = True
+                escribir(args.salida, catalogo)
+                imprimir({"evento": "al_dia", "skus": len(catalogo.fichas), **catalogo.cuentas})
+            elif al_dia and cambios:
+                escribir(args.salida, catalogo)
+                for f in cambios:
+                    imprimir({"evento": "cambio", "sku": f["sku"], "version": f["version"]})
+    finally:
+        await consumer.stop()
+
+
+def main() -> int:
+    """Parse the options, stop cleanly on SIGTERM or SIGINT."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--brokers", default="localhost:9092")
+    parser.add_argument("--topic", default="fichas.publicadas")
+    parser.add_argument("--esquemas", type=Path, default=ESQUEMAS, help="contrato/esquemas")
+    parser.add_argument("--salida", type=Path, help="where to write the catalogue (JSON)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+
+    async def correr() -> None:
+        parar = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            asyncio.get_running_loop().add_signal_handler(sig, parar.set)
+        await seguir(args, parar)
+
+    asyncio.run(correr())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,159 @@
+"""contrato/asyncapi.yaml: valid for the AsyncAPI CLI, usable to generate a client, and saying
+what the code does (topics, settings, headers, schemas).
+
+The CLI is the npm package ``@asyncapi/cli`` pinned in contrato/package.json; scripts/test.sh
+installs it (``npm ci --prefix contrato``). Where it is missing the CLI tests are skipped on a
+developer's machine and fail in CI (CI=true).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from esquemas.constantes import (
+    CABECERA_ESQUEMA,
+    CABECERA_ESQUEMA_VERSION,
+    CABECERA_EVENT_ID,
+    CABECERA_SKU,
+    CABECERA_VERSION,
+    ESQUEMA_EVENTO_RECHAZADO,
+    ESQUEMA_FICHA_EN_REVISION,
+    ESQUEMA_FICHA_PUBLICADA,
+    ESQUEMA_VERSION,
+    ESQUEMAS,
+    SKU_PATTERN,
+)
+from stream.config import Settings
+from stream.kafka import topic_configs
+
+REPO = Path(__file__).resolve().parents[2]
+CONTRATO = REPO / "contrato"
+ASYNCAPI = CONTRATO / "asyncapi.yaml"
+CLI = CONTRATO / "node_modules" / ".bin" / "asyncapi"
+EN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _documento() -> dict[str, Any]:
+    return dict(yaml.safe_load(ASYNCAPI.read_text(encoding="utf-8")))
+
+
+def _cli(args: list[str], tmp_path: Path, cwd: Path = CONTRATO) -> subprocess.CompletedProcess[str]:
+    """Run the AsyncAPI CLI with its usage analytics off (they would try the network)."""
+    if not CLI.exists():
+        mensaje = "the AsyncAPI CLI is not installed (npm ci --prefix contrato)"
+        if EN_CI:
+            pytest.fail(mensaje + "; in CI it is required")
+        pytest.skip(mensaje)
+    ajustes = tmp_path / "asyncapi-analytics.json"
+    ajustes.write_text(
+        json.dumps({"analyticsEnabled": "false", "infoMessageShown": "true", "userID": "test"})
+    )
+    env = dict(os.environ, ASYNCAPI_METRICS_CONFIG_PATH=str(ajustes), NO_COLOR="1")
+    return subprocess.run(
+        [str(CLI), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_asyncapi_valida_con_la_cli(tmp_path: Path) -> None:
+    r = _cli(["validate", "asyncapi.yaml", "--fail-severity", "warn"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 errors, 0 warnings" in r.stdout + r.stderr
+
+
+def test_la_cli_detecta_errores_en_el_documento_y_en_los_esquemas(tmp_path: Path) -> None:
+    """The validator follows the $refs into the schema files: it is not a yes to everything."""
+    copia = tmp_path / "contrato"
+    shutil.copytree(CONTRATO / "esquemas", copia / "esquemas")
+    texto = ASYNCAPI.read_text(encoding="utf-8")
+    texto = texto.replace("./esquemas/FichaEnRevision.json", "./esquemas/NoExiste.json")
+    (copia / "asyncapi.yaml").write_text(texto, encoding="utf-8")
+    roto = json.loads((copia / "esquemas" / "FichaPublicada.json").read_text(encoding="utf-8"))
+    roto["properties"]["version"]["type"] = "entero"
+    (copia / "esquemas" / "FichaPublicada.json").write_text(json.dumps(roto), encoding="utf-8")
+    r = _cli(["validate", str(copia / "asyncapi.yaml")], tmp_path)
+    salida = r.stdout + r.stderr
+    assert r.returncode != 0, salida
+    assert "NoExiste.json" in salida
+    assert "properties.version.type" in salida
+
+
+def test_genera_modelos_de_cliente_que_leen_un_mensaje_real(tmp_path: Path) -> None:
+    """A team generates its client models from the document alone, and they read our values."""
+    paquete = f"modelos_{uuid.uuid4().hex[:8]}"
+    r = _cli(
+        ["generate", "models", "python", "asyncapi.yaml", "-o", str(tmp_path / paquete)], tmp_path
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    generados = {p.stem for p in (tmp_path / paquete).glob("*.py")}
+    assert set(ESQUEMAS) <= generados, generados
+    sys.path.insert(0, str(tmp_path))
+    try:
+        modulo = importlib.import_module(f"{paquete}.FichaPublicada")
+    finally:
+        sys.path.remove(str(tmp_path))
+    valor = {
+        "event_id": "e1", "sku": "S1", "version": 2, "familia": "botellas",
+        "ficha": {"titulo": "Botella", "descripcion": "Para agua.", "atributos": {"color": "azul"}},
+        "intentos": 1, "criterios_version": "v1", "modelo": "m",
+        "publicada_en": "2026-11-30T12:00:00Z", "revision": None,
+    }
+    ficha = modulo.FichaPublicada(valor)
+    assert (ficha.sku, ficha.version, ficha.ficha.titulo) == ("S1", 2, "Botella")
+
+
+def test_los_topics_y_su_configuracion_son_los_del_worker() -> None:
+    canales = _documento()["channels"]
+    settings = Settings()
+    direcciones = {c["address"] for c in canales.values()}
+    configs = topic_configs(settings)
+    assert direcciones == set(configs) | {"fichas.decisiones"}
+    for canal in canales.values():
+        config = configs.get(canal["address"])
+        if config is None:
+            continue
+        declarada = canal["bindings"]["kafka"]["topicConfiguration"]
+        assert declarada["cleanup.policy"] == [config["cleanup.policy"]], canal["address"]
+        if "retention.ms" in config:
+            assert declarada["retention.ms"] == int(config["retention.ms"]), canal["address"]
+    assert canales["fichasPublicadas"]["bindings"]["kafka"]["topicConfiguration"] == {
+        "cleanup.policy": ["compact"]
+    }
+    operacion = _documento()["operations"]["recibirCambio"]
+    assert operacion["bindings"]["kafka"]["groupId"]["const"] == settings.grupo
+
+
+def test_mensajes_esquemas_y_cabeceras_son_los_del_codigo() -> None:
+    componentes = _documento()["components"]
+    referidos = set()
+    for mensaje in componentes["messages"].values():
+        ref = mensaje["payload"]["schema"]["$ref"]
+        nombre = re.fullmatch(r"\./esquemas/(\w+)\.json", ref).group(1)  # type: ignore[union-attr]
+        assert (CONTRATO / "esquemas" / f"{nombre}.json").exists()
+        assert mensaje["name"] == nombre
+        referidos.add(nombre)
+    assert referidos == set(ESQUEMAS)
+    esquemas = componentes["schemas"]
+    assert esquemas["ClaveSku"]["pattern"] == SKU_PATTERN
+    base = esquemas["CabecerasEsquema"]
+    assert set(base["properties"]) == {CABECERA_ESQUEMA, CABECERA_ESQUEMA_VERSION}
+    assert set(base["properties"][CABECERA_ESQUEMA]["enum"]) == {
+        ESQUEMA_FICHA_PUBLICADA,
+        ESQUEMA_FICHA_EN_REVISION,
+        ESQUEMA_EVENTO_RECHAZADO,
+    }
+    assert re.fullmatch(base["properties"][CABECERA_ESQUEMA_VERSION]["pattern"], ESQUEMA_VERSION)
+    (_, resultado) = esquemas["CabecerasResultado"]["allOf"]
+    assert set(resultado["required"]) == {CABECERA_SKU, CABECERA_VERSION, CABECERA_EVENT_ID}
+    assert _documento()["info"]["version"].startswith(ESQUEMA_VERSION + ".")
