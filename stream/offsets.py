@@ -1,15 +1,29 @@
-"""Which offset of a partition may be committed: never one past a message still in flight.
+"""The commit ledger: which offset of each partition may be committed, and when to commit it.
+
+Everything that feeds the commit rule lives here: the per-partition trackers, the commit
+interval, the commit call, and forgetting a partition once it is revoked. The worker only
+tells the ledger that a message was received or fully handled.
 
 faust-streaming 0.15 commits past the head in-flight message under concurrency (upstream
 issue 606, fix still open as PR 707): with the committed offset at N and N+1.. acked while N
-is still processing, it commits past N, and a SIGKILL then loses N. This tracker is the
-worker's own rule, small enough to prove by tests: the committable offset of a partition is
-the smallest offset still pending, or one past the highest offset seen when nothing is.
+is still processing, it commits past N, and a SIGKILL then loses N. This rule is the
+worker's own, small enough to prove by tests: the committable offset of a partition is the
+smallest offset still pending, or one past the highest offset seen when nothing is.
 """
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
+
+log = logging.getLogger(__name__)
+
+COMMIT_INTERVAL_S = 1.0
 
 
 @dataclass
@@ -41,3 +55,67 @@ class PartitionOffsets:
     def mark_committed(self, offset: int) -> None:
         """Remember what the broker accepted, so the same offset is not committed twice."""
         self.committed = offset if self.committed is None else max(self.committed, offset)
+
+
+class Ledger:
+    """Offsets of every partition this worker holds, and the commits made from them."""
+
+    def __init__(self, consumer: AIOKafkaConsumer, interval_s: float = COMMIT_INTERVAL_S) -> None:
+        self._consumer = consumer
+        self._interval_s = interval_s
+        self._partitions: dict[TopicPartition, PartitionOffsets] = {}
+        self._last_commit = time.monotonic()
+
+    def received(self, tp: TopicPartition, offset: int) -> None:
+        """A message was fetched: it holds back its partition's commit until ``done``."""
+        self._partitions.setdefault(tp, PartitionOffsets()).received(offset)
+
+    def done(self, tp: TopicPartition, offset: int) -> None:
+        """A message is fully handled (ignored for a partition already forgotten)."""
+        offsets = self._partitions.get(tp)
+        if offsets is not None:
+            offsets.done(offset)
+
+    def partitions(self) -> set[TopicPartition]:
+        """Partitions with tracked offsets."""
+        return set(self._partitions)
+
+    def committed(self, tp: TopicPartition) -> int | None:
+        """The last offset this worker committed for ``tp``, if any."""
+        offsets = self._partitions.get(tp)
+        return offsets.committed if offsets is not None else None
+
+    def due(self) -> bool:
+        """The commit interval has passed since the last periodic commit."""
+        return time.monotonic() - self._last_commit >= self._interval_s
+
+    async def commit_if_due(self) -> bool:
+        """Commit every partition once per interval; True when the interval had passed."""
+        if not self.due():
+            return False
+        await self.commit()
+        self._last_commit = time.monotonic()
+        return True
+
+    async def commit(self, only: Iterable[TopicPartition] | None = None) -> None:
+        """Commit, per partition, up to the first offset still without an outcome."""
+        wanted = set(only) if only is not None else None
+        targets = {
+            tp: offset
+            for tp, offsets in self._partitions.items()
+            if (wanted is None or tp in wanted) and (offset := offsets.committable()) is not None
+        }
+        if not targets:
+            return
+        try:
+            await self._consumer.commit(targets)  # type: ignore[arg-type]
+        except KafkaError as exc:
+            log.warning("commit failed (%s); will retry", exc)
+            return
+        for tp, offset in targets.items():
+            self._partitions[tp].mark_committed(offset)
+
+    def forget(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stop tracking revoked partitions: their new owner commits them from now on."""
+        for tp in partitions:
+            self._partitions.pop(tp, None)

@@ -33,7 +33,6 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
-from aiokafka.errors import KafkaError
 
 from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, Origen, leer_evento
@@ -44,14 +43,13 @@ from stream.config import Settings
 from stream.http import HealthServer
 from stream.kafka import build_consumer, build_producer, ensure_topics
 from stream.metricas import PrometheusSensor
-from stream.offsets import PartitionOffsets
+from stream.offsets import Ledger
 from stream.rechazo import evento_rechazado
 from stream.runtime import build_processor
 from stream.versiones import VersionStore, open_version_store
 
 log = logging.getLogger(__name__)
 
-COMMIT_INTERVAL_S = 1.0
 RETRY_CAP_S = 30.0
 
 
@@ -103,7 +101,7 @@ class Worker:
         self._consumer = consumer
         self._producer = producer
         self._familias = familias_conocidas()
-        self._offsets: dict[TopicPartition, PartitionOffsets] = {}
+        self._ledger = Ledger(consumer)
         self._lanes: dict[str, _Lane] = {}
         self._running: dict[TopicPartition, int] = {}
         self._side_tasks: set[asyncio.Task[None]] = set()
@@ -132,7 +130,6 @@ class Worker:
         """Fetch until stopped, then drain within the grace period and commit."""
         self._consumer.subscribe([self._settings.topic_entrada], listener=_Rebalance(self))
         self.started = True
-        last_commit = time.monotonic()
         while not self._stopping.is_set():
             self._flow_control()
             room = max(self._limit - self._pending, 1)
@@ -140,10 +137,8 @@ class Worker:
             for tp, records in batch.items():
                 for record in records:
                     self._accept(tp, record)
-            if time.monotonic() - last_commit >= COMMIT_INTERVAL_S:
-                await self._commit()
-                await self._report_lag()
-                last_commit = time.monotonic()
+            if await self._ledger.commit_if_due():
+                self._report_lag()
         await self._drain()
 
     def _flow_control(self) -> None:
@@ -158,8 +153,7 @@ class Worker:
 
     def _accept(self, tp: TopicPartition, record: ConsumerRecord) -> None:
         """Track the offset, then route the message to the DLQ or to its SKU's lane."""
-        offsets = self._offsets.setdefault(tp, PartitionOffsets())
-        offsets.received(record.offset)
+        self._ledger.received(tp, record.offset)
         self._pending += 1
         self._sensor.set_in_flight(self._pending)
         try:
@@ -289,35 +283,17 @@ class Worker:
         """The message is fully handled: its offset no longer holds back the commit."""
         self._pending -= 1
         self._sensor.set_in_flight(self._pending)
-        offsets = self._offsets.get(tp)
-        if offsets is not None:
-            offsets.done(offset)
+        self._ledger.done(tp, offset)
 
-    # ------------------------------------------------------------------ commits
+    # ------------------------------------------------------------------ lag
 
-    async def _commit(self, only: set[TopicPartition] | None = None) -> None:
-        """Commit, per partition, up to the first offset still without an outcome."""
-        targets = {
-            tp: offset
-            for tp, offsets in self._offsets.items()
-            if (only is None or tp in only) and (offset := offsets.committable()) is not None
-        }
-        if not targets:
-            return
-        try:
-            await self._consumer.commit(targets)  # type: ignore[arg-type]
-        except KafkaError as exc:
-            log.warning("commit failed (%s); will retry", exc)
-            return
-        for tp, offset in targets.items():
-            self._offsets[tp].mark_committed(offset)
-
-    async def _report_lag(self) -> None:
+    def _report_lag(self) -> None:
         """Consumer lag per partition: high watermark minus committed offset."""
-        for tp, offsets in self._offsets.items():
+        for tp in self._ledger.partitions():
             highwater = self._consumer.highwater(tp)
-            if highwater is not None and offsets.committed is not None:
-                self._sensor.set_lag(tp.topic, tp.partition, max(0, highwater - offsets.committed))
+            committed = self._ledger.committed(tp)
+            if highwater is not None and committed is not None:
+                self._sensor.set_lag(tp.topic, tp.partition, max(0, highwater - committed))
 
     # ------------------------------------------------------------------ rebalance and stop
 
@@ -347,9 +323,9 @@ class Worker:
         """Finish what started on lost partitions, commit it, and forget those partitions."""
         self._forget_queued(revoked)
         await self._wait_running(revoked, self._settings.gracia_s)
-        await self._commit(only=revoked)
+        await self._ledger.commit(only=revoked)
+        self._ledger.forget(revoked)
         for tp in revoked:
-            self._offsets.pop(tp, None)
             self._sensor.clear_lag(tp.topic, tp.partition)
 
     async def _drain(self) -> None:
@@ -358,9 +334,9 @@ class Worker:
         assigned = self._consumer.assignment()
         if assigned:
             self._consumer.pause(*assigned)
-        self._forget_queued(set(self._offsets))
+        self._forget_queued(self._ledger.partitions())
         await self._wait_running(None, self._settings.gracia_s)
-        await self._commit()
+        await self._ledger.commit()
 
 
 class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
