@@ -30,13 +30,41 @@ from grafo.sensores import NullSensor, Sensor
 
 
 @dataclass(frozen=True)
+class Rechazo:
+    """One criterion that rejected an attempt, and who rejected it (``codigo`` | ``evaluador``)."""
+
+    criterio: str
+    por: str
+
+
+@dataclass(frozen=True)
+class ResumenIntento:
+    """What the metrics need of one attempt: approved, the rejections, an invalid answer."""
+
+    intento: int
+    aprobada: bool
+    rechazos: tuple[Rechazo, ...] = ()
+    invalida: bool = False
+
+
+@dataclass(frozen=True)
 class Resultado:
-    """The outcome of one event: where it goes, the contract event, and per-attempt detail."""
+    """The outcome of one event, typed for the caller.
+
+    ``salida`` is the contract record to emit as it is (``FichaPublicada`` or
+    ``FichaEnRevision`` as JSON-able dict); the other fields are read from it once here, so no
+    caller indexes it. ``intentos`` is the attempt count the record carries; ``resumen`` is
+    the per-attempt detail.
+    """
 
     destino: str
-    evento: dict[str, Any]
+    salida: dict[str, Any]
+    sku: str
+    event_id: str
+    version: int
+    intentos: int
     reentregada: bool
-    intentos: list[dict[str, Any]]  # [{"intento", "aprobada", "rechazos": [{"criterio","por"}]}]
+    resumen: tuple[ResumenIntento, ...] = ()
 
 
 @dataclass
@@ -99,19 +127,22 @@ def entrada_inicial(evento: EventoCambio) -> dict[str, Any]:
     return {"evento": datos, "origen": origen_de(datos, atributos_obligatorios(evento.familia))}
 
 
-def resumen_intentos(historial: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def resumen_intentos(historial: list[dict[str, Any]]) -> tuple[ResumenIntento, ...]:
     """Per attempt: approved or not, and which criteria rejected it by whom (for metrics)."""
-    return [
-        {
-            "intento": r["intento"],
-            "aprobada": r["veredicto"]["aprobada"],
-            "rechazos": r.get("rechazos", []),
-            "invalida": any(
+    return tuple(
+        ResumenIntento(
+            intento=int(r["intento"]),
+            aprobada=bool(r["veredicto"]["aprobada"]),
+            rechazos=tuple(
+                Rechazo(criterio=str(x["criterio"]), por=str(x["por"]))
+                for x in r.get("rechazos", [])
+            ),
+            invalida=any(
                 p["criterio"] == CRITERIO_SALIDA_INVALIDA for p in r["veredicto"]["problemas"]
             ),
-        }
+        )
         for r in historial
-    ]
+    )
 
 
 class Procesador:
@@ -172,9 +203,14 @@ class Procesador:
     def _resultado(valores: dict[str, Any], reentregada: bool) -> Resultado:
         """Turn the final state into a ``Resultado``."""
         salida = valores["salida"]
+        registro = salida["evento"]
         return Resultado(
             destino=salida["destino"],
-            evento=salida["evento"],
+            salida=registro,
+            sku=str(registro["sku"]),
+            event_id=str(registro["event_id"]),
+            version=int(registro["version"]),
+            intentos=int(registro.get("intentos") or 0),
             reentregada=reentregada,
-            intentos=resumen_intentos(valores.get("historial", [])),
+            resumen=resumen_intentos(valores.get("historial", [])),
         )

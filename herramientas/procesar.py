@@ -94,7 +94,7 @@ async def procesar_fichero(
         for offset, evento in eventos:
             async with limite:
                 resultado = await procesador.procesar(evento)
-            printer.put(offset, {"destino": resultado.destino, "evento": resultado.evento})
+            printer.put(offset, {"destino": resultado.destino, "evento": resultado.salida})
 
     async with asyncio.TaskGroup() as group:
         for eventos in por_sku.values():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any, ParamSpec
+from typing import ParamSpec
 
 from prometheus_client import (
     CollectorRegistry,
@@ -30,7 +30,7 @@ from prometheus_client import (
 
 from criterios import CRITERIOS_VERSION, cargar_criterios
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
-from grafo import Resultado
+from grafo import Resultado, ResumenIntento
 
 log = logging.getLogger(__name__)
 
@@ -249,23 +249,22 @@ class PrometheusSensor:
             log.warning("outcome with unknown destino %r not counted", resultado.destino)
             return
         self.events.labels(result=result).inc()
-        intentos = resultado.intentos
-        attempts = len(intentos) or int(resultado.evento.get("intentos") or 0)
+        attempts = len(resultado.resumen) or resultado.intentos
         self.attempts.inc(attempts)
         self.attempts_per_ficha.observe(attempts)
-        for intento in intentos:
+        for intento in resultado.resumen:
             self._count_attempt(intento)
 
-    def _count_attempt(self, intento: dict[str, Any]) -> None:
+    def _count_attempt(self, intento: ResumenIntento) -> None:
         """One verdict per attempt, one rejection per criterion, one error per invalid answer."""
-        approved = "true" if intento.get("aprobada") else "false"
-        self.verdicts.labels(attempt=str(intento.get("intento", 0)), approved=approved).inc()
-        for rechazo in intento.get("rechazos", []):
+        approved = "true" if intento.aprobada else "false"
+        self.verdicts.labels(attempt=str(intento.intento), approved=approved).inc()
+        for rechazo in intento.rechazos:
             self.rejections.labels(
-                criterion=self._criterion_label(str(rechazo.get("criterio", ""))),
-                by="codigo" if rechazo.get("por") == "codigo" else "evaluador",
+                criterion=self._criterion_label(rechazo.criterio),
+                by="codigo" if rechazo.por == "codigo" else "evaluador",
             ).inc()
-        if intento.get("invalida"):
+        if intento.invalida:
             self.llm_errors.labels(kind="invalid_output").inc()
 
     def _criterion_label(self, criterio: str) -> str:

@@ -238,13 +238,13 @@ class Worker:
         settings = self._settings
         publicada = resultado.destino == DESTINO_PUBLICADAS
         topic = settings.topic_publicadas if publicada else settings.topic_revision
-        key = resultado.evento["sku"].encode("utf-8")
-        value = encode(resultado.evento)
+        key = resultado.sku.encode("utf-8")
+        value = encode(resultado.salida)
         await self._retry(lambda: self._producer.send_and_wait(topic, value, key=key), "produce")
-        if publicada and sampled(resultado.evento["event_id"], settings.muestra_proporcion):
+        if publicada and sampled(resultado.event_id, settings.muestra_proporcion):
             proveedor = evento.ficha_proveedor.model_dump()
             origen = Origen(ficha_proveedor=proveedor, cifras=evento.cifras)
-            muestra = encode(resultado.evento | {"origen": origen.model_dump(mode="json")})
+            muestra = encode(resultado.salida | {"origen": origen.model_dump(mode="json")})
             await self._retry(
                 lambda: self._producer.send_and_wait(settings.topic_muestra, muestra, key=key),
                 "produce sample",
