@@ -37,7 +37,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, Origen, leer_evento
 from esquemas.constantes import DESTINO_PUBLICADAS
-from grafo import Procesador, Resultado
+from grafo import Procesador, Resultado, RetryPolicy
 from stream import eventloop
 from stream.config import Settings
 from stream.http import HealthServer
@@ -49,8 +49,6 @@ from stream.runtime import build_processor
 from stream.versiones import VersionStore, open_version_store
 
 log = logging.getLogger(__name__)
-
-RETRY_CAP_S = 30.0
 
 
 @dataclass
@@ -108,6 +106,7 @@ class Worker:
         self._pending = 0
         self._limit = max(2 * settings.concurrencia, 8)
         self._graph_slots = asyncio.Semaphore(settings.concurrencia)
+        self._retry_policy = RetryPolicy(base_s=0.2, cap_s=30.0)
         self._stopping = asyncio.Event()
         self._draining = False
         self.started = False
@@ -267,17 +266,22 @@ class Worker:
         self._done(tp, record.offset)
 
     async def _retry(self, call: Any, what: str) -> Any:
-        """Retry a step that must not be skipped (broker, database, unexpected errors)."""
-        delay = 0.2
+        """Retry a step that must not be skipped (broker, database, unexpected errors).
+
+        The waits are ``grafo.RetryPolicy``'s (exponential, full jitter, capped): one backoff
+        rule for the LLM calls inside the graph and for the worker's own steps.
+        """
+        failures = 0
         while True:
             try:
                 return await call()
             except (asyncio.CancelledError, KeyboardInterrupt):
                 raise
             except Exception:
+                failures += 1
+                delay = self._retry_policy.delay(failures, None)
                 log.exception("%s failed; retrying in %.1f s", what, delay)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, RETRY_CAP_S)
 
     def _done(self, tp: TopicPartition, offset: int) -> None:
         """The message is fully handled: its offset no longer holds back the commit."""
