@@ -46,6 +46,7 @@ from stream.metricas import PrometheusSensor
 from stream.offsets import Ledger
 from stream.rechazo import evento_rechazado
 from stream.runtime import build_processor
+from stream.sensor import WorkerSensor
 from stream.versiones import VersionStore, open_version_store
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class Worker:
         settings: Settings,
         procesador: Procesador,
         versions: VersionStore,
-        sensor: PrometheusSensor,
+        sensor: WorkerSensor,
         consumer: AIOKafkaConsumer,
         producer: AIOKafkaProducer,
     ) -> None:
@@ -370,7 +371,7 @@ async def serve(settings: Settings) -> None:
         open_version_store(settings.postgres_dsn, settings.data_dir) as versions,
     ):
         worker = Worker(settings, procesador, versions, sensor, consumer, producer)
-        health = HealthServer(sensor, worker.readiness, settings.metricas_puerto)
+        health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, worker.stop)

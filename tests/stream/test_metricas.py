@@ -252,7 +252,7 @@ async def test_http_server_serves_metrics_and_probes() -> None:
             raise RuntimeError("consumer gone")
         return (True, "ok") if estado["ready"] else (False, "partitions not assigned yet")
 
-    server = HealthServer(sensor, ready, port=0, host="127.0.0.1")
+    server = HealthServer(sensor.registry, ready, port=0, host="127.0.0.1")
     await server.start()
     base = f"http://127.0.0.1:{server.port}"
     try:
