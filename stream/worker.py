@@ -110,7 +110,7 @@ class Worker:
         self._retry_policy = RetryPolicy(base_s=0.2, cap_s=30.0)
         self._stopping = asyncio.Event()
         self._draining = False
-        self.started = False
+        self.joined = False
 
     # ------------------------------------------------------------------ main loop
 
@@ -119,17 +119,23 @@ class Worker:
         self._stopping.set()
 
     def readiness(self) -> tuple[bool, str]:
-        """Ready once the consumer has joined and while it is not shutting down."""
+        """Ready once the consumer has joined the group (first assignment) and until stopping.
+
+        The LLM being down keeps the worker ready: it is a member of the group, pausing
+        consumption until the LLM answers (guarantee 7), and restarting it would not help.
+        The reason then says so, as ``fichas_llm_paused`` does.
+        """
         if self._stopping.is_set():
             return False, "stopping"
-        if not self.started:
-            return False, "starting"
+        if not self.joined:
+            return False, "joining the consumer group"
+        if not self._procesador.health.is_up:
+            return True, "ok; LLM down, consumption paused"
         return True, "ok"
 
     async def run(self) -> None:
         """Fetch until stopped, then drain within the grace period and commit."""
         self._consumer.subscribe([self._settings.topic_entrada], listener=_Rebalance(self))
-        self.started = True
         while not self._stopping.is_set():
             self._flow_control()
             room = max(self._limit - self._pending, 1)
@@ -355,7 +361,8 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
         await self._worker.on_revoked(set(revoked))
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
-        """Nothing to do: offsets are tracked from the first fetched message."""
+        """The group is joined (ready); offsets are tracked from the first fetched message."""
+        self._worker.joined = True
         log.info("assigned %s", sorted((tp.topic, tp.partition) for tp in assigned))
 
 
