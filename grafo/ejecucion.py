@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from criterios import atributos_obligatorios
@@ -198,6 +199,16 @@ class Procesador:
                 continue
             self.health.mark_up()
             return dict(valores)
+
+    async def olvidar(self, evento: EventoCambio) -> None:
+        """Delete the event's checkpoint thread, once its outcome is recorded elsewhere.
+
+        LangGraph's savers never prune threads; the caller calls this after it stored the
+        outcome where a redelivery finds it, so the checkpoint tables stay bounded.
+        """
+        checkpointer = self._graph.checkpointer
+        if isinstance(checkpointer, BaseCheckpointSaver):
+            await checkpointer.adelete_thread(thread_id(evento))
 
     @staticmethod
     def _resultado(valores: dict[str, Any], reentregada: bool) -> Resultado:

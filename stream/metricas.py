@@ -25,6 +25,7 @@ from stream.series import (
     NODES,
     OTHER_CRITERION,
     RESULTS,
+    STEPS,
     TOKEN_TYPES,
     Series,
     new_registry,
@@ -92,6 +93,9 @@ class PrometheusSensor:
         for attempt in range(1, max_intentos + 1):
             for approved in ("true", "false"):
                 self.series.verdicts.labels(attempt=str(attempt), approved=approved)
+        for step in STEPS:
+            for transient in ("true", "false"):
+                self.series.step_failures.labels(step=step, transient=transient)
         self.series.llm_paused.set(0)
         self.series.in_flight.set(0)
 
@@ -178,6 +182,13 @@ class PrometheusSensor:
     def on_sample(self) -> None:
         """A published ficha was copied to the human review sample."""
         self.series.sample.inc()
+
+    @_never_raise
+    def on_step_failure(self, step: str, transient: bool) -> None:
+        """A worker step failed; transient ones are retried forever, others a few times."""
+        self.series.step_failures.labels(
+            step=step, transient="true" if transient else "false"
+        ).inc()
 
     @_never_raise
     def set_in_flight(self, n: int) -> None:

@@ -38,3 +38,6 @@ class WorkerSensor(Sensor, Protocol):
 
     def clear_lag(self, topic: str, partition: int) -> None:
         """A partition is no longer assigned to this worker."""
+
+    def on_step_failure(self, step: str, transient: bool) -> None:
+        """A worker step (``store``, ``graph``, ``produce``) failed and will be retried or not."""

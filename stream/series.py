@@ -36,6 +36,7 @@ METRIC_NAMES: frozenset[str] = frozenset(
         "fichas_llm_paused",
         "fichas_criteria_info",
         "fichas_sample_total",
+        "fichas_step_failures_total",
     }
 )
 
@@ -45,6 +46,7 @@ NODES = ("generar", "evaluar", "publicar", "descartar")
 LLM_ERROR_KINDS = ("connection", "timeout", "rate_limit", "server", "request", "invalid_output")
 TOKEN_TYPES = ("prompt", "completion")
 OTHER_CRITERION = "otro"
+STEPS = ("store", "graph", "produce")
 
 ATTEMPT_BUCKETS = (1, 2, 3, 4, 5)
 # An event waits for up to 2 × FICHAS_MAX_INTENTOS model calls on a shared GPU: minutes, not ms.
@@ -138,4 +140,10 @@ class Series:
         self.criteria = Info("fichas_criteria", "Loaded criteria version", registry=r)
         self.sample = Counter(
             "fichas_sample", "Published fichas copied to the review sample", registry=r
+        )
+        self.step_failures = Counter(
+            "fichas_step_failures",
+            "Failed worker steps (store, graph, produce) by whether the failure is transient",
+            ["step", "transient"],
+            registry=r,
         )

@@ -1,6 +1,6 @@
 """The production configuration: two workers in one group sharing a real PostgreSQL, on uvloop.
 
-Checkpoints and the per-SKU version record live in Postgres (``FICHAS_POSTGRES_DSN``), so a
+Checkpoints, outcome records and per-SKU versions live in Postgres (``FICHAS_POSTGRES_DSN``), so a
 worker that takes over a partition sees what the other one recorded. The embedded SQLite
 default is covered by the other worker tests.
 """
@@ -77,13 +77,19 @@ async def test_two_workers_share_postgres_checkpoints_and_versions(
                 (threads,),
             ).fetchall()
         )
+        resultados = dict(
+            conn.execute(
+                "select event_id, version from fichas_resultados where sku = any(%s)", (skus,)
+            ).fetchall()
+        )
         versiones = dict(
             conn.execute(
                 "select sku, version from fichas_versiones where sku = any(%s)", (skus,)
             ).fetchall()
         )
-    assert set(por_hilo) == set(threads)  # every ficha checkpointed in the shared database
-    assert max(por_hilo.values()) <= 7  # 2 attempts: input, start, 2 x (generar, evaluar), out
+    # every outcome recorded in the shared database, and its checkpoint thread then deleted
+    assert resultados == {e["event_id"]: 1 for e in eventos}
+    assert por_hilo == {}
     assert versiones == dict.fromkeys(skus, 1)
     # nothing went to the embedded SQLite files
     assert not any((tmp_path / f"d{i}" / "checkpoints.sqlite").exists() for i in range(2))
