@@ -1119,6 +1119,7 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_llm_paused": ("gauge", ()),
         "fichas_criteria_info": ("gauge", ("version",)),
         "fichas_sample_total": ("counter", ()),
+        "fichas_step_failures_total": ("counter", ("step", "transient")),
     }
 
 
