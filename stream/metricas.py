@@ -201,9 +201,15 @@ class PrometheusSensor:
         self.series.consumer_lag.labels(topic=topic, partition=str(partition)).set(max(lag, 0))
 
     @_never_raise
+    def set_oldest_age(self, topic: str, partition: int, seconds: float) -> None:
+        """Age of the oldest event not yet handled in one assigned partition."""
+        self.series.oldest_age.labels(topic=topic, partition=str(partition)).set(max(seconds, 0))
+
+    @_never_raise
     def clear_lag(self, topic: str, partition: int) -> None:
         """Forget a revoked partition, so this worker stops reporting a frozen lag for it."""
-        try:
-            self.series.consumer_lag.remove(topic, str(partition))
-        except KeyError:
-            pass
+        for gauge in (self.series.consumer_lag, self.series.oldest_age):
+            try:
+                gauge.remove(topic, str(partition))
+            except KeyError:
+                pass

@@ -33,15 +33,30 @@ class PartitionOffsets:
     pending: set[int] = field(default_factory=set)
     highest_seen: int = -1
     committed: int | None = None
+    timestamps: dict[int, float] = field(default_factory=dict)  # pending offset -> event time, s
+    progress_at: float = field(default_factory=time.time)  # wall clock of the last ``done``
 
-    def received(self, offset: int) -> None:
+    def received(self, offset: int, timestamp_s: float | None = None) -> None:
         """A message was fetched; it stays pending until its outcome is acknowledged."""
         self.pending.add(offset)
         self.highest_seen = max(self.highest_seen, offset)
+        self.timestamps[offset] = timestamp_s if timestamp_s is not None else time.time()
 
     def done(self, offset: int) -> None:
         """The message's outcome (or DLQ record, or obsolete mark) is safely written."""
         self.pending.discard(offset)
+        self.timestamps.pop(offset, None)
+        self.progress_at = time.time()
+
+    def oldest_age_s(self, lag: int, now: float) -> float:
+        """Age of the oldest event not yet handled: of the oldest pending message when one is
+        fetched; while the partition has lag but nothing fetched (paused), the time since it
+        last made progress; 0 when it is caught up."""
+        if self.pending:
+            return max(0.0, now - self.timestamps.get(min(self.pending), now))
+        if lag > 0:
+            return max(0.0, now - self.progress_at)
+        return 0.0
 
     def committable(self) -> int | None:
         """The next offset to commit (Kafka's "next to read"), or None if nothing changed."""
@@ -66,9 +81,13 @@ class Ledger:
         self._partitions: dict[TopicPartition, PartitionOffsets] = {}
         self._last_commit = time.monotonic()
 
-    def received(self, tp: TopicPartition, offset: int) -> None:
+    def received(self, tp: TopicPartition, offset: int, timestamp_s: float | None = None) -> None:
         """A message was fetched: it holds back its partition's commit until ``done``."""
-        self._partitions.setdefault(tp, PartitionOffsets()).received(offset)
+        self.track(tp).received(offset, timestamp_s)
+
+    def track(self, tp: TopicPartition) -> PartitionOffsets:
+        """The tracker of ``tp``, created on first use (at assignment or first fetch)."""
+        return self._partitions.setdefault(tp, PartitionOffsets())
 
     def done(self, tp: TopicPartition, offset: int) -> None:
         """A message is fully handled (ignored for a partition already forgotten)."""

@@ -36,8 +36,11 @@ class WorkerSensor(Sensor, Protocol):
     def set_lag(self, topic: str, partition: int, lag: int) -> None:
         """Group lag of one assigned partition."""
 
+    def set_oldest_age(self, topic: str, partition: int, seconds: float) -> None:
+        """Age of the oldest event of one assigned partition not yet handled."""
+
     def clear_lag(self, topic: str, partition: int) -> None:
-        """A partition is no longer assigned to this worker."""
+        """A partition is no longer assigned to this worker: drop its lag and age series."""
 
     def on_step_failure(self, step: str, transient: bool) -> None:
         """A worker step (``store``, ``graph``, ``produce``) failed and will be retried or not."""

@@ -37,6 +37,7 @@ METRIC_NAMES: frozenset[str] = frozenset(
         "fichas_criteria_info",
         "fichas_sample_total",
         "fichas_step_failures_total",
+        "fichas_oldest_event_age_seconds",
     }
 )
 
@@ -130,7 +131,7 @@ class Series:
         self.in_flight = Gauge("fichas_in_flight", "Fichas being processed now", registry=r)
         self.consumer_lag = Gauge(
             "fichas_consumer_lag",
-            "Group lag per assigned partition: end offset minus committed offset",
+            "Group lag per assigned partition: broker end offset minus committed offset",
             ["topic", "partition"],
             registry=r,
         )
@@ -145,5 +146,11 @@ class Series:
             "fichas_step_failures",
             "Failed worker steps (store, graph, produce) by whether the failure is transient",
             ["step", "transient"],
+            registry=r,
+        )
+        self.oldest_age = Gauge(
+            "fichas_oldest_event_age_seconds",
+            "Age of the oldest event not yet handled, per assigned partition",
+            ["topic", "partition"],
             registry=r,
         )

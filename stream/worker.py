@@ -46,6 +46,7 @@ from stream.kafka import build_consumer, build_producer, ensure_topics
 from stream.metricas import PrometheusSensor
 from stream.offsets import Ledger
 from stream.rechazo import cabeceras_dlq, clave_dlq, evento_rechazado
+from stream.retraso import LAG_INTERVAL_S, informar_retraso
 from stream.runtime import build_processor
 from stream.sensor import WorkerSensor
 from stream.versiones import Registro, Veredicto, VersionStore, huella, open_version_store
@@ -143,6 +144,8 @@ class Worker:
             RetryPolicy(base_s=0.2, cap_s=30.0), self._on_step_failure, self._on_step_recovered
         )
         self._last_prune = time.monotonic()
+        self._last_lag = 0.0
+        self._lag_task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
         self._draining = False
         self.joined = False
@@ -184,8 +187,8 @@ class Worker:
             for tp, records in batch.items():
                 for record in records:
                     self._accept(tp, record)
-            if await self._ledger.commit_if_due():
-                self._report_lag()
+            await self._ledger.commit_if_due()
+            self._measure_lag_if_due()
             self._prune_if_due()
         await self._drain()
 
@@ -201,7 +204,7 @@ class Worker:
 
     def _accept(self, tp: TopicPartition, record: ConsumerRecord) -> None:
         """Track the offset, then route the message to the DLQ or to its SKU's lane."""
-        self._ledger.received(tp, record.offset)
+        self._ledger.received(tp, record.offset, record.timestamp / 1000)
         self._pending += 1
         self._sensor.set_in_flight(self._pending)
         try:
@@ -468,13 +471,19 @@ class Worker:
 
     # ------------------------------------------------------------------ lag
 
-    def _report_lag(self) -> None:
-        """Consumer lag per partition: high watermark minus committed offset."""
-        for tp in self._ledger.partitions():
-            highwater = self._consumer.highwater(tp)
-            committed = self._ledger.committed(tp)
-            if highwater is not None and committed is not None:
-                self._sensor.set_lag(tp.topic, tp.partition, max(0, highwater - committed))
+    def _measure_lag_if_due(self) -> None:
+        """Every few seconds, lag and oldest-event age of every assigned partition."""
+        if time.monotonic() - self._last_lag < LAG_INTERVAL_S or self._lag_task is not None:
+            return
+        self._last_lag = time.monotonic()
+
+        async def measure() -> None:
+            try:
+                await informar_retraso(self._consumer, self._ledger, self._sensor)
+            finally:
+                self._lag_task = None
+
+        self._lag_task = asyncio.create_task(measure())
 
     # ------------------------------------------------------------------ rebalance and stop
 
@@ -519,6 +528,8 @@ class Worker:
     def on_assigned(self, assigned: set[TopicPartition]) -> None:
         """The group gave this worker partitions: it may emit for them."""
         self._owned |= assigned
+        for tp in assigned:
+            self._ledger.track(tp)
         self.joined = True
 
     async def on_revoked(self, revoked: set[TopicPartition]) -> None:

@@ -994,6 +994,32 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("3m", False), ("15m", True)],
     ),
     (
+        "FichasSinSerieDeRetraso",
+        [('fichas_in_flight{instance="w1"}', "0x60")],
+        [("5m", False), ("20m", True)],
+    ),
+    (
+        "FichasSinSerieDeRetraso",
+        [('fichas_consumer_lag{topic="proveedor.cambios",partition="0",instance="w1"}', "0x60")],
+        [("20m", False)],
+    ),
+    (
+        "FichasEventoAntiguo",
+        [
+            (
+                'fichas_oldest_event_age_seconds{topic="proveedor.cambios",partition="0"}',
+                "0+60x60",
+            ),
+            ('fichas_oldest_event_age_seconds{topic="proveedor.cambios",partition="1"}', "0x60"),
+        ],
+        [("10m", False), ("30m", True)],
+    ),
+    (
+        "FichasEventoAntiguo",
+        [('fichas_oldest_event_age_seconds{topic="proveedor.cambios",partition="0"}', "30x60")],
+        [("40m", False)],
+    ),
+    (
         "FichasVersionesDeCriteriosMezcladas",
         [
             ('fichas_criteria_info{version="v1",instance="w1"}', "1x60"),
@@ -1120,6 +1146,7 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_criteria_info": ("gauge", ("version",)),
         "fichas_sample_total": ("counter", ()),
         "fichas_step_failures_total": ("counter", ("step", "transient")),
+        "fichas_oldest_event_age_seconds": ("gauge", ("topic", "partition")),
     }
 
 

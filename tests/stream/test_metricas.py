@@ -172,7 +172,16 @@ def test_sensor_hooks_and_worker_gauges() -> None:
     assert _value(sensor, "fichas_criteria_info", version="v1-abc") == 1
 
     sensor.on_llm_paused(False)
+    sensor.set_oldest_age("proveedor.cambios", 3, 12.5)
+    assert (
+        _value(sensor, "fichas_oldest_event_age_seconds", topic="proveedor.cambios", partition="3")
+        == 12.5
+    )
     sensor.clear_lag("proveedor.cambios", 3)
+    assert (
+        _value(sensor, "fichas_oldest_event_age_seconds", topic="proveedor.cambios", partition="3")
+        is None
+    )
     sensor.clear_lag("proveedor.cambios", 9)  # never set: no error
     assert _value(sensor, "fichas_llm_paused") == 0
     assert _value(sensor, "fichas_consumer_lag", topic="proveedor.cambios", partition="3") is None
@@ -238,7 +247,8 @@ def test_metric_names_types_and_labels_match_docs() -> None:
     documented = _documented()
     assert set(documented) == METRIC_NAMES
     sensor = PrometheusSensor()
-    sensor.set_lag("proveedor.cambios", 0, 0)  # the only family with no pre-set series
+    sensor.set_lag("proveedor.cambios", 0, 0)  # the per-partition families have no
+    sensor.set_oldest_age("proveedor.cambios", 0, 0)  # pre-set series
     assert _exported(sensor) == documented
 
 
