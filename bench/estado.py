@@ -67,7 +67,8 @@ def _medir_sqlite(data_dir: Path) -> dict[str, Any]:
             continue
         conn = sqlite3.connect(str(path))
         try:
-            tables = [r[0] for r in conn.execute("select name from sqlite_master where type='table'")]
+            query = "select name from sqlite_master where type='table'"
+            tables = [r[0] for r in conn.execute(query)]
             for table in tables:
                 out[f"{name}:{table}"] = {
                     "rows": conn.execute(f"select count(*) from {table}").fetchone()[0]
