@@ -144,7 +144,7 @@ async def medir(args: argparse.Namespace) -> None:
                 topics.entrada,
                 [(e["sku"].encode(), json.dumps(e).encode()) for e in lote],
             )
-            deadline = time.monotonic() + 300
+            deadline = time.monotonic() + 300 + args.skus * 0.2
             while _eventos_terminados(worker) < version * args.skus:
                 assert time.monotonic() < deadline, worker.log_tail()
                 await asyncio.sleep(0.2)
