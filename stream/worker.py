@@ -3,17 +3,24 @@
 How the guarantees of the contract are kept (numbers in docs/stream.md):
 
 * Offsets (guarantee 2): a partition's offset is committed only up to the smallest offset
-  whose outcome the broker has not yet acknowledged (``stream.offsets``). A SIGKILL at any
-  moment therefore redelivers every message without an acknowledged outcome, and the
-  checkpointer turns each redelivery into a resume or an identical replay.
-* Order (guarantee 3): one lane per SKU runs that SKU's events one after another in offset
+  whose outcome the broker has not yet acknowledged (``stream.offsets.Ledger``). A SIGKILL at
+  any moment therefore redelivers every message without an acknowledged outcome.
+* One content per ``event_id`` (guarantee 2): an outcome is emitted only after it was claimed
+  in the version store (``stream.versiones``); a redelivery, a second worker or a zombie emits
+  the stored outcome, never a new run's.
+* Order (guarantees 3, 9): one lane per SKU runs that SKU's events one after another in offset
   order; different SKUs run concurrently, at most ``FICHAS_CONCURRENCIA`` graph runs at once.
+  The claim refuses a version older than one already handled, across workers; nothing is
+  emitted for a partition this worker no longer owns, and what still runs on it when the
+  grace period ends is cancelled.
 * Obsolete versions (guarantee 1): a lane skips an event when a newer version of the SKU is
   already queued behind it, or when the version store says a newer one was already handled.
 * Back-pressure: fetched-but-unfinished messages are capped; past the cap, and while the LLM
   is down (guarantee 7), every partition is paused, so memory stays bounded on any backlog
   and the poll loop keeps heartbeating.
-* Invalid input (guarantee 8) goes to the DLQ topic and counts as handled.
+* Invalid input (guarantee 8) goes to the DLQ topic and counts as handled; a valid event whose
+  handling keeps failing for a non-transient reason goes there too (``stream.fallos``).
+* State stays bounded: an event's checkpoint thread is deleted once its outcome is recorded.
 
 The worker talks to the graph only through ``grafo.Procesador``; it knows nothing of prompts.
 """
