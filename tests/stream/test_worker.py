@@ -201,6 +201,8 @@ async def test_llm_caido_30_s_nadie_va_a_revision(
     finally:
         if not fake_llm.running:
             fake_llm.start()
+        if worker.proc is not None and worker.proc.poll() is None:
+            worker.kill()  # a failed check must not leave the worker running
     assert paused == 1.0
     # Processing stopped: after the calls in flight at the kill failed (a few seconds), nothing
     # finished for the rest of the outage, in any way (published, review, DLQ or obsolete).
