@@ -164,7 +164,7 @@ async def grafo_solo(n: int) -> list[tuple[str, float]]:
 
         async def una() -> None:
             resultado = await procesador.procesar(next(eventos))
-            assert len(resultado.intentos) == 3
+            assert len(resultado.resumen) == 3
 
         filas.append((label, await _cpu_ms(una, n)))
 

@@ -9,7 +9,15 @@ from grafo.agentes import Agentes
 from grafo.chat_model import LLMSettings, build_chat_model, close_chat_model
 from grafo.checkpointer import open_checkpointer
 from grafo.construccion import construir_grafo
-from grafo.ejecucion import LLMHealth, LLMUnavailable, Procesador, Resultado, RetryPolicy
+from grafo.ejecucion import (
+    LLMHealth,
+    LLMUnavailable,
+    Procesador,
+    Rechazo,
+    Resultado,
+    ResumenIntento,
+    RetryPolicy,
+)
 from grafo.nodos import Nodos, decidir
 from grafo.sensores import NullSensor, Sensor
 
@@ -21,7 +29,9 @@ __all__ = [
     "Nodos",
     "NullSensor",
     "Procesador",
+    "Rechazo",
     "Resultado",
+    "ResumenIntento",
     "RetryPolicy",
     "Sensor",
     "build_chat_model",

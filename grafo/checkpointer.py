@@ -42,6 +42,24 @@ ALLOWED_MSGPACK_MODULES = [
 ]
 SQLITE_FILE = "checkpoints.sqlite"
 
+# Every PostgreSQL connection gives up instead of hanging: a connection that cannot be made in
+# 10 s, a statement that runs 30 s, or a transaction left idle 60 s (its client stopped) becomes
+# an error, which the caller's retry sees and the server's locks are released.
+PG_CONNECT_TIMEOUT_S = 10
+PG_STATEMENT_TIMEOUT_MS = 30_000
+PG_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000
+
+
+def postgres_connection_kwargs() -> dict[str, object]:
+    """Connection parameters with the timeouts above, for every psycopg pool of the worker."""
+    return {
+        "connect_timeout": PG_CONNECT_TIMEOUT_S,
+        "options": (
+            f"-c statement_timeout={PG_STATEMENT_TIMEOUT_MS} "
+            f"-c idle_in_transaction_session_timeout={PG_IDLE_IN_TRANSACTION_TIMEOUT_MS}"
+        ),
+    }
+
 
 def build_serializer() -> JsonPlusSerializer:
     """The serializer both savers share, with the esquemas types registered."""
@@ -73,7 +91,12 @@ async def _open_postgres(dsn: str, pool_size: int) -> AsyncIterator[BaseCheckpoi
         min_size=1,
         max_size=pool_size,
         open=False,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            **postgres_connection_kwargs(),
+        },
     )
     await pool.open(wait=True)
     try:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from criterios import atributos_obligatorios
@@ -40,13 +41,41 @@ REMINDER_S = 60.0  # while the LLM stays down, say so again this often
 
 
 @dataclass(frozen=True)
+class Rechazo:
+    """One criterion that rejected an attempt, and who rejected it (``codigo`` | ``evaluador``)."""
+
+    criterio: str
+    por: str
+
+
+@dataclass(frozen=True)
+class ResumenIntento:
+    """What the metrics need of one attempt: approved, the rejections, an invalid answer."""
+
+    intento: int
+    aprobada: bool
+    rechazos: tuple[Rechazo, ...] = ()
+    invalida: bool = False
+
+
+@dataclass(frozen=True)
 class Resultado:
-    """The outcome of one event: where it goes, the contract event, and per-attempt detail."""
+    """The outcome of one event, typed for the caller.
+
+    ``salida`` is the contract record to emit as it is (``FichaPublicada`` or
+    ``FichaEnRevision`` as JSON-able dict); the other fields are read from it once here, so no
+    caller indexes it. ``intentos`` is the attempt count the record carries; ``resumen`` is
+    the per-attempt detail.
+    """
 
     destino: str
-    evento: dict[str, Any]
+    salida: dict[str, Any]
+    sku: str
+    event_id: str
+    version: int
+    intentos: int
     reentregada: bool
-    intentos: list[dict[str, Any]]  # [{"intento", "aprobada", "rechazos": [{"criterio","por"}]}]
+    resumen: tuple[ResumenIntento, ...] = ()
 
 
 @dataclass
@@ -144,19 +173,22 @@ def entrada_inicial(evento: EventoCambio) -> dict[str, Any]:
     return {"evento": datos, "origen": origen_de(datos, atributos_obligatorios(evento.familia))}
 
 
-def resumen_intentos(historial: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def resumen_intentos(historial: list[dict[str, Any]]) -> tuple[ResumenIntento, ...]:
     """Per attempt: approved or not, and which criteria rejected it by whom (for metrics)."""
-    return [
-        {
-            "intento": r["intento"],
-            "aprobada": r["veredicto"]["aprobada"],
-            "rechazos": r.get("rechazos", []),
-            "invalida": any(
+    return tuple(
+        ResumenIntento(
+            intento=int(r["intento"]),
+            aprobada=bool(r["veredicto"]["aprobada"]),
+            rechazos=tuple(
+                Rechazo(criterio=str(x["criterio"]), por=str(x["por"]))
+                for x in r.get("rechazos", [])
+            ),
+            invalida=any(
                 p["criterio"] == CRITERIO_SALIDA_INVALIDA for p in r["veredicto"]["problemas"]
             ),
-        }
+        )
         for r in historial
-    ]
+    )
 
 
 class Procesador:
@@ -246,14 +278,28 @@ class Procesador:
             bound,
             extra={"llm_url": self.health.url, "causa": failure.cause, "kind": failure.kind},
         )
+    async def olvidar(self, evento: EventoCambio) -> None:
+        """Delete the event's checkpoint thread, once its outcome is recorded elsewhere.
+
+        LangGraph's savers never prune threads; the caller calls this after it stored the
+        outcome where a redelivery finds it, so the checkpoint tables stay bounded.
+        """
+        checkpointer = self._graph.checkpointer
+        if isinstance(checkpointer, BaseCheckpointSaver):
+            await checkpointer.adelete_thread(thread_id(evento))
 
     @staticmethod
     def _resultado(valores: dict[str, Any], reentregada: bool) -> Resultado:
         """Turn the final state into a ``Resultado``."""
         salida = valores["salida"]
+        registro = salida["evento"]
         return Resultado(
             destino=salida["destino"],
-            evento=salida["evento"],
+            salida=registro,
+            sku=str(registro["sku"]),
+            event_id=str(registro["event_id"]),
+            version=int(registro["version"]),
+            intentos=int(registro.get("intentos") or 0),
             reentregada=reentregada,
-            intentos=resumen_intentos(valores.get("historial", [])),
+            resumen=resumen_intentos(valores.get("historial", [])),
         )

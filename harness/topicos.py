@@ -204,3 +204,31 @@ async def wait_records(
             return found
         assert time.monotonic() < deadline, f"{len(found)}/{expected}\n{explain()}"
         await asyncio.sleep(1)
+
+
+async def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int | None]:
+    """The group's committed offset of every partition of ``topic`` (None: nothing committed).
+
+    An offset fetch only: the reader never joins the group, so it moves nobody's partitions.
+    """
+    partitions, _ = await describe_partitions(bootstrap, [topic])
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False
+    )
+    await consumer.start()
+    try:
+        return {tp.partition: await consumer.committed(tp) for tp in partitions}
+    finally:
+        await consumer.stop()
+
+
+async def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """The end offset (next to be written) of every partition of ``topic``."""
+    partitions, _ = await describe_partitions(bootstrap, [topic])
+    consumer = build_reader(bootstrap)
+    await consumer.start()
+    try:
+        ends = await consumer.end_offsets(partitions)
+    finally:
+        await consumer.stop()
+    return {tp.partition: offset for tp, offset in ends.items()}

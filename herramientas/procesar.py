@@ -210,7 +210,7 @@ async def procesar_fichero(
         for offset, evento in eventos:
             async with limite:
                 resultado = await procesador.procesar(evento)
-            printer.put(offset, {"destino": resultado.destino, "evento": resultado.evento})
+            printer.put(offset, {"destino": resultado.destino, "evento": resultado.salida})
             resumen.por_destino[resultado.destino] += 1
             resumen.reutilizadas += resultado.reentregada
 

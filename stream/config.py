@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     gracia_s: float = Field(default=90.0, ge=0)
     muestra_proporcion: float = Field(default=0.02, ge=0, le=1)
     log_nivel: str = "INFO"
+    # Hours an outcome record (and a SKU's version record) is kept after its last write.
+    retencion_h: float = Field(default=168.0, ge=0)
 
     @field_validator("llm_repeat_penalty", "postgres_dsn", mode="before")
     @classmethod

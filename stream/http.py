@@ -3,8 +3,8 @@
 It runs on the worker's own event loop (aiohttp), not in a thread as
 ``prometheus_client.start_http_server`` would: then a blocked or dead loop also stops
 ``/health/live`` from answering, which is exactly what the liveness probe must notice.
-Readiness is a callable owned by the worker (consumer assigned, LLM up, ...), so this module
-knows nothing about Kafka or the LLM.
+Readiness is a callable owned by the worker (see ``Worker.readiness``), so this module knows
+nothing about Kafka or the LLM.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import logging
 from collections.abc import Callable
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
-
-from stream.metricas import PrometheusSensor
 
 log = logging.getLogger(__name__)
 
@@ -23,12 +22,12 @@ Readiness = Callable[[], tuple[bool, str]]
 
 
 class HealthServer:
-    """Serves the sensor's registry and the two probes on ``host:port`` (0: any free port)."""
+    """Serves a metrics registry and the two probes on ``host:port`` (0: any free port)."""
 
     def __init__(
-        self, sensor: PrometheusSensor, ready: Readiness, port: int, host: str = "0.0.0.0"
+        self, registry: CollectorRegistry, ready: Readiness, port: int, host: str = "0.0.0.0"
     ) -> None:
-        self._sensor = sensor
+        self._registry = registry
         self._ready = ready
         self._host = host
         self._requested_port = port
@@ -68,9 +67,9 @@ class HealthServer:
             await runner.cleanup()
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        """Prometheus exposition of the sensor's registry, OpenMetrics when the scraper asks."""
+        """Prometheus exposition of the registry, OpenMetrics when the scraper asks."""
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-        body = encoder(self._sensor.registry)
+        body = encoder(self._registry)
         return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def _live(self, request: web.Request) -> web.Response:

@@ -7,6 +7,7 @@ partition 0, the 0-based line number as offset), so both write the same DLQ reco
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +17,11 @@ from esquemas.constantes import MAX_MESSAGE_BYTES
 # The raw value kept in a DLQ record: the first 64 KiB (base64 makes that ~87 KiB), so a record
 # always fits the producer's 1 MiB maximum, whatever the broker accepted on the input topic.
 MAX_PAYLOAD_BYTES = MAX_MESSAGE_BYTES
+# The key of a DLQ record is the original key cut to 1 KiB (a SKU is at most 64 characters), and
+# the original headers are forwarded up to 64 KiB in all: with the payload that keeps a record
+# far below the producer's 1 MiB, whatever the input message carried.
+MAX_KEY_BYTES = 1024
+MAX_HEADERS_BYTES = 64 * 1024
 
 
 def evento_rechazado(
@@ -44,3 +50,21 @@ def evento_rechazado(
         recibido_en=datetime.now(UTC),
     )
     return registro.model_dump(mode="json", exclude_none=True)
+
+
+def clave_dlq(key: bytes | None) -> bytes | None:
+    """The original key, cut to ``MAX_KEY_BYTES`` (the full value is at ``origen``)."""
+    return key[:MAX_KEY_BYTES] if key is not None else None
+
+
+def cabeceras_dlq(headers: Sequence[tuple[str, bytes | None]] | None) -> list[tuple[str, bytes]]:
+    """The original headers, in order, while their total stays within ``MAX_HEADERS_BYTES``."""
+    forwarded: list[tuple[str, bytes]] = []
+    total = 0
+    for name, value in headers or ():
+        data = value or b""
+        total += len(name.encode("utf-8")) + len(data)
+        if total > MAX_HEADERS_BYTES:
+            break
+        forwarded.append((name, data))
+    return forwarded

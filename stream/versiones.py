@@ -1,26 +1,108 @@
-"""The newest version handled per SKU, persisted, so a restart never goes back in time.
+"""The version store: newest version handled per SKU, and one outcome record per ``event_id``.
 
-When a worker restarts, Kafka redelivers everything after the committed offset. Without
-this record, a redelivered older version could be published after a newer one that already
-went out. The store lives next to the checkpoints: the same SQLite file's directory when
-embedded, the same PostgreSQL database otherwise.
+Two records, kept in one transaction, fence every emission of the worker:
+
+* ``fichas_versiones`` (``versiones`` in SQLite): the newest version handled per SKU. A
+  redelivered or late (zombie) older version finds a newer one there and is ``obsoleto``.
+* ``fichas_resultados`` (``resultados``): the outcome of each ``event_id`` with the SKU, the
+  version and a fingerprint of the input. It is the one source of every emission: whoever
+  claims an ``event_id`` first writes its outcome here, and every later emission of that
+  ``event_id`` (redelivery, a second worker, a zombie) sends these stored bytes, never a new
+  run's. An ``event_id`` that comes back with another SKU, version or content is refused.
+
+``reclamar`` is the compare-and-set: under the SKU's row lock it reads the stored version and
+the outcome of the ``event_id``, and records the new outcome only when the event is neither
+superseded nor already decided. Superseded outcomes are deleted in the same transaction, and
+``podar`` deletes records older than the retention, so both tables stay bounded.
+
+``get`` and ``record`` (the newest version of a SKU, and raising it) are usable from outside
+the worker, e.g. by an app that publishes a human decision and must refuse an older version.
+The store lives next to the checkpoints: ``versiones.sqlite`` in ``FICHAS_DATA_DIR``, or the
+same PostgreSQL database.
 """
 
 from __future__ import annotations
 
+import enum
+import hashlib
+import json
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from grafo.checkpointer import connect_sqlite
+from esquemas import EventoCambio
+from grafo.checkpointer import connect_sqlite, postgres_connection_kwargs
 
 SQLITE_FILE = "versiones.sqlite"
 
 
+def huella(evento: EventoCambio) -> str:
+    """Fingerprint of an event's content: sha256 of its canonical JSON (key order ignored)."""
+    datos = evento.model_dump(mode="json")
+    canonical = json.dumps(datos, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Registro:
+    """The stored outcome of one ``event_id``: what was decided, for which input."""
+
+    event_id: str
+    sku: str
+    version: int
+    huella: str
+    destino: str
+    salida: dict[str, Any]
+
+    def mismo_evento(self, evento: EventoCambio, huella_evento: str) -> bool:
+        """The record belongs to this very event (same SKU, version and content)."""
+        return (
+            self.sku == evento.sku
+            and self.version == evento.version
+            and self.huella == huella_evento
+        )
+
+
+class Veredicto(enum.Enum):
+    """What ``reclamar`` decided."""
+
+    NUEVO = "nuevo"  # recorded now: emit this outcome
+    REGISTRADO = "registrado"  # already decided for this event_id: emit the stored outcome
+    OBSOLETO = "obsoleto"  # a newer version of the SKU was handled: emit nothing
+    REUTILIZADO = "reutilizado"  # the event_id was seen with another SKU, version or content
+
+
+@dataclass(frozen=True)
+class Reclamo:
+    """The decision and the outcome to emit (the stored one when it already existed)."""
+
+    veredicto: Veredicto
+    registro: Registro | None
+
+
+def decidir_reclamo(
+    registro: Registro, stored_version: int | None, existente: Registro | None
+) -> Reclamo:
+    """The compare-and-set rule, the same for both backends (pure, so it is tested alone)."""
+    if existente is not None:
+        if existente.sku != registro.sku or existente.version != registro.version:
+            return Reclamo(Veredicto.REUTILIZADO, existente)
+        if existente.huella != registro.huella:
+            return Reclamo(Veredicto.REUTILIZADO, existente)
+        if stored_version is not None and stored_version > registro.version:
+            return Reclamo(Veredicto.OBSOLETO, None)
+        return Reclamo(Veredicto.REGISTRADO, existente)
+    if stored_version is not None and stored_version > registro.version:
+        return Reclamo(Veredicto.OBSOLETO, None)
+    return Reclamo(Veredicto.NUEVO, registro)
+
+
 class VersionStore(Protocol):
-    """Highest version per SKU whose outcome was written."""
+    """Newest version per SKU and outcome per ``event_id``."""
 
     async def get(self, sku: str) -> int | None:
         """The newest version handled for ``sku``, or None."""
@@ -30,12 +112,40 @@ class VersionStore(Protocol):
         """Raise the stored version of ``sku`` to ``version`` (never lowers it)."""
         ...
 
+    async def resultado(self, event_id: str) -> Registro | None:
+        """The stored outcome of ``event_id``, or None."""
+        ...
+
+    async def reclamar(self, registro: Registro) -> Reclamo:
+        """Compare-and-set: record ``registro`` unless superseded or already decided."""
+        ...
+
+    async def podar(self, retencion_s: float) -> int:
+        """Delete records older than ``retencion_s`` seconds; the number of rows deleted."""
+        ...
+
+    async def tamanos(self) -> dict[str, int]:
+        """Rows per table (for measurements and tests)."""
+        ...
+
+
+def _registro_de_fila(row: Any) -> Registro:
+    """A stored row (event_id, sku, version, huella, destino, salida) as a ``Registro``."""
+    salida = row[5] if isinstance(row[5], dict) else json.loads(row[5])
+    return Registro(str(row[0]), str(row[1]), int(row[2]), str(row[3]), str(row[4]), salida)
+
+
+def _salida_json(registro: Registro) -> str:
+    """The outcome as stored: compact JSON, so re-emission gives the same bytes."""
+    return json.dumps(registro.salida, ensure_ascii=False, separators=(",", ":"))
+
 
 class SqliteVersionStore:
     """Embedded store on one sqlite3 connection, used inline on the event loop's thread.
 
     One indexed lookup or upsert on a WAL file is tens of microseconds; sending it to a
     worker thread and back (aiosqlite) cost more than the statement (see grafo.checkpointer).
+    Nothing awaits inside a transaction, so one worker's lanes never interleave in one.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -49,36 +159,229 @@ class SqliteVersionStore:
     async def record(self, sku: str, version: int) -> None:
         """Upsert keeping the maximum."""
         with self._conn:  # one transaction, committed on exit
-            self._conn.execute(
-                "insert into versiones (sku, version) values (?, ?) "
-                "on conflict(sku) do update set version = max(version, excluded.version)",
-                (sku, version),
-            )
+            self._record(sku, version)
+
+    def _record(self, sku: str, version: int) -> None:
+        self._conn.execute(
+            "insert into versiones (sku, version, actualizada_en) values (?, ?, ?) "
+            "on conflict(sku) do update set version = max(version, excluded.version), "
+            "actualizada_en = excluded.actualizada_en",
+            (sku, version, time.time()),
+        )
+
+    async def resultado(self, event_id: str) -> Registro | None:
+        """Look up one event's outcome."""
+        row = self._conn.execute(
+            "select event_id, sku, version, huella, destino, salida from resultados "
+            "where event_id = ?",
+            (event_id,),
+        ).fetchone()
+        return _registro_de_fila(row) if row else None
+
+    async def reclamar(self, registro: Registro) -> Reclamo:
+        """Compare-and-set in one transaction."""
+        with self._conn:
+            stored = await self.get(registro.sku)
+            reclamo = decidir_reclamo(registro, stored, await self.resultado(registro.event_id))
+            if reclamo.veredicto is Veredicto.NUEVO:
+                self._conn.execute(
+                    "insert into resultados (event_id, sku, version, huella, destino, salida, "
+                    "registrado_en) values (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        registro.event_id,
+                        registro.sku,
+                        registro.version,
+                        registro.huella,
+                        registro.destino,
+                        _salida_json(registro),
+                        time.time(),
+                    ),
+                )
+                self._record(registro.sku, registro.version)
+                self._conn.execute(
+                    "delete from resultados where sku = ? and version < ?",
+                    (registro.sku, registro.version),
+                )
+        return reclamo
+
+    async def podar(self, retencion_s: float) -> int:
+        """Delete outcome and version records older than the retention."""
+        limite = time.time() - retencion_s
+        with self._conn:
+            a = self._conn.execute("delete from resultados where registrado_en < ?", (limite,))
+            b = self._conn.execute("delete from versiones where actualizada_en < ?", (limite,))
+        return int(a.rowcount) + int(b.rowcount)
+
+    async def tamanos(self) -> dict[str, int]:
+        """Rows per table."""
+        return {
+            tabla: int(self._conn.execute(f"select count(*) from {tabla}").fetchone()[0])
+            for tabla in ("versiones", "resultados")
+        }
 
 
 class PostgresVersionStore:
     """Store in the checkpoint database, through a psycopg pool."""
 
-    def __init__(self, pool: object) -> None:
+    def __init__(self, pool: Any) -> None:
         self._pool = pool
 
     async def get(self, sku: str) -> int | None:
-        """Look up one SKU."""
-        async with self._pool.connection() as conn:  # type: ignore[attr-defined]
+        """Look up one SKU (a row at 0 is a claim in progress: nothing handled yet)."""
+        async with self._pool.connection() as conn:
             cursor = await conn.execute(
                 "select version from fichas_versiones where sku = %s", (sku,)
             )
             row = await cursor.fetchone()
-        return int(row[0]) if row else None
+        return int(row[0]) if row and int(row[0]) > 0 else None
 
     async def record(self, sku: str, version: int) -> None:
         """Upsert keeping the maximum."""
-        async with self._pool.connection() as conn:  # type: ignore[attr-defined]
+        async with self._pool.connection() as conn:
+            await self._record(conn, sku, version)
+
+    @staticmethod
+    async def _record(conn: Any, sku: str, version: int) -> None:
+        await conn.execute(
+            "insert into fichas_versiones (sku, version, actualizada_en) values (%s, %s, now()) "
+            "on conflict (sku) do update set "
+            "version = greatest(fichas_versiones.version, excluded.version), "
+            "actualizada_en = now()",
+            (sku, version),
+        )
+
+    async def resultado(self, event_id: str) -> Registro | None:
+        """Look up one event's outcome."""
+        async with self._pool.connection() as conn:
+            return await self._resultado(conn, event_id)
+
+    @staticmethod
+    async def _resultado(conn: Any, event_id: str) -> Registro | None:
+        cursor = await conn.execute(
+            "select event_id, sku, version, huella, destino, salida from fichas_resultados "
+            "where event_id = %s",
+            (event_id,),
+        )
+        row = await cursor.fetchone()
+        return _registro_de_fila(row) if row else None
+
+    async def reclamar(self, registro: Registro) -> Reclamo:
+        """Compare-and-set under the SKU's row lock, in one transaction."""
+        async with self._pool.connection() as conn, conn.transaction():
             await conn.execute(
-                "insert into fichas_versiones (sku, version) values (%s, %s) on conflict (sku) "
-                "do update set version = greatest(fichas_versiones.version, excluded.version)",
-                (sku, version),
+                "insert into fichas_versiones (sku, version, actualizada_en) "
+                "values (%s, 0, now()) on conflict (sku) do nothing",
+                (registro.sku,),
             )
+            cursor = await conn.execute(
+                "select version from fichas_versiones where sku = %s for update", (registro.sku,)
+            )
+            row = await cursor.fetchone()
+            stored = int(row[0]) if row and int(row[0]) > 0 else None
+            existente = await self._resultado(conn, registro.event_id)
+            reclamo = decidir_reclamo(registro, stored, existente)
+            if reclamo.veredicto is Veredicto.NUEVO:
+                await conn.execute(
+                    "insert into fichas_resultados (event_id, sku, version, huella, destino, "
+                    "salida, registrado_en) values (%s, %s, %s, %s, %s, %s, now())",
+                    (
+                        registro.event_id,
+                        registro.sku,
+                        registro.version,
+                        registro.huella,
+                        registro.destino,
+                        _salida_json(registro),
+                    ),
+                )
+                await self._record(conn, registro.sku, registro.version)
+                await conn.execute(
+                    "delete from fichas_resultados where sku = %s and version < %s",
+                    (registro.sku, registro.version),
+                )
+        return reclamo
+
+    async def podar(self, retencion_s: float) -> int:
+        """Delete outcome and version records older than the retention."""
+        async with self._pool.connection() as conn:
+            a = await conn.execute(
+                "delete from fichas_resultados where registrado_en < now() - %s * interval '1 s'",
+                (retencion_s,),
+            )
+            b = await conn.execute(
+                "delete from fichas_versiones "
+                "where actualizada_en < now() - %s * interval '1 s' and version > 0",
+                (retencion_s,),
+            )
+        return int(a.rowcount) + int(b.rowcount)
+
+    async def tamanos(self) -> dict[str, int]:
+        """Rows per table."""
+        sizes: dict[str, int] = {}
+        async with self._pool.connection() as conn:
+            for tabla in ("fichas_versiones", "fichas_resultados"):
+                cursor = await conn.execute(f"select count(*) from {tabla}")
+                row = await cursor.fetchone()
+                sizes[tabla] = int(row[0])
+        return sizes
+
+
+POSTGRES_DDL = (
+    "create table if not exists fichas_versiones "
+    "(sku text primary key, version bigint not null, "
+    "actualizada_en timestamptz not null default now())",
+    # Tables created by earlier releases: an integer column could not hold every accepted version.
+    "alter table fichas_versiones alter column version type bigint",
+    "alter table fichas_versiones add column if not exists "
+    "actualizada_en timestamptz not null default now()",
+    "create table if not exists fichas_resultados "
+    "(event_id text primary key, sku text not null, version bigint not null, "
+    "huella text not null, destino text not null, salida text not null, "
+    "registrado_en timestamptz not null default now())",
+    "create index if not exists fichas_resultados_sku on fichas_resultados (sku, version)",
+    "create index if not exists fichas_resultados_edad on fichas_resultados (registrado_en)",
+    "create index if not exists fichas_versiones_edad on fichas_versiones (actualizada_en)",
+)
+
+SQLITE_DDL = (
+    "create table if not exists versiones "
+    "(sku text primary key, version integer not null, actualizada_en real not null default 0)",
+    "create table if not exists resultados "
+    "(event_id text primary key, sku text not null, version integer not null, "
+    "huella text not null, destino text not null, salida text not null, "
+    "registrado_en real not null)",
+    "create index if not exists resultados_sku on resultados (sku, version)",
+    "create index if not exists resultados_edad on resultados (registrado_en)",
+    "create index if not exists versiones_edad on versiones (actualizada_en)",
+)
+
+
+async def _create_postgres(pool: Any) -> None:
+    """Create or upgrade the tables; the ``alter`` only runs when the column is not bigint."""
+    async with pool.connection() as conn:
+        await conn.execute("select pg_advisory_lock(727274)")  # workers starting together
+        try:
+            for statement in POSTGRES_DDL:
+                if "alter column version type bigint" in statement:
+                    cursor = await conn.execute(
+                        "select data_type from information_schema.columns "
+                        "where table_name = 'fichas_versiones' and column_name = 'version'"
+                    )
+                    row = await cursor.fetchone()
+                    if row and row[0] == "bigint":
+                        continue
+                await conn.execute(statement)
+        finally:
+            await conn.execute("select pg_advisory_unlock(727274)")
+
+
+def _create_sqlite(conn: sqlite3.Connection) -> None:
+    """Create the tables; a ``versiones`` table of an earlier release gains its age column."""
+    with conn:
+        for statement in SQLITE_DDL:
+            conn.execute(statement)
+        columns = {row[1] for row in conn.execute("pragma table_info(versiones)")}
+        if "actualizada_en" not in columns:
+            conn.execute("alter table versiones add column actualizada_en real not null default 0")
 
 
 @asynccontextmanager
@@ -90,26 +393,22 @@ async def open_version_store(
         from psycopg_pool import AsyncConnectionPool
 
         pool = AsyncConnectionPool(
-            postgres_dsn, min_size=1, max_size=4, open=False, kwargs={"autocommit": True}
+            postgres_dsn,
+            min_size=1,
+            max_size=4,
+            open=False,
+            kwargs={"autocommit": True, **postgres_connection_kwargs()},
         )
         await pool.open(wait=True)
         try:
-            async with pool.connection() as conn:
-                await conn.execute(
-                    "create table if not exists fichas_versiones "
-                    "(sku text primary key, version integer not null)"
-                )
+            await _create_postgres(pool)
             yield PostgresVersionStore(pool)
         finally:
             await pool.close()
         return
     sqlite = connect_sqlite(data_dir / SQLITE_FILE)
     try:
-        with sqlite:
-            sqlite.execute(
-                "create table if not exists versiones "
-                "(sku text primary key, version integer not null)"
-            )
+        _create_sqlite(sqlite)
         yield SqliteVersionStore(sqlite)
     finally:
         sqlite.close()

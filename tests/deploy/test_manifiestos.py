@@ -84,6 +84,7 @@ VARIABLES_ANADIDAS = [
     "FICHAS_PARTICIONES",
     "FICHAS_REPLICACION",
     "FICHAS_TOPIC_DECISIONES",
+    "FICHAS_RETENCION_H",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -1119,6 +1120,30 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         "FichasRevisionPendienteAntigua",
         [("fichas_revision_oldest_open_age_seconds", "80000+300x60")],
         [("10m", False), ("50m", True)],
+        "FichasSinSerieDeRetraso",
+        [('fichas_in_flight{instance="w1"}', "0x60")],
+        [("5m", False), ("20m", True)],
+    ),
+    (
+        "FichasSinSerieDeRetraso",
+        [('fichas_consumer_lag{topic="proveedor.cambios",partition="0",instance="w1"}', "0x60")],
+        [("20m", False)],
+    ),
+    (
+        "FichasEventoAntiguo",
+        [
+            (
+                'fichas_oldest_event_age_seconds{topic="proveedor.cambios",partition="0"}',
+                "0+60x60",
+            ),
+            ('fichas_oldest_event_age_seconds{topic="proveedor.cambios",partition="1"}', "0x60"),
+        ],
+        [("10m", False), ("30m", True)],
+    ),
+    (
+        "FichasEventoAntiguo",
+        [('fichas_oldest_event_age_seconds{topic="proveedor.cambios",partition="0"}', "30x60")],
+        [("40m", False)],
     ),
     (
         "FichasVersionesDeCriteriosMezcladas",
@@ -1254,6 +1279,8 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_precision_lower_bound": ("gauge", ("family",)),
         "fichas_revision_precision_samples": ("gauge", ("family",)),
         "fichas_revision_criterion_precision": ("gauge", ("criterion",)),
+        "fichas_step_failures_total": ("counter", ("step", "transient")),
+        "fichas_oldest_event_age_seconds": ("gauge", ("topic", "partition")),
     }
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
-from grafo.ejecucion import thread_id
+from grafo.ejecucion import Rechazo, thread_id
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.procesador import abrir_procesador
@@ -32,12 +32,12 @@ async def test_rechaza_dos_veces_y_aprueba_a_la_tercera(fake_llm: FakeLLM, data_
         resultado = await proc.procesar(evento)
         historial = await _historial(proc, evento)
     assert resultado.destino == "fichas.publicadas"
-    publicada = FichaPublicada.model_validate(resultado.evento)
+    publicada = FichaPublicada.model_validate(resultado.salida)
     assert publicada.intentos == 3
     assert publicada.event_id == evento.event_id
     assert [r["veredicto"]["aprobada"] for r in historial] == [False, False, True]
     assert [r["intento"] for r in historial] == [1, 2, 3]
-    assert [i["aprobada"] for i in resultado.intentos] == [False, False, True]
+    assert [i.aprobada for i in resultado.resumen] == [False, False, True]
 
 
 async def test_siempre_rechaza_va_a_revision_a_la_tercera(
@@ -47,7 +47,7 @@ async def test_siempre_rechaza_va_a_revision_a_la_tercera(
     async with abrir_procesador(fake_llm.url, data_dir) as (proc, _):
         resultado = await proc.procesar(_evento("ZAP-2"))
     assert resultado.destino == "fichas.revision_manual"
-    revision = FichaEnRevision.model_validate(resultado.evento)
+    revision = FichaEnRevision.model_validate(resultado.salida)
     assert revision.intentos == 3
     assert revision.motivo == "rechazada"
     assert [p.criterio for p in revision.problemas] == ["C04"]
@@ -62,7 +62,7 @@ async def test_max_intentos_configurable(fake_llm: FakeLLM, data_dir: Path) -> N
     async with abrir_procesador(fake_llm.url, data_dir, max_intentos=2) as (proc, _):
         resultado = await proc.procesar(_evento("ZAP-3"))
     assert resultado.destino == "fichas.revision_manual"
-    assert resultado.evento["intentos"] == 2
+    assert resultado.salida["intentos"] == 2
 
 
 async def test_evaluador_aprueba_ficha_que_falla_codigo_no_se_publica(
@@ -72,11 +72,11 @@ async def test_evaluador_aprueba_ficha_que_falla_codigo_no_se_publica(
     async with abrir_procesador(fake_llm.url, data_dir) as (proc, _):
         resultado = await proc.procesar(_evento("ZAP-4"))
     assert resultado.destino == "fichas.revision_manual"
-    revision = FichaEnRevision.model_validate(resultado.evento)
+    revision = FichaEnRevision.model_validate(resultado.salida)
     assert revision.motivo == "rechazada"
     assert "C03" in [p.criterio for p in revision.problemas]
     assert len(fake_llm.requests(agent="evaluador")) == 3  # the evaluator approved every time
-    assert all(i["rechazos"] == [{"criterio": "C03", "por": "codigo"}] for i in resultado.intentos)
+    assert all(i.rechazos == (Rechazo("C03", "codigo"),) for i in resultado.resumen)
 
 
 async def test_codigo_falla_una_vez_y_luego_se_publica(fake_llm: FakeLLM, data_dir: Path) -> None:
@@ -84,14 +84,14 @@ async def test_codigo_falla_una_vez_y_luego_se_publica(fake_llm: FakeLLM, data_d
     async with abrir_procesador(fake_llm.url, data_dir) as (proc, _):
         resultado = await proc.procesar(_evento("ZAP-5"))
     assert resultado.destino == "fichas.publicadas"
-    assert resultado.evento["intentos"] == 2
+    assert resultado.salida["intentos"] == 2
 
 
 async def test_titulo_largo_va_a_revision_sin_evaluador(fake_llm: FakeLLM, data_dir: Path) -> None:
     _script(fake_llm, "ZAP-6", generador=["titulo_largo"])
     async with abrir_procesador(fake_llm.url, data_dir) as (proc, _):
         resultado = await proc.procesar(_evento("ZAP-6"))
-    revision = FichaEnRevision.model_validate(resultado.evento)
+    revision = FichaEnRevision.model_validate(resultado.salida)
     assert revision.motivo == "salida_invalida"
     assert revision.intentos == 1
     assert revision.ficha is None
@@ -103,7 +103,7 @@ async def test_json_roto_del_evaluador_va_a_revision(fake_llm: FakeLLM, data_dir
     _script(fake_llm, "ZAP-7", evaluador=["json_roto"])
     async with abrir_procesador(fake_llm.url, data_dir) as (proc, _):
         resultado = await proc.procesar(_evento("ZAP-7"))
-    revision = FichaEnRevision.model_validate(resultado.evento)
+    revision = FichaEnRevision.model_validate(resultado.salida)
     assert revision.motivo == "salida_invalida"
     assert revision.ficha is not None  # the generator's ficha was valid
 
@@ -121,7 +121,7 @@ async def test_fallos_transitorios_del_llm_no_cuentan_como_intento(
         resultado = await proc.procesar(_evento("ZAP-8"))
         assert proc.health.is_up
     assert resultado.destino == "fichas.publicadas"
-    assert resultado.evento["intentos"] == 1
+    assert resultado.salida["intentos"] == 1
     assert len(fake_llm.requests(agent="generador")) == 3
     assert len(fake_llm.requests(agent="evaluador")) == 3
 
@@ -131,4 +131,4 @@ async def test_peticion_rechazada_400_va_a_revision(fake_llm: FakeLLM, data_dir:
     async with abrir_procesador(fake_llm.url, data_dir) as (proc, _):
         resultado = await proc.procesar(_evento("ZAP-9"))
     assert resultado.destino == "fichas.revision_manual"
-    assert resultado.evento["motivo"] == "salida_invalida"
+    assert resultado.salida["motivo"] == "salida_invalida"

@@ -135,7 +135,7 @@ async def test_client_timeout_applies_and_the_call_is_retried(
     fake_llm.configure({"rules": [{"sku": "RET-1", "evaluador": ["colgar", "aprobar"]}]})
     async with abrir_procesador(fake_llm.url, data_dir, timeout_s=0.5) as (proc, _):
         resultado = await proc.procesar(EventoCambio.model_validate(evento_dict("RET-1")))
-    assert resultado.evento["intentos"] == 1
+    assert resultado.salida["intentos"] == 1
     evaluador = fake_llm.requests(agent="evaluador", sku="RET-1", bodies=False)
     assert [r["outcome"] for r in evaluador] == ["client_gone", "answered"]
     assert evaluador[0]["duration_ms"] == pytest.approx(500, abs=400)

@@ -31,7 +31,7 @@ async def test_sqlite_tres_intentos_como_mucho_9_filas_en_el_padre(
     evento = EventoCambio.model_validate(evento_dict("CKP-1"))
     async with abrir_procesador(fake_llm.url, data_dir) as (proc, _):
         resultado = await proc.procesar(evento)
-    assert resultado.evento["intentos"] == 3
+    assert resultado.salida["intentos"] == 3
     with sqlite3.connect(data_dir / SQLITE_FILE) as conn:
         filas = conn.execute(
             "select checkpoint_ns from checkpoints where thread_id = ?", (thread_id(evento),)
@@ -55,8 +55,8 @@ async def test_postgres_tres_intentos_como_mucho_9_filas_en_el_padre(
     async with abrir_procesador(fake_llm.url, data_dir, postgres_dsn=postgres_dsn) as (proc, _):
         resultado = await proc.procesar(evento)
         again = await proc.procesar(evento)
-    assert resultado.evento["intentos"] == 3
-    assert again.reentregada and again.evento == resultado.evento
+    assert resultado.salida["intentos"] == 3
+    assert again.reentregada and again.salida == resultado.salida
     with psycopg.connect(postgres_dsn) as conn:
         filas = conn.execute(
             "select checkpoint_ns from checkpoints where thread_id = %s", (thread_id(evento),)

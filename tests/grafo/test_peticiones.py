@@ -57,7 +57,7 @@ async def _run_three_attempts(llm: FakeLLM, data_dir: Path, sku: str) -> None:
     )
     async with abrir_procesador(llm.url, data_dir) as (proc, _):
         resultado = await proc.procesar(EventoCambio.model_validate(evento_dict(sku)))
-    assert resultado.evento["intentos"] == 3
+    assert resultado.salida["intentos"] == 3
 
 
 async def test_todas_las_peticiones_llevan_json_schema_y_ninguna_herramienta(

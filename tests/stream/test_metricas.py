@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 from prometheus_client import generate_latest
 
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
-from grafo import Resultado
+from grafo import Rechazo, Resultado, ResumenIntento
 from stream.http import HealthServer
 from stream.metricas import METRIC_NAMES, PrometheusSensor
 
@@ -19,33 +19,44 @@ DOCS = Path(__file__).parents[2] / "docs" / "metricas.md"
 
 def _intento(
     n: int, aprobada: bool, rechazos: tuple[tuple[str, str], ...] = (), invalida: bool = False
-) -> dict[str, Any]:
-    return {
-        "intento": n,
-        "aprobada": aprobada,
-        "rechazos": [{"criterio": c, "por": por} for c, por in rechazos],
-        "invalida": invalida,
-    }
+) -> ResumenIntento:
+    return ResumenIntento(
+        intento=n,
+        aprobada=aprobada,
+        rechazos=tuple(Rechazo(criterio=c, por=por) for c, por in rechazos),
+        invalida=invalida,
+    )
 
 
-PUBLICADA_EN_2 = Resultado(
-    destino=DESTINO_PUBLICADAS,
-    evento={"event_id": "e1", "intentos": 2},
-    reentregada=False,
-    intentos=[
-        _intento(1, False, (("C01", "codigo"), ("C04", "evaluador"))),
-        _intento(2, True),
-    ],
+def _resultado(
+    destino: str, intentos: int, resumen: tuple[ResumenIntento, ...], reentregada: bool = False
+) -> Resultado:
+    salida = {"event_id": "e1", "sku": "S1", "version": 1, "intentos": intentos}
+    return Resultado(
+        destino=destino,
+        salida=salida,
+        sku="S1",
+        event_id="e1",
+        version=1,
+        intentos=intentos,
+        reentregada=reentregada,
+        resumen=resumen,
+    )
+
+
+PUBLICADA_EN_2 = _resultado(
+    DESTINO_PUBLICADAS,
+    2,
+    (_intento(1, False, (("C01", "codigo"), ("C04", "evaluador"))), _intento(2, True)),
 )
-REVISADA_EN_3 = Resultado(
-    destino=DESTINO_REVISION,
-    evento={"event_id": "e2", "intentos": 3, "motivo": "salida_invalida"},
-    reentregada=False,
-    intentos=[
+REVISADA_EN_3 = _resultado(
+    DESTINO_REVISION,
+    3,
+    (
         _intento(1, False, (("C04", "evaluador"),)),
         _intento(2, False, (("C04", "evaluador"), ("C05", "codigo"))),
         _intento(3, False, invalida=True),
-    ],
+    ),
 )
 
 
@@ -97,7 +108,7 @@ def test_outcomes_count_events_attempts_verdicts_rejections_and_invalid_output()
 def test_a_redelivered_outcome_only_counts_as_reentregada() -> None:
     sensor = PrometheusSensor()
     for original in (PUBLICADA_EN_2, REVISADA_EN_3):
-        redelivered = Resultado(original.destino, original.evento, True, original.intentos)
+        redelivered = dataclasses.replace(original, reentregada=True)
         sensor.on_outcome(redelivered, 0.2)
 
     assert _value(sensor, "fichas_events_total", result="reentregada") == 2
@@ -112,11 +123,10 @@ def test_a_redelivered_outcome_only_counts_as_reentregada() -> None:
 
 def test_criteria_the_model_invents_share_one_label() -> None:
     sensor = PrometheusSensor()
-    inventado = Resultado(
+    inventado = _resultado(
         DESTINO_REVISION,
-        {"intentos": 1},
-        False,
-        [_intento(1, False, (("tono raro", "evaluador"), ("C99", "evaluador")))],
+        1,
+        (_intento(1, False, (("tono raro", "evaluador"), ("C99", "evaluador"))),),
     )
     sensor.on_outcome(inventado, 1.0)
     assert _value(sensor, "fichas_rejections_total", criterion="otro", by="evaluador") == 2
@@ -162,7 +172,16 @@ def test_sensor_hooks_and_worker_gauges() -> None:
     assert _value(sensor, "fichas_criteria_info", version="v1-abc") == 1
 
     sensor.on_llm_paused(False)
+    sensor.set_oldest_age("proveedor.cambios", 3, 12.5)
+    assert (
+        _value(sensor, "fichas_oldest_event_age_seconds", topic="proveedor.cambios", partition="3")
+        == 12.5
+    )
     sensor.clear_lag("proveedor.cambios", 3)
+    assert (
+        _value(sensor, "fichas_oldest_event_age_seconds", topic="proveedor.cambios", partition="3")
+        is None
+    )
     sensor.clear_lag("proveedor.cambios", 9)  # never set: no error
     assert _value(sensor, "fichas_llm_paused") == 0
     assert _value(sensor, "fichas_consumer_lag", topic="proveedor.cambios", partition="3") is None
@@ -187,7 +206,7 @@ def test_known_label_sets_start_at_zero_and_process_metrics_are_exported() -> No
 
 def test_hooks_never_raise_on_a_malformed_outcome() -> None:
     sensor = PrometheusSensor()
-    roto = Resultado(DESTINO_PUBLICADAS, {}, False, [{"intento": 1, "rechazos": [None]}])
+    roto = _resultado(DESTINO_PUBLICADAS, 1, (ResumenIntento(1, False, (None,)),))  # type: ignore[arg-type]
     sensor.on_outcome(roto, 1.0)  # logged, not raised
     sensor.on_node("generar", "no es un número")  # type: ignore[arg-type]
 
@@ -228,7 +247,8 @@ def test_metric_names_types_and_labels_match_docs() -> None:
     documented = _documented()
     assert set(documented) == METRIC_NAMES
     sensor = PrometheusSensor()
-    sensor.set_lag("proveedor.cambios", 0, 0)  # the only family with no pre-set series
+    sensor.set_lag("proveedor.cambios", 0, 0)  # the per-partition families have no
+    sensor.set_oldest_age("proveedor.cambios", 0, 0)  # pre-set series
     assert _exported(sensor) == documented
 
 
@@ -242,7 +262,7 @@ async def test_http_server_serves_metrics_and_probes() -> None:
             raise RuntimeError("consumer gone")
         return (True, "ok") if estado["ready"] else (False, "partitions not assigned yet")
 
-    server = HealthServer(sensor, ready, port=0, host="127.0.0.1")
+    server = HealthServer(sensor.registry, ready, port=0, host="127.0.0.1")
     await server.start()
     base = f"http://127.0.0.1:{server.port}"
     try:

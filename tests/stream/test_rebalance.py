@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.eventos import evento_dict
@@ -15,6 +16,14 @@ from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerProcess, worker_env
 
 EVENTOS = 160
+
+
+async def _until(check: Callable[[], bool], timeout: float = 60) -> None:
+    """Wait for a condition seen from outside the workers, instead of a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.1)
 
 
 async def test_rebalance_sin_perdidas_ni_duplicados(
@@ -35,12 +44,18 @@ async def test_rebalance_sin_perdidas_ni_duplicados(
         worker_env(kafka, fake_llm, topics, tmp_path / "d2", **env), tmp_path / "w2.log"
     )
     first.start()
+    revokes_en_vuelo = 0  # rebalances that found the first worker with fichas in the graph
     try:
         first.wait_ready()
-        await asyncio.sleep(3)
+        await _until(lambda: first.metric("fichas_events_total", result="publicada") >= 5)
+        await _until(lambda: first.metric("fichas_in_flight") > 0)
+        revokes_en_vuelo += first.metric("fichas_in_flight") > 0
         second.start()  # joins: the group rebalances while the first has fichas in flight
         second.wait_ready()
-        await asyncio.sleep(6)
+        await _until(lambda: "assigned [(" in second.log_tail(200))  # second got partitions
+        await _until(lambda: second.metric("fichas_events_total", result="publicada") > 0)
+        await _until(lambda: first.metric("fichas_in_flight") > 0)
+        revokes_en_vuelo += first.metric("fichas_in_flight") > 0
         by_first = first.metric("fichas_events_total", result="publicada")
         assert first.terminate(timeout=90) == 0  # leaves: its partitions move to the second
         deadline = time.monotonic() + 240
@@ -63,3 +78,4 @@ async def test_rebalance_sin_perdidas_ni_duplicados(
     assert set(counts) == {f"R{n:03d}" for n in range(EVENTOS)}
     assert max(counts.values()) == 1, [k for k, v in counts.items() if v > 1]
     assert by_first > 0 and by_second > 0
+    assert revokes_en_vuelo == 2, "both rebalances must find work in flight"

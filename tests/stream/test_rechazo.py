@@ -39,3 +39,19 @@ def test_corte_que_parte_un_caracter_pasa_a_base64() -> None:
     assert registro["truncado"] is True
     assert registro["payload_codificacion"] == "base64"
     assert base64.b64decode(registro["payload"]) == crudo[:MAX_PAYLOAD_BYTES]
+
+
+def test_dlq_key_is_cut_and_headers_forwarded_within_budget() -> None:
+    from stream.rechazo import MAX_HEADERS_BYTES, MAX_KEY_BYTES, cabeceras_dlq, clave_dlq
+
+    assert clave_dlq(None) is None
+    assert clave_dlq(b"SKU-1") == b"SKU-1"
+    assert clave_dlq(b"k" * (10 * MAX_KEY_BYTES)) == b"k" * MAX_KEY_BYTES
+    assert cabeceras_dlq(None) == []
+    assert cabeceras_dlq([("a", b"1"), ("b", None)]) == [("a", b"1"), ("b", b"")]
+    big = [(f"h{i}", b"x" * 1000) for i in range(200)]
+    kept = cabeceras_dlq(big)
+    assert kept == big[: len(kept)]
+    assert sum(len(n) + len(v) for n, v in kept) <= MAX_HEADERS_BYTES < sum(
+        len(n) + len(v) for n, v in big
+    )

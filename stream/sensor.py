@@ -1,0 +1,46 @@
+"""What the worker reports while it runs: an interface, as ``grafo.sensores`` is for the graph.
+
+The worker takes any ``WorkerSensor``; ``stream.metricas.PrometheusSensor`` is the one it
+runs with. Every hook must be cheap and never raise.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from prometheus_client import CollectorRegistry
+
+from grafo import Resultado, Sensor
+
+
+class WorkerSensor(Sensor, Protocol):
+    """The graph's hooks plus the worker's per-event and per-partition hooks."""
+
+    registry: CollectorRegistry
+
+    def on_outcome(self, resultado: Resultado, seconds: float) -> None:
+        """One event finished with an outcome ``seconds`` after it was received."""
+
+    def on_dlq(self) -> None:
+        """An input message went to the DLQ."""
+
+    def on_obsoleto(self) -> None:
+        """An event was superseded by a newer version of its SKU."""
+
+    def on_sample(self) -> None:
+        """A published ficha was copied to the human-review sample."""
+
+    def set_in_flight(self, n: int) -> None:
+        """Fetched messages not yet fully handled."""
+
+    def set_lag(self, topic: str, partition: int, lag: int) -> None:
+        """Group lag of one assigned partition."""
+
+    def set_oldest_age(self, topic: str, partition: int, seconds: float) -> None:
+        """Age of the oldest event of one assigned partition not yet handled."""
+
+    def clear_lag(self, topic: str, partition: int) -> None:
+        """A partition is no longer assigned to this worker: drop its lag and age series."""
+
+    def on_step_failure(self, step: str, transient: bool) -> None:
+        """A worker step (``store``, ``graph``, ``produce``) failed and will be retried or not."""

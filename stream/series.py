@@ -1,0 +1,156 @@
+"""The worker's Prometheus series: names, labels, help texts and buckets, declared once.
+
+Only declarations live here; ``stream.metricas`` holds the hooks that update them.
+``docs/metricas.md`` lists exactly ``METRIC_NAMES``, and a test compares the two.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+)
+
+# Base names as they appear in /metrics (counters with ``_total``, the Info with ``_info``);
+# docs/metricas.md lists exactly these.
+METRIC_NAMES: frozenset[str] = frozenset(
+    {
+        "fichas_events_total",
+        "fichas_attempts_total",
+        "fichas_attempts_per_ficha",
+        "fichas_rejections_total",
+        "fichas_verdicts_total",
+        "fichas_event_duration_seconds",
+        "fichas_node_duration_seconds",
+        "fichas_llm_request_duration_seconds",
+        "fichas_llm_errors_total",
+        "fichas_llm_tokens_total",
+        "fichas_in_flight",
+        "fichas_consumer_lag",
+        "fichas_llm_paused",
+        "fichas_criteria_info",
+        "fichas_sample_total",
+        "fichas_step_failures_total",
+        "fichas_oldest_event_age_seconds",
+    }
+)
+
+RESULTS = ("publicada", "revision_manual", "dlq", "obsoleto", "reentregada")
+AGENTS = ("generador", "evaluador")
+NODES = ("generar", "evaluar", "publicar", "descartar")
+LLM_ERROR_KINDS = ("connection", "timeout", "rate_limit", "server", "request", "invalid_output")
+TOKEN_TYPES = ("prompt", "completion")
+OTHER_CRITERION = "otro"
+STEPS = ("store", "graph", "produce")
+
+ATTEMPT_BUCKETS = (1, 2, 3, 4, 5)
+# An event waits for up to 2 × FICHAS_MAX_INTENTOS model calls on a shared GPU: minutes, not ms.
+EVENT_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300)
+# One model call: a short verdict on an idle server (~50 ms) up to a long ficha under load.
+LLM_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 45, 60, 90, 120)
+
+
+def new_registry() -> CollectorRegistry:
+    """A registry of its own with the process, platform and GC collectors.
+
+    Each sensor owns one instead of using the global registry, so several sensors can coexist
+    in one process (tests, or a worker restarted in-process) without "Duplicated timeseries".
+    """
+    registry = CollectorRegistry(auto_describe=True)
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry
+
+
+class Series:
+    """Every series of the worker, registered on ``registry``."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r = registry
+
+        self.events = Counter(
+            "fichas_events", "Events finished, one per event, by result", ["result"], registry=r
+        )
+        self.attempts = Counter(
+            "fichas_attempts", "Generation attempts over all events", registry=r
+        )
+        self.attempts_per_ficha = Histogram(
+            "fichas_attempts_per_ficha",
+            "Attempts each ficha needed before publication or manual review",
+            buckets=ATTEMPT_BUCKETS,
+            registry=r,
+        )
+        self.rejections = Counter(
+            "fichas_rejections",
+            "Rejections per criterion and who rejected (codigo|evaluador)",
+            ["criterion", "by"],
+            registry=r,
+        )
+        self.verdicts = Counter(
+            "fichas_verdicts",
+            "Judged attempts by attempt number and whether approved",
+            ["attempt", "approved"],
+            registry=r,
+        )
+        self.event_duration = Histogram(
+            "fichas_event_duration_seconds",
+            "End to end time per event, from receipt to committed outcome",
+            buckets=EVENT_BUCKETS,
+            registry=r,
+        )
+        self.node_duration = Histogram(
+            "fichas_node_duration_seconds",
+            "Duration of each graph node",
+            ["node"],
+            buckets=EVENT_BUCKETS,
+            registry=r,
+        )
+        self.llm_duration = Histogram(
+            "fichas_llm_request_duration_seconds",
+            "Duration of each LLM request, failed ones included",
+            ["agent"],
+            buckets=LLM_BUCKETS,
+            registry=r,
+        )
+        self.llm_errors = Counter(
+            "fichas_llm_errors", "Failed LLM requests by kind", ["kind"], registry=r
+        )
+        self.llm_tokens = Counter(
+            "fichas_llm_tokens",
+            "Tokens reported by the LLM server",
+            ["agent", "type"],
+            registry=r,
+        )
+        self.in_flight = Gauge("fichas_in_flight", "Fichas being processed now", registry=r)
+        self.consumer_lag = Gauge(
+            "fichas_consumer_lag",
+            "Group lag per assigned partition: broker end offset minus committed offset",
+            ["topic", "partition"],
+            registry=r,
+        )
+        self.llm_paused = Gauge(
+            "fichas_llm_paused", "1 while consumption is paused for the LLM", registry=r
+        )
+        self.criteria = Info("fichas_criteria", "Loaded criteria version", registry=r)
+        self.sample = Counter(
+            "fichas_sample", "Published fichas copied to the review sample", registry=r
+        )
+        self.step_failures = Counter(
+            "fichas_step_failures",
+            "Failed worker steps (store, graph, produce) by whether the failure is transient",
+            ["step", "transient"],
+            registry=r,
+        )
+        self.oldest_age = Gauge(
+            "fichas_oldest_event_age_seconds",
+            "Age of the oldest event not yet handled, per assigned partition",
+            ["topic", "partition"],
+            registry=r,
+        )

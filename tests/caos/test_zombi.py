@@ -1,0 +1,140 @@
+"""A worker that lost its partition publishes nothing for it afterwards (guarantee 9).
+
+Two workers share PostgreSQL, one input partition. Worker A holds SKU Z's v5 and SKU Y's v1
+in the graph; then either A is stopped (SIGSTOP) past its session timeout, or its LLM call
+outlives the grace period of a rebalance. B takes the partition and publishes Z v6 and Y v1.
+A comes back. The output must have no v5 after v6 and no ``event_id`` with two contents.
+In the slow-LLM case A must have cancelled its running fichas when the grace period ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.kafka_broker import KafkaBroker
+from harness.topicos import Topics, create_input_topic, produce
+from harness.worker import WorkerProcess, worker_env
+from tests.caos.contrato import Resumen, esperar_completo, leer, mensajes, revisar
+
+pytestmark = [pytest.mark.caos, pytest.mark.kafka, pytest.mark.postgres]
+
+
+def _worker(
+    name: str, kafka: KafkaBroker, llm: FakeLLM, topics: Topics, tmp: Path, dsn: str
+) -> WorkerProcess:
+    env = worker_env(
+        kafka,
+        llm,
+        topics,
+        tmp / name,
+        FICHAS_POSTGRES_DSN=dsn,
+        FICHAS_GRACIA_S="2",
+        FICHAS_LLM_TIMEOUT_S="60",
+    )
+    return WorkerProcess(env, tmp / f"{name}.log")
+
+
+async def _wait_llm_pending(llm: FakeLLM, sku: str, timeout: float = 30) -> None:
+    """Until the fake LLM holds a call for ``sku`` (the event is inside the graph)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pending = [
+            r for r in await llm.arequests(sku=sku, bodies=False) if r.get("outcome") == "pending"
+        ]
+        if pending:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no LLM call for {sku} in flight")
+
+
+def _log_has(worker: WorkerProcess, text: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in worker.log_tail(400):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("fault", ["sigstop", "llm_lento"])
+async def test_zombi_no_publica_tras_perder_la_particion(
+    fault: str,
+    kafka: KafkaBroker,
+    fake_llm: FakeLLM,
+    topics: Topics,
+    tmp_path: Path,
+    postgres_dsn: str,
+    resumenes: list[Resumen],
+) -> None:
+    started = time.monotonic()
+    tag = f"{uuid.uuid4().int % 10**6:06d}"
+    z, y = f"Z{tag}", f"Y{tag}"
+    slow_ms = 12_000 if fault == "sigstop" else 40_000
+    fake_llm.configure({"latency_ms": 0, "rules": [{"sku": f"[ZY]{tag}", "latency_ms": slow_ms}]})
+    await create_input_topic(kafka.bootstrap, topics.entrada, partitions=1)
+    z5, y1 = evento_dict(z, 5, event_id=f"{z}-v5"), evento_dict(y, 1, event_id=f"{y}-v1")
+    z6 = evento_dict(z, 6, event_id=f"{z}-v6")
+    a = _worker("a", kafka, fake_llm, topics, tmp_path, postgres_dsn)
+    b = _worker("b", kafka, fake_llm, topics, tmp_path, postgres_dsn)
+    a.start()
+    stopped = False
+    try:
+        a.wait_ready()
+        await produce(kafka.bootstrap, topics.entrada, mensajes([z5, y1]))
+        await _wait_llm_pending(fake_llm, z)
+        await _wait_llm_pending(fake_llm, y)
+        if fault == "sigstop":
+            assert a.proc is not None
+            os.kill(a.proc.pid, signal.SIGSTOP)
+            stopped = True
+            # B's calls are fast: A's are already sleeping in the fake server.
+            fake_llm.configure({"latency_ms": 0})
+        b.start()
+        b.wait_ready()
+        if fault == "llm_lento":
+            # A's revoke waits the grace period (2 s), then cancels its running fichas.
+            assert _log_has(a, "grace period over: cancelled", 60), a.log_tail()
+            fake_llm.configure({"latency_ms": 0})
+        if fault == "sigstop":
+            assert _log_has(b, "assigned [(", 60), b.log_tail()  # B took the partition
+        # With a slow LLM the group may give the partition back to A after the rebalance; A's
+        # cancelled ficha is then redelivered to A: the checks below hold for either owner.
+        await produce(kafka.bootstrap, topics.entrada, mensajes([z6]))
+        await esperar_completo(kafka.bootstrap, topics, [z5, y1, z6], 0, 90, b.log_tail)
+        if stopped:
+            assert a.proc is not None
+            os.kill(a.proc.pid, signal.SIGCONT)
+            stopped = False
+        # A's LLM calls answer now (the slow ones were 12 s); give it time to try to emit.
+        await asyncio.sleep(15 if fault == "sigstop" else 3)
+    finally:
+        if stopped and a.proc is not None:
+            os.kill(a.proc.pid, signal.SIGCONT)
+        codes = [w.terminate(timeout=60) for w in (a, b)]
+    por_topic = await leer(kafka.bootstrap, topics)
+    resumen = revisar(f"zombi_{fault}", por_topic, topics, [z5, y1, z6], 0, 1)
+    resumen.segundos = time.monotonic() - started
+    resumenes.append(resumen)
+    resumen.comprobar()
+    z_versions = [
+        json.loads(r.value)["version"]
+        for r in por_topic[topics.publicadas] + por_topic[topics.revision]
+        if json.loads(r.value)["sku"] == z
+    ]
+    assert z_versions and z_versions[-1] == 6 and 5 not in z_versions[z_versions.index(6) :]
+    assert codes == [0, 0], (a.log_tail(), b.log_tail())
+    if fault == "sigstop":
+        # A did come back and reach the fence: it either found Z superseded or lost ownership.
+        log: Any = a.log_tail(400)
+        assert "revoked" in log or "obsolet" in log or "assigned" in log, log
