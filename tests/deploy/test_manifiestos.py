@@ -1120,6 +1120,8 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         "FichasRevisionPendienteAntigua",
         [("fichas_revision_oldest_open_age_seconds", "80000+300x60")],
         [("10m", False), ("50m", True)],
+    ),
+    (
         "FichasSinSerieDeRetraso",
         [('fichas_in_flight{instance="w1"}', "0x60")],
         [("5m", False), ("20m", True)],
