@@ -333,12 +333,16 @@ def test_informe_png_sin_matplotlib_mensaje_amable(tmp_path: Path) -> None:
     assert not png.exists()
 
 
-def test_llm_local_sin_extra_mensaje_amable() -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("xllamacpp") is not None:
-        pytest.skip("the local extra is installed here")
-    proc = _run(["llm-local", "--port", "0"], _env(), timeout=60)
+def test_llm_local_sin_extra_mensaje_amable(tmp_path: Path) -> None:
+    # The extra is installed where the tests run: a shim package that fails to import stands
+    # in for its absence, as in the matplotlib case above.
+    shim = tmp_path / "sin_extra" / "xllamacpp"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'xllamacpp'\", name='xllamacpp')\n"
+    )
+    env = _env(PYTHONPATH=str(shim.parent), FICHAS_DATA_DIR=str(tmp_path / "datos"))
+    proc = _run(["llm-local", "--port", "0"], env, timeout=120)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert proc.stderr.startswith("fichas llm-local: the local model needs the local extra")
