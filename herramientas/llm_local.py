@@ -268,20 +268,35 @@ def _check_loopback(host: str) -> None:
         raise ValueError(f"the local LLM binds only to a loopback address, not {host!r}")
 
 
-def _server_params(
-    model_path: Path, *, host: str, port: int, threads: int, ctx_size: int, parallel: int
-) -> Any:
+@dataclass(frozen=True)
+class ServerOptions:
+    """How to serve the model: where to listen and how much of the machine to use.
+
+    Only loopback addresses unless ``allow_remote``: inside a container the server must listen
+    on the container's interface, and the container network is the boundary there.
+    """
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT  # 0: any free port, read back from Server.listening_address
+    threads: int = DEFAULT_THREADS
+    ctx_size: int = DEFAULT_CTX_SIZE  # total, split evenly among the slots
+    parallel: int = DEFAULT_PARALLEL
+    allow_remote: bool = False
+
+
+def _server_params(model_path: Path, options: ServerOptions) -> Any:
+    """xllamacpp's parameters for this model and these options."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
     params.model.path = str(model_path)
     params.model_alias = {MODEL_NAME}
-    params.hostnames = [host]
-    params.port = port  # 0: any free port, read back from Server.listening_address
-    params.n_ctx = ctx_size  # total, split evenly among the slots
-    params.n_parallel = parallel
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
+    params.hostnames = [options.host]
+    params.port = options.port
+    params.n_ctx = options.ctx_size
+    params.n_parallel = options.parallel
+    params.cpuparams.n_threads = options.threads
+    params.cpuparams_batch.n_threads = options.threads
     params.n_predict = DEFAULT_MAX_TOKENS
     params.sampling.penalty_repeat = REPEAT_PENALTY
     params.cache_ram_mib = 1024  # prompt cache kept in RAM; the default is 8 GiB
@@ -314,38 +329,18 @@ class LocalServer:
         self.close()
 
 
-def start(
-    model_path: Path,
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
-    threads: int = DEFAULT_THREADS,
-    ctx_size: int = DEFAULT_CTX_SIZE,
-    parallel: int = DEFAULT_PARALLEL,
-    allow_remote: bool = False,
-) -> LocalServer:
-    """Load the model and start the HTTP server in this process; returns once it is listening.
-
-    Only loopback addresses unless ``allow_remote``: inside a container the server must listen
-    on the container's interface, and the container network is the boundary there.
-    """
-    if not allow_remote:
-        _check_loopback(host)
+def start(model_path: Path, options: ServerOptions | None = None) -> LocalServer:
+    """Load the model and start the HTTP server in this process; returns once it is listening."""
+    options = options or ServerOptions()
+    if not options.allow_remote:
+        _check_loopback(options.host)
     if not Path(model_path).is_file():
         raise FileNotFoundError(f"model file not found: {model_path}")
     try:
         import xllamacpp
     except ImportError as exc:
         raise LocalModelError(LOCAL_EXTRA_MISSING) from exc
-
-    params = _server_params(
-        Path(model_path),
-        host=host,
-        port=port,
-        threads=threads,
-        ctx_size=ctx_size,
-        parallel=parallel,
-    )
-    return LocalServer(xllamacpp.Server(params))
+    return LocalServer(xllamacpp.Server(_server_params(Path(model_path), options)))
 
 
 def wait_ready(url: str, timeout: float = 120.0) -> None:
@@ -356,15 +351,10 @@ def wait_ready(url: str, timeout: float = 120.0) -> None:
 
 def serve(
     model_path: Path,
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
-    threads: int = DEFAULT_THREADS,
-    ctx_size: int = DEFAULT_CTX_SIZE,
-    parallel: int = DEFAULT_PARALLEL,
+    options: ServerOptions | None = None,
     *,
     on_ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
-    allow_remote: bool = False,
 ) -> None:
     """Serve the model until SIGTERM or SIGINT (or until ``stop`` is set), then shut down.
 
@@ -381,9 +371,7 @@ def serve(
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, _on_signal)
     try:
-        with start(
-            model_path, host, port, threads, ctx_size, parallel, allow_remote=allow_remote
-        ) as server:
+        with start(model_path, options) as server:
             wait_ready(server.url, timeout=60)
             if on_ready is not None:
                 on_ready(server.url)
@@ -395,9 +383,11 @@ def serve(
 
 
 @contextlib.contextmanager
-def running(cache_dir: Path | None = None, port: int = 0, **kwargs: Any) -> Iterator[LocalServer]:
-    """Ensure the model and run a server in this process for the ``with`` block (port 0: any)."""
-    with start(ensure_model(cache_dir), port=port, **kwargs) as server:
+def running(
+    cache_dir: Path | None = None, options: ServerOptions | None = None
+) -> Iterator[LocalServer]:
+    """Ensure the model and run a server in this process for the ``with`` block."""
+    with start(ensure_model(cache_dir), options or ServerOptions(port=0)) as server:
         wait_ready(server.url, timeout=60)
         yield server
 
@@ -478,16 +468,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(ensure_model(args.cache_dir), flush=True)
             return 0
         model_path = args.model if args.model is not None else ensure_model(args.cache_dir)
-        serve(
-            model_path,
-            host=args.host,
-            port=args.port,
-            threads=args.threads,
-            ctx_size=args.ctx_size,
-            parallel=args.parallel,
-            on_ready=lambda url: print(f"ready {url}", flush=True),
-            allow_remote=args.allow_remote,
+        options = ServerOptions(
+            args.host, args.port, args.threads, args.ctx_size, args.parallel, args.allow_remote
         )
+        serve(model_path, options, on_ready=lambda url: print(f"ready {url}", flush=True))
     except (LocalModelError, ValueError, FileNotFoundError, TimeoutError) as exc:
         print(f"fichas llm-local: {exc}", file=sys.stderr, flush=True)
         return 1

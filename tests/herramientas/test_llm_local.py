@@ -172,7 +172,7 @@ def test_refuses_to_bind_beyond_loopback(tmp_path: Path) -> None:
     model = tmp_path / "m.gguf"
     model.write_bytes(b"x")
     with pytest.raises(ValueError, match="loopback"):
-        llm_local.start(model, host="0.0.0.0")
+        llm_local.start(model, llm_local.ServerOptions(host="0.0.0.0"))
 
 
 def test_wait_ready_times_out_on_a_closed_port() -> None:
