@@ -8,33 +8,25 @@ usuarios``, and wait for ``/health/ready``.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
 
 from criterios import CRITERIOS_VERSION
 from esquemas.constantes import MOTIVO_RECHAZADA
+from harness.procesos import REPO, CommandProcess
 
-REPO = Path(__file__).resolve().parents[1]
 
-
-class RevisorProcess:
+class RevisorProcess(CommandProcess):
     """One ``fichas revisor`` process on 127.0.0.1 and a free port."""
 
-    def __init__(self, env: dict[str, str], port: int, log_path: Path) -> None:
-        self.env = env
-        self.port = port
-        self.log_path = log_path
-        self.proc: subprocess.Popen[bytes] | None = None
+    name = "revisor"
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def command(self) -> list[str]:
+        """``fichas revisor --port PORT``."""
+        return ["revisor", "--port", str(self.port)]
 
     def add_user(self, nombre: str, clave: str) -> None:
         """``fichas revisor usuarios NOMBRE`` with the password on stdin."""
@@ -48,56 +40,19 @@ class RevisorProcess:
             timeout=60,
         )
 
-    def start(self, extra_env: dict[str, str] | None = None) -> None:
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "herramientas.cli", "revisor", "--port", str(self.port)],
-            env={**self.env, **(extra_env or {})},
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        while time.monotonic() < deadline:
-            assert self.proc is not None and self.proc.poll() is None, self.log_tail()
-            try:
-                with opener.open(f"{self.url}/health/ready", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("revisor never became ready\n" + self.log_tail())
-
-    def metrics(self) -> str:
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(f"{self.url}/metrics", timeout=10) as resp:
-            return str(resp.read().decode())
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
     def wait_exit(self, timeout: float = 30) -> int:
+        """The exit code, once the process ends by itself."""
         assert self.proc is not None
         return self.proc.wait(timeout=timeout)
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        """SIGTERM, and SIGKILL if it does not end within 30 s; nothing if not running."""
+        if not self.alive():
             return
-        self.proc.send_signal(signal.SIGTERM)
         try:
-            self.proc.wait(timeout=30)
+            self.terminate(timeout=30)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
+            self.kill()
 
 
 def revisor_env(

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.procesos import CommandProcess
 from harness.red import free_port
 from harness.topicos import wait_records
 
@@ -19,45 +15,17 @@ if TYPE_CHECKING:
     from harness.kafka_broker import KafkaBroker
     from harness.topicos import Topics
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-class WorkerProcess:
+class WorkerProcess(CommandProcess):
     """``fichas worker`` as a real process, as an operator runs it."""
 
+    name = "worker"
+
     def __init__(self, env: dict[str, str], log_path: Path) -> None:
-        self.env = env
-        self.log_path = log_path
-        self.port = int(env["FICHAS_METRICAS_PUERTO"])
-        self.proc: subprocess.Popen[bytes] | None = None
+        super().__init__(env, int(env["FICHAS_METRICAS_PUERTO"]), log_path)
 
-    def start(self) -> None:
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "herramientas.cli", "worker"],
-            env=self.env,
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc is not None and self.proc.poll() is None, self.log_tail()
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{self.port}/health/ready", timeout=2
-                ):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("worker never became ready\n" + self.log_tail())
-
-    def metrics(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as resp:
-            return resp.read().decode()
+    def command(self) -> list[str]:
+        """``fichas worker``."""
+        return ["worker"]
 
     def metric(self, name: str, **labels: str) -> float:
         """Value of one sample of the worker's /metrics (0 if absent)."""
@@ -72,28 +40,12 @@ class WorkerProcess:
                 return float(value)
         return 0.0
 
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def terminate(self, timeout: float = 120) -> int:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=timeout)
-
     def rss_peak_kib(self) -> int:
         assert self.proc is not None
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1])
         return 0
-
-    def log_tail(self, lines: int = 60) -> str:
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
 
 def worker_env(

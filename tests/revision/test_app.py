@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from harness.revisor import REPO
+from harness.procesos import REPO
 from revision.app import _parser
 from revision.seguridad import LimiteLogin, clave_correcta, hash_clave
 

@@ -9,7 +9,8 @@ import sys
 import pytest
 from selenium.webdriver.common.by import By
 
-from harness.revisor import REPO, muestra_publicada
+from harness.procesos import REPO
+from harness.revisor import muestra_publicada
 from tests.revision.conftest import (
     USUARIO,
     abrir_item,

@@ -20,9 +20,10 @@ import pytest
 from harness.eventos import evento_json
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.procesos import REPO
 from harness.red import free_port
 from harness.topicos import Topics, create_input_topic, produce
-from harness.worker import REPO, WorkerProcess, wait_outcomes, worker_env
+from harness.worker import WorkerProcess, wait_outcomes, worker_env
 from stream.kafka import BROKER_WAIT_S
 
 pytestmark = pytest.mark.kafka
