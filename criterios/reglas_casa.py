@@ -64,7 +64,7 @@ _DELIVERY = r"""
       |ship|dispatch(?:ed|es)?)
 """
 _ARRIVAL = r"""
-    (?:llega|llegan|llegar[aá]|llegar[aá]n|lo\s+recibes|rec[ií]belo|recibir[aá]s
+    (?:llega|llegan|llegar[aá]|llegar[aá]n|lo\s+recibes|la\s+recibes|rec[ií]bel[oa]s?|recibir[aá]s
       |lo\s+tendr[aá]s|arrives?|arriving|get\s+it)
 """
 _NOT_DELIVERY_AFTER = r"""

@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     gracia_s: float = Field(default=90.0, ge=0)
     muestra_proporcion: float = Field(default=0.02, ge=0, le=1)
     log_nivel: str = "INFO"
+    # Quality options measured with `fichas evaluar` (docs/calidad.md); off unless set.
+    evaluador_rubrica: bool = False
+    limpiar_origen: bool = False
 
     @field_validator("llm_repeat_penalty", "postgres_dsn", mode="before")
     @classmethod
