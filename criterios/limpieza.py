@@ -72,7 +72,8 @@ def _sin_gritos(texto: str, permitidas: frozenset[str] = frozenset()) -> str:
     if sum(c.isupper() for c in letras) > 0.6 * len(letras):
         conservar = reglas_casa.ACRONIMOS | permitidas
         gritos = {
-            w for w in re.findall(r"\w+", texto)
+            w
+            for w in re.findall(r"\w+", texto)
             if len(w) > 1 and w.isalpha() and w.isupper() and w not in conservar
         }
     for palabra in gritos:
@@ -82,9 +83,7 @@ def _sin_gritos(texto: str, permitidas: frozenset[str] = frozenset()) -> str:
 
 def _capitalizar(texto: str) -> str:
     """Upper-case the first letter of each sentence, after shouting became lower case."""
-    return re.sub(
-        r"(^|[.!?]\s+)([a-záéíóúñü])", lambda m: m.group(1) + m.group(2).upper(), texto
-    )
+    return re.sub(r"(^|[.!?]\s+)([a-záéíóúñü])", lambda m: m.group(1) + m.group(2).upper(), texto)
 
 
 def _tidy(texto: str) -> str:

@@ -1,4 +1,5 @@
-"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``, ``informe``, ``demo``.
+"""The ``fichas`` command: ``worker``, ``procesar``, ``llm-local``, ``informe``, ``demo``,
+``evaluar``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
@@ -67,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
         help="approval rate per attempt, rejections by criterion, review reasons (see --help)",
         add_help=False,
     )
+    sub.add_parser(
+        "evaluar",
+        help="measure evaluator or loop against the labelled set, compare runs (see --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -77,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         from herramientas.informe import main_informe
 
         return main_informe(argv[1:])
+    if argv[:1] == ["evaluar"]:
+        from herramientas.evaluar import main as evaluar_main
+
+        return evaluar_main(argv[1:])
     if argv[:1] == ["demo"]:
         from herramientas.demo import main as demo_main
 

@@ -74,6 +74,4 @@ def tasas_por_intento(salidas: Iterable[Salida]) -> list[TasaIntento]:
         llegadas, aprobadas_en = llegadas_y_aprobadas(destino, evento)
         llegaron.update(llegadas)
         aprobadas.update(aprobadas_en)
-    return [
-        TasaIntento(n, llegaron[n], aprobadas[n]) for n in sorted(k for k in llegaron if k > 0)
-    ]
+    return [TasaIntento(n, llegaron[n], aprobadas[n]) for n in sorted(k for k in llegaron if k > 0)]
