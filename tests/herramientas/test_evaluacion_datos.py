@@ -19,8 +19,19 @@ CASOS: list[dict[str, Any]] = [
     json.loads(linea) for linea in (CARPETA / "casos.jsonl").read_text().splitlines() if linea
 ]
 RASGOS_PEDIDOS = {
-    "ingles", "portugues", "frances", "gritos", "precio", "promocion", "plazo_entrega",
-    "atributos_en_titulo", "otras_unidades", "falta_atributo", "contradiccion", "emoji", "url",
+    "ingles",
+    "portugues",
+    "frances",
+    "gritos",
+    "precio",
+    "promocion",
+    "plazo_entrega",
+    "atributos_en_titulo",
+    "otras_unidades",
+    "falta_atributo",
+    "contradiccion",
+    "emoji",
+    "url",
     "inyeccion",
 }
 

@@ -105,9 +105,15 @@ def test_modo_evaluador_reanuda_sin_repetir_llamadas(
     assert json.loads(salida.read_text())["metricas"]["n"] == 6
     # Another configuration (the rubric) is another run: nothing of the cache is reused.
     fake_llm.configure(
-        {"default": {"evaluador": ['texto:{"inventa": {"cita": "", "falla": false}, '
-                                   '"publicidad": {"cita": "", "falla": false}, '
-                                   '"vacia": {"cita": "", "falla": false}}']}}
+        {
+            "default": {
+                "evaluador": [
+                    'texto:{"inventa": {"cita": "", "falla": false}, '
+                    '"publicidad": {"cita": "", "falla": false}, '
+                    '"vacia": {"cita": "", "falla": false}}'
+                ]
+            }
+        }
     )
     rubrica = _evaluar(
         ["--modo", "evaluador", "--rubrica", "--solo", "EV-ZAP-02", "--salida", str(salida)],

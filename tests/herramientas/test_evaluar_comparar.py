@@ -134,8 +134,21 @@ def test_cli_comparar_escribe_json_y_png(tmp_path: Path) -> None:
     salida = tmp_path / "comparacion.json"
     png = tmp_path / "delta.png"
     proc = subprocess.run(
-        [sys.executable, "-m", "herramientas.cli", "evaluar", "--comparar", str(A), str(B),
-         "--salida", str(salida), "--png", str(png), "--remuestras", "300"],
+        [
+            sys.executable,
+            "-m",
+            "herramientas.cli",
+            "evaluar",
+            "--comparar",
+            str(A),
+            str(B),
+            "--salida",
+            str(salida),
+            "--png",
+            str(png),
+            "--remuestras",
+            "300",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -152,8 +165,17 @@ def test_cli_comparar_modos_distintos_es_error(tmp_path: Path) -> None:
     otro = tmp_path / "otro.json"
     otro.write_text(json.dumps(json.loads(B.read_text()) | {"modo": "bucle"}))
     proc = subprocess.run(
-        [sys.executable, "-m", "herramientas.cli", "evaluar", "--comparar", str(A), str(otro),
-         "--salida", str(tmp_path / "c.json")],
+        [
+            sys.executable,
+            "-m",
+            "herramientas.cli",
+            "evaluar",
+            "--comparar",
+            str(A),
+            str(otro),
+            "--salida",
+            str(tmp_path / "c.json"),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
