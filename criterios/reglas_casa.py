@@ -45,6 +45,7 @@ PROMOTION_RE = re.compile(
     )\b
     | (?<![\d.,x×])[234]\s?[x×]\s?[123](?![\dx×]|[.,]\d|\s?(?:cm|mm|m)\b)   # 2x1, 3x2
     | \d+\s?%\s?(?:off|dto|dcto)\b
+    | (?<![\w.,%])-\s?\d+(?:[.,]\d+)?\s?%                                  # -30%
     """,
     re.IGNORECASE | re.VERBOSE,
 )

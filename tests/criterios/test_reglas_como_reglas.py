@@ -112,6 +112,8 @@ def test_cada_alternativa_de_promocion_tiene_su_caso() -> None:
         ("Hoy 20% off", ["20% off"]),
         ("Un 15 % dto", ["15 % dto"]),
         ("BIG SALE", ["SALE"]),
+        ("Camiseta fucsia -30%", ["-30%"]),
+        ("Ahora - 15 % en todo", ["- 15 %"]),
     ],
 )
 def test_otras_formas_de_promocion(frase: str, fragmentos: list[str]) -> None:
@@ -128,6 +130,8 @@ def test_otras_formas_de_promocion(frase: str, fragmentos: list[str]) -> None:
         "Sartén de 28 x 28 cm",
         "We offer two sizes",
         "Tejido de punto de algodón",
+        "Funciona de -20 °C a 40 °C",
+        "Mezcla 95%-5% algodón y elastano",
     ],
 )
 def test_casi_promociones_no_lo_son(frase: str) -> None:
