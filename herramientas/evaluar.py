@@ -669,7 +669,7 @@ def grafico_comparacion(comparacion: Mapping[str, Any], png: Path) -> None:
                 color=colores.get(d["veredicto"], "tab:gray"),
                 capsize=4,
             )
-            ancho = max(abs(ic[0]), abs(ic[1]), 1e-9) * 1.2
+            ancho = max(abs(ic[0]), abs(ic[1])) * 1.2 or 1.0  # all zero: a unit scale
             eje.set_xlim(-ancho, ancho)
         eje.set_yticks([])
         eje.set_ylabel(nombre, rotation=0, ha="right", va="center", fontsize=8)

@@ -294,6 +294,8 @@ ESTADISTICOS: dict[str, dict[str, tuple[Estadistico, int]]] = {
         "evaluador.recall": (lambda rs: _recall(_matriz_de("evaluador")(rs)), +1),
         "evaluador.kappa": (lambda rs: kappa(_matriz_de("evaluador")(rs)), +1),
         "salidas_invalidas": (_share(lambda r: bool(r.get("invalida"))), -1),
+        "tokens_por_candidata": (lambda rs: _tokens(rs), -1),
+        "segundos_p50": (lambda rs: percentile([float(r["segundos"]) for r in rs], 0.5), -1),
     },
     "bucle": {
         "publicadas": (_share(lambda r: bool(r["publicada"])), +1),
