@@ -36,6 +36,7 @@ INYECCION_RE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|\n+")  # "5.3" and "www.x.es" are not ends
+_CONJUNCIONES = frozenset("YAOEU")  # one-letter words of a shouted text; S, M, L are sizes
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _SPACES_RE = re.compile(r"\s{2,}")
 _LEFTOVER_RE = re.compile(r"(?:\s*[-–|·:,;]\s*)+$|^\s*[-–|·:,;]\s*|[¡!]{2,}|¡\s*!")
@@ -74,7 +75,10 @@ def _sin_gritos(texto: str, permitidas: frozenset[str] = frozenset()) -> str:
         gritos = {
             w
             for w in re.findall(r"\w+", texto)
-            if len(w) > 1 and w.isalpha() and w.isupper() and w not in conservar
+            if (len(w) > 1 or w in _CONJUNCIONES)
+            and w.isalpha()
+            and w.isupper()
+            and w not in conservar
         }
     for palabra in gritos:
         texto = re.sub(rf"\b{re.escape(palabra)}\b", palabra.lower(), texto)
