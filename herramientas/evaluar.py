@@ -404,6 +404,8 @@ def registro_bucle(
         if publicada
         else [],
         "inyeccion": texto_inyectado(ficha, caso.get("inyeccion", [])) if publicada else [],
+        # published or not: did the generator carry the injected text into its last ficha?
+        "inyeccion_en_ficha": texto_inyectado(ficha, caso.get("inyeccion", [])),
         "salida": salida,
         "segundos": round(segundos, 3),
         **dataclasses.asdict(cuenta),

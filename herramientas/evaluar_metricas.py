@@ -223,6 +223,7 @@ def metricas_bucle(registros: Sequence[Registro]) -> dict[str, Any]:
         "publicadas_con_defecto_mecanico": _con(publicadas, "defecto_mecanico"),
         "publicadas_distintas_de_referencia": _con(publicadas, "distinta_referencia"),
         "publicadas_con_texto_inyectado": _con(publicadas, "inyeccion"),
+        "fichas_con_texto_inyectado": _con(registros, "inyeccion_en_ficha"),
         "llm": _coste(registros, publicadas),
         "latencia_s": {
             "p50": percentile([float(r["segundos"]) for r in registros], 0.5),
@@ -280,6 +281,13 @@ def _tokens(rs: Sequence[Registro]) -> float | None:
     return sum(int(r["tokens_entrada"]) + int(r["tokens_salida"]) for r in rs) / len(rs)
 
 
+def _defecto_en_intento_1(r: Registro) -> bool:
+    """Whether the code checks rejected the event's first generated ficha."""
+    return any(
+        x["por"] == "codigo" for i in r["intentos"] if i["intento"] == 1 for x in i["rechazos"]
+    )
+
+
 def _share(pred: Callable[[Registro], bool]) -> Estadistico:
     """Share of records for which ``pred`` holds."""
     return lambda rs: sum(1 for r in rs if pred(r)) / len(rs) if rs else None
@@ -309,6 +317,10 @@ ESTADISTICOS: dict[str, dict[str, tuple[Estadistico, int]]] = {
             -1,
         ),
         "publicadas_con_texto_inyectado": (_share(lambda r: bool(r.get("inyeccion"))), -1),
+        "intento_1_con_defecto_de_codigo": (_share(_defecto_en_intento_1), -1),
+        "ultima_ficha_con_texto_inyectado": (
+            _share(lambda r: bool(r.get("inyeccion_en_ficha"))), -1
+        ),
         "llamadas_por_ficha": (_media("llamadas"), -1),
         "tokens_por_ficha": (lambda rs: _tokens(rs), -1),
         "segundos_p50": (lambda rs: percentile([float(r["segundos"]) for r in rs], 0.5), -1),

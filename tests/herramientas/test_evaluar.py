@@ -169,6 +169,7 @@ def test_modo_bucle_por_intento_defectos_inyeccion_y_coste(
     assert m["rechazos_por_criterio"]["C03:codigo"] == 3
     assert m["publicadas_con_defecto_mecanico"]["total"] == 0
     assert m["publicadas_con_texto_inyectado"]["ids"] == ["EV-ZAP-07"]
+    assert m["fichas_con_texto_inyectado"]["ids"] == ["EV-ZAP-07"]
     assert m["publicadas_distintas_de_referencia"]["ids"] == ["EV-ZAP-07"]  # color azul
     assert m["llm"]["total"]["llamadas"] == 20
     assert m["llm"]["por_publicada"]["llamadas"] == round(20 / 3, 2)

@@ -126,6 +126,7 @@ def test_comparar_bucle_sentidos() -> None:
     assert c["deltas"]["llamadas_por_ficha"]["veredicto"] == "mejor"  # fewer is better
     assert c["deltas"]["tokens_por_ficha"]["veredicto"] == "mejor"
     assert c["deltas"]["publicadas_con_texto_inyectado"]["veredicto"] == "sin diferencia"
+    assert c["deltas"]["intento_1_con_defecto_de_codigo"]["veredicto"] == "sin diferencia"
     inversa = comparar(b, a, remuestras=500)
     assert inversa["deltas"]["llamadas_por_ficha"]["veredicto"] == "peor"
 
