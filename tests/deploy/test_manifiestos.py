@@ -83,6 +83,8 @@ VARIABLES_ANADIDAS = [
     "FICHAS_LLM_REPEAT_PENALTY",
     "FICHAS_PARTICIONES",
     "FICHAS_REPLICACION",
+    "FICHAS_EVALUADOR_RUBRICA",
+    "FICHAS_LIMPIAR_ORIGEN",
 ]
 # Métricas que no exporta el código pero que el panel o las alertas pueden usar.
 METRICAS_AJENAS = {"up"}  # la genera Prometheus al rascar
