@@ -89,12 +89,41 @@ def comprobar_reglas_casa(
     a brand or model attribute ("ASICS"), which are names rather than shouting.
     """
     permitidas = _names_in_capitals(origen or {})
+    codigos = _codes_of_origin(origen or {})
     hallazgos: list[str] = []
     for campo, texto in _fields(ficha):
         for subregla, finder in reglas_casa.SUBREGLAS:
             hallazgos += _quote(subregla, campo, finder(texto))
-        hallazgos += _quote("mayúsculas", campo, reglas_casa.mayusculas(texto, permitidas))
+        sin_codigos = _without_codes(texto, codigos)
+        hallazgos += _quote("mayúsculas", campo, reglas_casa.mayusculas(sin_codigos, permitidas))
+    for clave, valor in _attributes(ficha).items():
+        if reglas_casa.clave_de_precio(clave) and valor.strip():
+            hallazgos += _quote("precio", f"atributo {clave}", [valor])
     return _result("; ".join(hallazgos))
+
+
+def _codes_of_origin(origen: Mapping[str, Any]) -> frozenset[str]:
+    """Product codes the origin writes ("SKU-BULK-0001"), the SKU included.
+
+    A code's capitals are not shouting, but only when the origin has that very code: a ficha
+    cannot make up a code to smuggle capitals in.
+    """
+    proveedor = origen.get("ficha_proveedor") or {}
+    textos = [str(origen.get("sku") or "")]
+    if isinstance(proveedor, Mapping):
+        textos += [str(proveedor.get("titulo") or ""), str(proveedor.get("descripcion") or "")]
+        atributos = proveedor.get("atributos")
+        if isinstance(atributos, Mapping):
+            textos += [str(v) for v in atributos.values()]
+    return frozenset(c for t in textos for c in reglas_casa.codigos(t)) | {textos[0]}
+
+
+def _without_codes(texto: str, codigos: frozenset[str]) -> str:
+    """The text with the origin's codes blanked out, for the shouting check only."""
+    for codigo in reglas_casa.codigos(texto):
+        if codigo in codigos:
+            texto = texto.replace(codigo, " ")
+    return texto
 
 
 def comprobar_cifras(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,18 +25,19 @@ PRICE_RE = re.compile(
     | \b(?:eur|usd|gbp|mxn|brl|chf)\s?{_NUMBER}              # code + number
     | \bpvp\b
     | \b(?:precio|price|cuesta|cuestan|costs?)\b[^\d.!?\n]{{0,15}}{_NUMBER}
+    | \b(?:euros?|c[eé]ntimos?|d[oó]lares|dollars?|reais|libras\s+esterlinas)\b  # in words
     """,
     re.IGNORECASE | re.VERBOSE,
 )
 
 PROMOTION_RE = re.compile(
     r"""
-    \b(?:ofertas?|ofertón|descuentos?|rebajas?|rebajad[oa]s?|promoci[oó]n|promociones|promo
+    \b(?:ofertas?|ofertón|descuentos?|rebajas?|rebajad[oa]s?|promoci[oó]n|promociones|promo\s+code|promo
       |liquidaci[oó]n|outlet|chollos?|gangas?|gratis|cup[oó]n(?:es)?|c[oó]digo\s+promocional
       |black\s+friday|cyber\s+monday|[uú]ltimas\s+unidades|hasta\s+agotar\s+(?:existencias|stock)
       |(?:por\s+)?tiempo\s+limitado|(?:env[ií]o|entrega|devoluci[oó]n)\s+gratuit[oa]
       |(?:mejor|s[uú]per)\s+precio|precio\s+(?:especial|m[ií]nimo|rebajado|de\s+oferta)
-      |discount(?:s|ed)?|clearance|coupons?|promo\s+code|limited[\s-]time|bogo
+      |discount(?:s|ed)?|clearance|coupons?|limited[\s-]time|bogo
       |buy\s+one\s+get\s+one|while\s+stocks?\s+last|(?:on|for)\s+sale|sale\s+price
       |(?:special|limited|exclusive|launch)\s+offers?|offer\s+(?:ends|valid|expires)
       |(?:best|hot|daily|top|big)\s+deals?|great\s+deals?(?!\s+of\b)|deals?\s+of\s+the\s+(?:day|week)
@@ -44,6 +45,7 @@ PROMOTION_RE = re.compile(
     )\b
     | (?<![\d.,x×])[234]\s?[x×]\s?[123](?![\dx×]|[.,]\d|\s?(?:cm|mm|m)\b)   # 2x1, 3x2
     | \d+\s?%\s?(?:off|dto|dcto)\b
+    | (?<![\w.,%])-\s?\d+(?:[.,]\d+)?\s?%                                  # -30%
     """,
     re.IGNORECASE | re.VERBOSE,
 )
@@ -64,7 +66,7 @@ _DELIVERY = r"""
       |ship|dispatch(?:ed|es)?)
 """
 _ARRIVAL = r"""
-    (?:llega|llegan|llegar[aá]|llegar[aá]n|lo\s+recibes|rec[ií]belo|recibir[aá]s
+    (?:llega|llegan|llegar[aá]|llegar[aá]n|lo\s+recibes|la\s+recibes|rec[ií]bel[oa]s?|recibir[aá]s
       |lo\s+tendr[aá]s|arrives?|arriving|get\s+it)
 """
 _NOT_DELIVERY_AFTER = r"""
@@ -107,6 +109,15 @@ URL_TLDS = (
     "com|es|net|org|info|shop|store|online|eu|co|io|me|app|tienda|uk|de|fr|it|pt|mx|ar|cl"
     "|pe|us|biz|tv|site|web|xyz|top"
 )
+# A web address spelled out so a pattern misses it: "tienda punto com", "shop dot net". Only
+# generic TLDs: "tejido de punto de algodón" or "el punto es" are Spanish, not addresses.
+SPELLED_URL_RE = re.compile(
+    r"\b[\w-]+\s+(?:punto|dot)\s+(?:com|net|org|info|shop|store|online|tienda)\b",
+    re.IGNORECASE,
+)
+# Dots that are not ASCII but read as one: full-width, halfwidth ideographic, ideographic,
+# one-dot leader. "tienda．com" is as much a link as "tienda.com".
+_DOTS = str.maketrans({"\uff0e": ".", "\uff61": ".", "\u3002": ".", "\u2024": "."})
 URL_RE = re.compile(
     r"(?i:https?://\S+|\bwww\.\S+)"
     r"|(?<![\w.-])(?i:[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)"
@@ -130,6 +141,26 @@ EMOJI_RANGES: tuple[tuple[int, int], ...] = (
 def precios(texto: str) -> list[str]:
     """Prices belong to the shop, not to the ficha: they change and differ per channel."""
     return _matches(PRICE_RE, texto)
+
+
+# Attribute names that hold a price whatever their value looks like ("precio": "19,99").
+_PRICE_KEY_RE = re.compile(
+    r"^(?:precio|price|pvp|coste|cost|importe|tarifa|msrp|rrp)(?:[_\s-]\w*)?$", re.IGNORECASE
+)
+
+
+def clave_de_precio(clave: str) -> bool:
+    """An attribute whose name says it is a price: its value is a price even without "€"."""
+    return bool(_PRICE_KEY_RE.match(clave.strip()))
+
+
+# A product code: letters and digits joined by -, _, / or . ("SKU-BULK-0001", "AB-12/C").
+CODE_RE = re.compile(r"(?<![\w-])(?=[\w./-]*\d)(?=[\w./-]*[A-Za-z])\w+(?:[-_/.]\w+)+")
+
+
+def codigos(texto: str) -> list[str]:
+    """Product codes in a text; their capitals are part of the code, not shouting."""
+    return [m.group(0).rstrip(".") for m in CODE_RE.finditer(texto)]
 
 
 def promociones(texto: str) -> list[str]:
@@ -183,8 +214,13 @@ _EMOJI_RE = re.compile(
 
 
 def urls(texto: str) -> list[str]:
-    """Links send the buyer elsewhere and go stale; "3.5 mm" or "v2.0" are not domains."""
-    return [m.rstrip(".,;:!?)»\"'") for m in _matches(URL_RE, texto) if _has_letter_label(m)]
+    """Links send the buyer elsewhere and go stale; "3.5 mm" or "v2.0" are not domains.
+
+    Look-alike dots count as dots, and an address spelled out ("tienda punto com") is one.
+    """
+    texto = texto.translate(_DOTS)
+    enlaces = [m.rstrip(".,;:!?)»\"'") for m in _matches(URL_RE, texto) if _has_letter_label(m)]
+    return enlaces + _matches(SPELLED_URL_RE, texto)
 
 
 def _has_letter_label(fragmento: str) -> bool:

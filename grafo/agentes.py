@@ -28,7 +28,15 @@ from pydantic import BaseModel
 
 from esquemas import Ficha, Veredicto
 from grafo.errores import SalidaInvalida, classify
-from grafo.mensajes import mensaje_evaluador, mensaje_generador, prompt_evaluador, prompt_generador
+from grafo.mensajes import (
+    mensaje_evaluador,
+    mensaje_evaluador_rubrica,
+    mensaje_generador,
+    prompt_evaluador,
+    prompt_evaluador_rubrica,
+    prompt_generador,
+)
+from grafo.rubrica import Rubrica, veredicto_de_rubrica
 from grafo.sensores import NullSensor, Sensor
 
 # The agents run with durability="async" and no checkpointer (see the module docstring);
@@ -39,10 +47,18 @@ warnings.filterwarnings("ignore", message="`durability` has no effect", category
 class Agentes:
     """The generator and the evaluator over one chat model; each call returns a pydantic model."""
 
-    def __init__(self, model: ChatOpenAI, sensor: Sensor | None = None) -> None:
+    def __init__(
+        self, model: ChatOpenAI, sensor: Sensor | None = None, rubrica: bool = False
+    ) -> None:
+        """``rubrica``: the evaluator answers three yes/no questions (``grafo.rubrica``)
+        instead of giving the verdict itself; code maps the answers onto a ``Veredicto``."""
         self._sensor = sensor or NullSensor()
+        self.rubrica = rubrica
         self._generador = self._build(model, "generador", prompt_generador(), Ficha)
-        self._evaluador = self._build(model, "evaluador", prompt_evaluador(), Veredicto)
+        if rubrica:
+            self._evaluador = self._build(model, "evaluador", prompt_evaluador_rubrica(), Rubrica)
+        else:
+            self._evaluador = self._build(model, "evaluador", prompt_evaluador(), Veredicto)
 
     @staticmethod
     def _build(model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]) -> Any:
@@ -71,6 +87,11 @@ class Agentes:
         origen: dict[str, Any],
     ) -> Veredicto:
         """Ask the evaluator for a verdict; raise ``SalidaInvalida`` if it is not valid."""
+        if self.rubrica:
+            texto = mensaje_evaluador_rubrica(ficha, origen)
+            rubrica = await self._ask(self._evaluador, "evaluador", texto)
+            assert isinstance(rubrica, Rubrica)
+            return veredicto_de_rubrica(rubrica)
         texto = mensaje_evaluador(ficha, comprobaciones, origen)
         respuesta = await self._ask(self._evaluador, "evaluador", texto)
         assert isinstance(respuesta, Veredicto)

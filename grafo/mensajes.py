@@ -62,6 +62,12 @@ def prompt_evaluador() -> str:
     return _template("evaluador.md").format(criterios="\n".join(lineas))
 
 
+@cache
+def prompt_evaluador_rubrica() -> str:
+    """System prompt of the rubric evaluator: three yes/no questions (``grafo.rubrica``)."""
+    return _template("evaluador_rubrica.md").format()
+
+
 def mensaje_generador(origen: dict[str, Any], problemas: list[dict[str, Any]]) -> str:
     """User message of the generator: the origin, plus the problems to fix if there are any."""
     partes = ["Escribe la ficha de este producto a partir de su origen:", _json_block(origen)]
@@ -85,6 +91,22 @@ def mensaje_evaluador(
             "Evalúa esta ficha contra los criterios:",
             _json_block(cuerpo),
             'Responde solo con el objeto JSON {"aprobada", "problemas"}.',
+        ]
+    )
+
+
+def mensaje_evaluador_rubrica(ficha: dict[str, Any], origen: dict[str, Any]) -> str:
+    """User message of the rubric evaluator: the ficha and its origin, nothing else.
+
+    The code checks are left out: the rubric asks only what code cannot check, and a failed
+    check vetoes the ficha whatever the answers.
+    """
+    cuerpo = {"ficha": ficha, "origen": origen}
+    return "\n\n".join(
+        [
+            "Contesta las tres preguntas sobre esta ficha:",
+            _json_block(cuerpo),
+            'Responde solo con el objeto JSON {"inventa", "publicidad", "vacia"}.',
         ]
     )
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from criterios import comprobar as comprobar_ficha
 from criterios import fallos
+from criterios.limpieza import limpiar_origen
 from esquemas import FichaEnRevision, FichaPublicada, Origen
 from esquemas.constantes import (
     CRITERIO_SALIDA_INVALIDA,
@@ -90,14 +91,18 @@ class Nodos:
     agentes: Agentes
     modelo: str
     criterios_version: str
+    limpiar_origen: bool = False  # generator reads the cleaned origin (criterios.limpieza)
 
     async def generar(self, state: EstadoFicha) -> dict[str, Any]:
         """Write a ficha from the origin and the problems found so far; count the attempt."""
         intento = state.get("intentos", 0) + 1
         en_intento(intento)
         problemas = problemas_acumulados(state.get("historial", []))
+        origen = state["origen"]
+        if self.limpiar_origen:  # the evaluator and the code checks still get the full one
+            origen = limpiar_origen(origen)
         try:
-            ficha = await self.agentes.generar(state["origen"], problemas)
+            ficha = await self.agentes.generar(origen, problemas)
         except SalidaInvalida as exc:
             return self._salida_invalida(intento, exc, None) | {"ficha": None, "intentos": 1}
         return {"ficha": ficha.model_dump(), "intentos": 1, "invalida": None}

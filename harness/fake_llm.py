@@ -345,7 +345,7 @@ def detect_agent(body: dict[str, Any]) -> str | None:
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict):
         return None
-    if "aprobada" in properties:
+    if "aprobada" in properties or "inventa" in properties:  # verdict, or the rubric
         return EVALUATOR
     if "titulo" in properties:
         return GENERATOR

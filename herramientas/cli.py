@@ -1,5 +1,5 @@
 """The ``fichas`` command: ``worker``, ``procesar``, ``producir``, ``llm-local``, ``informe``,
-``demo``, ``revisor``.
+``demo``, ``revisor``, ``evaluar``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
@@ -114,6 +114,11 @@ def _parser() -> argparse.ArgumentParser:
         help="approval rate per attempt, rejections by criterion, review reasons (see --help)",
         add_help=False,
     )
+    sub.add_parser(
+        "evaluar",
+        help="measure evaluator or loop against the labelled set, compare runs (see --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -128,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         from revision.app import main as revisor_main
 
         return revisor_main(argv[1:])
+    if argv[:1] == ["evaluar"]:
+        from herramientas.evaluar import main as evaluar_main
+
+        return evaluar_main(argv[1:])
     if argv[:1] == ["demo"]:
         from herramientas.demo.principal import main as demo_main
 

@@ -37,27 +37,19 @@ from esquemas.constantes import (
     DESTINO_PUBLICADAS,
     DESTINO_REVISION,
 )
+from herramientas.definiciones import (
+    Salida,
+    TasaIntento,
+    historial_de,
+    intentos_de,
+    tasas_por_intento,
+)
 
 UMBRAL_DEFECTO = 0.10
 MUESTRA_MINIMA = 20  # fichas that reached the last attempt, before recommending anything
 PNG_EXTRA = "pip install 'fichas[report]'  (matplotlib)"
 
-
-Salida = tuple[str, dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class TasaIntento:
-    """Of the fichas that reached attempt ``intento``, how many were approved at it."""
-
-    intento: int
-    llegaron: int
-    aprobadas: int
-
-    @property
-    def tasa(self) -> float | None:
-        """Approval rate at this attempt; None when no ficha reached it."""
-        return self.aprobadas / self.llegaron if self.llegaron else None
+__all__ = ["Informe", "Salida", "TasaIntento", "calcular_informe"]
 
 
 @dataclass
@@ -141,12 +133,6 @@ def deduplicar(objetos: Iterable[Any]) -> tuple[list[Salida], int, int]:
 # -- computing -------------------------------------------------------------------------------
 
 
-def _intentos_de(evento: Mapping[str, Any]) -> int:
-    """The ``intentos`` field as an int (0 when missing or malformed)."""
-    valor = evento.get("intentos")
-    return valor if isinstance(valor, int) and valor > 0 else 0
-
-
 def calcular_informe(
     salidas: Iterable[Salida],
     umbral: float = UMBRAL_DEFECTO,
@@ -160,9 +146,8 @@ def calcular_informe(
     ``max_intentos`` is the attempt judged as "the last one"; by default the highest attempt
     any ficha reached, which is ``FICHAS_MAX_INTENTOS`` whenever some ficha used them all.
     """
+    salidas = list(salidas)
     destinos: Counter[str] = Counter()
-    llegaron: Counter[int] = Counter()
-    aprobadas: Counter[int] = Counter()
     rechazos: Counter[str] = Counter()
     motivos: Counter[str] = Counter()
     rechazos_sin_detalle = salidas_invalidas = 0
@@ -170,24 +155,11 @@ def calcular_informe(
     for destino, evento in salidas:
         destinos[destino] += 1
         if destino == DESTINO_PUBLICADAS:
-            k = _intentos_de(evento)
-            for n in range(1, k + 1):
-                llegaron[n] += 1
-            if k:
-                aprobadas[k] += 1
-                rechazos_sin_detalle += k - 1
+            rechazos_sin_detalle += max(intentos_de(evento) - 1, 0)
         elif destino == DESTINO_REVISION:
             motivos[str(evento.get("motivo", "desconocido"))] += 1
-            historial = [r for r in evento.get("historial") or [] if isinstance(r, dict)]
-            if not historial:  # no detail: it reached 1..k and none was approved
-                for n in range(1, _intentos_de(evento) + 1):
-                    llegaron[n] += 1
-            for registro in historial:
-                n = int(registro.get("intento", 0))
+            for registro in historial_de(evento):
                 veredicto = registro.get("veredicto") or {}
-                llegaron[n] += 1
-                if veredicto.get("aprobada"):
-                    aprobadas[n] += 1
                 for problema in veredicto.get("problemas") or []:
                     criterio = str(problema.get("criterio", "?"))
                     if criterio == CRITERIO_SALIDA_INVALIDA:
@@ -195,11 +167,10 @@ def calcular_informe(
                     else:
                         rechazos[criterio] += 1
 
-    por_intento = [
-        TasaIntento(n, llegaron[n], aprobadas[n]) for n in sorted(k for k in llegaron if k > 0)
-    ]
+    por_intento = tasas_por_intento(salidas)
+    por_n = {t.intento: t for t in por_intento}
     ultimo_n = max_intentos or (por_intento[-1].intento if por_intento else 0)
-    ultimo = TasaIntento(ultimo_n, llegaron[ultimo_n], aprobadas[ultimo_n]) if ultimo_n else None
+    ultimo = por_n.get(ultimo_n, TasaIntento(ultimo_n, 0, 0)) if ultimo_n else None
     compensa, conclusion = _conclusion(ultimo, umbral, muestra_minima)
     return Informe(
         destinos=dict(sorted(destinos.items())),

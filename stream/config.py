@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     log_nivel: str = "INFO"
     # Hours an outcome record (and a SKU's version record) is kept after its last write.
     retencion_h: float = Field(default=168.0, ge=0)
+    # Quality options measured with `fichas evaluar` (docs/calidad.md); off unless set.
+    evaluador_rubrica: bool = False
+    limpiar_origen: bool = False
 
     @field_validator("llm_repeat_penalty", "postgres_dsn", mode="before")
     @classmethod

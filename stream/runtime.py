@@ -44,8 +44,13 @@ async def build_processor(
 ) -> AsyncIterator[Procesador]:
     """Open the checkpointer and yield a ready ``Procesador``; close everything on exit."""
     model = build_chat_model(llm_settings(settings))
-    agentes = Agentes(model, sensor)
-    nodos = Nodos(agentes, modelo=settings.llm_modelo, criterios_version=CRITERIOS_VERSION)
+    agentes = Agentes(model, sensor, rubrica=settings.evaluador_rubrica)
+    nodos = Nodos(
+        agentes,
+        modelo=settings.llm_modelo,
+        criterios_version=CRITERIOS_VERSION,
+        limpiar_origen=settings.limpiar_origen,
+    )
     try:
         async with open_checkpointer(
             settings.postgres_dsn, settings.data_dir, pool_size=min(settings.concurrencia, 16)

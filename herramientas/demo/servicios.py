@@ -22,7 +22,11 @@ KAFKA_SCRIPT = REPO_DIR / "scripts" / "kafka.sh"
 # Worker settings for one small CPU model: two fichas in flight match the server's two slots;
 # 700 tokens is ample for one ficha or verdict and cuts a looping answer early; the timeout
 # covers a slow answer on a busy 2-core machine; repeat penalty as docs/llm_local.md asks.
+# The generator reads the origin without prices, promotions, URLs, emojis, injections or
+# shouting: the small model copies its input, and this removes every mechanical defect of its
+# first attempt on the measured events (docs/calidad.md).
 WORKER_TUNING = {
+    "FICHAS_LIMPIAR_ORIGEN": "true",
     "FICHAS_LLM_REPEAT_PENALTY": "1.1",
     "FICHAS_LLM_MAX_TOKENS": "700",
     "FICHAS_LLM_TIMEOUT_S": "300",

@@ -85,6 +85,8 @@ VARIABLES_ANADIDAS = [
     "FICHAS_REPLICACION",
     "FICHAS_TOPIC_DECISIONES",
     "FICHAS_RETENCION_H",
+    "FICHAS_EVALUADOR_RUBRICA",
+    "FICHAS_LIMPIAR_ORIGEN",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}

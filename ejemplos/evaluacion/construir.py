@@ -1,0 +1,42 @@
+"""Write casos.jsonl from the hand-written sources: ``python ejemplos/evaluacion/construir.py``.
+
+The JSONL is what ``fichas evaluar`` reads and what is reviewed in diffs; the sources are
+where cases are written. ``tests/herramientas/test_evaluacion_datos.py`` checks that the two
+agree, so the JSONL cannot drift from its sources.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+AQUI = Path(__file__).resolve().parent
+SALIDA = AQUI / "casos.jsonl"
+
+
+def casos() -> list[dict[str, Any]]:
+    """Every case, in family order, from the three source modules."""
+    sys.path.insert(0, str(AQUI))
+    try:
+        import fuente_botellas_auriculares
+        import fuente_sartenes
+        import fuente_zapatillas_camisetas
+    finally:
+        sys.path.remove(str(AQUI))
+    return [
+        *fuente_zapatillas_camisetas.CASOS,
+        *fuente_botellas_auriculares.CASOS,
+        *fuente_sartenes.CASOS,
+    ]
+
+
+def texto() -> str:
+    """The JSONL text: one case per line, keys in writing order."""
+    return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in casos())
+
+
+if __name__ == "__main__":
+    SALIDA.write_text(texto(), encoding="utf-8")
+    print(f"{SALIDA}: {len(casos())} casos")

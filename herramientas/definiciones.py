@@ -1,0 +1,77 @@
+"""Definitions shared by ``fichas informe`` and ``fichas evaluar``: one place says what
+"approval rate at attempt k" means, so the report on live outcomes and the evaluation on the
+labelled set can never count it in two ways.
+
+What each outcome tells: a ``FichaEnRevision`` carries its whole ``historial`` (every attempt
+and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, which still means
+it reached attempts 1..k, was approved at k and rejected before.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+
+Salida = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class TasaIntento:
+    """Of the fichas that reached attempt ``intento``, how many were approved at it."""
+
+    intento: int
+    llegaron: int
+    aprobadas: int
+
+    @property
+    def tasa(self) -> float | None:
+        """Approval rate at this attempt; None when no ficha reached it."""
+        return self.aprobadas / self.llegaron if self.llegaron else None
+
+
+def intentos_de(evento: Mapping[str, Any]) -> int:
+    """The ``intentos`` field as an int (0 when missing or malformed)."""
+    valor = evento.get("intentos")
+    return valor if isinstance(valor, int) and valor > 0 else 0
+
+
+def historial_de(evento: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The well-formed records of a review outcome's ``historial``."""
+    return [r for r in evento.get("historial") or [] if isinstance(r, dict)]
+
+
+def llegadas_y_aprobadas(destino: str, evento: Mapping[str, Any]) -> tuple[list[int], list[int]]:
+    """The attempts one outcome reached, and those at which it was approved.
+
+    A published ficha with ``intentos`` = k reached 1..k and was approved at k. A review
+    outcome reached the attempts of its ``historial`` (or 1..k when it has none) and is
+    approved at none of them, unless an attempt says so (an approval vetoed later).
+    """
+    if destino == DESTINO_PUBLICADAS:
+        k = intentos_de(evento)
+        return list(range(1, k + 1)), [k] if k else []
+    if destino != DESTINO_REVISION:
+        return [], []
+    historial = historial_de(evento)
+    if not historial:
+        return list(range(1, intentos_de(evento) + 1)), []
+    llegadas = [int(r.get("intento", 0)) for r in historial]
+    aprobadas = [
+        int(r.get("intento", 0)) for r in historial if (r.get("veredicto") or {}).get("aprobada")
+    ]
+    return llegadas, aprobadas
+
+
+def tasas_por_intento(salidas: Iterable[Salida]) -> list[TasaIntento]:
+    """Approval rate at each attempt over a set of outcomes (see ``llegadas_y_aprobadas``)."""
+    llegaron: Counter[int] = Counter()
+    aprobadas: Counter[int] = Counter()
+    for destino, evento in salidas:
+        llegadas, aprobadas_en = llegadas_y_aprobadas(destino, evento)
+        llegaron.update(llegadas)
+        aprobadas.update(aprobadas_en)
+    return [TasaIntento(n, llegaron[n], aprobadas[n]) for n in sorted(k for k in llegaron if k > 0)]

@@ -1,0 +1,57 @@
+"""``fichas evaluar`` with the real small CPU model on three events (smoke, marked llm_local)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).parents[2]
+EVENTOS = ["EV-ZAP-02", "EV-CAM-02", "EV-SAR-02"]  # shouting, promotions, prices
+
+
+@pytest.mark.llm_local
+@pytest.mark.timeout(1800)
+def test_evaluar_bucle_con_el_modelo_local(local_llm_url: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env.update(
+        FICHAS_LLM_URL=local_llm_url,
+        FICHAS_LLM_MODELO="local",
+        FICHAS_LLM_REPEAT_PENALTY="1.1",
+        FICHAS_LLM_TIMEOUT_S="900",
+        FICHAS_MAX_INTENTOS="1",  # one generator and one evaluator call per event
+        FICHAS_DATA_DIR=str(tmp_path / "datos"),
+    )
+    salida = tmp_path / "bucle.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "herramientas.cli",
+            "evaluar",
+            "--modo",
+            "bucle",
+            "--solo",
+            *EVENTOS,
+            "--salida",
+            str(salida),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1700,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    resultado = json.loads(salida.read_text())
+    m = resultado["metricas"]
+    assert m["n"] == 3
+    assert m["publicadas"]["exitos"] + m["revision"]["exitos"] == 3
+    assert m["llm"]["total"]["llamadas"] >= 3  # at least the generator on each event
+    assert m["llm"]["total"]["tokens_entrada"] > 0
+    assert m["publicadas_con_defecto_mecanico"]["total"] == 0  # code vetoes, whatever the model
+    assert [r["id"] for r in resultado["registros"]] == EVENTOS
