@@ -41,6 +41,7 @@ from criterios import (
     fallos,
 )
 from esquemas.constantes import DESTINO_PUBLICADAS
+from grafo import Resultado
 from herramientas import evaluar_metricas as metricas
 
 FORMATO = "fichas-evaluar/1"
@@ -380,10 +381,10 @@ def texto_inyectado(ficha: Mapping[str, Any], marcas: Iterable[str]) -> list[str
 
 
 def registro_bucle(
-    caso: Mapping[str, Any], resultado: Any, cuenta: Cuenta, segundos: float
+    caso: Mapping[str, Any], resultado: Resultado, cuenta: Cuenta, segundos: float
 ) -> dict[str, Any]:
     """What one event's loop did, with the checks against its reference."""
-    salida = resultado.evento
+    salida = resultado.salida
     publicada = resultado.destino == DESTINO_PUBLICADAS
     ficha = salida.get("ficha") or {}
     origen = origen_de_caso(caso)
@@ -395,7 +396,7 @@ def registro_bucle(
         "publicada": publicada,
         "intento_publicada": salida.get("intentos") if publicada else None,
         "motivo": None if publicada else salida.get("motivo"),
-        "intentos": resultado.intentos,
+        "intentos": [dataclasses.asdict(r) for r in resultado.resumen],
         "ficha": ficha,
         "defecto_mecanico": [f["criterio"] for f in fallos(comprobar(ficha, origen))]
         if publicada
