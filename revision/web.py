@@ -494,16 +494,7 @@ async def rechazar(request: web.Request) -> web.Response:
             {"rechazo": ["Marque al menos un criterio que falla."]},
             status=422,
         )
-    ahora = time.time()
-    usuario = request["usuario"]
-    cierre = Cierre(
-        decision=DECISION_RECHAZADA,
-        criterios=criterios,
-        revisor=usuario,
-        decidida_en=ahora,
-        registro=dec.registro_decision(item, DECISION_RECHAZADA, usuario, ahora, criterios, nota),
-        publicacion=None,
-    )
+    cierre = _cierre_sin_publicar(item, DECISION_RECHAZADA, request["usuario"], criterios, nota)
     return await _cerrar(ctx, request, item, cierre, "rechazada")
 
 
@@ -529,17 +520,23 @@ async def muestra(request: web.Request) -> web.Response:
         )
     if veredicto == DECISION_CORRECTA:
         criterios = []
+    cierre = _cierre_sin_publicar(item, veredicto, request["usuario"], criterios, nota)
+    return await _cerrar(ctx, request, item, cierre, veredicto)
+
+
+def _cierre_sin_publicar(
+    item: Item, decision: str, usuario: str, criterios: list[str], nota: str
+) -> Cierre:
+    """A decision that publishes nothing (reject, sample verdict), stamped now."""
     ahora = time.time()
-    usuario = request["usuario"]
-    cierre = Cierre(
-        decision=veredicto,
+    return Cierre(
+        decision=decision,
         criterios=criterios,
         revisor=usuario,
         decidida_en=ahora,
-        registro=dec.registro_decision(item, veredicto, usuario, ahora, criterios, nota),
+        registro=dec.registro_decision(item, decision, usuario, ahora, criterios, nota),
         publicacion=None,
     )
-    return await _cerrar(ctx, request, item, cierre, veredicto)
 
 
 async def _cerrar(

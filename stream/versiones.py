@@ -135,6 +135,18 @@ def _registro_de_fila(row: Any) -> Registro:
     return Registro(str(row[0]), str(row[1]), int(row[2]), str(row[3]), str(row[4]), salida)
 
 
+def _fila_resultado(registro: Registro) -> tuple[str, str, int, str, str, str]:
+    """The columns of an outcome record both stores insert, in their order."""
+    return (
+        registro.event_id,
+        registro.sku,
+        registro.version,
+        registro.huella,
+        registro.destino,
+        _salida_json(registro),
+    )
+
+
 def _salida_json(registro: Registro) -> str:
     """The outcome as stored: compact JSON, so re-emission gives the same bytes."""
     return json.dumps(registro.salida, ensure_ascii=False, separators=(",", ":"))
@@ -187,15 +199,7 @@ class SqliteVersionStore:
                 self._conn.execute(
                     "insert into resultados (event_id, sku, version, huella, destino, salida, "
                     "registrado_en) values (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        registro.event_id,
-                        registro.sku,
-                        registro.version,
-                        registro.huella,
-                        registro.destino,
-                        _salida_json(registro),
-                        time.time(),
-                    ),
+                    (*_fila_resultado(registro), time.time()),
                 )
                 self._record(registro.sku, registro.version)
                 self._conn.execute(
@@ -284,14 +288,7 @@ class PostgresVersionStore:
                 await conn.execute(
                     "insert into fichas_resultados (event_id, sku, version, huella, destino, "
                     "salida, registrado_en) values (%s, %s, %s, %s, %s, %s, now())",
-                    (
-                        registro.event_id,
-                        registro.sku,
-                        registro.version,
-                        registro.huella,
-                        registro.destino,
-                        _salida_json(registro),
-                    ),
+                    _fila_resultado(registro),
                 )
                 await self._record(conn, registro.sku, registro.version)
                 await conn.execute(
