@@ -7,6 +7,7 @@ timestamps for latency and throughput. Nothing here asks the processor about its
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -110,20 +111,20 @@ class Proceso:
     def assigned_partitions(self) -> int | None:
         """Partitions of the last assignment the process logged, or None before the first.
 
-        The worker logs ``assigned [...]`` on every rebalance (stream.worker._Rebalance); the
-        naive loop writes its count to its ready file.
+        The worker logs ``assigned [...]`` on every rebalance (a JSON line, or text on a
+        terminal); the naive loop writes its count to its ready file.
         """
         if self.ready_file is not None:
             text = self.ready_file.read_text() if self.ready_file.exists() else ""
             return int(text) if text.strip() else None
         if not self.log_path.exists():
             return None
-        lines = [
-            line
+        messages = [
+            message
             for line in self.log_path.read_text(errors="replace").splitlines()
-            if "stream.worker: assigned [" in line
+            if (message := _worker_message(line)).startswith("assigned [")
         ]
-        return lines[-1].count("(") if lines else None
+        return messages[-1].count("(") if messages else None
 
     def mark_cpu(self) -> None:
         """Take the CPU spent so far: start-up and group join are not per ficha."""
@@ -204,3 +205,15 @@ def checkpoint_rows(data_dir: Path) -> Filas:
         cbytes + wbytes,
         {k: (v[0], v[1]) for k, v in por_clase.items()},
     )
+
+
+def _worker_message(line: str) -> str:
+    """The message of one ``stream.worker`` log line, JSON or text; "" for any other line."""
+    if line.startswith("{"):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            return ""
+        return str(record.get("message", "")) if record.get("logger") == "stream.worker" else ""
+    _, marker, message = line.partition("stream.worker: ")
+    return message if marker else ""
