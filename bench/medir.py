@@ -173,36 +173,71 @@ class Filas:
     por_clase: dict[str, tuple[int, int]]  # class prefix -> (checkpoints, writes)
 
 
+COUNTER_TABLE = "bench_filas"
+
+
+def count_inserts(data_dir: Path) -> bool:
+    """Count, from now on, every row the saver inserts, with triggers in its own SQLite file.
+
+    The worker deletes a ficha's checkpoint thread once its outcome is recorded, so the rows
+    left after a run say nothing of what the run wrote; these counters do. Call it once the
+    process is ready (its saver has created the tables); False when there is no file yet.
+    """
+    path = data_dir / SQLITE_FILE
+    if not path.exists():
+        return False
+    with sqlite3.connect(path, timeout=30) as conn:
+        conn.execute(
+            f"create table if not exists {COUNTER_TABLE} (tabla text, clase text, filas integer, "
+            "bytes integer, primary key (tabla, clase))"
+        )
+        for tabla, size in (
+            ("checkpoints", "length(new.checkpoint) + length(new.metadata)"),
+            ("writes", "length(new.value)"),
+        ):
+            conn.execute(
+                f"create trigger if not exists bench_{tabla} after insert on {tabla} begin "
+                f"insert into {COUNTER_TABLE} values ('{tabla}', substr(new.thread_id, 1, 2), "
+                f"1, {size}) on conflict (tabla, clase) do update set filas = filas + 1, "
+                f"bytes = bytes + excluded.bytes; end"
+            )
+    return True
+
+
 def checkpoint_rows(data_dir: Path) -> Filas:
-    """Count rows of the ``checkpoints`` and ``writes`` tables and the bytes of their blobs.
+    """Checkpoint and write rows and the bytes of their blobs, in total and per SKU class.
 
     Bytes are ``checkpoint`` + ``metadata`` of checkpoints and ``value`` of writes: what the
-    saver serialised. The class of a row is its thread id's SKU prefix (A1, A2, A3, NV).
+    saver serialised. The class of a row is its thread id's SKU prefix (A1, A2, A3, NV). Where
+    ``count_inserts`` ran, the rows inserted since; otherwise the rows present now.
     """
     path = data_dir / SQLITE_FILE
     if not path.exists():
         return Filas(0, 0, 0, {})
     with sqlite3.connect(path) as conn:
-        por_clase: dict[str, list[int]] = {}
-        for prefix, count in conn.execute(
-            "select substr(thread_id, 1, 2), count(*) from checkpoints group by 1"
-        ):
-            por_clase.setdefault(prefix, [0, 0])[0] = count
-        for prefix, count in conn.execute(
-            "select substr(thread_id, 1, 2), count(*) from writes group by 1"
-        ):
-            por_clase.setdefault(prefix, [0, 0])[1] = count
-        (checkpoints, cbytes) = conn.execute(
-            "select count(*), coalesce(sum(length(checkpoint) + length(metadata)), 0) "
-            "from checkpoints"
+        counted = conn.execute(
+            "select 1 from sqlite_master where name = ?", (COUNTER_TABLE,)
         ).fetchone()
-        (writes, wbytes) = conn.execute(
-            "select count(*), coalesce(sum(length(value)), 0) from writes"
-        ).fetchone()
+        query = (
+            f"select tabla, clase, filas, bytes from {COUNTER_TABLE}"
+            if counted
+            else "select 'checkpoints', substr(thread_id, 1, 2), count(*), "
+            "coalesce(sum(length(checkpoint) + length(metadata)), 0) from checkpoints group by 2 "
+            "union all select 'writes', substr(thread_id, 1, 2), count(*), "
+            "coalesce(sum(length(value)), 0) from writes group by 2"
+        )
+        rows = conn.execute(query).fetchall()
+    por_clase: dict[str, list[int]] = {}
+    totals = {"checkpoints": 0, "writes": 0}
+    total_bytes = 0
+    for tabla, clase, filas, size in rows:
+        por_clase.setdefault(clase, [0, 0])[0 if tabla == "checkpoints" else 1] += filas
+        totals[tabla] += filas
+        total_bytes += size
     return Filas(
-        checkpoints,
-        writes,
-        cbytes + wbytes,
+        totals["checkpoints"],
+        totals["writes"],
+        total_bytes,
         {k: (v[0], v[1]) for k, v in por_clase.items()},
     )
 

@@ -48,6 +48,7 @@ from bench.medir import (
     Filas,
     Proceso,
     checkpoint_rows,
+    count_inserts,
     cpu_ms,
     machine_cpu_ms,
     naive_command,
@@ -260,8 +261,9 @@ async def run_scenario(
         for p in procesos:
             await asyncio.to_thread(p.wait_ready)
         await _wait_assigned(procesos)
-        for p in procesos:
+        for i, p in enumerate(procesos):
             p.mark_cpu()
+            count_inserts(entorno.tmp / f"{esc.nombre}-{i}")
         llm_cpu_start = cpu_ms(llm_pid)
         machine_start = machine_cpu_ms()
         started = time.monotonic()
