@@ -219,11 +219,12 @@ def test_sensors_do_not_share_a_registry() -> None:
 
 
 def _documented() -> dict[str, tuple[str, frozenset[str]]]:
-    """name -> (type, labels) from the rows of docs/metricas.md that start with | `fichas_."""
+    """name -> (type, labels) of the worker's rows of docs/metricas.md (| `fichas_...)."""
     rows: dict[str, tuple[str, frozenset[str]]] = {}
     for line in DOCS.read_text(encoding="utf-8").splitlines():
         match = re.match(r"\|\s*`(fichas_[a-z_]+)`\s*\|\s*(\w+)\s*\|\s*([^|]*)\|", line)
-        if match:
+        # ``fichas_revision_*`` are the review app's, on its own /metrics (tests/revision).
+        if match and not match.group(1).startswith("fichas_revision_"):
             name, kind, labels = match.groups()
             names = {x.strip() for x in labels.split(",")} - {"-", ""}
             rows[name] = (kind, frozenset(names))

@@ -144,7 +144,9 @@ async def test_veneno_valido_va_al_dlq_y_la_particion_sigue(
     # the DLQ record of the message with a 5 KiB key: key cut, headers forwarded
     record = next(d for d in dlq if d["value"]["error"]["codigo"] == "json_invalido")
     assert record["key"] == big_key[:MAX_KEY_BYTES]
-    assert record["headers"] == headers
+    # the original headers first, then the DLQ record's own schema headers
+    assert record["headers"][: len(headers)] == headers
+    assert ("esquema", b"EventoRechazado") in record["headers"][len(headers) :]
     assert invalid["payload"] == "{no"
     with psycopg.connect(postgres_dsn) as conn:
         row = conn.execute(
