@@ -32,6 +32,8 @@ from esquemas.constantes import (
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
+from revision.decisiones import registro_decision
+from revision.item import Item
 
 SQLITE_FILE = "revision.sqlite"
 
@@ -84,23 +86,6 @@ class _Cursor(Protocol):
     def fetchall(self) -> list[Any]: ...
 
     def fetchone(self) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Item:
-    """One thing to review: a ficha the loop could not publish, or a sampled published one."""
-
-    event_id: str
-    tipo: str
-    motivo: str
-    sku: str
-    version: int
-    familia: str
-    criterios: list[str]
-    datos: dict[str, Any]
-    recibido_en: float
-    estado: str
-    cerrado_en: float | None
 
 
 @dataclass(frozen=True)
@@ -480,8 +465,6 @@ def _supersede(run: Any, sku: str, version: int, ahora: float) -> list[Decision]
 
 def _insert_obsoleta(run: Any, item: Item, ahora: float) -> Decision:
     """The system's decision for a superseded item (no publication)."""
-    from revision.decisiones import registro_decision
-
     cierre = Cierre(
         decision=DECISION_OBSOLETA,
         criterios=[],

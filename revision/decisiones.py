@@ -16,7 +16,7 @@ from esquemas import DecisionRevision, Ficha, FichaPublicada, RevisionHumana
 from esquemas.constantes import DECISION_APROBADA, DECISION_EDITADA
 
 if TYPE_CHECKING:
-    from revision.almacen import Item
+    from revision.item import Item
 
 CAMPOS = ("titulo", "descripcion")
 

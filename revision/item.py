@@ -1,0 +1,23 @@
+"""``Item``: one thing to review, as the store keeps it and the decisions read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to review: a ficha the loop could not publish, or a sampled published one."""
+
+    event_id: str
+    tipo: str
+    motivo: str
+    sku: str
+    version: int
+    familia: str
+    criterios: list[str]
+    datos: dict[str, Any]
+    recibido_en: float
+    estado: str
+    cerrado_en: float | None
