@@ -167,7 +167,9 @@ async def collect_outcomes(
 
     DLQ records count too (an invalid event is an outcome), though the feed has none.
     """
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, isolation_level="read_committed"
+    )
     await consumer.start()
     found: dict[str, tuple[str, int, str]] = {}
     try:

@@ -108,6 +108,8 @@ async def seguir(args: argparse.Namespace, parar: asyncio.Event) -> None:
         group_id=None,  # no group: every partition, from the beginning, nothing committed
         auto_offset_reset="earliest",
         enable_auto_commit=False,
+        # The worker writes in transactions: read only committed ones (docs/contrato.md).
+        isolation_level="read_committed",
     )
     await consumer.start()
     try:

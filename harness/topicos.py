@@ -115,14 +115,22 @@ async def describe_partitions(
     return partitions, missing
 
 
-def build_reader(brokers: str, client_id: str = "fichas-lector") -> AIOKafkaConsumer:
-    """A group-less consumer from the earliest offset: reading never moves anyone's offsets."""
+def build_reader(
+    brokers: str, client_id: str = "fichas-lector", committed_only: bool = True
+) -> AIOKafkaConsumer:
+    """A group-less consumer from the earliest offset: reading never moves anyone's offsets.
+
+    It reads as the contract asks downstream readers to, ``read_committed``: the worker writes
+    in transactions, and a transaction the broker aborted (a fenced worker's) is not output.
+    ``committed_only=False`` shows aborted records too, to check what a careless reader sees.
+    """
     return AIOKafkaConsumer(
         bootstrap_servers=brokers,
         group_id=None,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         client_id=client_id,
+        isolation_level="read_committed" if committed_only else "read_uncommitted",
     )
 
 
@@ -131,16 +139,18 @@ async def read_to_end(
     topics: Iterable[str],
     client_id: str = "fichas-lector",
     timeout_s: float = 120.0,
+    committed_only: bool = True,
 ) -> tuple[list[ConsumerRecord], list[str]]:
     """Every record of ``topics`` from the beginning to the end offsets seen at the start.
 
     Returns the records (per partition in offset order) and the topics that do not exist.
+    Committed records only, unless ``committed_only=False`` (``build_reader``).
     """
     partitions, missing = await describe_partitions(brokers, topics, client_id)
     records: list[ConsumerRecord] = []
     if not partitions:
         return records, missing
-    consumer = build_reader(brokers, client_id)
+    consumer = build_reader(brokers, client_id, committed_only)
     await consumer.start()
     try:
         consumer.assign(partitions)
@@ -169,9 +179,11 @@ async def partitions_of(bootstrap: str, topic: str) -> list[int]:
     return sorted(tp.partition for tp in partitions)
 
 
-async def read_all(bootstrap: str, topic: str) -> list[dict[str, Any]]:
+async def read_all(
+    bootstrap: str, topic: str, committed_only: bool = True
+) -> list[dict[str, Any]]:
     """Every record of a JSON topic to its current end, with partition, offset and headers."""
-    records, _ = await read_to_end(bootstrap, [topic])
+    records, _ = await read_to_end(bootstrap, [topic], committed_only=committed_only)
     return [
         {
             "partition": r.partition,

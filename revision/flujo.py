@@ -151,6 +151,7 @@ class Flujo:
             group_id=grupo(self.settings),
             enable_auto_commit=False,
             auto_offset_reset="earliest",
+            isolation_level="read_committed",  # the worker writes in transactions
             session_timeout_ms=10_000,
             heartbeat_interval_ms=3_000,
             metadata_max_age_ms=5_000,

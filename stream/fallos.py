@@ -20,6 +20,7 @@ from typing import TypeVar
 from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordTooLargeError
 
 from grafo import LLMUnavailable, RetryPolicy
+from stream.emitter import NotOwner
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ class Reintentos:
         while True:
             try:
                 result = await call()
-            except (asyncio.CancelledError, KeyboardInterrupt):
+            except (asyncio.CancelledError, KeyboardInterrupt, NotOwner):
                 raise
             except Exception as exc:
                 failures += 1

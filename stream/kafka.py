@@ -221,13 +221,20 @@ def build_consumer(settings: Settings) -> AIOKafkaConsumer:
     )
 
 
-def build_producer(settings: Settings) -> AIOKafkaProducer:
-    """The outcome producer: every write acknowledged by all in-sync replicas."""
+def build_producer(settings: Settings, transactional_id: str) -> AIOKafkaProducer:
+    """A producer of one input partition's outcomes (``stream.emitter``): transactional, so the
+    next owner of the partition fences it; every write acknowledged by all in-sync replicas.
+
+    The transaction timeout bounds how long a stalled worker's open transaction can hold back
+    read_committed readers of an output partition before the broker aborts it.
+    """
     return AIOKafkaProducer(
         bootstrap_servers=settings.kafka_brokers,
         acks="all",
         enable_idempotence=True,
-        linger_ms=5,
+        transactional_id=transactional_id,
+        transaction_timeout_ms=60_000,
+        linger_ms=0,
         request_timeout_ms=30_000,
         max_request_size=1024 * 1024,
     )

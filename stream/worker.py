@@ -12,7 +12,10 @@ How the guarantees of the contract are kept (numbers in docs/stream.md):
   order; different SKUs run concurrently, at most ``FICHAS_CONCURRENCIA`` graph runs at once.
   The claim refuses a version older than one already handled, across workers; nothing is
   emitted for a partition this worker no longer owns, and what still runs on it when the
-  grace period ends is cancelled.
+  grace period ends is cancelled. Every write goes through the transactional producer of its
+  input partition (``stream.emitter``): the worker that takes a partition fences the old
+  owner's producer at the broker, so a write decided before the partition moved can never
+  land after the new owner's.
 * Obsolete versions (guarantee 1): a lane skips an event when a newer version of the SKU is
   already queued behind it, or when the version store says a newer one was already handled.
 * Back-pressure: fetched-but-unfinished messages are capped; past the cap, and while the LLM
@@ -38,7 +41,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 
 from criterios import CRITERIOS_VERSION, familias_conocidas
@@ -49,6 +52,7 @@ from grafo.contexto import sobre_evento
 from stream import eventloop
 from stream.cabeceras import cabeceras_rechazo, cabeceras_resultado
 from stream.config import Settings
+from stream.emitter import Emitter, NotOwner, Record
 from stream.fallos import FalloPermanente, Reintentos
 from stream.http import HealthServer
 from stream.kafka import build_consumer, build_producer, ensure_topics
@@ -93,10 +97,6 @@ class _Lane:
     current: _Item | None = None
 
 
-class _NotOwner(Exception):
-    """The item's partition was revoked: its new owner emits, this worker must not."""
-
-
 def sampled(event_id: str, proportion: float) -> bool:
     """Deterministic sampling: a redelivered event is sampled exactly when the first was."""
     digest = hashlib.sha256(event_id.encode()).digest()
@@ -131,19 +131,18 @@ class Worker:
         versions: VersionStore,
         sensor: WorkerSensor,
         consumer: AIOKafkaConsumer,
-        producer: AIOKafkaProducer,
+        emitter: Emitter,
     ) -> None:
         self._settings = settings
         self._procesador = procesador
         self._versions = versions
         self._sensor = sensor
         self._consumer = consumer
-        self._producer = producer
+        self._emitter = emitter
         self._familias = familias_conocidas()
         self._ledger = Ledger(consumer)
         self._lanes: dict[str, _Lane] = {}
         self._running: dict[TopicPartition, int] = {}
-        self._owned: set[TopicPartition] = set()
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._pending = 0
         self._limit = max(2 * settings.concurrencia, 8)
@@ -199,7 +198,22 @@ class Worker:
             await self._ledger.commit_if_due()
             self._measure_lag_if_due()
             self._prune_if_due()
+            if self._emitter.fenced.is_set():
+                await self._rejoin()
         await self._drain()
+
+    async def _rejoin(self) -> None:
+        """A producer of ours was fenced: give every partition back and join the group again.
+
+        If another worker took the partition, the group hands out partitions anew anyway; if
+        nobody did (the broker aborted a transaction left open too long), only a new
+        assignment gives this worker a producer for it again, and its events a handler.
+        """
+        self._emitter.fenced.clear()
+        log.warning("rejoining the consumer group after a fenced producer")
+        await self.on_revoked(set(self._consumer.assignment()))
+        self._consumer.unsubscribe()
+        self._consumer.subscribe([self._settings.topic_entrada], listener=_Rebalance(self))
 
     def _flow_control(self) -> None:
         """Pause every partition while the buffer is full or the LLM is down; else resume."""
@@ -256,7 +270,7 @@ class Worker:
                 self._running[item.tp] = self._running.get(item.tp, 0) + 1
                 try:
                     await self._handle(item, newer_waiting=self._newer_waiting(lane, item))
-                except _NotOwner:
+                except NotOwner:
                     self._forget_item(item)
                 except asyncio.CancelledError:
                     self._forget_item(item)
@@ -383,39 +397,40 @@ class Worker:
         key = registro.sku.encode("utf-8")
         value = encode(registro.salida)
         headers = cabeceras_resultado(registro.destino, registro.salida)
-        self._check_owner(item)
-        await self._steps.run(
-            lambda: self._producer.send_and_wait(topic, value, key=key, headers=headers),
-            "produce",
-        )
-        if publicada and sampled(registro.event_id, settings.muestra_proporcion):
+        records = [Record(topic, value, key, headers)]
+        muestreada = publicada and sampled(registro.event_id, settings.muestra_proporcion)
+        if muestreada:
             evento = item.evento
             proveedor = evento.ficha_proveedor.model_dump()
             origen = Origen(ficha_proveedor=proveedor, cifras=evento.cifras)
             muestra = encode(registro.salida | {"origen": origen.model_dump(mode="json")})
-            self._check_owner(item)
-            await self._steps.run(
-                lambda: self._producer.send_and_wait(
-                    settings.topic_muestra, muestra, key=key, headers=headers
-                ),
-                "produce",
-            )
-            if first:
-                self._sensor.on_sample()
+            records.append(Record(settings.topic_muestra, muestra, key, headers))
+        self._check_owner(item)
+        await self._steps.run(lambda: self._emitter.send(item.tp, records), "produce")
+        if muestreada and first:
+            self._sensor.on_sample()
 
     def _check_owner(self, item: _Item) -> None:
-        """Raise ``_NotOwner`` when the item's partition was taken from this worker."""
-        if item.tp not in self._owned:
+        """Raise ``NotOwner`` when the item's partition was taken from this worker."""
+        if not self._emitter.owns(item.tp):
             log.warning("not emitting %s: partition %s was revoked", item.evento.event_id, item.tp)
-            raise _NotOwner(item.tp)
+            raise NotOwner(item.tp)
 
     # ------------------------------------------------------------------ DLQ
 
     async def _reject(
         self, tp: TopicPartition, record: ConsumerRecord, exc: EventoInvalido
     ) -> None:
-        """Write a DLQ record for an invalid message; the worker goes on."""
-        await self._send_dlq(tp, record, exc)
+        """Write a DLQ record for an invalid message; the worker goes on.
+
+        If the partition was lost meanwhile, its new owner writes the record instead.
+        """
+        try:
+            await self._send_dlq(tp, record, exc)
+        except NotOwner:
+            self._pending -= 1
+            self._sensor.set_in_flight(self._pending)
+            return
         self._done_offset(tp, record.offset)
 
     async def _reject_item(self, item: _Item, exc: EventoInvalido) -> None:
@@ -432,13 +447,8 @@ class Worker:
         value = encode(registro)
         key = clave_dlq(record.key)
         headers = cabeceras_rechazo(cabeceras_dlq(record.headers))
-        await self._steps.run(
-            lambda: self._producer.send_and_wait(
-                self._settings.topic_dlq, value, key=key, headers=headers
-            ),
-            "produce",
-            acotado=False,
-        )
+        records = [Record(self._settings.topic_dlq, value, key, headers)]
+        await self._steps.run(lambda: self._emitter.send(tp, records), "produce", acotado=False)
         self._sensor.on_dlq()
 
     # ------------------------------------------------------------------ bookkeeping
@@ -547,9 +557,13 @@ class Worker:
             )
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    def on_assigned(self, assigned: set[TopicPartition]) -> None:
-        """The group gave this worker partitions: it may emit for them."""
-        self._owned |= assigned
+    async def on_assigned(self, assigned: set[TopicPartition]) -> None:
+        """The group gave this worker partitions: fence their old owners, then emit for them.
+
+        Starting the partitions' transactional producers is retried until the broker answers:
+        without them nothing of these partitions could be written.
+        """
+        await self._steps.run(lambda: self._emitter.claim(assigned), "produce", acotado=False)
         for tp in assigned:
             self._ledger.track(tp)
         self.joined = True
@@ -559,9 +573,9 @@ class Worker:
         commit what finished, and forget those partitions."""
         self._forget_queued(revoked)
         finished = await self._wait_running(revoked, self._settings.gracia_s)
-        self._owned -= revoked
         if not finished:
             await self._cancel_running(revoked)
+        await self._emitter.release(revoked)
         await self._ledger.commit(only=revoked)
         self._ledger.forget(revoked)
         for tp in revoked:
@@ -616,7 +630,7 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         """The group is joined (ready); offsets are tracked from the first fetched message."""
-        self._worker.on_assigned(set(assigned))
+        await self._worker.on_assigned(set(assigned))
         log.info("assigned %s", sorted((tp.topic, tp.partition) for tp in assigned))
 
 
@@ -626,26 +640,24 @@ async def serve(settings: Settings) -> None:
     sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
     await ensure_topics(settings)
     consumer = build_consumer(settings)
-    producer = build_producer(settings)
+    emitter = Emitter(lambda txn_id: build_producer(settings, txn_id), settings.grupo)
     async with (
         build_processor(settings, sensor=sensor) as procesador,
         open_version_store(settings.postgres_dsn, settings.data_dir) as versions,
     ):
-        worker = Worker(settings, procesador, versions, sensor, consumer, producer)
+        worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
         health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, worker.stop)
         await health.start()
-        await producer.start()
         await consumer.start()
         try:
             await worker.run()
         finally:
             with contextlib.suppress(Exception):
                 await consumer.stop()
-            with contextlib.suppress(Exception):
-                await producer.stop()
+            await emitter.close()
             await health.stop()
 
 

@@ -72,10 +72,17 @@ class Resumen:
         assert self.dlq_faltan == 0, f"{self.dlq_faltan} invalid messages missing from the DLQ"
 
 
-async def leer(bootstrap: str, topics: Topics) -> dict[str, list[Any]]:
-    """Every record of the outcome topics and the DLQ, per topic, in partition-offset order."""
+async def leer(
+    bootstrap: str, topics: Topics, committed_only: bool = True
+) -> dict[str, list[Any]]:
+    """Every record of the outcome topics and the DLQ, per topic, in partition-offset order.
+
+    As the contract's readers read (``read_committed``), or with aborted records too.
+    """
     names = [topics.publicadas, topics.revision, topics.dlq]
-    records, _ = await read_to_end(bootstrap, names, timeout_s=60)
+    records, _ = await read_to_end(
+        bootstrap, names, timeout_s=60, committed_only=committed_only
+    )
     por_topic: dict[str, list[Any]] = {name: [] for name in names}
     for record in sorted(records, key=lambda r: (r.topic, r.partition, r.offset)):
         por_topic[record.topic].append(record)
