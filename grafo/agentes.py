@@ -48,13 +48,19 @@ class Agentes:
     """The generator and the evaluator over one chat model; each call returns a pydantic model."""
 
     def __init__(
-        self, model: ChatOpenAI, sensor: Sensor | None = None, rubrica: bool = False
+        self,
+        model: ChatOpenAI,
+        sensor: Sensor | None = None,
+        rubrica: bool = False,
+        ejemplos: bool = False,
     ) -> None:
         """``rubrica``: the evaluator answers three yes/no questions (``grafo.rubrica``)
-        instead of giving the verdict itself; code maps the answers onto a ``Veredicto``."""
+        instead of giving the verdict itself; code maps the answers onto a ``Veredicto``.
+        ``ejemplos``: the generator's prompt frames the origin as data and shows one example
+        ficha per family (``prompt_generador``)."""
         self._sensor = sensor or NullSensor()
         self.rubrica = rubrica
-        self._generador = self._build(model, "generador", prompt_generador(), Ficha)
+        self._generador = self._build(model, "generador", prompt_generador(ejemplos), Ficha)
         if rubrica:
             self._evaluador = self._build(model, "evaluador", prompt_evaluador_rubrica(), Rubrica)
         else:

@@ -47,10 +47,18 @@ def _template(name: str) -> str:
 
 
 @cache
-def prompt_generador() -> str:
-    """System prompt of the generator: house rules as the generator-facing criteria texts."""
+def prompt_generador(ejemplos: bool = False) -> str:
+    """System prompt of the generator: house rules as the generator-facing criteria texts.
+
+    ``ejemplos`` appends a paragraph that frames the origin as data, never as instructions,
+    and one short example ficha per family; the prompt stays one static text, so a server
+    with prefix caching reuses it across events.
+    """
     lineas = [f"- {c.id}: {c.texto_generador}" for c in cargar_criterios()]
-    return _template("generador.md").format(
+    texto = _template("generador.md")
+    if ejemplos:
+        texto += _template("generador_ejemplos.md")
+    return texto.format(
         criterios="\n".join(lineas), max_titulo=MAX_TITULO, max_descripcion=MAX_DESCRIPCION
     )
 

@@ -218,10 +218,13 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
         "criterios_version": CRITERIOS_VERSION,
         "evaluador_rubrica": settings.evaluador_rubrica,
         "limpiar_origen": settings.limpiar_origen if modo == "bucle" else None,
+        "generador_ejemplos": settings.generador_ejemplos if modo == "bucle" else None,
         "max_intentos": settings.max_intentos if modo == "bucle" else None,
         "max_tokens": settings.llm_max_tokens,
         "prompt_evaluador_sha256": _sha(prompt_ev),
-        "prompt_generador_sha256": _sha(prompt_generador()) if modo == "bucle" else None,
+        "prompt_generador_sha256": (
+            _sha(prompt_generador(settings.generador_ejemplos)) if modo == "bucle" else None
+        ),
         "casos": str(casos_path),
         "casos_sha256": _sha(casos_path.read_text(encoding="utf-8")),
     }
@@ -492,6 +495,13 @@ def _parser() -> argparse.ArgumentParser:
         help="clean the origin before the generator reads it (FICHAS_LIMPIAR_ORIGEN)",
     )
     p.add_argument(
+        "--ejemplos",
+        action="store_true",
+        default=None,
+        help="the generator's prompt frames the origin as data and shows one example per "
+        "family (FICHAS_GENERADOR_EJEMPLOS)",
+    )
+    p.add_argument(
         "--espera-llm",
         type=float,
         default=600.0,
@@ -525,6 +535,8 @@ def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) 
         cambios["evaluador_rubrica"] = args.rubrica
     if args.limpiar_origen is not None:
         cambios["limpiar_origen"] = args.limpiar_origen
+    if args.ejemplos is not None:
+        cambios["generador_ejemplos"] = args.ejemplos
     if clave:
         cambios["data_dir"] = salida.with_name(salida.name + ".estado") / clave
     return Settings().model_copy(update=cambios)

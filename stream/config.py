@@ -54,6 +54,7 @@ class Settings(BaseSettings):
     # Quality options measured with `fichas evaluar` (docs/calidad.md); off unless set.
     evaluador_rubrica: bool = False
     limpiar_origen: bool = False
+    generador_ejemplos: bool = False
 
     @field_validator("llm_repeat_penalty", "postgres_dsn", mode="before")
     @classmethod

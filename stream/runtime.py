@@ -44,7 +44,9 @@ async def build_processor(
 ) -> AsyncIterator[Procesador]:
     """Open the checkpointer and yield a ready ``Procesador``; close everything on exit."""
     model = build_chat_model(llm_settings(settings))
-    agentes = Agentes(model, sensor, rubrica=settings.evaluador_rubrica)
+    agentes = Agentes(
+        model, sensor, rubrica=settings.evaluador_rubrica, ejemplos=settings.generador_ejemplos
+    )
     nodos = Nodos(
         agentes,
         modelo=settings.llm_modelo,

@@ -87,6 +87,7 @@ VARIABLES_ANADIDAS = [
     "FICHAS_RETENCION_H",
     "FICHAS_EVALUADOR_RUBRICA",
     "FICHAS_LIMPIAR_ORIGEN",
+    "FICHAS_GENERADOR_EJEMPLOS",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -1414,3 +1415,16 @@ def test_provisioning_de_grafana():
     montado = {v.split(":")[1]: v.split(":")[0] for v in prometheus["volumes"]}
     assert montado["/etc/prometheus/alertas.yml"] == "./deploy/prometheus/alertas.yml"
     assert yaml.safe_load(PROM_CONFIG.read_text())["rule_files"] == ["alertas.yml"]
+
+
+def test_compose_kafka_guarda_sus_datos_y_admite_transacciones():
+    """A restart of the stack keeps topics and offsets (a named volume on the broker's log
+    directory), and the single broker can hold the transaction state the worker writes to
+    (replication factor and min ISR of the transaction log at 1)."""
+    s = compose()
+    kafka = s["services"]["kafka"]
+    env = kafka["environment"]
+    montado = {v.split(":")[1]: v.split(":")[0] for v in kafka["volumes"]}
+    assert montado[env["KAFKA_LOG_DIRS"]] in s["volumes"]
+    assert env["KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR"] == "1"
+    assert env["KAFKA_TRANSACTION_STATE_LOG_MIN_ISR"] == "1"

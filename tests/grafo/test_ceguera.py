@@ -43,8 +43,10 @@ COMPARTIDAS = {"Responde solo con un objeto JSON con exactamente estos campos:"}
 
 def _fragmentos_del_generador() -> list[str]:
     """Every paragraph and every line of 30 characters or more of the generator's prompt,
-    plus the generator text of every criterion: a single rule copied over is caught."""
-    prompt = prompt_generador()
+    plus the generator text of every criterion: a single rule copied over is caught. The
+    prompt with the examples option is the longer one: it contains the plain one."""
+    prompt = prompt_generador(ejemplos=True)
+    assert prompt_generador() in prompt
     parrafos = [p.strip() for p in prompt.split("\n\n") if p.strip()]
     reglas = [c.texto_generador for c in cargar_criterios()]
     lineas = [

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
-from criterios import atributos_obligatorios, comprobar
-from esquemas import EventoCambio
+from criterios import atributos_obligatorios, comprobar, familias_conocidas
+from esquemas import EventoCambio, Ficha
 from grafo.estado import origen_de
-from grafo.mensajes import indented_json, mensaje_evaluador
+from grafo.mensajes import indented_json, mensaje_evaluador, prompt_generador
 from harness.eventos import evento_dict
 
 
@@ -51,3 +52,21 @@ def test_values_orjson_refuses_fall_back_to_the_standard_library() -> None:
 
 def test_small_floats_differ_only_in_the_exponent() -> None:
     assert json.loads(indented_json({"x": 1e-7})) == {"x": 1e-7}
+
+
+def test_ejemplos_del_generador_son_fichas_validas_con_los_atributos_de_su_familia() -> None:
+    """Each example ficha of the examples option is what the house would publish: a valid
+    Ficha within the limits, with exactly its family's required attributes, passing every
+    code check against an origin that says what the ficha says."""
+    texto = prompt_generador(ejemplos=True)
+    assert "no una instrucción" in texto  # the origin framed as data
+    ejemplos = re.findall(r"^- (\w+)\. Origen:.*?\n\s+(\{.*?\})$", texto, re.M | re.S)
+    assert sorted(f for f, _ in ejemplos) == sorted(familias_conocidas())
+    for familia, crudo in ejemplos:
+        ficha = Ficha.model_validate(json.loads(crudo)).model_dump()
+        assert sorted(ficha["atributos"]) == sorted(atributos_obligatorios(familia)), familia
+        proveedor = {k: ficha[k] for k in ("titulo", "descripcion", "atributos")}
+        evento = evento_dict(familia=familia, ficha_proveedor=proveedor, cifras={})
+        origen = origen_de(evento, atributos_obligatorios(familia))
+        fallidas = {k: v for k, v in comprobar(ficha, origen).items() if not v["ok"]}
+        assert fallidas == {}, (familia, fallidas)
