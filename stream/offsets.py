@@ -132,7 +132,9 @@ class Ledger:
             log.warning("commit failed (%s); will retry", exc)
             return
         for tp, offset in targets.items():
-            self._partitions[tp].mark_committed(offset)
+            # A revoke may have forgotten the partition while the commit was on the wire.
+            if (offsets := self._partitions.get(tp)) is not None:
+                offsets.mark_committed(offset)
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
         """Stop tracking revoked partitions: their new owner commits them from now on."""

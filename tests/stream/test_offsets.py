@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
-from stream.offsets import PartitionOffsets
+from aiokafka import TopicPartition
+
+from stream.offsets import Ledger, PartitionOffsets
 
 
 def test_nada_recibido_nada_que_confirmar() -> None:
@@ -62,3 +65,32 @@ def test_aleatorio_nunca_pasa_de_un_pendiente() -> None:
             assert target > committed
             offsets.mark_committed(target)
             committed = target
+
+
+async def test_un_commit_en_vuelo_sobrevive_al_olvido_de_su_particion() -> None:
+    """The periodic commit and a revoke run concurrently: the revoke may forget a partition
+    while the commit of its offset is on the wire; the commit must not fail for that."""
+    tp = TopicPartition("t", 0)
+    on_the_wire = asyncio.Event()
+    release = asyncio.Event()
+
+    class Consumer:
+        def __init__(self) -> None:
+            self.committed: dict[TopicPartition, int] = {}
+
+        async def commit(self, offsets: dict[TopicPartition, int]) -> None:
+            on_the_wire.set()
+            await release.wait()
+            self.committed.update(offsets)
+
+    consumer = Consumer()
+    ledger = Ledger(consumer)  # type: ignore[arg-type]
+    ledger.received(tp, 0)
+    ledger.done(tp, 0)
+    commit = asyncio.create_task(ledger.commit())
+    await on_the_wire.wait()
+    ledger.forget([tp])
+    release.set()
+    await commit
+    assert consumer.committed == {tp: 1}
+    assert ledger.partitions() == set()
