@@ -42,7 +42,14 @@ def _assert_order_per_sku(outcomes: list[dict[str, Any]]) -> None:
 async def test_200_eventos_40_skus_y_10_invalidos(
     kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
 ) -> None:
-    fake_llm.configure({"latency_ms": 20, "rules": [{"sku": "S0[0-4]", "evaluador": ["rechazar"]}]})
+    # Jittered latency: versions of one SKU handled at once would finish in any order.
+    fake_llm.configure(
+        {
+            "latency_ms": 20,
+            "latency_jitter_ms": 40,
+            "rules": [{"sku": "S0[0-4]", "evaluador": ["rechazar"]}],
+        }
+    )
     rng = random.Random(7)
     versions = {f"S{n:02d}": 0 for n in range(40)}
     messages: list[tuple[bytes | None, bytes]] = []
