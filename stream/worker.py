@@ -428,8 +428,7 @@ class Worker:
         try:
             await self._send_dlq(tp, record, exc)
         except NotOwner:
-            self._pending -= 1
-            self._sensor.set_in_flight(self._pending)
+            self._leave_buffer()
             return
         self._done_offset(tp, record.offset)
 
@@ -480,8 +479,13 @@ class Worker:
         so its offset is never committed by this worker and the new owner handles it."""
         if not item.done:
             item.done = True
-            self._pending -= 1
-            self._sensor.set_in_flight(self._pending)
+            self._leave_buffer()
+
+    def _leave_buffer(self) -> None:
+        """A message leaves the buffer without being handled here: its offset stays pending
+        in the ledger, so this worker never commits past it and the new owner handles it."""
+        self._pending -= 1
+        self._sensor.set_in_flight(self._pending)
 
     def _prune_if_due(self) -> None:
         """Every few minutes, delete outcome and version records older than the retention."""
