@@ -8,6 +8,7 @@ This package depends on nothing else of the project; ``criterios``, ``grafo`` an
 from esquemas.entrada import EventoInvalido, leer_evento, payload_texto
 from esquemas.evento import EventoCambio, FichaProveedor
 from esquemas.ficha import Ficha, Problema, Veredicto
+from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada, id_puerta
 from esquemas.salidas import (
     DecisionRevision,
     ErrorRechazo,
@@ -21,6 +22,10 @@ from esquemas.salidas import (
 )
 
 __all__ = [
+    "ClavePuerta",
+    "EstadoPuerta",
+    "PuertaAplicada",
+    "id_puerta",
     "DecisionRevision",
     "ErrorRechazo",
     "EventoCambio",

@@ -20,7 +20,10 @@ Destino = Literal["fichas.publicadas", "fichas.revision_manual", "dlq"]
 # Why a ficha went to manual review (``FichaEnRevision.motivo``).
 MOTIVO_RECHAZADA: Final = "rechazada"
 MOTIVO_SALIDA_INVALIDA: Final = "salida_invalida"
-Motivo = Literal["rechazada", "salida_invalida"]
+# v1.2: code checks passed and the evaluator scored the ficha, but no certified gate lets it
+# through (closed gate, a gate key other than the running configuration's, or a low score).
+MOTIVO_SIN_GARANTIA: Final = "sin_garantia"
+Motivo = Literal["rechazada", "salida_invalida", "sin_garantia"]
 
 # The pseudo-criterion of a problem that says the model's answer was unusable.
 CRITERIO_SALIDA_INVALIDA: Final = MOTIVO_SALIDA_INVALIDA
@@ -85,14 +88,16 @@ ESQUEMA_FICHA_PUBLICADA: Final = "FichaPublicada"
 ESQUEMA_FICHA_EN_REVISION: Final = "FichaEnRevision"
 ESQUEMA_EVENTO_RECHAZADO: Final = "EventoRechazado"
 ESQUEMA_DECISION_REVISION: Final = "DecisionRevision"
+ESQUEMA_ESTADO_PUERTA: Final = "EstadoPuerta"
 ESQUEMAS: Final = (
     ESQUEMA_EVENTO_CAMBIO,
     ESQUEMA_FICHA_PUBLICADA,
     ESQUEMA_FICHA_EN_REVISION,
     ESQUEMA_EVENTO_RECHAZADO,
     ESQUEMA_DECISION_REVISION,
+    ESQUEMA_ESTADO_PUERTA,
 )
-ESQUEMA_VERSION: Final = "1.1"
+ESQUEMA_VERSION: Final = "1.2"
 
 # Kafka headers of every record the processor writes, so that a consumer can route on them
 # without parsing the value. Values are UTF-8 text; ``version`` is the decimal SKU version.
@@ -101,3 +106,25 @@ CABECERA_VERSION: Final = "version"
 CABECERA_EVENT_ID: Final = "event_id"
 CABECERA_ESQUEMA: Final = "esquema"
 CABECERA_ESQUEMA_VERSION: Final = "esquema_version"
+
+# The publication gate (contract v1.2): a ficha is published without a person only where the
+# precision of automatic approvals against people is certified (docs/puerta.md).
+TOPIC_PUERTA: Final = "fichas.puerta"
+FAMILIA_TODAS: Final = "*"  # the pooled gate, for families whose data do not certify alone
+OBJETIVO_PUERTA: Final = 0.9  # the precision the gate certifies
+DELTA_PUERTA: Final = 0.05  # the risk that a certified gate is in truth below the objective
+# FICHAS_PUERTA: ``certificada`` publishes on a certified score; ``veredicto`` on the judge's
+# yes, uncertified (the behaviour before v1.2, an explicit opt-in).
+PUERTA_CERTIFICADA: Final = "certificada"
+PUERTA_VEREDICTO: Final = "veredicto"
+ModoPuerta = Literal["certificada", "veredicto"]
+ModoEvaluador = Literal["veredicto", "rubrica"]
+# Why a gate is open or closed (``EstadoPuerta.motivo``).
+MOTIVO_PUERTA_CERTIFICADA: Final = "certificada"
+MOTIVO_PUERTA_SIN_DATOS: Final = "sin_datos_suficientes"
+MOTIVO_PUERTA_NO_CERTIFICADA: Final = "precision_no_certificada"
+MOTIVO_PUERTA_COTA_BAJA: Final = "cota_en_linea_bajo_objetivo"
+MotivoPuerta = Literal[
+    "certificada", "sin_datos_suficientes", "precision_no_certificada",
+    "cota_en_linea_bajo_objetivo",
+]

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from esquemas.constantes import ESQUEMA_VERSION, ESQUEMAS
 from esquemas.evento import EventoCambio
+from esquemas.puerta import EstadoPuerta
 from esquemas.salidas import DecisionRevision, EventoRechazado, FichaEnRevision, FichaPublicada
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
@@ -38,6 +39,7 @@ MODELOS: Mapping[str, type[BaseModel]] = {
     "FichaEnRevision": FichaEnRevision,
     "EventoRechazado": EventoRechazado,
     "DecisionRevision": DecisionRevision,
+    "EstadoPuerta": EstadoPuerta,
 }
 assert tuple(MODELOS) == ESQUEMAS, "every contract schema has exactly one model"
 

@@ -21,6 +21,7 @@ from esquemas.constantes import (
     TipoRevision,
 )
 from esquemas.ficha import Ficha, Problema, Veredicto
+from esquemas.puerta import PuertaAplicada
 
 
 class Intento(BaseModel):
@@ -31,6 +32,8 @@ class Intento(BaseModel):
     intento: int
     ficha: Ficha | None
     veredicto: Veredicto
+    # v1.2: the evaluator's P(approvable), null when the server gave no usable logprobs.
+    puntuacion: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class Origen(BaseModel):
@@ -72,6 +75,10 @@ class FichaPublicada(BaseModel):
     publicada_en: datetime
     revision: RevisionHumana | None = None
     origen: Origen | None = None
+    # v1.2: the gate that let the loop publish (null when a person published, or under the
+    # uncertified ``FICHAS_PUERTA=veredicto``), and the ficha's score.
+    puerta: PuertaAplicada | None = None
+    puntuacion: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class FichaEnRevision(BaseModel):
