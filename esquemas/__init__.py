@@ -23,11 +23,9 @@ from esquemas.salidas import (
 
 __all__ = [
     "ClavePuerta",
-    "EstadoPuerta",
-    "PuertaAplicada",
-    "id_puerta",
     "DecisionRevision",
     "ErrorRechazo",
+    "EstadoPuerta",
     "EventoCambio",
     "EventoInvalido",
     "EventoRechazado",
@@ -39,8 +37,10 @@ __all__ = [
     "Origen",
     "OrigenMensaje",
     "Problema",
+    "PuertaAplicada",
     "RevisionHumana",
     "Veredicto",
+    "id_puerta",
     "leer_evento",
     "payload_texto",
 ]

@@ -43,9 +43,7 @@ PayloadCodificacion = Literal["texto", "base64"]
 
 # Human review (contract v1.1).
 TipoRevision = Literal["revision", "muestra"]
-DecisionHumana = Literal[
-    "aprobada", "editada", "rechazada", "correcta", "incorrecta", "obsoleta"
-]
+DecisionHumana = Literal["aprobada", "editada", "rechazada", "correcta", "incorrecta", "obsoleta"]
 DecisionPublicacion = Literal["aprobada", "editada"]
 
 # Limits of the ficha (C01, C02) and of a problem's explanation.
@@ -125,6 +123,8 @@ MOTIVO_PUERTA_SIN_DATOS: Final = "sin_datos_suficientes"
 MOTIVO_PUERTA_NO_CERTIFICADA: Final = "precision_no_certificada"
 MOTIVO_PUERTA_COTA_BAJA: Final = "cota_en_linea_bajo_objetivo"
 MotivoPuerta = Literal[
-    "certificada", "sin_datos_suficientes", "precision_no_certificada",
+    "certificada",
+    "sin_datos_suficientes",
+    "precision_no_certificada",
     "cota_en_linea_bajo_objetivo",
 ]

@@ -31,9 +31,7 @@ Sku = Annotated[str, StringConstraints(pattern=SKU_PATTERN)]
 # Infinity even when a caller builds the model from Python floats.
 Cifra = (
     Annotated[int, Field(strict=True, ge=-MAX_CIFRA_ABS, le=MAX_CIFRA_ABS)]
-    | Annotated[
-        float, Field(strict=True, allow_inf_nan=False, ge=-MAX_CIFRA_ABS, le=MAX_CIFRA_ABS)
-    ]
+    | Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_CIFRA_ABS, le=MAX_CIFRA_ABS)]
     | Annotated[str, Field(max_length=MAX_CIFRA_TEXTO)]
 )
 
