@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from esquemas.constantes import (
     DELTA_PUERTA,
@@ -53,6 +54,7 @@ from esquemas.constantes import (
     OBJETIVO_PUERTA,
     MotivoPuerta,
 )
+from esquemas.puerta import ClavePuerta, EstadoPuerta
 
 
 @dataclass(frozen=True)
@@ -242,3 +244,26 @@ def certificar_por_familia(
         if propia.certificada:
             resultado[familia] = propia
     return resultado
+
+
+def estado_puerta(
+    familia: str,
+    clave: ClavePuerta,
+    certificacion: Certificacion,
+    origen_datos: str,
+    ahora: datetime,
+) -> EstadoPuerta:
+    """The state to publish for one certification: open at its threshold, or closed and why."""
+    return EstadoPuerta(
+        familia=familia,
+        clave=clave,
+        abierta=certificacion.certificada,
+        umbral=certificacion.umbral,
+        objetivo=certificacion.objetivo,
+        delta=certificacion.delta,
+        n=certificacion.n,
+        k=certificacion.k,
+        origen_datos=origen_datos,
+        motivo=certificacion.motivo,
+        actualizada_en=ahora,
+    )
