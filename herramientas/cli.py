@@ -1,5 +1,5 @@
 """The ``fichas`` command: ``worker``, ``procesar``, ``producir``, ``llm-local``, ``informe``,
-``demo``, ``revisor``, ``evaluar``.
+``demo``, ``revisor``, ``evaluar``, ``calibrar``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
@@ -119,6 +119,12 @@ def _parser() -> argparse.ArgumentParser:
         help="measure evaluator or loop against the labelled set, compare runs (see --help)",
         add_help=False,
     )
+    sub.add_parser(
+        "calibrar",
+        help="certify the publication gate's score threshold against people's labels; "
+        "unbiased data only (see --help, docs/puerta.md)",
+        add_help=False,
+    )
     return parser
 
 
@@ -137,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         from herramientas.evaluar import main as evaluar_main
 
         return evaluar_main(argv[1:])
+    if argv[:1] == ["calibrar"]:
+        from herramientas.calibrar import main as calibrar_main
+
+        return calibrar_main(argv[1:])
     if argv[:1] == ["demo"]:
         from herramientas.demo.principal import main as demo_main
 
