@@ -34,6 +34,14 @@ on a boolean answer, i.e. the boolean is what it most wanted to write; below tha
 None, which the gate counts as "not approved" (the ficha goes to a person, never out). With vLLM
 (after the grammar) the mass is ~1 and the floor never bites; with ``top_logprobs`` the mass is
 a lower bound (variants outside the top list are not seen), so the floor errs toward None.
+
+Checked by hand against the real server (``fichas llm-local``, Qwen2.5-Coder-0.5B, llama.cpp,
+one zapatilla ficha): the key and value came as the tokens ``ap``, ``rob``, ``ada``, ``":``,
+``" false"``; at the verdict token the top alternatives were ``" false"`` -0.40, ``" true"``
+-1.10, ``' "'`` -7.95, ``"false"`` -8.15: s = 0.33 with ~1.0 of the mass on the variants, where
+the argmax said no. The rubric's three ``falla`` tokens gave 0.58 × 0.78 × 0.51 = 0.23. Both
+answers began with a triple-backtick ``json`` fence before the object, which the scanner
+skips as it skips anything outside JSON strings and structure.
 """
 
 from __future__ import annotations

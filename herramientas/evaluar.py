@@ -208,7 +208,9 @@ async def _en_paralelo(
 
 def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     """Everything that changes the answers, recorded in the result and hashed for the cache."""
+    from grafo.chat_model import NO_REPEAT_PENALTY
     from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica, prompt_generador
+    from grafo.puntuacion import TOP_LOGPROBS
 
     prompt_ev = prompt_evaluador_rubrica() if settings.evaluador_rubrica else prompt_evaluador()
     return {
@@ -221,6 +223,14 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
         "generador_ejemplos": settings.generador_ejemplos if modo == "bucle" else None,
         "max_intentos": settings.max_intentos if modo == "bucle" else None,
         "max_tokens": settings.llm_max_tokens,
+        # how the evaluator samples since v1.2 (grafo.chat_model.evaluator_chat_model): a
+        # cache written before, at the generator's temperature and without logprobs, is
+        # another run
+        "evaluador_muestreo": {
+            "temperatura": 0.0,
+            "top_logprobs": TOP_LOGPROBS,
+            **NO_REPEAT_PENALTY,
+        },
         "prompt_evaluador_sha256": _sha(prompt_ev),
         "prompt_generador_sha256": (
             _sha(prompt_generador(settings.generador_ejemplos)) if modo == "bucle" else None
