@@ -9,7 +9,7 @@ stored log-probabilities by the product's own function, so the measurement and t
 the same tokens the same way, and a change of the score function needs no new model run.
 
     python docs/calidad/capturar_logprobs.py --url http://127.0.0.1:8311/v1 \
-        --salida ev05-logprobs.jsonl [--rubrica] [--omitir-vetadas] [--limite N]
+        --salida ev05-logprobs.jsonl [--rubrica] [--omitir-vetadas] [--limite N] [--muestra N]
 
 Resumable: candidates already in the output file are skipped.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -72,6 +73,7 @@ def main() -> int:
     p.add_argument("--rubrica", action="store_true")
     p.add_argument("--omitir-vetadas", action="store_true")
     p.add_argument("--limite", type=int)
+    p.add_argument("--muestra", type=int, help="a random sample of N candidates (seed 1)")
     p.add_argument("--top", type=int, default=10)
     p.add_argument("--casos", type=Path, default=CASOS_POR_DEFECTO)
     args = p.parse_args()
@@ -85,6 +87,8 @@ def main() -> int:
             for caso, c in items
             if not fallos(comprobar(c["ficha"], origen_de_caso(caso)))
         ]
+    if args.muestra:
+        items = random.Random(1).sample(items, min(args.muestra, len(items)))
     items = items[: args.limite] if args.limite else items
     with httpx.Client(timeout=1800) as cliente, args.salida.open("a") as out:
         for n, (caso, c) in enumerate(items, 1):
