@@ -278,6 +278,7 @@ class Procesador:
             bound,
             extra={"llm_url": self.health.url, "causa": failure.cause, "kind": failure.kind},
         )
+
     async def olvidar(self, evento: EventoCambio) -> None:
         """Delete the event's checkpoint thread, once its outcome is recorded elsewhere.
 
