@@ -88,6 +88,9 @@ VARIABLES_ANADIDAS = [
     "FICHAS_EVALUADOR_RUBRICA",
     "FICHAS_LIMPIAR_ORIGEN",
     "FICHAS_GENERADOR_EJEMPLOS",
+    "FICHAS_PUERTA",
+    "FICHAS_TOPIC_PUERTA",
+    "FICHAS_PUERTA_ARCHIVO",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -1286,6 +1289,13 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_criterion_precision": ("gauge", ("criterion",)),
         "fichas_step_failures_total": ("counter", ("step", "transient")),
         "fichas_oldest_event_age_seconds": ("gauge", ("topic", "partition")),
+        "fichas_puerta_umbral": ("gauge", ("family", "key")),
+        "fichas_puerta_abierta": ("gauge", ("family", "key")),
+        "fichas_puerta_n": ("gauge", ("family", "key")),
+        "fichas_puerta_k": ("gauge", ("family", "key")),
+        "fichas_puerta_cota_inferior": ("gauge", ("family", "key")),
+        "fichas_sin_garantia_total": ("counter", ("family", "key")),
+        "fichas_puerta_sin_certificar": ("gauge", ()),
     }
 
 
