@@ -319,7 +319,8 @@ ESTADISTICOS: dict[str, dict[str, tuple[Estadistico, int]]] = {
         "publicadas_con_texto_inyectado": (_share(lambda r: bool(r.get("inyeccion"))), -1),
         "intento_1_con_defecto_de_codigo": (_share(_defecto_en_intento_1), -1),
         "ultima_ficha_con_texto_inyectado": (
-            _share(lambda r: bool(r.get("inyeccion_en_ficha"))), -1
+            _share(lambda r: bool(r.get("inyeccion_en_ficha"))),
+            -1,
         ),
         "llamadas_por_ficha": (_media("llamadas"), -1),
         "tokens_por_ficha": (lambda rs: _tokens(rs), -1),

@@ -26,8 +26,9 @@ def _env(llm: FakeLLM, data_dir: Path, **extra: str) -> dict[str, str]:
         FICHAS_DATA_DIR=str(data_dir),
         FICHAS_LLM_TIMEOUT_S="60",
         FICHAS_CONCURRENCIA="8",
-        **extra,
+        FICHAS_PUERTA="veredicto",  # the command's plumbing; the gate has tests of its own
     )
+    env.update(extra)
     return env
 
 
