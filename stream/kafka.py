@@ -67,6 +67,8 @@ def topic_configs(settings: Settings) -> dict[str, dict[str, str]]:
         settings.topic_revision: log(RETENTION_OUTPUT_MS),
         settings.topic_dlq: log(RETENTION_OUTPUT_MS),
         settings.topic_muestra: log(RETENTION_OUTPUT_MS),
+        # The gate states: the newest state of every gate, forever (docs/puerta.md).
+        settings.topic_puerta: dict(COMPACTED),
     }
 
 
@@ -78,6 +80,7 @@ def topic_names(settings: Settings) -> list[str]:
         settings.topic_revision,
         settings.topic_dlq,
         settings.topic_muestra,
+        settings.topic_puerta,
     ]
 
 

@@ -94,6 +94,8 @@ VARIABLES_ANADIDAS = [
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
+# Estados de la puerta de publicación (contrato v1.2): los lee el worker, lo crea como los demás.
+TOPIC_PUERTA = {"FICHAS_TOPIC_PUERTA": "fichas.puerta"}
 # Métricas que no exporta el código pero que el panel o las alertas pueden usar.
 METRICAS_AJENAS = {"up"}  # la genera Prometheus al rascar
 
@@ -434,6 +436,7 @@ def test_kustomize_produce_los_objetos_esperados():
         ("KafkaTopic", "kafka", "fichas.revision-manual"),
         ("KafkaTopic", "kafka", "proveedor.cambios.dlq"),
         ("KafkaTopic", "kafka", "fichas.muestra-revision"),
+        ("KafkaTopic", "kafka", "fichas.puerta"),
     }
     assert claves == esperadas
     assert not any(o["kind"] == "Secret" for o in render_base()), "no se despliegan secretos"
@@ -507,12 +510,12 @@ def test_deployment_del_worker():
 def test_configmap_y_topics():
     objetos = render_base()
     cm = configmap(objetos)
-    for var, topic in {**TOPICS_CONTRATO, **TOPIC_DECISIONES}.items():
+    for var, topic in {**TOPICS_CONTRATO, **TOPIC_DECISIONES, **TOPIC_PUERTA}.items():
         assert cm[var] == topic
     topics = [o for o in objetos if o["kind"] == "KafkaTopic"]
     assert {t["spec"]["topicName"] for t in topics} == set(TOPICS_CONTRATO.values()) | set(
         TOPIC_DECISIONES.values()
-    )
+    ) | set(TOPIC_PUERTA.values())
     so = uno(objetos, "ScaledObject", "fichas")
     for t in topics:
         assert t["metadata"]["labels"]["strimzi.io/cluster"] == "kafka"
@@ -645,9 +648,10 @@ def test_revisor_en_k8s():
     assert sm["spec"]["endpoints"][0]["port"] == "http"
     # El ServiceMonitor y la NetworkPolicy del worker no seleccionan la app, ni al revés.
     worker = uno(objetos, "Deployment", "fichas")["spec"]["template"]["metadata"]["labels"]
-    assert not uno(objetos, "ServiceMonitor", "fichas")["spec"]["selector"][
-        "matchLabels"
-    ].items() <= svc["metadata"]["labels"].items()
+    assert (
+        not uno(objetos, "ServiceMonitor", "fichas")["spec"]["selector"]["matchLabels"].items()
+        <= svc["metadata"]["labels"].items()
+    )
     np_ = uno(objetos, "NetworkPolicy", "fichas-revisor")
     assert np_["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
     assert not np_["spec"]["podSelector"]["matchLabels"].items() <= worker.items()
@@ -816,7 +820,8 @@ def test_compose_crea_los_cinco_topics_que_usan_los_workers():
     s = compose()["services"]
     guion = s["topics"]["command"][0]
     env = s["worker-1"]["environment"]
-    assert sorted(topics_de_compose()) == sorted(por_defecto(env[v]) for v in TOPICS_CONTRATO)
+    creados = [*TOPICS_CONTRATO, *TOPIC_PUERTA]
+    assert sorted(topics_de_compose()) == sorted(por_defecto(env[v]) for v in creados)
     assert "--if-not-exists" in guion
     # La configuración se aplica también a un topic que ya existía (kafka-configs --alter).
     assert '--entity-name "$$1" --add-config "$$2"' in guion
