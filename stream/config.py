@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     topic_dlq: str = "proveedor.cambios.dlq"
     topic_muestra: str = "fichas.muestra_revision"
     topic_decisiones: str = TOPIC_DECISIONES  # written by the reviewer app (fichas revisor)
+    topic_puerta: str = TOPIC_PUERTA  # gate states (compacted), read by the worker (docs/puerta.md)
     grupo: str = "fichas"
     particiones: int = Field(default=4, ge=1)  # for topics created at start-up when missing
     replicacion: int = Field(default=1, ge=1)
@@ -58,7 +59,6 @@ class Settings(BaseSettings):
     # The publication gate (docs/puerta.md): ``certificada`` publishes only on a certified
     # score; ``veredicto`` on the judge's yes, uncertified (an explicit opt-in, logged).
     puerta: ModoPuerta = PUERTA_CERTIFICADA
-    topic_puerta: str = TOPIC_PUERTA  # compacted; read from the beginning by every worker
     # ``fichas procesar`` only (no Kafka): the gate audit file; unset means every gate closed.
     puerta_archivo: Path | None = None
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
-from puerta.topico import escribir_estados
 
+from puerta.topico import escribir_estados
 from stream.puerta import estados_de_archivo
 
 
