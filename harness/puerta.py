@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
 from criterios import CRITERIOS_VERSION
 from esquemas.constantes import (
     DELTA_PUERTA,
@@ -59,6 +62,31 @@ def estado(
     )
 
 
+async def crear_topic(bootstrap: str, topic: str, particiones: int = 1) -> None:
+    """The gate topic, compacted as the worker creates it; nothing if it exists already.
+
+    The test broker creates no topic by itself, so a gate written before a worker started
+    needs its topic first.
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics(
+            [NewTopic(topic, particiones, 1, topic_configs={"cleanup.policy": "compact"})]
+        )
+    except TopicAlreadyExistsError:
+        pass
+    finally:
+        await admin.close()
+
+
+async def escribir(bootstrap: str, topic: str, nuevo: EstadoPuerta) -> EstadoPuerta:
+    """Write one gate state to ``topic`` (created if missing); return it."""
+    await crear_topic(bootstrap, topic)
+    await escribir_estado(bootstrap, nuevo, topic=topic)
+    return nuevo
+
+
 async def abrir(
     bootstrap: str,
     clave: ClavePuerta,
@@ -67,9 +95,7 @@ async def abrir(
     familia: str = FAMILIA_TODAS,
 ) -> EstadoPuerta:
     """Write an open gate for ``clave`` (pooled by default) to ``topic``; return it."""
-    abierta = estado(clave, umbral, familia)
-    await escribir_estado(bootstrap, abierta, topic=topic)
-    return abierta
+    return await escribir(bootstrap, topic, estado(clave, umbral, familia))
 
 
 async def cerrar(
@@ -80,6 +106,4 @@ async def cerrar(
     motivo: MotivoPuerta = MOTIVO_PUERTA_COTA_BAJA,
 ) -> EstadoPuerta:
     """Write the gate of ``clave`` and ``familia`` closed (by the online bound by default)."""
-    cerrada = estado(clave, None, familia, abierta=False, motivo=motivo)
-    await escribir_estado(bootstrap, cerrada, topic=topic)
-    return cerrada
+    return await escribir(bootstrap, topic, estado(clave, None, familia, False, motivo))
