@@ -6,7 +6,7 @@ graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes`
 ``clave_puerta`` (the running key) and ``FuentePuerta`` (where the gate is read from).
 """
 
-from grafo.agentes import Agentes
+from grafo.agentes import Agentes, Evaluacion
 from grafo.chat_model import LLMSettings, build_chat_model, close_chat_model
 from grafo.checkpointer import open_checkpointer
 from grafo.construccion import construir_grafo
@@ -25,6 +25,7 @@ from grafo.sensores import NullSensor, Sensor
 
 __all__ = [
     "Agentes",
+    "Evaluacion",
     "FuentePuerta",
     "LLMHealth",
     "LLMSettings",
