@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
-from esquemas import FichaEnRevision, FichaPublicada
+from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
 from esquemas.puerta import ClavePuerta, PuertaAplicada
 from grafo import Agentes, Nodos, PuertaCerrada, clave_puerta
 from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica
 from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.procesador import abrir_procesador
 
 FICHA = {"titulo": "Zapatilla Runner X2", "descripcion": "Zapatilla ligera.", "atributos": {}}
 
@@ -132,3 +135,70 @@ def test_motivo_de_revision(modo: Any, ok: bool, invalida: bool, motivo: str) ->
     extra = {"invalida": {"agente": "evaluador", "detalle": "x"}} if invalida else {}
     salida = _nodos(modo).descartar(_estado(0.4, ok, **extra))["salida"]
     assert FichaEnRevision.model_validate(salida["evento"]).motivo == motivo
+
+
+# -- the loop end to end with the scored fake LLM ---------------------------------------------
+
+
+def _evento_cambio(sku: str) -> EventoCambio:
+    return EventoCambio.model_validate(evento_dict(sku))
+
+
+class _Cambiante:
+    """A gate source whose answer changes after a number of questions (a gate closed mid-run)."""
+
+    def __init__(self, primero: PuertaAplicada | None, despues: PuertaAplicada | None, n: int):
+        self.respuestas = [primero] * n
+        self.despues = despues
+
+    def umbral(self, familia: str) -> PuertaAplicada | None:
+        return self.respuestas.pop(0) if self.respuestas else self.despues
+
+
+async def test_puerta_cerrada_va_a_revision_tras_un_intento_con_su_puntuacion(
+    fake_llm: FakeLLM, data_dir: Path
+) -> None:
+    fake_llm.configure(
+        {"rules": [{"sku": "ZAP-C", "evaluador": [{"accion": "aprobar", "puntuacion": 0.97}]}]}
+    )
+    async with abrir_procesador(fake_llm.url, data_dir, modo_puerta="certificada") as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-C"))
+    revision = FichaEnRevision.model_validate(resultado.salida)
+    assert (revision.motivo, revision.intentos) == ("sin_garantia", 1)
+    assert [h.puntuacion for h in revision.historial] == [pytest.approx(0.97)]
+    assert len(fake_llm.requests(agent="generador")) == 1  # no attempt that cannot publish
+
+
+async def test_puerta_abierta_reintenta_bajo_el_umbral_y_publica_con_la_puerta(
+    fake_llm: FakeLLM, data_dir: Path
+) -> None:
+    pasos = [{"accion": "aprobar", "puntuacion": 0.6}, {"accion": "aprobar", "puntuacion": 0.9}]
+    fake_llm.configure({"rules": [{"sku": "ZAP-A", "evaluador": pasos}]})
+    fuente = _Fuente({"zapatillas": _aplicada(umbral=0.8)})
+    async with abrir_procesador(
+        fake_llm.url, data_dir, modo_puerta="certificada", puerta=fuente
+    ) as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-A"))
+    publicada = FichaPublicada.model_validate(resultado.salida)
+    assert publicada.intentos == 2
+    assert publicada.puntuacion == pytest.approx(0.9)
+    assert publicada.puerta == _aplicada(umbral=0.8)
+    assert fuente.preguntas == ["zapatillas", "zapatillas"]  # asked at every evaluation
+
+
+async def test_la_puerta_se_lee_en_cada_evaluacion(fake_llm: FakeLLM, data_dir: Path) -> None:
+    # Open at the first evaluation (score below λ: retry), closed at the second: the second
+    # attempt's score would pass, but the gate closed meanwhile decides.
+    pasos = [{"accion": "aprobar", "puntuacion": 0.6}, {"accion": "aprobar", "puntuacion": 0.99}]
+    fake_llm.configure({"rules": [{"sku": "ZAP-X", "evaluador": pasos}]})
+    fuente = _Cambiante(_aplicada(umbral=0.8), None, n=1)
+    async with abrir_procesador(
+        fake_llm.url, data_dir, modo_puerta="certificada", puerta=fuente
+    ) as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-X"))
+    revision = FichaEnRevision.model_validate(resultado.salida)
+    assert (revision.motivo, revision.intentos) == ("sin_garantia", 2)
+    assert [h.puntuacion for h in revision.historial] == [
+        pytest.approx(0.6),
+        pytest.approx(0.99),
+    ]

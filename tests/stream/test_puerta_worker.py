@@ -128,7 +128,7 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
                 {"sku": "A4", "evaluador": [_paso(0.5), _paso(0.85)]},  # a new ficha scores higher
                 {"sku": "A5", "evaluador": [_paso(None)]},  # no logprobs: never approved
                 # the code checks veto a high score: retried, then rejected by code
-                {"sku": "A6", "generador": ["titulo_largo"], "evaluador": [_paso(0.99)]},
+                {"sku": "A6", "generador": ["sin_atributos"], "evaluador": [_paso(0.99)]},
             ]
         }
     )
