@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from harness.kafka_broker import KafkaBroker
     from harness.topicos import Topics
 
+
 class WorkerProcess(CommandProcess):
     """``fichas worker`` as a real process, as an operator runs it."""
 
