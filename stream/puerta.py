@@ -19,10 +19,10 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from puerta.resolucion import puerta_para, umbral_aplicable
 from pydantic import ValidationError
 
 from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada
+from puerta.resolucion import puerta_para, umbral_aplicable
 
 Estados = Mapping[str, EstadoPuerta]
 
@@ -91,15 +91,18 @@ def razon(familia: str, clave: ClavePuerta, estados: Estados) -> tuple[bool, str
 def estados_de_archivo(ruta: Path) -> dict[str, EstadoPuerta]:
     """The gate states of an audit file, by gate id (``fichas procesar --puerta``).
 
-    Accepts the audit file ``fichas calibrar`` writes (an object whose ``estados`` lists the
-    states it certified), a list of states, or one state. Raises ``ValueError`` saying what
+    Accepts the audit file ``fichas calibrar`` writes (``puerta.auditoria``: an object whose
+    ``puertas`` each carry an ``estado``; or one whose ``estados`` lists them), a list of
+    states, or one state. Raises ``ValueError`` saying what
     is wrong, so the command can refuse to run rather than run with every gate closed.
     """
     try:
         datos = json.loads(ruta.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"cannot read the gate file {ruta}: {exc}") from exc
-    if isinstance(datos, dict) and "estados" in datos:
+    if isinstance(datos, dict) and isinstance(datos.get("puertas"), list):
+        datos = [p.get("estado") if isinstance(p, dict) else p for p in datos["puertas"]]
+    elif isinstance(datos, dict) and "estados" in datos:
         datos = datos["estados"]
     elif isinstance(datos, dict) and "estado" in datos:
         datos = [datos["estado"]]
