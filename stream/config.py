@@ -16,7 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from esquemas.constantes import TOPIC_DECISIONES
+from esquemas.constantes import TOPIC_DECISIONES, TOPIC_PUERTA
 from stream.registro import LEVELS, masked
 
 
@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     topic_dlq: str = "proveedor.cambios.dlq"
     topic_muestra: str = "fichas.muestra_revision"
     topic_decisiones: str = TOPIC_DECISIONES  # written by the reviewer app (fichas revisor)
+    topic_puerta: str = TOPIC_PUERTA  # gate states (compacted), read by the worker (docs/puerta.md)
     grupo: str = "fichas"
     particiones: int = Field(default=4, ge=1)  # for topics created at start-up when missing
     replicacion: int = Field(default=1, ge=1)

@@ -84,6 +84,7 @@ VARIABLES_ANADIDAS = [
     "FICHAS_PARTICIONES",
     "FICHAS_REPLICACION",
     "FICHAS_TOPIC_DECISIONES",
+    "FICHAS_TOPIC_PUERTA",
     "FICHAS_RETENCION_H",
     "FICHAS_EVALUADOR_RUBRICA",
     "FICHAS_LIMPIAR_ORIGEN",
@@ -91,6 +92,8 @@ VARIABLES_ANADIDAS = [
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
+# Topic de las puertas de publicación (contrato v1.2, docs/puerta.md): lo crea el worker.
+TOPIC_PUERTA = {"FICHAS_TOPIC_PUERTA": "fichas.puerta"}
 # Métricas que no exporta el código pero que el panel o las alertas pueden usar.
 METRICAS_AJENAS = {"up"}  # la genera Prometheus al rascar
 
@@ -431,6 +434,7 @@ def test_kustomize_produce_los_objetos_esperados():
         ("KafkaTopic", "kafka", "fichas.revision-manual"),
         ("KafkaTopic", "kafka", "proveedor.cambios.dlq"),
         ("KafkaTopic", "kafka", "fichas.muestra-revision"),
+        ("KafkaTopic", "kafka", "fichas.puerta"),
     }
     assert claves == esperadas
     assert not any(o["kind"] == "Secret" for o in render_base()), "no se despliegan secretos"
@@ -504,12 +508,12 @@ def test_deployment_del_worker():
 def test_configmap_y_topics():
     objetos = render_base()
     cm = configmap(objetos)
-    for var, topic in {**TOPICS_CONTRATO, **TOPIC_DECISIONES}.items():
+    for var, topic in {**TOPICS_CONTRATO, **TOPIC_DECISIONES, **TOPIC_PUERTA}.items():
         assert cm[var] == topic
     topics = [o for o in objetos if o["kind"] == "KafkaTopic"]
     assert {t["spec"]["topicName"] for t in topics} == set(TOPICS_CONTRATO.values()) | set(
         TOPIC_DECISIONES.values()
-    )
+    ) | set(TOPIC_PUERTA.values())
     so = uno(objetos, "ScaledObject", "fichas")
     for t in topics:
         assert t["metadata"]["labels"]["strimzi.io/cluster"] == "kafka"
@@ -531,9 +535,9 @@ def test_kafkatopics_configurados_como_el_worker():
     }
     for nombre, config in esperado.items():
         assert {k: topics[nombre].get(k) for k in config} == config, nombre
-    publicadas = topics["fichas.publicadas"]
-    assert publicadas["cleanup.policy"] == "compact"
-    assert "retention.ms" not in publicadas, "un topic compactado no borra por edad"
+    for compactado in ("fichas.publicadas", "fichas.puerta"):
+        assert topics[compactado]["cleanup.policy"] == "compact"
+        assert "retention.ms" not in topics[compactado], "un topic compactado no borra por edad"
     for nombre in ("fichas.revision_manual", "proveedor.cambios.dlq", "fichas.muestra_revision"):
         assert topics[nombre]["cleanup.policy"] == "delete"
         assert int(topics[nombre]["retention.ms"]) >= 7 * 24 * 3600 * 1000
@@ -809,11 +813,12 @@ def topics_de_compose() -> dict[str, dict[str, str]]:
     return {t: dict(kv.split("=", 1) for kv in config.split(",")) for t, config in lineas}
 
 
-def test_compose_crea_los_cinco_topics_que_usan_los_workers():
+def test_compose_crea_los_topics_que_usan_los_workers():
     s = compose()["services"]
     guion = s["topics"]["command"][0]
     env = s["worker-1"]["environment"]
-    assert sorted(topics_de_compose()) == sorted(por_defecto(env[v]) for v in TOPICS_CONTRATO)
+    variables = [*TOPICS_CONTRATO, *TOPIC_PUERTA]
+    assert sorted(topics_de_compose()) == sorted(por_defecto(env[v]) for v in variables)
     assert "--if-not-exists" in guion
     # La configuración se aplica también a un topic que ya existía (kafka-configs --alter).
     assert '--entity-name "$$1" --add-config "$$2"' in guion
@@ -842,6 +847,7 @@ def test_compose_configura_los_topics_como_el_worker():
 
     assert topics_de_compose() == topic_configs(Settings())
     assert topics_de_compose()["fichas.publicadas"]["cleanup.policy"] == "compact"
+    assert topics_de_compose()["fichas.puerta"]["cleanup.policy"] == "compact"
 
 
 def test_compose_montajes_existen():
