@@ -124,8 +124,12 @@ def ficha_en_revision(
             "ficha_proveedor": {
                 "titulo": titulo_proveedor,
                 "descripcion": "Lightweight running shoe, mesh upper, rubber sole. Weight 280 g.",
-                "atributos": {"color": "negro", "talla": "42", "material": "malla",
-                              "genero": "hombre"},
+                "atributos": {
+                    "color": "negro",
+                    "talla": "42",
+                    "material": "malla",
+                    "genero": "hombre",
+                },
                 "idioma": "en",
             },
             "cifras": {"peso_g": 280},

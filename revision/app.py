@@ -20,7 +20,7 @@ from aiohttp import web
 from esquemas.puerta import EstadoPuerta
 from puerta.topico import LectorPuertas, escribir_estado
 from revision.almacen import Almacen
-from revision.flujo import Flujo, topic_puerta
+from revision.flujo import Flujo
 from revision.metricas import registro
 from revision.seguridad import hash_clave
 from revision.vigilancia import Vigilancia
@@ -117,10 +117,9 @@ async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuer
     """The gate monitor, its sequences rebuilt from the stored verdicts, writing closures to
     the gate topic; started once the reader has read the gates that exist, so a restart never
     publishes a closure the topic already has."""
-    topic = topic_puerta(settings)
 
     async def escribir(estado: EstadoPuerta) -> None:
-        await escribir_estado(settings.kafka_brokers, estado, topic=topic)
+        await escribir_estado(settings.kafka_brokers, estado, topic=settings.topic_puerta)
 
     vigilancia = Vigilancia(lector.estados, escribir)
     veredictos = await asyncio.to_thread(almacen.veredictos_muestra)
@@ -133,7 +132,7 @@ async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) 
     """Store, stream, gate monitor, web server; until SIGTERM or SIGINT."""
     almacen = await asyncio.to_thread(Almacen.abrir, settings.postgres_dsn, settings.data_dir)
     flujo = Flujo(settings, almacen)
-    lector = LectorPuertas(topic_puerta(settings), client_id="fichas-revisor-puerta")
+    lector = LectorPuertas(settings.topic_puerta, client_id="fichas-revisor-puerta")
     parar = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

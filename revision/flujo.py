@@ -36,12 +36,11 @@ from esquemas.constantes import (
     MOTIVO_MUESTRA,
     TIPO_MUESTRA,
     TIPO_REVISION,
-    TOPIC_PUERTA,
 )
 from revision.almacen import Almacen, Decision
 from stream.cabeceras import Cabeceras, cabeceras_esquema, cabeceras_resultado
 from stream.config import Settings
-from stream.kafka import COMPACTED, topic_configs
+from stream.kafka import topic_configs
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +56,6 @@ def grupo(settings: Settings) -> str:
     return f"{settings.grupo}-revisor"
 
 
-def topic_puerta(settings: Settings) -> str:
-    """``fichas.puerta``, or the name the deployment gives it (``FICHAS_TOPIC_PUERTA``)."""
-    return str(getattr(settings, "topic_puerta", TOPIC_PUERTA))
-
-
 def topics_leidos(settings: Settings) -> list[str]:
     return [settings.topic_revision, settings.topic_muestra, settings.topic_publicadas]
 
@@ -74,15 +68,13 @@ def configs_de_topics(settings: Settings) -> dict[str, dict[str, str]]:
         "cleanup.policy": "delete",
         "retention.ms": str(RETENCION_DECISIONES_MS),
     }
-    # The gates' states: the newest per gate is kept for ever (the app writes closures).
-    configs.setdefault(topic_puerta(settings), dict(COMPACTED))
     return configs
 
 
 async def ensure_topics(settings: Settings) -> None:
     """Create the topics the app reads and writes when missing, with the contract's settings."""
     configs = configs_de_topics(settings)
-    nombres = [*topics_leidos(settings), settings.topic_decisiones, topic_puerta(settings)]
+    nombres = [*topics_leidos(settings), settings.topic_decisiones, settings.topic_puerta]
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
     await admin.start()
     try:

@@ -42,11 +42,13 @@ PRECISION = "fichas_revision_precision"
 PRECISION_LOWER = "fichas_revision_precision_lower_bound"
 PRECISION_SAMPLES = "fichas_revision_precision_samples"
 CRITERION_PRECISION = "fichas_revision_criterion_precision"
-# The gate that closes itself (revision/vigilancia.py), labelled as the worker's fichas_puerta_*.
+# The gate that closes itself (revision/vigilancia.py), labelled as the worker's fichas_puerta_*
+# (family, key), with family the gate's own: a family, or "*" for the pooled gate.
 GATE_LOWER = "fichas_revision_puerta_cota_inferior"
 GATE_UPPER = "fichas_revision_puerta_cota_superior"
 GATE_SAMPLE = "fichas_revision_puerta_muestra"
 GATE_ERRORS = "fichas_revision_puerta_errores"
+GATE_BELOW = "fichas_revision_puerta_bajo_objetivo"
 GATE_CLOSED = "fichas_revision_puertas_cerradas"  # exported as ..._total
 # Recall of the gate (revision/retenidas.py).
 RECALL = "fichas_revision_recall"
@@ -98,12 +100,15 @@ class RevisionCollector(Collector):
     def _puertas(self, vigilancia: Vigilancia) -> Iterator[Metric]:
         """Per gate (family and key, as the worker labels its gate), the online bounds of its
         newest certification, the verdicts and errors behind them, and the closures written."""
-        etiquetas = ["familia", "clave"]
+        etiquetas = ["family", "key"]  # as the worker's fichas_puerta_* (family may be "*")
         bajo = GaugeMetricFamily(GATE_LOWER, "Online lower bound on precision", labels=etiquetas)
         alto = GaugeMetricFamily(GATE_UPPER, "Online upper bound on precision", labels=etiquetas)
         n = GaugeMetricFamily(GATE_SAMPLE, "Sample verdicts since certification", labels=etiquetas)
         errores = GaugeMetricFamily(
             GATE_ERRORS, "Incorrect sample verdicts since certification", labels=etiquetas
+        )
+        debajo = GaugeMetricFamily(
+            GATE_BELOW, "1 when the online bound closes the gate", labels=etiquetas
         )
         # Copies: the scrape runs in a thread while the event loop adds verdicts.
         for seg in actuales(dict(vigilancia.seguimientos)).values():
@@ -113,12 +118,13 @@ class RevisionCollector(Collector):
             alto.add_metric(valores, seg.cota_superior)
             n.add_metric(valores, seg.veredictos)
             errores.add_metric(valores, seg.incorrectas)
+            debajo.add_metric(valores, 1 if seg.bajo_objetivo else 0)
         cerradas = CounterMetricFamily(
             GATE_CLOSED, "Gates this app closed on the online bound", labels=etiquetas
         )
         for (familia, clave), veces in sorted(dict(vigilancia.cerradas).items()):
             cerradas.add_metric([familia, clave], veces)
-        yield from (bajo, alto, n, errores, cerradas)
+        yield from (bajo, alto, n, errores, debajo, cerradas)
 
     def _recall(self) -> Iterator[Metric]:
         """Recall of the gate per family, and the held-back sample behind it per state."""

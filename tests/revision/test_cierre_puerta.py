@@ -15,14 +15,15 @@ from selenium.webdriver.common.by import By
 
 from esquemas.constantes import MOTIVO_PUERTA_COTA_BAJA, MOTIVO_SIN_GARANTIA
 from harness.procesos import REPO
+from harness.red import free_port
 from harness.revisor import (
+    RevisorProcess,
     estado_abierto,
     ficha_en_revision,
     muestra_publicada,
     puerta_aplicada,
+    revisor_env,
 )
-from harness.red import free_port
-from harness.revisor import RevisorProcess, revisor_env
 from puerta.topico import escribir_estado, leer_estados
 from tests.revision.conftest import (
     CLAVE,
@@ -63,9 +64,7 @@ def _metric(texto: str, nombre: str, **labels: str) -> float | None:
 def test_puntuacion_de_cada_intento_y_puerta_de_la_muestra(
     kafka, revisor, revisor_topics, navegador
 ):
-    retenida = ficha_en_revision(
-        "ZAP-P-1", motivo=MOTIVO_SIN_GARANTIA, puntuaciones=(0.4213, None)
-    )
+    retenida = ficha_en_revision("ZAP-P-1", motivo=MOTIVO_SIN_GARANTIA, puntuaciones=(0.4213, None))
     abierto = estado_abierto(umbral=0.8125, n=57, k=2)
     publicada = muestra_publicada("ZAP-P-2", puerta=puerta_aplicada(abierto), puntuacion=0.93)
     sin_puerta = muestra_publicada("ZAP-P-3")
@@ -99,9 +98,9 @@ def test_puntuacion_de_cada_intento_y_puerta_de_la_muestra(
 def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     kafka, revisor, revisor_topics, navegador
 ):
-    modelo = f"modelo-{uuid.uuid4().hex[:8]}"  # a key of this test's own on the shared topic
+    modelo = f"modelo-{uuid.uuid4().hex[:8]}"
     abierto = estado_abierto(familia="zapatillas", modelo=modelo)
-    asyncio.run(escribir_estado(kafka.bootstrap, abierto))
+    asyncio.run(escribir_estado(kafka.bootstrap, abierto, topic=revisor_topics.puerta))
     muestras = [
         muestra_publicada(f"ZAP-C-{i}", puerta=puerta_aplicada(abierto), puntuacion=0.9)
         for i in range(4)
@@ -110,7 +109,8 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     entrar(navegador, revisor)
 
     def estado_en_topic():
-        return asyncio.run(leer_estados(kafka.bootstrap, espera_s=30))[abierto.id]
+        estados = asyncio.run(leer_estados(kafka.bootstrap, revisor_topics.puerta, espera_s=30))
+        return estados[abierto.id]
 
     def veredicto(registro: dict, cual: str) -> None:
         abrir_item(navegador, revisor, registro["event_id"])
@@ -122,6 +122,7 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     veredicto(muestras[0], "incorrecta")
     assert estado_en_topic().abierta  # one error is no evidence yet
     veredicto(muestras[1], "incorrecta")
+
     def cerrada():
         estado = estado_en_topic()
         return None if estado.abierta else estado
@@ -132,7 +133,7 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     assert (cerrado.n, cerrado.k) == (abierto.n, abierto.k)
     assert cerrado.cota_inferior is not None and cerrado.cota_inferior < abierto.objetivo
 
-    etiquetas = {"familia": "zapatillas", "clave": abierto.clave.texto()}
+    etiquetas = {"family": "zapatillas", "key": abierto.clave.texto()}
     metricas = revisor.metrics()
     assert _metric(metricas, "fichas_revision_puerta_muestra", **etiquetas) == 2
     assert _metric(metricas, "fichas_revision_puerta_errores", **etiquetas) == 2
@@ -161,12 +162,17 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
 
     # The gate reopened under the same certification (an operator's mistake, say): the app,
     # restarted or not, closes it again from the stored verdicts.
-    asyncio.run(escribir_estado(kafka.bootstrap, abierto))
+    asyncio.run(escribir_estado(kafka.bootstrap, abierto, topic=revisor_topics.puerta))
     esperar(cerrada, "the gate closed again", timeout=30)
 
     informe = subprocess.run(
         [sys.executable, "-m", "herramientas.cli", "informe", "--revision"],
-        env=revisor.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=True,
+        env=revisor.env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout
     assert f"zapatillas|{abierto.clave.texto()}" in informe
     assert "3 veredictos, 3 incorrectos" in informe and "bajo el objetivo" in informe

@@ -17,7 +17,8 @@ AHORA = datetime(2026, 12, 2, tzinfo=UTC)
 
 
 def _muestra(estado: EstadoPuerta | None, i: int = 0) -> dict:
-    return muestra_publicada(f"ZAP-V-{i}", puerta=None if estado is None else puerta_aplicada(estado))
+    puerta = None if estado is None else puerta_aplicada(estado)
+    return muestra_publicada(f"ZAP-V-{i}", puerta=puerta)
 
 
 def test_solo_cuentan_las_publicaciones_con_puerta_y_los_veredictos():
@@ -40,7 +41,7 @@ def test_una_racha_de_incorrectas_cierra_la_puerta_abierta_una_vez():
     seg = seguir([("incorrecta", _muestra(abierto, i)) for i in range(2)])
     (s,) = seg.values()
     assert s.bajo_objetivo and s.cota_superior < abierto.objetivo
-    ((cert, cerrado),) = por_cerrar(seg, {abierto.id: abierto}, AHORA)
+    ((_, cerrado),) = por_cerrar(seg, {abierto.id: abierto}, AHORA)
     assert cerrado.id == abierto.id and cerrado.clave == abierto.clave
     assert cerrado.familia == abierto.familia
     assert not cerrado.abierta and cerrado.umbral is None
@@ -75,8 +76,7 @@ def test_una_certificacion_nueva_empieza_de_cero_y_no_se_cierra_por_la_vieja():
     seg = seguir([("incorrecta", _muestra(vieja, i)) for i in range(3)])
     assert por_cerrar(seg, {nueva.id: nueva}, AHORA) == []
     seg = seguir(
-        [("incorrecta", _muestra(vieja, i)) for i in range(3)]
-        + [("correcta", _muestra(nueva, 9))]
+        [("incorrecta", _muestra(vieja, i)) for i in range(3)] + [("correcta", _muestra(nueva, 9))]
     )
     (actual,) = actuales(seg).values()
     assert actual.certificacion.umbral == 0.9 and actual.veredictos == 1
