@@ -168,6 +168,10 @@ def informe_desde_almacen(settings: Settings) -> str:
         render_texto(calcular(decisiones))
         + vigilancia.render_texto(vigilancia.seguir(veredictos))
         + retenidas.render_texto(
-            retenidas.calcular(veredictos, retenidos, settings.muestra_proporcion)
+            retenidas.calcular(
+                retenidas.correctas_publicadas(veredictos),
+                retenidos,
+                settings.muestra_proporcion,
+            )
         )
     )

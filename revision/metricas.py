@@ -95,7 +95,7 @@ class RevisionCollector(Collector):
         )
         if self.vigilancia is not None:
             yield from self._puertas(self.vigilancia)
-        yield from self._recall()
+        yield from self._recall(self.vigilancia)
 
     def _puertas(self, vigilancia: Vigilancia) -> Iterator[Metric]:
         """Per gate (family and key, as the worker labels its gate), the online bounds of its
@@ -126,13 +126,16 @@ class RevisionCollector(Collector):
             cerradas.add_metric([familia, clave], veces)
         yield from (bajo, alto, n, errores, debajo, cerradas)
 
-    def _recall(self) -> Iterator[Metric]:
-        """Recall of the gate per family, and the held-back sample behind it per state."""
-        figuras = retenidas.calcular(
-            ((decision, publicada) for _, decision, publicada in self.almacen.veredictos_muestra()),
-            self.almacen.retenidas(),
-            self.proporcion,
-        )
+    def _recall(self, vigilancia: Vigilancia | None) -> Iterator[Metric]:
+        """Recall of the gate per family, and the held-back sample behind it per state (C is
+        counted by the monitor as verdicts come; read from the store only without one)."""
+        if vigilancia is not None:
+            correctas = dict(vigilancia.correctas)
+        else:
+            correctas = retenidas.correctas_publicadas(
+                (decision, datos) for _, decision, datos in self.almacen.veredictos_muestra()
+            )
+        figuras = retenidas.calcular(correctas, self.almacen.retenidas(), self.proporcion)
         recall = GaugeMetricFamily(RECALL, "Recall of the gate, C/(C+A)", labels=["family"])
         muestra = GaugeMetricFamily(
             HELD_BACK, "Held-back sample items per state", labels=["family", "state"]

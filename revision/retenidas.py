@@ -70,22 +70,32 @@ class Recall:
         return self.correctas_publicadas / total if total else None
 
 
+def contar_correcta(correctas: dict[str, int], decision: str, publicada: Mapping[str, Any]) -> None:
+    """Count one sample verdict into C per family, if it is a correct one on a publication
+    made through a gate (people's and uncertified publications do not measure the gate)."""
+    if decision == DECISION_CORRECTA and isinstance(publicada.get("puerta"), dict):
+        familia = str(publicada.get("familia"))
+        correctas[familia] = correctas.get(familia, 0) + 1
+
+
+def correctas_publicadas(veredictos: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, int]:
+    """C per family from (decision, published record) sample verdicts."""
+    correctas: dict[str, int] = {}
+    for decision, publicada in veredictos:
+        contar_correcta(correctas, decision, publicada)
+    return correctas
+
+
 def calcular(
-    veredictos: Iterable[tuple[str, Mapping[str, Any]]],
+    correctas: Mapping[str, int],
     retenidas: Iterable[tuple[str, str, str | None]],
     proporcion: float,
 ) -> dict[str, Recall]:
     """Recall per family and for ``todas``.
 
-    ``veredictos``: (decision, published record) of the sample verdicts; only publications
-    made through a gate count. ``retenidas``: (event_id, family, decision or None) of the
-    held-back items; only those in the app's draw count.
+    ``correctas``: C per family (``correctas_publicadas``). ``retenidas``: (event_id, family,
+    decision or None) of the held-back items; only those in the app's draw count.
     """
-    correctas: dict[str, int] = {}
-    for decision, publicada in veredictos:
-        if decision == DECISION_CORRECTA and isinstance(publicada.get("puerta"), dict):
-            familia = str(publicada.get("familia"))
-            correctas[familia] = correctas.get(familia, 0) + 1
     estados: dict[str, dict[str, int]] = {}
     for event_id, familia, decidida in retenidas:
         if not en_muestra(event_id, proporcion):

@@ -62,6 +62,7 @@ from esquemas.constantes import (
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada, id_puerta
 from puerta.cota import CotaEnLinea
+from revision import retenidas
 
 log = logging.getLogger(__name__)
 
@@ -262,18 +263,22 @@ class Vigilancia:
         self._escribir = escribir
         self.delta = delta
         self.seguimientos: dict[Certificacion, Seguimiento] = {}
+        self.correctas: dict[str, int] = {}  # recall's C per family (revision/retenidas.py)
         # (familia, key id) -> closed records this process wrote: the counter on /metrics.
         self.cerradas: dict[tuple[str, str], int] = {}
         self._enviadas: set[tuple[str, datetime]] = set()
         self._lock = asyncio.Lock()
 
     def reconstruir(self, veredictos: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
-        """The sequences from the stored verdicts (start-up)."""
-        self.seguimientos = seguir(veredictos, self.delta)
+        """The sequences, and the recall's C, from the stored verdicts (start-up)."""
+        lista = list(veredictos)
+        self.seguimientos = seguir(lista, self.delta)
+        self.correctas = retenidas.correctas_publicadas(lista)
 
     def anotar(self, decision: str, publicada: Mapping[str, Any]) -> None:
         """A verdict just stored."""
         anotar(self.seguimientos, decision, publicada, self.delta)
+        retenidas.contar_correcta(self.correctas, decision, publicada)
 
     async def revisar(self) -> list[EstadoPuerta]:
         """Publish the closed state of every gate that must close; the records written.

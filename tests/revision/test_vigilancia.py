@@ -150,7 +150,9 @@ def test_recall_de_la_puerta():
         ("r4", "zapatillas", None),
         ("r5", "botellas", "obsoleta"),
     ]
-    figuras = retenidas.calcular(veredictos, retenidas_, proporcion=1.0)
+    correctas = retenidas.correctas_publicadas(veredictos)
+    assert correctas == {"zapatillas": 3}
+    figuras = retenidas.calcular(correctas, retenidas_, proporcion=1.0)
     zap = figuras["zapatillas"]
     assert zap.correctas_publicadas == 3 and zap.retenidas_aprobadas == 1
     assert zap.valor == pytest.approx(3 / 4)
@@ -160,4 +162,4 @@ def test_recall_de_la_puerta():
     texto = retenidas.render_texto(figuras)
     assert "zapatillas" in texto and "0.75" in texto
     # Outside the app's draw a held-back item does not count.
-    assert retenidas.calcular(veredictos, retenidas_, proporcion=0.0)["zapatillas"].valor == 1.0
+    assert retenidas.calcular(correctas, retenidas_, proporcion=0.0)["zapatillas"].valor == 1.0
