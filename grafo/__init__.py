@@ -5,7 +5,7 @@ graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes`
 ``construir_grafo``, ``open_checkpointer`` and ``Procesador``.
 """
 
-from grafo.agentes import Agentes
+from grafo.agentes import Agentes, Evaluacion
 from grafo.chat_model import LLMSettings, build_chat_model, close_chat_model
 from grafo.checkpointer import open_checkpointer
 from grafo.construccion import construir_grafo
@@ -23,6 +23,7 @@ from grafo.sensores import NullSensor, Sensor
 
 __all__ = [
     "Agentes",
+    "Evaluacion",
     "LLMHealth",
     "LLMSettings",
     "LLMUnavailable",

@@ -108,17 +108,23 @@ class Nodos:
         return {"ficha": ficha.model_dump(), "intentos": 1, "invalida": None}
 
     async def evaluar(self, state: EstadoFicha) -> dict[str, Any]:
-        """Run the code checks, ask the evaluator, then veto its approval if any check failed."""
+        """Run the code checks, ask the evaluator, then veto its approval if any check failed.
+
+        The evaluator's score goes in the verdict (``veredicto["puntuacion"]``) and in the
+        attempt's record as it came, before the code veto: it is the evaluator's measured
+        ``P(approvable)``, and the gate asks for the code checks as a separate condition.
+        """
         en_intento(state["intentos"])
         ficha = state["ficha"] or {}
         comprobaciones = comprobar_ficha(ficha, state["origen"])
         try:
-            respuesta = await self.agentes.evaluar(ficha, comprobaciones, state["origen"])
+            evaluacion = await self.agentes.evaluar(ficha, comprobaciones, state["origen"])
         except SalidaInvalida as exc:
             invalida = self._salida_invalida(state["intentos"], exc, state["ficha"])
             return invalida | {"comprobaciones": comprobaciones}
         fallos_codigo = fallos(comprobaciones)
-        veredicto = forzar_rechazo(respuesta.model_dump(), fallos_codigo)
+        veredicto = forzar_rechazo(evaluacion.veredicto.model_dump(), fallos_codigo)
+        veredicto["puntuacion"] = evaluacion.puntuacion
         codigo = {f["criterio"] for f in fallos_codigo}
         rechazos = [
             {"criterio": p["criterio"], "por": "codigo" if p["criterio"] in codigo else "evaluador"}
@@ -129,6 +135,7 @@ class Nodos:
             "ficha": ficha,
             "veredicto": veredicto,
             "rechazos": rechazos,
+            "puntuacion": evaluacion.puntuacion,
         }
         return {"comprobaciones": comprobaciones, "veredicto": veredicto, "historial": [registro]}
 
@@ -154,7 +161,12 @@ class Nodos:
         """Build the ``FichaEnRevision`` event with the last ficha, the reason and the history."""
         evento = state["evento"]
         historial = [
-            {"intento": r["intento"], "ficha": r["ficha"], "veredicto": r["veredicto"]}
+            {
+                "intento": r["intento"],
+                "ficha": r["ficha"],
+                "veredicto": r["veredicto"],  # its "puntuacion" key is not Veredicto's: dropped
+                "puntuacion": r.get("puntuacion"),  # absent in checkpoints older than v1.2
+            }
             for r in state.get("historial", [])
         ]
         salida = FichaEnRevision(
@@ -180,12 +192,13 @@ class Nodos:
         """State update for an agent answer that failed validation: stop, record why."""
         detalle = f"{exc.agente}: {exc.detalle}"[:MAX_DETALLE]
         problema = {"criterio": CRITERIO_SALIDA_INVALIDA, "detalle": detalle}
-        veredicto = {"aprobada": False, "problemas": [problema]}
+        veredicto = {"aprobada": False, "problemas": [problema], "puntuacion": None}
         registro: dict[str, Any] = {
             "intento": intento,
             "ficha": ficha,
             "veredicto": veredicto,
             "rechazos": [],
+            "puntuacion": None,
         }
         return {
             "invalida": {"agente": exc.agente, "detalle": exc.detalle},
