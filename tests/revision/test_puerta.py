@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness.puerta import abrir, clave_fake
 from selenium.webdriver.common.by import By
 
 from esquemas import FichaPublicada
@@ -34,6 +33,11 @@ from puerta.topico import leer_estados
 from tests.revision.conftest import CLAVE, USUARIO, abrir_item, confirmado, entrar, esperar
 
 pytestmark = pytest.mark.kafka
+
+# harness.puerta arrives with the worker's branch (h21-worker); until it is merged this module
+# cannot run, and says so rather than failing the collection of tests/revision.
+_puerta = pytest.importorskip("harness.puerta", reason="needs the h21-worker branch merged")
+abrir, clave_fake = _puerta.abrir, _puerta.clave_fake
 
 UMBRAL = 0.8
 FAMILIA = "zapatillas"  # harness.eventos' family
