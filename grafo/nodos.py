@@ -1,9 +1,11 @@
 """The nodes of the loop and the pure routing functions between them.
 
 ``generar`` and ``evaluar`` call the agents; ``evaluar`` first runs the code checks
-(``criterios.comprobar``) and shows their results to the evaluator; ``decidir``
-reads the verdict, the attempt counter and whether an answer was invalid, and nothing else — a
-function without a model, so the model can neither lengthen nor shorten the loop.
+(``criterios.comprobar``) and shows their results to the evaluator, then takes a snapshot of
+the publication gate (``grafo.puerta``) into the state; ``decidir`` reads the verdict and
+score, the code checks, the gate snapshot, the attempt counter and whether an answer was
+invalid, and nothing else — a function without a model or I/O, so the model can neither
+lengthen nor shorten the loop, and a run resumed from its checkpoint decides as it would have.
 ``publicar`` and ``descartar`` do no I/O: they put the contract's outcome event in the state,
 and the caller emits it. Building the event inside the graph means its timestamp is
 checkpointed, so a redelivered event re-emits the identical outcome.
@@ -16,7 +18,7 @@ the checks give the same result for the same ficha and criteria.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -31,25 +33,58 @@ from esquemas.constantes import (
     MAX_DETALLE,
     MOTIVO_RECHAZADA,
     MOTIVO_SALIDA_INVALIDA,
+    MOTIVO_SIN_GARANTIA,
+    PUERTA_CERTIFICADA,
+    PUERTA_VEREDICTO,
+    ModoPuerta,
+    Motivo,
 )
 from grafo.agentes import Agentes
 from grafo.contexto import en_intento
 from grafo.errores import SalidaInvalida
 from grafo.estado import EstadoFicha
 from grafo.mensajes import problemas_acumulados
+from grafo.puerta import FuentePuerta, PuertaCerrada
 
 Ruta = Literal["generar", "evaluar", "publicar", "descartar"]
 
 
-def decidir(state: EstadoFicha, max_intentos: int) -> Ruta:
-    """After evaluar: publish if approved, stop at the attempt cap, otherwise try again."""
+def decidir(state: EstadoFicha, max_intentos: int, modo: ModoPuerta) -> Ruta:
+    """After evaluar: publish, stop, or try again, by the rule of ``FICHAS_PUERTA``.
+
+    ``certificada`` (docs/puerta.md): publish only when the code checks pass and the score
+    reaches the threshold of the gate snapshot ``evaluar`` took. A closed gate (no snapshot)
+    can publish nothing, so another attempt could not change where the ficha ends: it goes to
+    review now. An open gate with a score below its threshold (or no score) tries again while
+    attempts remain: a new ficha can score higher. ``veredicto``: publish on the judge's yes
+    (code failures veto it, ``forzar_rechazo``), otherwise try again up to the cap.
+    """
     if state.get("invalida"):
         return "descartar"
-    if state["veredicto"]["aprobada"]:
+    if modo == PUERTA_VEREDICTO:
+        publicable = bool(state["veredicto"]["aprobada"])
+    else:
+        puerta = state.get("puerta")
+        if puerta is None:
+            return "descartar"
+        publicable = supera_umbral(state, puerta["umbral"])
+    if publicable:
         return "publicar"
     if state["intentos"] >= max_intentos:
         return "descartar"
     return "generar"
+
+
+def codigo_aprobado(state: EstadoFicha) -> bool:
+    """The latest ficha passed every code check (and was checked at all)."""
+    comprobaciones = state.get("comprobaciones")
+    return bool(comprobaciones) and not fallos(comprobaciones or {})
+
+
+def supera_umbral(state: EstadoFicha, umbral: float) -> bool:
+    """Code checks passed and the evaluator's score reached ``umbral``; no score never does."""
+    puntuacion = state["veredicto"].get("puntuacion")
+    return codigo_aprobado(state) and puntuacion is not None and puntuacion >= umbral
 
 
 def tras_generar(state: EstadoFicha) -> Ruta:
@@ -92,6 +127,9 @@ class Nodos:
     modelo: str
     criterios_version: str
     limpiar_origen: bool = False  # generator reads the cleaned origin (criterios.limpieza)
+    # FICHAS_PUERTA and where the gate is read from; with no source every gate is closed.
+    modo_puerta: ModoPuerta = PUERTA_CERTIFICADA
+    puerta: FuentePuerta = field(default_factory=PuertaCerrada)
 
     async def generar(self, state: EstadoFicha) -> dict[str, Any]:
         """Write a ficha from the origin and the problems found so far; count the attempt."""
@@ -137,7 +175,24 @@ class Nodos:
             "rechazos": rechazos,
             "puntuacion": evaluacion.puntuacion,
         }
-        return {"comprobaciones": comprobaciones, "veredicto": veredicto, "historial": [registro]}
+        return {
+            "comprobaciones": comprobaciones,
+            "veredicto": veredicto,
+            "historial": [registro],
+            "puerta": self._puerta_vigente(state),
+        }
+
+    def _puerta_vigente(self, state: EstadoFicha) -> dict[str, Any] | None:
+        """The gate that applies to this ficha now, as JSON for the checkpoint; None: closed.
+
+        Read at every evaluation, so a gate closed on the topic stops the next decision, and
+        kept in the state, so ``decidir`` stays pure and a resumed run decides the same way.
+        Under ``veredicto`` no gate applies and a published ficha carries none.
+        """
+        if self.modo_puerta == PUERTA_VEREDICTO:
+            return None
+        aplicada = self.puerta.umbral(state["evento"]["familia"])
+        return aplicada.model_dump(mode="json") if aplicada is not None else None
 
     def publicar(self, state: EstadoFicha) -> dict[str, Any]:
         """Build the ``FichaPublicada`` event; the stream layer emits it."""
@@ -152,6 +207,8 @@ class Nodos:
             criterios_version=self.criterios_version,
             modelo=self.modelo,
             publicada_en=_ahora(),  # type: ignore[arg-type]
+            puerta=state.get("puerta"),  # type: ignore[arg-type]
+            puntuacion=state["veredicto"].get("puntuacion"),
         )
         # ``origen`` belongs to the human-review sample only; the stream layer adds it there.
         datos = salida.model_dump(mode="json", exclude={"origen"})
@@ -176,7 +233,7 @@ class Nodos:
             familia=evento["familia"],
             ficha=state.get("ficha"),  # type: ignore[arg-type]
             intentos=state["intentos"],
-            motivo=MOTIVO_SALIDA_INVALIDA if state.get("invalida") else MOTIVO_RECHAZADA,
+            motivo=self._motivo(state),
             problemas=state["veredicto"]["problemas"],
             historial=historial,  # type: ignore[arg-type]
             criterios_version=self.criterios_version,
@@ -184,6 +241,18 @@ class Nodos:
             origen=origen_revision(evento),
         )
         return {"salida": {"destino": DESTINO_REVISION, "evento": salida.model_dump(mode="json")}}
+
+    def _motivo(self, state: EstadoFicha) -> Motivo:
+        """Why the ficha goes to review: an unusable answer, failed checks, or no guarantee.
+
+        Under ``certificada`` a ficha whose code checks passed reached here only because the
+        gate held it back (closed, or its score below the threshold): ``sin_garantia``.
+        """
+        if state.get("invalida"):
+            return MOTIVO_SALIDA_INVALIDA
+        if self.modo_puerta == PUERTA_CERTIFICADA and codigo_aprobado(state):
+            return MOTIVO_SIN_GARANTIA
+        return MOTIVO_RECHAZADA
 
     @staticmethod
     def _salida_invalida(

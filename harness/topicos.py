@@ -184,9 +184,7 @@ async def partitions_of(bootstrap: str, topic: str) -> list[int]:
     return sorted(tp.partition for tp in partitions)
 
 
-async def read_all(
-    bootstrap: str, topic: str, committed_only: bool = True
-) -> list[dict[str, Any]]:
+async def read_all(bootstrap: str, topic: str, committed_only: bool = True) -> list[dict[str, Any]]:
     """Every record of a JSON topic to its current end, with partition, offset and headers."""
     records, _ = await read_to_end(bootstrap, [topic], committed_only=committed_only)
     return [

@@ -458,11 +458,15 @@ async def correr_bucle(
     """The whole loop on every event not yet in the cache; records in case order."""
     from esquemas import EventoCambio
     from grafo import RetryPolicy
-    from stream.runtime import build_processor
+    from stream.runtime import build_processor, puerta_offline
 
     por_id = {c["id"]: c for c in casos}
     politica = RetryPolicy(max_wait_s=espera_llm)
-    async with build_processor(settings, sensor=SensorCuentas(), policy=politica) as proc:
+    # The gate of FICHAS_PUERTA and FICHAS_PUERTA_ARCHIVO, as ``fichas procesar`` applies it.
+    puerta = puerta_offline(settings)
+    async with build_processor(
+        settings, sensor=SensorCuentas(), policy=politica, puerta=puerta
+    ) as proc:
 
         async def trabajo(id_: str) -> dict[str, Any]:
             caso = por_id[id_]

@@ -16,7 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from esquemas.constantes import TOPIC_DECISIONES, TOPIC_PUERTA
+from esquemas.constantes import PUERTA_CERTIFICADA, TOPIC_DECISIONES, TOPIC_PUERTA, ModoPuerta
 from stream.registro import LEVELS, masked
 
 
@@ -56,8 +56,13 @@ class Settings(BaseSettings):
     evaluador_rubrica: bool = False
     limpiar_origen: bool = False
     generador_ejemplos: bool = False
+    # The publication gate (docs/puerta.md): ``certificada`` publishes only on a certified
+    # score; ``veredicto`` on the judge's yes, uncertified (an explicit opt-in, logged).
+    puerta: ModoPuerta = PUERTA_CERTIFICADA
+    # ``fichas procesar`` only (no Kafka): the gate audit file; unset means every gate closed.
+    puerta_archivo: Path | None = None
 
-    @field_validator("llm_repeat_penalty", "postgres_dsn", mode="before")
+    @field_validator("llm_repeat_penalty", "postgres_dsn", "puerta_archivo", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         """Manifests set every variable; an empty value means "not set", as when absent."""

@@ -204,7 +204,11 @@ async def _warn_on_policy(admin: AIOKafkaAdminClient, configs: dict[str, dict[st
                     "topic %s has cleanup.policy=%s; the contract says %s "
                     "(kafka-configs.sh --alter --entity-type topics --entity-name %s "
                     "--add-config cleanup.policy=%s)",
-                    name, actual, wanted, name, wanted,
+                    name,
+                    actual,
+                    wanted,
+                    name,
+                    wanted,
                 )
 
 

@@ -89,6 +89,8 @@ VARIABLES_ANADIDAS = [
     "FICHAS_EVALUADOR_RUBRICA",
     "FICHAS_LIMPIAR_ORIGEN",
     "FICHAS_GENERADOR_EJEMPLOS",
+    "FICHAS_PUERTA",
+    "FICHAS_PUERTA_ARCHIVO",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -646,9 +648,10 @@ def test_revisor_en_k8s():
     assert sm["spec"]["endpoints"][0]["port"] == "http"
     # El ServiceMonitor y la NetworkPolicy del worker no seleccionan la app, ni al revés.
     worker = uno(objetos, "Deployment", "fichas")["spec"]["template"]["metadata"]["labels"]
-    assert not uno(objetos, "ServiceMonitor", "fichas")["spec"]["selector"][
-        "matchLabels"
-    ].items() <= svc["metadata"]["labels"].items()
+    assert (
+        not uno(objetos, "ServiceMonitor", "fichas")["spec"]["selector"]["matchLabels"].items()
+        <= svc["metadata"]["labels"].items()
+    )
     np_ = uno(objetos, "NetworkPolicy", "fichas-revisor")
     assert np_["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
     assert not np_["spec"]["podSelector"]["matchLabels"].items() <= worker.items()
@@ -1362,6 +1365,13 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_retenidas_muestra": ("gauge", ("family", "state")),
         "fichas_step_failures_total": ("counter", ("step", "transient")),
         "fichas_oldest_event_age_seconds": ("gauge", ("topic", "partition")),
+        "fichas_puerta_umbral": ("gauge", ("family", "key")),
+        "fichas_puerta_abierta": ("gauge", ("family", "key")),
+        "fichas_puerta_n": ("gauge", ("family", "key")),
+        "fichas_puerta_k": ("gauge", ("family", "key")),
+        "fichas_puerta_cota_inferior": ("gauge", ("family", "key")),
+        "fichas_sin_garantia_total": ("counter", ("family", "key")),
+        "fichas_puerta_sin_certificar": ("gauge", ()),
     }
 
 

@@ -30,6 +30,7 @@ def _env(llm: FakeLLM, data_dir: Path) -> dict[str, str]:
         FICHAS_LLM_MODELO="fake",
         FICHAS_DATA_DIR=str(data_dir),
         FICHAS_LLM_TIMEOUT_S="60",
+        FICHAS_PUERTA="veredicto",  # the loop as measured before the gate (docs/calidad.md)
     )
     return env
 
