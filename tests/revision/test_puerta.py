@@ -25,6 +25,7 @@ from esquemas.constantes import MOTIVO_PUERTA_COTA_BAJA, MOTIVO_SIN_GARANTIA
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.puerta import abrir, clave_fake
 from harness.red import free_port
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics, create_input_topic, produce, read_all
@@ -33,11 +34,6 @@ from puerta.topico import leer_estados
 from tests.revision.conftest import CLAVE, USUARIO, abrir_item, confirmado, entrar, esperar
 
 pytestmark = pytest.mark.kafka
-
-# harness.puerta arrives with the worker's branch (h21-worker); until it is merged this module
-# cannot run, and says so rather than failing the collection of tests/revision.
-_puerta = pytest.importorskip("harness.puerta", reason="needs the h21-worker branch merged")
-abrir, clave_fake = _puerta.abrir, _puerta.clave_fake
 
 UMBRAL = 0.8
 FAMILIA = "zapatillas"  # harness.eventos' family
