@@ -28,7 +28,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from esquemas.constantes import (
+    DECISION_CORRECTA,
+    DECISION_INCORRECTA,
     DECISION_OBSOLETA,
+    MOTIVO_SIN_GARANTIA,
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
@@ -340,6 +343,29 @@ class Almacen:
             (str(t), str(d), str(f), list(json.loads(c)), str(r), float(sg))
             for t, d, f, c, r, sg in rows
         ]
+
+    def veredictos_muestra(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(event_id, decision, the published record) of every ``correcta``/``incorrecta``
+        verdict on the sample, in the order they were taken: the input the online bound of
+        ``revision.vigilancia`` is rebuilt from at start-up (no state of its own to migrate)."""
+        rows = self._query(
+            "select d.event_id, d.decision, i.datos from revision_decisiones d "
+            "join revision_items i on i.event_id = d.event_id "
+            "where d.tipo = ? and d.decision in (?, ?) order by d.decidida_en, d.event_id",
+            (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA),
+        )
+        return [(str(e), str(d), dict(json.loads(datos))) for e, d, datos in rows]
+
+    def retenidas(self) -> list[tuple[str, str, str | None]]:
+        """(event_id, familia, decision or None while open) of every item the gate held back
+        (motivo ``sin_garantia``), oldest first: what recall is measured on."""
+        rows = self._query(
+            "select i.event_id, i.familia, d.decision from revision_items i "
+            "left join revision_decisiones d on d.event_id = i.event_id "
+            "where i.motivo = ? order by i.recibido_en, i.event_id",
+            (MOTIVO_SIN_GARANTIA,),
+        )
+        return [(str(e), str(f), None if d is None else str(d)) for e, f, d in rows]
 
     def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
         """Decisions per (tipo, decision), for the ``_total`` counter read at scrape time."""

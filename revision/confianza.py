@@ -152,12 +152,26 @@ def informe_desde_almacen(settings: Settings) -> str:
 
     if not existe(settings.postgres_dsn, settings.data_dir):
         raise FileNotFoundError(f"no reviewer store in {settings.data_dir}")
+    from revision import retenidas, vigilancia
+
     almacen = Almacen.abrir(settings.postgres_dsn, settings.data_dir)
     try:
         decisiones = [
             DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
             for d in almacen.decisiones()
         ]
+        veredictos = [(decision, datos) for _, decision, datos in almacen.veredictos_muestra()]
+        retenidos = almacen.retenidas()
     finally:
         almacen.cerrar()
-    return render_texto(calcular(decisiones))
+    return (
+        render_texto(calcular(decisiones))
+        + vigilancia.render_texto(vigilancia.seguir(veredictos))
+        + retenidas.render_texto(
+            retenidas.calcular(
+                retenidas.correctas_publicadas(veredictos),
+                retenidos,
+                settings.muestra_proporcion,
+            )
+        )
+    )

@@ -24,11 +24,14 @@ from esquemas.constantes import (
     MOTIVO_MUESTRA,
     MOTIVO_RECHAZADA,
     MOTIVO_SALIDA_INVALIDA,
+    MOTIVO_SIN_GARANTIA,
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
+from revision import retenidas
 from revision.almacen import Almacen
 from revision.confianza import VENTANA_MUESTRA, DecisionResumen, calcular
+from revision.vigilancia import Vigilancia, actuales
 
 # Base names as they appear in /metrics; docs/metricas.md lists them.
 QUEUE_DEPTH = "fichas_revision_queue_depth"
@@ -39,17 +42,32 @@ PRECISION = "fichas_revision_precision"
 PRECISION_LOWER = "fichas_revision_precision_lower_bound"
 PRECISION_SAMPLES = "fichas_revision_precision_samples"
 CRITERION_PRECISION = "fichas_revision_criterion_precision"
+# The gate that closes itself (revision/vigilancia.py), labelled as the worker's fichas_puerta_*
+# (family, key), with family the gate's own: a family, or "*" for the pooled gate.
+GATE_LOWER = "fichas_revision_puerta_cota_inferior"
+GATE_UPPER = "fichas_revision_puerta_cota_superior"
+GATE_SAMPLE = "fichas_revision_puerta_muestra"
+GATE_ERRORS = "fichas_revision_puerta_errores"
+GATE_BELOW = "fichas_revision_puerta_bajo_objetivo"
+GATE_CLOSED = "fichas_revision_puertas_cerradas"  # exported as ..._total
+# Recall of the gate (revision/retenidas.py).
+RECALL = "fichas_revision_recall"
+HELD_BACK = "fichas_revision_retenidas_muestra"
 
 TODAS = "todas"
-KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_MUESTRA)
+KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_SIN_GARANTIA, MOTIVO_MUESTRA)
 BUCKETS = (60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 86400.0, 3 * 86400.0, 7 * 86400.0)
 
 
 class RevisionCollector(Collector):
     """Reads the store on every scrape."""
 
-    def __init__(self, almacen: Almacen) -> None:
+    def __init__(
+        self, almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
+    ) -> None:
         self.almacen = almacen
+        self.vigilancia = vigilancia
+        self.proporcion = proporcion
 
     def collect(self) -> Iterator[Metric]:
         cuentas, primero = self.almacen.resumen_abiertos()
@@ -75,6 +93,60 @@ class RevisionCollector(Collector):
                 if tipo == TIPO_MUESTRA
             ]
         )
+        if self.vigilancia is not None:
+            yield from self._puertas(self.vigilancia)
+        yield from self._recall(self.vigilancia)
+
+    def _puertas(self, vigilancia: Vigilancia) -> Iterator[Metric]:
+        """Per gate (family and key, as the worker labels its gate), the online bounds of its
+        newest certification, the verdicts and errors behind them, and the closures written."""
+        etiquetas = ["family", "key"]  # as the worker's fichas_puerta_* (family may be "*")
+        bajo = GaugeMetricFamily(GATE_LOWER, "Online lower bound on precision", labels=etiquetas)
+        alto = GaugeMetricFamily(GATE_UPPER, "Online upper bound on precision", labels=etiquetas)
+        n = GaugeMetricFamily(GATE_SAMPLE, "Sample verdicts since certification", labels=etiquetas)
+        errores = GaugeMetricFamily(
+            GATE_ERRORS, "Incorrect sample verdicts since certification", labels=etiquetas
+        )
+        debajo = GaugeMetricFamily(
+            GATE_BELOW, "1 when the online bound closes the gate", labels=etiquetas
+        )
+        # Copies: the scrape runs in a thread while the event loop adds verdicts.
+        for seg in actuales(dict(vigilancia.seguimientos)).values():
+            cert = seg.certificacion
+            valores = [cert.familia, cert.clave.texto()]
+            bajo.add_metric(valores, seg.cota_inferior)
+            alto.add_metric(valores, seg.cota_superior)
+            n.add_metric(valores, seg.veredictos)
+            errores.add_metric(valores, seg.incorrectas)
+            debajo.add_metric(valores, 1 if seg.bajo_objetivo else 0)
+        cerradas = CounterMetricFamily(
+            GATE_CLOSED, "Gates this app closed on the online bound", labels=etiquetas
+        )
+        for (familia, clave), veces in sorted(dict(vigilancia.cerradas).items()):
+            cerradas.add_metric([familia, clave], veces)
+        yield from (bajo, alto, n, errores, debajo, cerradas)
+
+    def _recall(self, vigilancia: Vigilancia | None) -> Iterator[Metric]:
+        """Recall of the gate per family, and the held-back sample behind it per state (C is
+        counted by the monitor as verdicts come; read from the store only without one)."""
+        if vigilancia is not None:
+            correctas = dict(vigilancia.correctas)
+        else:
+            correctas = retenidas.correctas_publicadas(
+                (decision, datos) for _, decision, datos in self.almacen.veredictos_muestra()
+            )
+        figuras = retenidas.calcular(correctas, self.almacen.retenidas(), self.proporcion)
+        recall = GaugeMetricFamily(RECALL, "Recall of the gate, C/(C+A)", labels=["family"])
+        muestra = GaugeMetricFamily(
+            HELD_BACK, "Held-back sample items per state", labels=["family", "state"]
+        )
+        for familia, r in figuras.items():
+            if r.valor is not None:
+                recall.add_metric([familia], r.valor)
+            for estado in retenidas.ESTADOS:
+                muestra.add_metric([familia, estado], r.retenidas.get(estado, 0))
+        yield recall
+        yield muestra
 
     def _duration(self, decisiones: list[tuple[str, float]]) -> Metric:
         """Time from an item's arrival to a person's decision, per item type."""
@@ -118,8 +190,10 @@ class RevisionCollector(Collector):
         yield por_criterio
 
 
-def registro(almacen: Almacen) -> CollectorRegistry:
+def registro(
+    almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
+) -> CollectorRegistry:
     """A registry of its own with the app's collector (several apps may share a process)."""
     reg = CollectorRegistry()
-    reg.register(RevisionCollector(almacen))
+    reg.register(RevisionCollector(almacen, vigilancia, proporcion))
     return reg

@@ -13,12 +13,11 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from puerta.topico import LectorPuertas
-
 from criterios import familias_conocidas
 from esquemas.constantes import PUERTA_VEREDICTO
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from grafo import FuentePuerta, PuertaCerrada
+from puerta.topico import LectorPuertas
 from stream.config import Settings
 from stream.puerta import PuertaResuelta, razon
 from stream.sensor import WorkerSensor

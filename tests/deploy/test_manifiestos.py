@@ -983,6 +983,8 @@ def test_alertas_requeridas():
         "FichasUltimoIntentoAportaPoco",
         "FichasRevisionPrecisionBaja",
         "FichasRevisionPendienteAntigua",
+        "FichasPuertaCerradaPorCota",
+        "FichasPublicacionSinCertificar",
     } <= set(por_nombre)
     ultimo = por_nombre["FichasUltimoIntentoAportaPoco"]
     assert ultimo["labels"]["attempt"] == "3"
@@ -1160,6 +1162,60 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("40m", False)],
     ),
     (
+        "FichasPuertaCerradaPorCota",
+        [
+            (
+                'fichas_revision_puerta_bajo_objetivo{family="zapatillas",key="0123456789abcdef"}',
+                "0x10 1x30",
+            ),
+            ('fichas_revision_puerta_bajo_objetivo{family="*",key="0123456789abcdef"}', "0x40"),
+        ],
+        [("5m", False), ("15m", True)],
+    ),
+    (
+        # The app restarted after closing (counter back to 0) and a recertification began a
+        # new sequence (indicator 0): the closure itself still fires for 30 minutes.
+        "FichasPuertaCerradaPorCota",
+        [
+            (
+                'fichas_revision_puertas_cerradas_total{family="zapatillas",key="0123456789abcdef"}',
+                "0x10 1x30",
+            ),
+            (
+                'fichas_revision_puerta_bajo_objetivo{family="zapatillas",key="0123456789abcdef"}',
+                "0x40",
+            ),
+        ],
+        [("5m", False), ("15m", True)],
+    ),
+    (
+        "FichasPuertaCerradaPorCota",  # verdicts that do not show the gate below its objective
+        [
+            (
+                'fichas_revision_puerta_bajo_objetivo{family="zapatillas",key="0123456789abcdef"}',
+                "0x60",
+            ),
+            (
+                'fichas_revision_puertas_cerradas_total{family="zapatillas",key="0123456789abcdef"}',
+                "0x60",
+            ),
+        ],
+        [("30m", False), ("55m", False)],
+    ),
+    (
+        "FichasPublicacionSinCertificar",
+        [
+            ('fichas_puerta_sin_certificar{instance="w1"}', "1x30"),
+            ('fichas_puerta_sin_certificar{instance="w2"}', "0x30"),
+        ],
+        [("5m", False), ("15m", True)],
+    ),
+    (
+        "FichasPublicacionSinCertificar",  # a few minutes in veredicto mode, then back
+        [('fichas_puerta_sin_certificar{instance="w1"}', "1x3 0x30")],
+        [("5m", False), ("20m", False)],
+    ),
+    (
         "FichasVersionesDeCriteriosMezcladas",
         [
             ('fichas_criteria_info{version="v1",instance="w1"}', "1x60"),
@@ -1168,6 +1224,14 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("20m", False), ("45m", True)],
     ),
 ]
+
+
+# Labels a firing alert carries from its series (beyond the rule's own), in the cases above.
+ETIQUETAS_DE_LA_SERIE: dict[str, dict[str, str]] = {
+    "FichasWorkerCaido": {"job": "fichas", "instance": "worker-1:9100"},
+    "FichasPuertaCerradaPorCota": {"family": "zapatillas", "key": "0123456789abcdef"},
+    "FichasPublicacionSinCertificar": {"instance": "w1"},
+}
 
 
 def test_promtool_test_rules(tmp_path: Path):
@@ -1193,9 +1257,7 @@ def test_promtool_test_rules(tmp_path: Path):
         for t, dispara in evals:
             esperadas = []
             if dispara:
-                extra = {}
-                if alerta == "FichasWorkerCaido":
-                    extra = {"job": "fichas", "instance": "worker-1:9100"}
+                extra = ETIQUETAS_DE_LA_SERIE.get(alerta, {})
                 esperadas = [{"exp_labels": {**extra, **etiquetas}}]
             casos.append({"eval_time": t, "alertname": alerta, "exp_alerts": esperadas})
         pruebas.append(
@@ -1293,6 +1355,14 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_precision_lower_bound": ("gauge", ("family",)),
         "fichas_revision_precision_samples": ("gauge", ("family",)),
         "fichas_revision_criterion_precision": ("gauge", ("criterion",)),
+        "fichas_revision_puerta_cota_inferior": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_cota_superior": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_muestra": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_errores": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_bajo_objetivo": ("gauge", ("family", "key")),
+        "fichas_revision_puertas_cerradas_total": ("counter", ("family", "key")),
+        "fichas_revision_recall": ("gauge", ("family",)),
+        "fichas_revision_retenidas_muestra": ("gauge", ("family", "state")),
         "fichas_step_failures_total": ("counter", ("step", "transient")),
         "fichas_oldest_event_age_seconds": ("gauge", ("topic", "partition")),
         "fichas_puerta_umbral": ("gauge", ("family", "key")),
@@ -1365,6 +1435,18 @@ def test_panel_cubre_lo_pedido():
         "fichas_revision_decision_duration_seconds_bucket",
         "fichas_revision_precision",
         "fichas_revision_criterion_precision",
+    ):
+        assert m in exprs, f"el panel no muestra {m}"
+    for m in (  # the row "Puerta de publicación": the worker's gate and the app's online bound
+        "fichas_puerta_abierta",
+        "fichas_puerta_umbral",
+        "fichas_puerta_n",
+        "fichas_puerta_k",
+        "fichas_puerta_sin_certificar",
+        "fichas_revision_puerta_cota_inferior",
+        "fichas_revision_puerta_cota_superior",
+        "fichas_revision_puertas_cerradas_total",
+        "fichas_revision_recall",
     ):
         assert m in exprs, f"el panel no muestra {m}"
     for q in ("0.5", "0.95", "0.99"):
