@@ -91,13 +91,18 @@ def usuarios(argv: Sequence[str]) -> int:
     settings = _settings("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    almacen = Almacen.abrir(settings.postgres_dsn, settings.data_dir)
-    try:
-        almacen.guardar_usuario(args.nombre, hash_clave(clave))
-    finally:
-        almacen.cerrar()
+    asyncio.run(_guardar_usuario(settings, args.nombre, hash_clave(clave)))
     print(f"reviewer {args.nombre} saved")
     return 0
+
+
+async def _guardar_usuario(settings: Settings, nombre: str, hash_: str) -> None:
+    """Open the store (migrated under the schema lock), save the reviewer, close it."""
+    almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+    try:
+        await almacen.guardar_usuario(nombre, hash_)
+    finally:
+        await almacen.cerrar()
 
 
 def _settings(programa: str) -> Settings | None:
@@ -112,7 +117,7 @@ def _settings(programa: str) -> Settings | None:
 
 async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) -> None:
     """Store, stream, web server; until SIGTERM or SIGINT."""
-    almacen = await asyncio.to_thread(Almacen.abrir, settings.postgres_dsn, settings.data_dir)
+    almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
     flujo = Flujo(settings, almacen)
     parar = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -141,7 +146,7 @@ async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) 
                 await flujo.stop()
     finally:
         with contextlib.suppress(Exception):
-            almacen.cerrar()
+            await almacen.cerrar()
 
 
 if __name__ == "__main__":

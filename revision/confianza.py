@@ -12,6 +12,7 @@ people approved unchanged (the evaluator was too strict there).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -152,12 +153,15 @@ def informe_desde_almacen(settings: Settings) -> str:
 
     if not existe(settings.postgres_dsn, settings.data_dir):
         raise FileNotFoundError(f"no reviewer store in {settings.data_dir}")
-    almacen = Almacen.abrir(settings.postgres_dsn, settings.data_dir)
-    try:
-        decisiones = [
-            DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
-            for d in almacen.decisiones()
-        ]
-    finally:
-        almacen.cerrar()
-    return render_texto(calcular(decisiones))
+
+    async def leer() -> list[DecisionResumen]:
+        almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+        try:
+            return [
+                DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
+                for d in await almacen.decisiones()
+            ]
+        finally:
+            await almacen.cerrar()
+
+    return render_texto(calcular(asyncio.run(leer())))

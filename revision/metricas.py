@@ -3,13 +3,16 @@
 Everything is computed from the database at scrape time rather than counted in memory: the
 numbers then survive restarts, agree between replicas sharing PostgreSQL, and a decision taken
 by another replica (or resent after a crash) is counted exactly once. The queries are a few
-aggregates over small tables.
+aggregates over small tables. The store is asynchronous and a collector is not, so the
+``/metrics`` handler first awaits ``RegistroRevision.actualizar`` (the queries) and the
+collector then builds the families from those figures.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import (
@@ -45,14 +48,32 @@ KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_MUESTRA)
 BUCKETS = (60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 86400.0, 3 * 86400.0, 7 * 86400.0)
 
 
-class RevisionCollector(Collector):
-    """Reads the store on every scrape."""
+@dataclass(frozen=True)
+class Cifras:
+    """What one scrape reads from the store."""
 
-    def __init__(self, almacen: Almacen) -> None:
-        self.almacen = almacen
+    abiertos: dict[str, int] = field(default_factory=dict)
+    primero: float | None = None
+    cuentas: dict[tuple[str, str], int] = field(default_factory=dict)
+    decisiones: list[tuple[str, str, str, list[str], str, float]] = field(default_factory=list)
+
+
+async def leer_cifras(almacen: Almacen) -> Cifras:
+    """The aggregates of one scrape."""
+    abiertos, primero = await almacen.resumen_abiertos()
+    return Cifras(
+        abiertos, primero, await almacen.cuentas_decisiones(), await almacen.decisiones_resumidas()
+    )
+
+
+class RevisionCollector(Collector):
+    """Builds the families from the figures read for the current scrape."""
+
+    def __init__(self) -> None:
+        self.cifras = Cifras()
 
     def collect(self) -> Iterator[Metric]:
-        cuentas, primero = self.almacen.resumen_abiertos()
+        cuentas, primero = self.cifras.abiertos, self.cifras.primero
         profundidad = GaugeMetricFamily(QUEUE_DEPTH, "Open review items", labels=["kind"])
         for kind in KINDS:
             profundidad.add_metric([kind], cuentas.get(kind, 0))
@@ -61,10 +82,10 @@ class RevisionCollector(Collector):
         yield GaugeMetricFamily(OLDEST_OPEN, "Age of the oldest open item", value=viejo)
 
         total = CounterMetricFamily(DECISIONS, "Decisions taken", labels=["type", "decision"])
-        for (tipo, decision), n in sorted(self.almacen.cuentas_decisiones().items()):
+        for (tipo, decision), n in sorted(self.cifras.cuentas.items()):
             total.add_metric([tipo, decision], n)
         yield total
-        decisiones = self.almacen.decisiones_resumidas()
+        decisiones = self.cifras.decisiones
         yield self._duration(
             [(tipo, sg) for tipo, _, _, _, revisor, sg in decisiones if revisor != REVISOR_SISTEMA]
         )
@@ -118,8 +139,20 @@ class RevisionCollector(Collector):
         yield por_criterio
 
 
-def registro(almacen: Almacen) -> CollectorRegistry:
+class RegistroRevision(CollectorRegistry):
+    """The app's registry; ``actualizar`` reads the store before each exposition."""
+
+    def __init__(self, almacen: Almacen) -> None:
+        super().__init__()
+        self.almacen = almacen
+        self.colector = RevisionCollector()
+        self.register(self.colector)
+
+    async def actualizar(self) -> None:
+        """Read the figures the next ``collect`` shows."""
+        self.colector.cifras = await leer_cifras(self.almacen)
+
+
+def registro(almacen: Almacen) -> RegistroRevision:
     """A registry of its own with the app's collector (several apps may share a process)."""
-    reg = CollectorRegistry()
-    reg.register(RevisionCollector(almacen))
-    return reg
+    return RegistroRevision(almacen)
