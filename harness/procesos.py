@@ -37,11 +37,19 @@ class CommandProcess:
         """The ``fichas`` arguments; subclasses say which subcommand."""
         raise NotImplementedError
 
-    def start(self, extra_env: dict[str, str] | None = None) -> None:
-        """Start the process, appending its output to ``log_path``."""
+    def start(self, extra_env: dict[str, str] | None = None, barrera: Path | None = None) -> None:
+        """Start the process, appending its output to ``log_path``.
+
+        With ``barrera``, a shell waits for that file to exist and then ``exec``s the command:
+        processes started that way are released together by creating the file (start-up races).
+        """
         log = self.log_path.open("ab")
+        argv = [sys.executable, "-m", "herramientas.cli", *self.command()]
+        if barrera is not None:
+            espera = 'while [ ! -e "$0" ]; do sleep 0.005; done; exec "$@"'
+            argv = ["sh", "-c", espera, str(barrera), *argv]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "herramientas.cli", *self.command()],
+            argv,
             env={**self.env, **(extra_env or {})},
             cwd=REPO,
             stdout=log,
