@@ -158,7 +158,12 @@ async def grafo_solo(n: int) -> list[tuple[str, float]]:
     filas: list[tuple[str, float]] = []
 
     async def medir(label: str, saver: Any) -> None:
-        nodos = Nodos(_CannedAgents(), modelo="fake", criterios_version="bench")  # type: ignore[arg-type]
+        nodos = Nodos(
+            _CannedAgents(),  # type: ignore[arg-type]
+            modelo="fake",
+            criterios_version="bench",
+            modo_puerta="veredicto",  # three attempts, as measured before the gate
+        )
         procesador = Procesador(construir_grafo(nodos, 3, saver))
         eventos = iter(feed)
 

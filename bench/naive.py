@@ -70,7 +70,10 @@ def build_naive_graph(settings: Settings, saver: BaseCheckpointSaver) -> Compile
         response_format=ProviderStrategy(Veredicto),
     )
     # publicar/descartar only build the contract's outcome events; they never touch agents
-    salidas = Nodos(cast(Agentes, None), settings.llm_modelo, CRITERIOS_VERSION)
+    # The naive baseline keeps the rule it was measured with: publish on the judge's yes.
+    salidas = Nodos(
+        cast(Agentes, None), settings.llm_modelo, CRITERIOS_VERSION, modo_puerta="veredicto"
+    )
 
     async def generar(state: EstadoFicha) -> dict[str, Any]:
         problemas = problemas_acumulados(state.get("historial", []))
@@ -102,7 +105,7 @@ def build_naive_graph(settings: Settings, saver: BaseCheckpointSaver) -> Compile
     grafo.add_edge("comprobar", "evaluar")
     grafo.add_conditional_edges(
         "evaluar",
-        functools.partial(decidir, max_intentos=settings.max_intentos),
+        functools.partial(decidir, max_intentos=settings.max_intentos, modo="veredicto"),
         {"generar": "generar", "publicar": "publicar", "descartar": "descartar"},
     )
     grafo.add_edge("publicar", END)

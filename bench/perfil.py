@@ -29,8 +29,14 @@ async def _run(url: str, data_dir: Path, n: int, clase: str, concurrencia: int) 
     from stream.config import Settings
     from stream.runtime import build_processor
 
+    # FICHAS_PUERTA=veredicto: the profile measures the loop's attempts as it did before the
+    # gate (a closed gate would end every ficha after one attempt).
     settings = Settings(
-        llm_url=url, llm_modelo="fake", data_dir=data_dir, concurrencia=concurrencia
+        llm_url=url,
+        llm_modelo="fake",
+        data_dir=data_dir,
+        concurrencia=concurrencia,
+        puerta="veredicto",
     )
     feed = make_feed(n + 10, {clase: 1.0}, "perf")
     eventos = [EventoCambio.model_validate_json(e.valor) for e in feed]

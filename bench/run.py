@@ -218,6 +218,9 @@ def _env(entorno: Entorno, topics: Topics, data_dir: Path, concurrencia: int) ->
         FICHAS_CONCURRENCIA=str(concurrencia),
         FICHAS_PARTICIONES=str(OUTPUT_PARTITIONS),
         FICHAS_GRACIA_S="10",
+        # Throughput of the loop as measured before the gate: a closed gate (no record on
+        # this run's topic) would end every ficha after one attempt and change the load.
+        FICHAS_PUERTA="veredicto",
     )
     return env
 

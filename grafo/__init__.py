@@ -2,10 +2,11 @@
 
 Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits the outcome the
 graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes``, ``Nodos``,
-``construir_grafo``, ``open_checkpointer`` and ``Procesador``.
+``construir_grafo``, ``open_checkpointer`` and ``Procesador``; for the publication gate,
+``clave_puerta`` (the running key) and ``FuentePuerta`` (where the gate is read from).
 """
 
-from grafo.agentes import Agentes
+from grafo.agentes import Agentes, Evaluacion
 from grafo.chat_model import LLMSettings, build_chat_model, close_chat_model
 from grafo.checkpointer import open_checkpointer
 from grafo.construccion import construir_grafo
@@ -19,22 +20,27 @@ from grafo.ejecucion import (
     RetryPolicy,
 )
 from grafo.nodos import Nodos, decidir
+from grafo.puerta import FuentePuerta, PuertaCerrada, clave_puerta
 from grafo.sensores import NullSensor, Sensor
 
 __all__ = [
     "Agentes",
+    "Evaluacion",
+    "FuentePuerta",
     "LLMHealth",
     "LLMSettings",
     "LLMUnavailable",
     "Nodos",
     "NullSensor",
     "Procesador",
+    "PuertaCerrada",
     "Rechazo",
     "Resultado",
     "ResumenIntento",
     "RetryPolicy",
     "Sensor",
     "build_chat_model",
+    "clave_puerta",
     "close_chat_model",
     "construir_grafo",
     "decidir",

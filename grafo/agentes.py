@@ -10,6 +10,13 @@ the parent's checkpointer and write their own rows (the naive design of docs/ren
 writes 30 per 3-attempt ficha; the parent alone writes 9), though a tool-less agent has nothing
 to resume. They are called with ``durability="async"``, because a parent running with
 ``durability="sync"`` crashes agents that have no checkpointer.
+
+The evaluator runs on its own copy of the chat model (``evaluator_chat_model``): temperature 0,
+no repeat penalty, ``logprobs`` with ``top_logprobs``. langchain-openai carries the server's
+``logprobs`` into ``AIMessage.response_metadata["logprobs"]``; ``evaluar`` reads the score from
+there (``grafo.puntuacion``) and returns it next to the verdict. The score is not a field of
+``Veredicto``: that model is the JSON schema the LLM must fill, and the score is not the LLM's
+to write.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -27,6 +35,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from esquemas import Ficha, Veredicto
+from grafo.chat_model import evaluator_chat_model
 from grafo.errores import SalidaInvalida, classify
 from grafo.mensajes import (
     mensaje_evaluador,
@@ -36,12 +45,25 @@ from grafo.mensajes import (
     prompt_evaluador_rubrica,
     prompt_generador,
 )
-from grafo.rubrica import Rubrica, veredicto_de_rubrica
+from grafo.puntuacion import TOP_LOGPROBS, puntuacion_rubrica, puntuacion_veredicto
+from grafo.rubrica import PREGUNTAS, Rubrica, veredicto_de_rubrica
 from grafo.sensores import NullSensor, Sensor
 
 # The agents run with durability="async" and no checkpointer (see the module docstring);
 # LangGraph warns that durability is then moot, once per call. That is the intended setup.
 warnings.filterwarnings("ignore", message="`durability` has no effect", category=UserWarning)
+
+
+@dataclass(frozen=True)
+class Evaluacion:
+    """The evaluator's answer: its verdict, and ``P(approvable)`` read from its logprobs.
+
+    ``puntuacion`` is None when the server gave no usable log-probabilities (see
+    ``grafo.puntuacion`` for when); the gate reads None as "not approved".
+    """
+
+    veredicto: Veredicto
+    puntuacion: float | None
 
 
 class Agentes:
@@ -61,10 +83,10 @@ class Agentes:
         self._sensor = sensor or NullSensor()
         self.rubrica = rubrica
         self._generador = self._build(model, "generador", prompt_generador(ejemplos), Ficha)
-        if rubrica:
-            self._evaluador = self._build(model, "evaluador", prompt_evaluador_rubrica(), Rubrica)
-        else:
-            self._evaluador = self._build(model, "evaluador", prompt_evaluador(), Veredicto)
+        evaluador = evaluator_chat_model(model, TOP_LOGPROBS)
+        schema: type[BaseModel] = Rubrica if rubrica else Veredicto
+        prompt = prompt_evaluador_rubrica() if rubrica else prompt_evaluador()
+        self._evaluador = self._build(evaluador, "evaluador", prompt, schema)
 
     @staticmethod
     def _build(model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]) -> Any:
@@ -80,7 +102,7 @@ class Agentes:
 
     async def generar(self, origen: dict[str, Any], problemas: list[dict[str, Any]]) -> Ficha:
         """Ask the generator for a ficha; raise ``SalidaInvalida`` if it is not a valid Ficha."""
-        respuesta = await self._ask(
+        respuesta, _ = await self._ask(
             self._generador, "generador", mensaje_generador(origen, problemas)
         )
         assert isinstance(respuesta, Ficha)
@@ -91,20 +113,23 @@ class Agentes:
         ficha: dict[str, Any],
         comprobaciones: dict[str, dict[str, Any]],
         origen: dict[str, Any],
-    ) -> Veredicto:
-        """Ask the evaluator for a verdict; raise ``SalidaInvalida`` if it is not valid."""
+    ) -> Evaluacion:
+        """Ask the evaluator for a verdict and its score; raise ``SalidaInvalida`` if invalid."""
         if self.rubrica:
             texto = mensaje_evaluador_rubrica(ficha, origen)
-            rubrica = await self._ask(self._evaluador, "evaluador", texto)
+            rubrica, logprobs = await self._ask(self._evaluador, "evaluador", texto)
             assert isinstance(rubrica, Rubrica)
-            return veredicto_de_rubrica(rubrica)
+            puntuacion = puntuacion_rubrica(logprobs, tuple(PREGUNTAS))
+            return Evaluacion(veredicto_de_rubrica(rubrica), puntuacion)
         texto = mensaje_evaluador(ficha, comprobaciones, origen)
-        respuesta = await self._ask(self._evaluador, "evaluador", texto)
+        respuesta, logprobs = await self._ask(self._evaluador, "evaluador", texto)
         assert isinstance(respuesta, Veredicto)
-        return respuesta
+        return Evaluacion(respuesta, puntuacion_veredicto(logprobs))
 
-    async def _ask(self, agent: Any, name: str, content: str) -> BaseModel:
-        """Invoke one agent with one user message and return its structured response.
+    async def _ask(
+        self, agent: Any, name: str, content: str
+    ) -> tuple[BaseModel, Mapping[str, Any] | None]:
+        """Invoke one agent with one user message; return its structured response and logprobs.
 
         Every model call of both agents passes here, so this is where each one is observed:
         time and token usage go to the sensor whether the answer parses or not (failed calls
@@ -112,6 +137,8 @@ class Agentes:
         middleware on purpose: ``create_agent`` wraps every ``awrap_model_call`` middleware in
         langsmith's ``traceable``, which hops to a worker thread twice per call even with
         tracing off (measured in docs/rendimiento.md). One agent call is one model call: no tools.
+        The logprobs are the answer message's ``response_metadata["logprobs"]`` (None when the
+        request did not ask for them or the server gave none).
         """
         start = time.perf_counter()
         message: AIMessage | None = None
@@ -138,7 +165,8 @@ class Agentes:
         respuesta = salida.get("structured_response")
         if not isinstance(respuesta, BaseModel):
             raise SalidaInvalida(name, "la respuesta no trae salida estructurada")
-        return respuesta
+        logprobs = message.response_metadata.get("logprobs") if message else None
+        return respuesta, logprobs if isinstance(logprobs, Mapping) else None
 
     def _observe(self, name: str, seconds: float, message: AIMessage | None) -> None:
         """Report one model call to the sensor, with its token usage when the server gave it."""

@@ -157,6 +157,33 @@ def build_chat_model(settings: LLMSettings, *, direct: bool = True) -> ChatOpenA
     )
 
 
+# "No repeat penalty", said explicitly: llama.cpp servers may default to 1.1 (``fichas
+# llm-local`` does), and a penalty bends the verdict token's probability by what the answer
+# already said: in the rubric, an earlier ``"falla": true`` would lower the next question's.
+NO_REPEAT_PENALTY = {"repeat_penalty": 1.0, "repetition_penalty": 1.0}
+
+
+def evaluator_chat_model(model: ChatOpenAI, top_logprobs: int) -> ChatOpenAI:
+    """The evaluator's copy of the shared model: logprobs on, temperature 0, no repeat penalty.
+
+    The evaluator's score is read from the log-probabilities of its verdict token
+    (``grafo.puntuacion``), so its requests ask for ``logprobs`` and ``top_logprobs``; at
+    temperature 0 the verdict written is the argmax the score describes. The generator keeps
+    its own settings. A shallow copy: it shares the HTTP client (one pool, closed once by
+    ``close_chat_model`` on the original) and the model profile, so ``ProviderStrategy`` still
+    sends ``response_format`` json_schema.
+    """
+    extra_body = {**(model.extra_body or {}), **NO_REPEAT_PENALTY}
+    return model.model_copy(
+        update={
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": top_logprobs,
+            "extra_body": extra_body,
+        }
+    )
+
+
 async def close_chat_model(model: ChatOpenAI) -> None:
     """Close the HTTP pool: aiohttp warns about sessions left open at exit."""
     client = model.root_async_client

@@ -62,7 +62,7 @@ def construir_grafo(
     checkpointer: BaseCheckpointSaver | None,
     sensor: Sensor | None = None,
 ) -> CompiledStateGraph:
-    """Compile the ficha loop; ``max_intentos`` is read only by ``decidir``."""
+    """Compile the ficha loop; ``max_intentos`` and the gate mode are read only by ``decidir``."""
     if max_intentos < 1:
         raise ValueError("max_intentos must be >= 1")
     sensor = sensor or NullSensor()
@@ -75,7 +75,7 @@ def construir_grafo(
     )
     grafo.add_conditional_edges(
         "evaluar",
-        functools.partial(decidir, max_intentos=max_intentos),
+        functools.partial(decidir, max_intentos=max_intentos, modo=nodos.modo_puerta),
         {"generar": "generar", "publicar": "publicar", "descartar": "descartar"},
     )
     grafo.add_edge("publicar", END)

@@ -50,12 +50,16 @@ class Rechazo:
 
 @dataclass(frozen=True)
 class ResumenIntento:
-    """What the metrics need of one attempt: approved, the rejections, an invalid answer."""
+    """What the metrics need of one attempt: approved, the rejections, an invalid answer.
+
+    ``puntuacion`` is the evaluator's score of the attempt (None without one).
+    """
 
     intento: int
     aprobada: bool
     rechazos: tuple[Rechazo, ...] = ()
     invalida: bool = False
+    puntuacion: float | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,7 @@ def resumen_intentos(historial: list[dict[str, Any]]) -> tuple[ResumenIntento, .
             invalida=any(
                 p["criterio"] == CRITERIO_SALIDA_INVALIDA for p in r["veredicto"]["problemas"]
             ),
+            puntuacion=r.get("puntuacion"),
         )
         for r in historial
     )
@@ -278,6 +283,7 @@ class Procesador:
             bound,
             extra={"llm_url": self.health.url, "causa": failure.cause, "kind": failure.kind},
         )
+
     async def olvidar(self, evento: EventoCambio) -> None:
         """Delete the event's checkpoint thread, once its outcome is recorded elsewhere.
 

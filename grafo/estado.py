@@ -21,6 +21,7 @@ class EstadoFicha(TypedDict, total=False):
     comprobaciones: dict[str, dict[str, Any]]  # code checks of the latest ficha
     veredicto: dict[str, Any]  # the latest verdict, code failures merged in
     invalida: dict[str, Any] | None  # set when an agent's answer failed validation
+    puerta: dict[str, Any] | None  # the gate (PuertaAplicada, JSON) at the latest evaluation
     intentos: Annotated[int, operator.add]
     historial: Annotated[list[dict[str, Any]], operator.add]
     salida: dict[str, Any]  # {"destino": ..., "evento": {...}} written by publicar/descartar

@@ -1,9 +1,11 @@
 """The nodes of the loop and the pure routing functions between them.
 
 ``generar`` and ``evaluar`` call the agents; ``evaluar`` first runs the code checks
-(``criterios.comprobar``) and shows their results to the evaluator; ``decidir``
-reads the verdict, the attempt counter and whether an answer was invalid, and nothing else — a
-function without a model, so the model can neither lengthen nor shorten the loop.
+(``criterios.comprobar``) and shows their results to the evaluator, then takes a snapshot of
+the publication gate (``grafo.puerta``) into the state; ``decidir`` reads the verdict and
+score, the code checks, the gate snapshot, the attempt counter and whether an answer was
+invalid, and nothing else — a function without a model or I/O, so the model can neither
+lengthen nor shorten the loop, and a run resumed from its checkpoint decides as it would have.
 ``publicar`` and ``descartar`` do no I/O: they put the contract's outcome event in the state,
 and the caller emits it. Building the event inside the graph means its timestamp is
 checkpointed, so a redelivered event re-emits the identical outcome.
@@ -16,7 +18,7 @@ the checks give the same result for the same ficha and criteria.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -31,25 +33,58 @@ from esquemas.constantes import (
     MAX_DETALLE,
     MOTIVO_RECHAZADA,
     MOTIVO_SALIDA_INVALIDA,
+    MOTIVO_SIN_GARANTIA,
+    PUERTA_CERTIFICADA,
+    PUERTA_VEREDICTO,
+    ModoPuerta,
+    Motivo,
 )
 from grafo.agentes import Agentes
 from grafo.contexto import en_intento
 from grafo.errores import SalidaInvalida
 from grafo.estado import EstadoFicha
 from grafo.mensajes import problemas_acumulados
+from grafo.puerta import FuentePuerta, PuertaCerrada
 
 Ruta = Literal["generar", "evaluar", "publicar", "descartar"]
 
 
-def decidir(state: EstadoFicha, max_intentos: int) -> Ruta:
-    """After evaluar: publish if approved, stop at the attempt cap, otherwise try again."""
+def decidir(state: EstadoFicha, max_intentos: int, modo: ModoPuerta) -> Ruta:
+    """After evaluar: publish, stop, or try again, by the rule of ``FICHAS_PUERTA``.
+
+    ``certificada`` (docs/puerta.md): publish only when the code checks pass and the score
+    reaches the threshold of the gate snapshot ``evaluar`` took. A closed gate (no snapshot)
+    can publish nothing, so another attempt could not change where the ficha ends: it goes to
+    review now. An open gate with a score below its threshold (or no score) tries again while
+    attempts remain: a new ficha can score higher. ``veredicto``: publish on the judge's yes
+    (code failures veto it, ``forzar_rechazo``), otherwise try again up to the cap.
+    """
     if state.get("invalida"):
         return "descartar"
-    if state["veredicto"]["aprobada"]:
+    if modo == PUERTA_VEREDICTO:
+        publicable = bool(state["veredicto"]["aprobada"])
+    else:
+        puerta = state.get("puerta")
+        if puerta is None:
+            return "descartar"
+        publicable = supera_umbral(state, puerta["umbral"])
+    if publicable:
         return "publicar"
     if state["intentos"] >= max_intentos:
         return "descartar"
     return "generar"
+
+
+def codigo_aprobado(state: EstadoFicha) -> bool:
+    """The latest ficha passed every code check (and was checked at all)."""
+    comprobaciones = state.get("comprobaciones")
+    return bool(comprobaciones) and not fallos(comprobaciones or {})
+
+
+def supera_umbral(state: EstadoFicha, umbral: float) -> bool:
+    """Code checks passed and the evaluator's score reached ``umbral``; no score never does."""
+    puntuacion = state["veredicto"].get("puntuacion")
+    return codigo_aprobado(state) and puntuacion is not None and puntuacion >= umbral
 
 
 def tras_generar(state: EstadoFicha) -> Ruta:
@@ -92,6 +127,9 @@ class Nodos:
     modelo: str
     criterios_version: str
     limpiar_origen: bool = False  # generator reads the cleaned origin (criterios.limpieza)
+    # FICHAS_PUERTA and where the gate is read from; with no source every gate is closed.
+    modo_puerta: ModoPuerta = PUERTA_CERTIFICADA
+    puerta: FuentePuerta = field(default_factory=PuertaCerrada)
 
     async def generar(self, state: EstadoFicha) -> dict[str, Any]:
         """Write a ficha from the origin and the problems found so far; count the attempt."""
@@ -108,17 +146,23 @@ class Nodos:
         return {"ficha": ficha.model_dump(), "intentos": 1, "invalida": None}
 
     async def evaluar(self, state: EstadoFicha) -> dict[str, Any]:
-        """Run the code checks, ask the evaluator, then veto its approval if any check failed."""
+        """Run the code checks, ask the evaluator, then veto its approval if any check failed.
+
+        The evaluator's score goes in the verdict (``veredicto["puntuacion"]``) and in the
+        attempt's record as it came, before the code veto: it is the evaluator's measured
+        ``P(approvable)``, and the gate asks for the code checks as a separate condition.
+        """
         en_intento(state["intentos"])
         ficha = state["ficha"] or {}
         comprobaciones = comprobar_ficha(ficha, state["origen"])
         try:
-            respuesta = await self.agentes.evaluar(ficha, comprobaciones, state["origen"])
+            evaluacion = await self.agentes.evaluar(ficha, comprobaciones, state["origen"])
         except SalidaInvalida as exc:
             invalida = self._salida_invalida(state["intentos"], exc, state["ficha"])
             return invalida | {"comprobaciones": comprobaciones}
         fallos_codigo = fallos(comprobaciones)
-        veredicto = forzar_rechazo(respuesta.model_dump(), fallos_codigo)
+        veredicto = forzar_rechazo(evaluacion.veredicto.model_dump(), fallos_codigo)
+        veredicto["puntuacion"] = evaluacion.puntuacion
         codigo = {f["criterio"] for f in fallos_codigo}
         rechazos = [
             {"criterio": p["criterio"], "por": "codigo" if p["criterio"] in codigo else "evaluador"}
@@ -129,8 +173,26 @@ class Nodos:
             "ficha": ficha,
             "veredicto": veredicto,
             "rechazos": rechazos,
+            "puntuacion": evaluacion.puntuacion,
         }
-        return {"comprobaciones": comprobaciones, "veredicto": veredicto, "historial": [registro]}
+        return {
+            "comprobaciones": comprobaciones,
+            "veredicto": veredicto,
+            "historial": [registro],
+            "puerta": self._puerta_vigente(state),
+        }
+
+    def _puerta_vigente(self, state: EstadoFicha) -> dict[str, Any] | None:
+        """The gate that applies to this ficha now, as JSON for the checkpoint; None: closed.
+
+        Read at every evaluation, so a gate closed on the topic stops the next decision, and
+        kept in the state, so ``decidir`` stays pure and a resumed run decides the same way.
+        Under ``veredicto`` no gate applies and a published ficha carries none.
+        """
+        if self.modo_puerta == PUERTA_VEREDICTO:
+            return None
+        aplicada = self.puerta.umbral(state["evento"]["familia"])
+        return aplicada.model_dump(mode="json") if aplicada is not None else None
 
     def publicar(self, state: EstadoFicha) -> dict[str, Any]:
         """Build the ``FichaPublicada`` event; the stream layer emits it."""
@@ -145,6 +207,8 @@ class Nodos:
             criterios_version=self.criterios_version,
             modelo=self.modelo,
             publicada_en=_ahora(),  # type: ignore[arg-type]
+            puerta=state.get("puerta"),  # type: ignore[arg-type]
+            puntuacion=state["veredicto"].get("puntuacion"),
         )
         # ``origen`` belongs to the human-review sample only; the stream layer adds it there.
         datos = salida.model_dump(mode="json", exclude={"origen"})
@@ -154,7 +218,12 @@ class Nodos:
         """Build the ``FichaEnRevision`` event with the last ficha, the reason and the history."""
         evento = state["evento"]
         historial = [
-            {"intento": r["intento"], "ficha": r["ficha"], "veredicto": r["veredicto"]}
+            {
+                "intento": r["intento"],
+                "ficha": r["ficha"],
+                "veredicto": r["veredicto"],  # its "puntuacion" key is not Veredicto's: dropped
+                "puntuacion": r.get("puntuacion"),  # absent in checkpoints older than v1.2
+            }
             for r in state.get("historial", [])
         ]
         salida = FichaEnRevision(
@@ -164,7 +233,7 @@ class Nodos:
             familia=evento["familia"],
             ficha=state.get("ficha"),  # type: ignore[arg-type]
             intentos=state["intentos"],
-            motivo=MOTIVO_SALIDA_INVALIDA if state.get("invalida") else MOTIVO_RECHAZADA,
+            motivo=self._motivo(state),
             problemas=state["veredicto"]["problemas"],
             historial=historial,  # type: ignore[arg-type]
             criterios_version=self.criterios_version,
@@ -173,6 +242,18 @@ class Nodos:
         )
         return {"salida": {"destino": DESTINO_REVISION, "evento": salida.model_dump(mode="json")}}
 
+    def _motivo(self, state: EstadoFicha) -> Motivo:
+        """Why the ficha goes to review: an unusable answer, failed checks, or no guarantee.
+
+        Under ``certificada`` a ficha whose code checks passed reached here only because the
+        gate held it back (closed, or its score below the threshold): ``sin_garantia``.
+        """
+        if state.get("invalida"):
+            return MOTIVO_SALIDA_INVALIDA
+        if self.modo_puerta == PUERTA_CERTIFICADA and codigo_aprobado(state):
+            return MOTIVO_SIN_GARANTIA
+        return MOTIVO_RECHAZADA
+
     @staticmethod
     def _salida_invalida(
         intento: int, exc: SalidaInvalida, ficha: dict[str, Any] | None
@@ -180,12 +261,13 @@ class Nodos:
         """State update for an agent answer that failed validation: stop, record why."""
         detalle = f"{exc.agente}: {exc.detalle}"[:MAX_DETALLE]
         problema = {"criterio": CRITERIO_SALIDA_INVALIDA, "detalle": detalle}
-        veredicto = {"aprobada": False, "problemas": [problema]}
+        veredicto = {"aprobada": False, "problemas": [problema], "puntuacion": None}
         registro: dict[str, Any] = {
             "intento": intento,
             "ficha": ficha,
             "veredicto": veredicto,
             "rechazos": [],
+            "puntuacion": None,
         }
         return {
             "invalida": {"agente": exc.agente, "detalle": exc.detalle},

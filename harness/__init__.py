@@ -9,6 +9,7 @@ Imported by the tests, the benchmarks and the command-line tools alike (never th
 * ``harness.red``: free ports and readiness polling;
 * ``harness.eventos``: ready-made valid ``EventoCambio`` values;
 * ``harness.worker``: ``fichas worker`` as a real process, with its metrics and logs;
+* ``harness.puerta``: the gate key of a fake-LLM worker, and open or closed gates on a topic;
 * ``harness.contrato``: every outcome checked against the committed JSON Schemas, the models
   and the headers (needs the ``dev`` extra: ``jsonschema``).
 

@@ -20,6 +20,16 @@ last user message. What the server answers is scripted per agent and SKU by a JS
 
 A script list is indexed by how many requests of that agent the server has already taken for
 that SKU (0-based); past the end the last item repeats. See `ACTIONS_HELP` for the actions.
+
+Log-probabilities: a request with `"logprobs": true` gets `choices[0].logprobs.content`, one
+entry per token of the answer (words with their leading space, punctuation apart), each with
+`bytes` and `top_logprobs` (as many as the request's `top_logprobs`). Every token is certain
+except the JSON booleans: there the model is 0.95 sure of the word it wrote, 2 % of the mass
+goes to a token a grammar would forbid (`"`, as llama.cpp reports before the grammar), and the
+rest to the other word. An evaluator step may script the score instead, as an object:
+`{"accion": "aprobar", "puntuacion": 0.83}` makes P(aprobada = true) 0.83 (for the rubric,
+each question's P(falla = false) is 0.83^(1/3), so their product is 0.83);
+`"puntuacion": null` answers with `"logprobs": null`, a server that gives none.
 """
 
 from __future__ import annotations
@@ -62,8 +72,11 @@ DOWN_MODES = ("503", "close", "hang")
 
 ACTIONS_HELP = """\
 generador: valida | titulo_largo | sin_atributos
-evaluador: aprobar | rechazar | rechazar:<CRITERIO>
-both:      json_roto | texto:<literal content> | error:<http status> | colgar | cerrar"""
+evaluador: aprobar | rechazar | rechazar:<CRITERIO>  (the rubric's answer when it asks for one)
+both:      json_roto | texto:<literal content> | error:<http status> | colgar | cerrar
+score:     an evaluador step {"accion": "aprobar", "puntuacion": 0.83} scripts the logprobs
+           of a request with logprobs=true: P(aprobada = true) = 0.83; "puntuacion": null
+           answers "logprobs": null. Unscripted: 0.95 sure of the word written."""
 
 GENERATOR_ACTIONS = frozenset({"valida", "titulo_largo", "sin_atributos"})
 EVALUATOR_ACTIONS = frozenset({"aprobar", "rechazar"})
@@ -77,6 +90,13 @@ NEUTRAL_DESCRIPTION = (
 REJECTION_DETAIL = "La descripción repite el título."
 BROKEN_JSON = '{"esto no es": JSON válido'
 LONG_TITLE_LENGTH = 90
+
+# Logprobs: how the answer is cut in tokens, and what the unscripted model believes.
+TOKEN_PATTERN = re.compile(r"\s?\w+|\s?[^\w\s]|\s+")
+KEY_BEFORE_PATTERN = re.compile(r'"(\w+)"\s*:\s*$')
+CONFIDENCE = 0.95  # P(the boolean written) when no score is scripted
+FORBIDDEN_MASS = 0.02  # P of a token the grammar forbids, reported as llama.cpp does
+RUBRIC_QUESTIONS = {"C04": "inventa", "C05": "publicidad", "C06": "vacia"}
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -101,11 +121,20 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class Step:
+    """One scripted answer: the action, and for the evaluator optionally its score."""
+
+    action: str
+    scored: bool = False  # whether the config set "puntuacion" (which may be null)
+    puntuacion: float | None = None
+
+
+@dataclass(frozen=True)
 class Rule:
     """Per-SKU override of the default scripts (and optionally of the latency)."""
 
     pattern: re.Pattern[str]
-    scripts: dict[str, list[str]]
+    scripts: dict[str, list[Step]]
     latency_ms: float | None
 
 
@@ -117,10 +146,10 @@ class Config:
     latency_ms: float
     latency_jitter_ms: float
     max_parallel: int
-    default: dict[str, list[str]]
+    default: dict[str, list[Step]]
     rules: list[Rule]
 
-    def scripts_for(self, sku: str) -> tuple[dict[str, list[str]], float]:
+    def scripts_for(self, sku: str) -> tuple[dict[str, list[Step]], float]:
         """Return the scripts and latency for `sku`: the first matching rule wins per agent."""
         scripts = dict(self.default)
         latency = self.latency_ms
@@ -143,6 +172,26 @@ DEFAULT_CONFIG: dict[str, Any] = {
 }
 
 
+def _check_step(agent: str, item: Any, where: str) -> Step:
+    """A script item: an action string, or for the evaluator {"accion", "puntuacion"}."""
+    if not isinstance(item, dict):
+        return Step(_check_action(agent, item, where))
+    if agent != EVALUATOR or set(item) != {"accion", "puntuacion"}:
+        raise ConfigError(
+            f"{where}: an object step is an evaluador's "
+            '{"accion": <action>, "puntuacion": <0..1 or null>}'
+        )
+    puntuacion = item["puntuacion"]
+    if puntuacion is not None and (
+        isinstance(puntuacion, bool)
+        or not isinstance(puntuacion, int | float)
+        or not 0 <= puntuacion <= 1
+    ):
+        raise ConfigError(f"{where}.puntuacion must be a number in [0, 1] or null")
+    action = _check_action(agent, item["accion"], f"{where}.accion")
+    return Step(action, True, None if puntuacion is None else float(puntuacion))
+
+
 def _check_action(agent: str, action: Any, where: str) -> str:
     if not isinstance(action, str):
         raise ConfigError(f"{where}: action must be a string, got {action!r}")
@@ -163,12 +212,12 @@ def _check_action(agent: str, action: Any, where: str) -> str:
     raise ConfigError(f"{where}: unknown action {action!r} for {agent}; known:\n{ACTIONS_HELP}")
 
 
-def _check_script(agent: str, script: Any, where: str) -> list[str]:
-    if isinstance(script, str):
+def _check_script(agent: str, script: Any, where: str) -> list[Step]:
+    if isinstance(script, str | dict):
         script = [script]
     if not isinstance(script, list) or not script:
         raise ConfigError(f"{where}: script must be a non-empty list of actions")
-    return [_check_action(agent, action, f"{where}[{i}]") for i, action in enumerate(script)]
+    return [_check_step(agent, item, f"{where}[{i}]") for i, item in enumerate(script)]
 
 
 def _check_number(value: Any, where: str) -> float:
@@ -384,29 +433,119 @@ def generator_content(action: str, sku: str, prompt: str) -> str:
     return json.dumps(ficha, ensure_ascii=False)
 
 
-def evaluator_content(action: str) -> str:
+def is_rubric(body: dict[str, Any]) -> bool:
+    """Whether the evaluator was asked for the rubric (three questions) instead of a verdict."""
+    response_format = body.get("response_format")
+    json_schema = response_format.get("json_schema") if isinstance(response_format, dict) else None
+    schema = json_schema.get("schema") if isinstance(json_schema, dict) else None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    return isinstance(properties, dict) and "inventa" in properties
+
+
+def evaluator_content(action: str, rubric: bool = False) -> str:
+    """The verdict for an evaluador action; the rubric's answers when it asked for the rubric.
+
+    A rejection names C06 unless the action names a criterion (``rechazar:C04``); in the
+    rubric, C04, C05 and C06 are the questions inventa, publicidad and vacia.
+    """
+    criterion = action.removeprefix("rechazar:") if action.startswith("rechazar:") else "C06"
+    if rubric:
+        failing = None if action == "aprobar" else RUBRIC_QUESTIONS.get(criterion, "vacia")
+        answer = {
+            question: {
+                "cita": REJECTION_DETAIL if question == failing else "",
+                "falla": question == failing,
+            }
+            for question in RUBRIC_QUESTIONS.values()
+        }
+        return json.dumps(answer, ensure_ascii=False)
     if action == "aprobar":
         return json.dumps({"aprobada": True, "problemas": []})
-    criterion = action.removeprefix("rechazar:") if action.startswith("rechazar:") else "C06"
     problem = {"criterio": criterion, "detalle": REJECTION_DETAIL}
     return json.dumps({"aprobada": False, "problemas": [problem]}, ensure_ascii=False)
 
 
-def content_for(action: str, agent: str, sku: str, prompt: str) -> str:
+def content_for(action: str, agent: str, sku: str, prompt: str, rubric: bool = False) -> str:
     if action == "json_roto":
         return BROKEN_JSON
     if action.startswith("texto:"):
         return action.removeprefix("texto:")
     if agent == GENERATOR:
         return generator_content(action, sku, prompt)
-    return evaluator_content(action)
+    return evaluator_content(action, rubric)
+
+
+def _token_entry(text: str, probability: float) -> dict[str, Any]:
+    """One token as the OpenAI API reports it: text, log-probability and UTF-8 bytes."""
+    return {
+        "token": text,
+        "logprob": math.log(max(probability, 1e-12)),
+        "bytes": list(text.encode("utf-8")),
+    }
+
+
+def logprobs_for(content: str, step: Step, top_n: int) -> dict[str, Any] | None:
+    """``choices[0].logprobs`` for an answer: every token certain but the JSON booleans.
+
+    At a boolean the alternatives are the two words (with the token's own leading space) and
+    ``"``, which a grammar forbids. P(true) is the scripted score for ``aprobada``, and
+    ``1 - score^(1/k)`` for each of the rubric's k ``falla`` (so the product of P(no failure)
+    is the score); unscripted, or for any other key, the word written has ``CONFIDENCE``.
+    A step scripted with ``"puntuacion": null`` gets None: a server that gives no logprobs.
+    """
+    if step.scored and step.puntuacion is None:
+        return None
+    tokens: list[tuple[int, str]] = []
+    position = 0
+    for match in TOKEN_PATTERN.finditer(content):
+        tokens.append((match.start(), match.group()))
+        position = match.end()
+    if position < len(content):  # the pattern covers any text; this is belt and braces
+        tokens.append((position, content[position:]))
+    keys = [_key_before(content, start, text) for start, text in tokens]
+    falla = sum(1 for key in keys if key == "falla")
+    entries = []
+    for (_, text), key in zip(tokens, keys, strict=True):
+        if key is None:
+            entry = _token_entry(text, 1.0)
+            entry["top_logprobs"] = [_token_entry(text, 1.0)][:top_n]
+            entries.append(entry)
+            continue
+        written_true = text.strip() == "true"
+        p_true = CONFIDENCE if written_true else 1 - CONFIDENCE
+        if step.scored and step.puntuacion is not None and key == "aprobada":
+            p_true = step.puntuacion
+        elif step.scored and step.puntuacion is not None and key == "falla":
+            p_true = 1 - step.puntuacion ** (1 / falla)
+        lead = text[: len(text) - len(text.lstrip())]
+        usable = 1 - FORBIDDEN_MASS
+        alternatives = {
+            lead + "true": usable * p_true,
+            lead + "false": usable * (1 - p_true),
+            lead + '"': FORBIDDEN_MASS,
+        }
+        entry = _token_entry(text, alternatives[text])
+        ranked = sorted(alternatives.items(), key=lambda item: -item[1])
+        entry["top_logprobs"] = [_token_entry(t, p) for t, p in ranked][:top_n]
+        entries.append(entry)
+    return {"content": entries, "refusal": None}
+
+
+def _key_before(content: str, start: int, text: str) -> str | None:
+    """The key whose value a boolean token starts, or None for any other token."""
+    if text.strip() not in ("true", "false"):
+        return None
+    match = KEY_BEFORE_PATTERN.search(content[:start] + text[: len(text) - len(text.lstrip())])
+    return match.group(1) if match else None
 
 
 def _approx_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
 
-def completion_body(body: dict[str, Any], content: str, number: int) -> dict[str, Any]:
+def completion_body(
+    body: dict[str, Any], content: str, number: int, step: Step | None = None
+) -> dict[str, Any]:
     messages = body.get("messages")
     prompt_chars = (
         "".join(_message_text(m) for m in messages if isinstance(m, dict))
@@ -415,6 +554,11 @@ def completion_body(body: dict[str, Any], content: str, number: int) -> dict[str
     )
     prompt_tokens = _approx_tokens(prompt_chars)
     completion_tokens = _approx_tokens(content)
+    logprobs = None
+    if body.get("logprobs") is True:
+        top_n = body.get("top_logprobs")
+        top_n = top_n if isinstance(top_n, int) and not isinstance(top_n, bool) else 0
+        logprobs = logprobs_for(content, step or Step(""), max(0, top_n))
     return {
         "id": f"chatcmpl-fake-{number}",
         "object": "chat.completion",
@@ -425,7 +569,7 @@ def completion_body(body: dict[str, Any], content: str, number: int) -> dict[str
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
                 "finish_reason": "stop",
-                "logprobs": None,
+                "logprobs": logprobs,
             }
         ],
         "usage": {
@@ -571,17 +715,17 @@ class FakeLLMServer:
             self.outage = None
         return self.outage
 
-    def _take_step(self, agent: str, sku: str) -> tuple[int, str, float]:
-        """Consume the next script step for (agent, sku): returns step, action, latency s."""
+    def _take_step(self, agent: str, sku: str) -> tuple[int, Step, float]:
+        """Consume the next script step for (agent, sku): returns index, step, latency s."""
         scripts, latency_ms = self.config.scripts_for(sku)
         key = (agent, sku)
         step = self.counters.get(key, 0)
         self.counters[key] = step + 1
         script = scripts[agent]
-        action = script[min(step, len(script) - 1)]
+        scripted = script[min(step, len(script) - 1)]
         jitter = self.config.latency_jitter_ms
         latency_ms += random.uniform(0, jitter) if jitter else 0.0
-        return step, action, latency_ms / 1000
+        return step, scripted, latency_ms / 1000
 
     async def _hang(self) -> None:
         """Wait until the client gives up (aiohttp then cancels this handler)."""
@@ -665,8 +809,11 @@ class FakeLLMServer:
 
         await self.limiter.acquire()
         try:
-            step, action, latency_s = self._take_step(agent, sku or "")
+            step, scripted, latency_s = self._take_step(agent, sku or "")
+            action = scripted.action
             record.step, record.action = step, action
+            if scripted.scored:
+                record.extra["puntuacion"] = scripted.puntuacion
             if latency_s > 0:
                 await asyncio.sleep(latency_s)
             if action == "cerrar":
@@ -675,8 +822,10 @@ class FakeLLMServer:
                 status = int(action.removeprefix("error:"))
                 return error_response(status, f"scripted error {status} for {agent} {sku}")
             if action != "colgar":
-                content = content_for(action, agent, sku or "", _last_user_text(body))
-                return web.json_response(completion_body(body, content, record.index))
+                content = content_for(
+                    action, agent, sku or "", _last_user_text(body), is_rubric(body)
+                )
+                return web.json_response(completion_body(body, content, record.index, scripted))
         finally:
             self.limiter.release()
         # colgar: a hung request is not being worked on, so it gives its slot back.
@@ -890,7 +1039,9 @@ Try fichas without a model: start this server, then point the product at the URL
   FICHAS_LLM_URL=http://127.0.0.1:8000/v1 fichas procesar ejemplos/proveedor.jsonl
 
 With no --config every ficha is written and approved; a config scripts rejections, invalid
-output, HTTP errors, hangs and closed connections per agent and SKU (module docstring).
+output, HTTP errors, hangs and closed connections per agent and SKU (module docstring), and
+the evaluator's score when the request asks for logprobs, e.g.
+  {"rules": [{"sku": "SKU-1", "evaluador": [{"accion": "aprobar", "puntuacion": 0.83}]}]}
 Actions:
 """
 

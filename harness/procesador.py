@@ -1,4 +1,9 @@
-"""The real loop against a given LLM URL: real ChatOpenAI, real HTTP, real checkpointer."""
+"""The real loop against a given LLM URL: real ChatOpenAI, real HTTP, real checkpointer.
+
+The loop runs under ``FICHAS_PUERTA=veredicto`` unless a test says otherwise: most graph tests
+are about the loop's plumbing (retries, checkpoints, requests), whose meaning predates the
+publication gate; the tests about the gate pass ``modo_puerta="certificada"`` and a source.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,14 @@ from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from esquemas.constantes import PUERTA_VEREDICTO, ModoPuerta
 from grafo import (
     Agentes,
+    FuentePuerta,
     LLMSettings,
     Nodos,
     Procesador,
+    PuertaCerrada,
     RetryPolicy,
     build_chat_model,
     close_chat_model,
@@ -30,10 +38,18 @@ async def abrir_procesador(
     max_intentos: int = 3,
     postgres_dsn: str | None = None,
     timeout_s: float = 10.0,
+    modo_puerta: ModoPuerta = PUERTA_VEREDICTO,
+    puerta: FuentePuerta | None = None,
 ) -> AsyncIterator[tuple[Procesador, BaseCheckpointSaver]]:
     """A ``Procesador`` over the real graph and its saver, with fast retries (tests, bench)."""
     model = build_chat_model(LLMSettings(url=url, model="fake", timeout_s=timeout_s))
-    nodos = Nodos(Agentes(model), modelo="fake", criterios_version=CRITERIOS_VERSION_PRUEBA)
+    nodos = Nodos(
+        Agentes(model),
+        modelo="fake",
+        criterios_version=CRITERIOS_VERSION_PRUEBA,
+        modo_puerta=modo_puerta,
+        puerta=puerta or PuertaCerrada(),
+    )
     try:
         async with open_checkpointer(postgres_dsn, data_dir) as saver:
             graph = construir_grafo(nodos, max_intentos, saver)

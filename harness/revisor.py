@@ -11,11 +11,19 @@ import os
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from criterios import CRITERIOS_VERSION
-from esquemas.constantes import MOTIVO_RECHAZADA
+from esquemas.constantes import (
+    DELTA_PUERTA,
+    FAMILIA_TODAS,
+    MOTIVO_PUERTA_CERTIFICADA,
+    MOTIVO_RECHAZADA,
+    OBJETIVO_PUERTA,
+)
+from esquemas.puerta import ClavePuerta, EstadoPuerta
 from harness.procesos import REPO, CommandProcess
 
 
@@ -81,8 +89,10 @@ def ficha_en_revision(
     familia: str = "zapatillas",
     motivo: str = MOTIVO_RECHAZADA,
     event_id: str | None = None,
+    puntuaciones: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, Any]:
-    """A ``FichaEnRevision`` as the worker writes it (v1.1, with ``origen``)."""
+    """A ``FichaEnRevision`` as the worker writes it (with ``origen``; with each attempt's
+    ``puntuacion``, contract v1.2)."""
     ficha = {
         "titulo": titulo,
         "descripcion": "Zapatilla ligera para correr, con parte superior de malla y suela de "
@@ -100,10 +110,13 @@ def ficha_en_revision(
         "motivo": motivo,
         "problemas": [problema],
         "historial": [
-            {"intento": 1, "ficha": ficha, "veredicto": {"aprobada": False,
-                                                         "problemas": [problema]}},
-            {"intento": 2, "ficha": ficha, "veredicto": {"aprobada": False,
-                                                         "problemas": [problema]}},
+            {
+                "intento": i + 1,
+                "ficha": ficha,
+                "veredicto": {"aprobada": False, "problemas": [problema]},
+                "puntuacion": puntuacion,
+            }
+            for i, puntuacion in enumerate(puntuaciones)
         ],
         "criterios_version": CRITERIOS_VERSION,
         "enviada_en": "2026-12-01T04:00:00Z",
@@ -111,8 +124,12 @@ def ficha_en_revision(
             "ficha_proveedor": {
                 "titulo": titulo_proveedor,
                 "descripcion": "Lightweight running shoe, mesh upper, rubber sole. Weight 280 g.",
-                "atributos": {"color": "negro", "talla": "42", "material": "malla",
-                              "genero": "hombre"},
+                "atributos": {
+                    "color": "negro",
+                    "talla": "42",
+                    "material": "malla",
+                    "genero": "hombre",
+                },
                 "idioma": "en",
             },
             "cifras": {"peso_g": 280},
@@ -120,8 +137,66 @@ def ficha_en_revision(
     }
 
 
-def muestra_publicada(sku: str, version: int = 1, familia: str = "zapatillas") -> dict[str, Any]:
-    """A sampled ``FichaPublicada`` as the worker writes it on the sample topic."""
+def puerta_aplicada(
+    estado: EstadoPuerta | None = None, *, modelo: str = "qwen3-30b-a3b"
+) -> dict[str, Any]:
+    """The ``puerta`` a published ficha carries: of ``estado`` (an open gate), or of a pooled
+    gate open at λ = 0.8 for ``modelo``, certified on 40 approvals with one error."""
+    if estado is None:
+        estado = estado_abierto(modelo=modelo)
+    assert estado.umbral is not None
+    return {
+        "umbral": estado.umbral,
+        "objetivo": estado.objetivo,
+        "clave": estado.clave.model_dump(mode="json"),
+        "familia": estado.familia,
+        "certificada_en": estado.actualizada_en.isoformat().replace("+00:00", "Z"),
+        "n": estado.n,
+        "k": estado.k,
+    }
+
+
+def estado_abierto(
+    *,
+    familia: str = FAMILIA_TODAS,
+    modelo: str = "qwen3-30b-a3b",
+    umbral: float = 0.8,
+    n: int = 40,
+    k: int = 1,
+    actualizada_en: datetime | None = None,
+) -> EstadoPuerta:
+    """An open gate state as ``fichas calibrar`` writes it (``modelo`` makes a test's key its
+    own on a shared topic)."""
+    return EstadoPuerta(
+        familia=familia,
+        clave=ClavePuerta(
+            modelo=modelo,
+            prompt_evaluador_sha256="0" * 64,
+            criterios_version=CRITERIOS_VERSION,
+            modo_evaluador="veredicto",
+        ),
+        abierta=True,
+        umbral=umbral,
+        objetivo=OBJETIVO_PUERTA,
+        delta=DELTA_PUERTA,
+        n=n,
+        k=k,
+        origen_datos="prueba: conjunto etiquetado",
+        motivo=MOTIVO_PUERTA_CERTIFICADA,
+        actualizada_en=actualizada_en or datetime(2026, 12, 1, 3, 0, tzinfo=UTC),
+    )
+
+
+def muestra_publicada(
+    sku: str,
+    version: int = 1,
+    familia: str = "zapatillas",
+    *,
+    puerta: dict[str, Any] | None = None,
+    puntuacion: float | None = None,
+) -> dict[str, Any]:
+    """A sampled ``FichaPublicada`` as the worker writes it on the sample topic (with the gate
+    that let it through and its score, contract v1.2, when given)."""
     revision = ficha_en_revision(sku, version, familia=familia)
     return {
         "event_id": revision["event_id"],
@@ -135,4 +210,6 @@ def muestra_publicada(sku: str, version: int = 1, familia: str = "zapatillas") -
         "publicada_en": "2026-12-01T04:00:00Z",
         "revision": None,
         "origen": revision["origen"],
+        "puerta": puerta,
+        "puntuacion": puntuacion,
     }

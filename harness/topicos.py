@@ -46,6 +46,10 @@ class Topics:
     def muestra(self) -> str:
         return f"{self.prefix}.fichas.muestra_revision"
 
+    @property
+    def puerta(self) -> str:
+        return f"{self.prefix}.fichas.puerta"
+
     def env(self) -> dict[str, str]:
         return {
             "FICHAS_TOPIC_ENTRADA": self.entrada,
@@ -53,6 +57,7 @@ class Topics:
             "FICHAS_TOPIC_REVISION": self.revision,
             "FICHAS_TOPIC_DLQ": self.dlq,
             "FICHAS_TOPIC_MUESTRA": self.muestra,
+            "FICHAS_TOPIC_PUERTA": self.puerta,
             "FICHAS_GRUPO": f"{self.prefix}-grupo",
         }
 
@@ -179,9 +184,7 @@ async def partitions_of(bootstrap: str, topic: str) -> list[int]:
     return sorted(tp.partition for tp in partitions)
 
 
-async def read_all(
-    bootstrap: str, topic: str, committed_only: bool = True
-) -> list[dict[str, Any]]:
+async def read_all(bootstrap: str, topic: str, committed_only: bool = True) -> list[dict[str, Any]]:
     """Every record of a JSON topic to its current end, with partition, offset and headers."""
     records, _ = await read_to_end(bootstrap, [topic], committed_only=committed_only)
     return [

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from harness.kafka_broker import KafkaBroker
     from harness.topicos import Topics
 
+
 class WorkerProcess(CommandProcess):
     """``fichas worker`` as a real process, as an operator runs it."""
 
@@ -51,7 +52,13 @@ class WorkerProcess(CommandProcess):
 def worker_env(
     kafka: KafkaBroker, llm: FakeLLM, topics: Topics, data_dir: Path, **extra: str
 ) -> dict[str, str]:
-    """Environment of a worker process for one test."""
+    """Environment of a worker process for one test.
+
+    ``FICHAS_PUERTA=veredicto`` unless ``extra`` says otherwise: most worker tests are about
+    plumbing (offsets, order, rebalances, faults) and keep the meaning they had before the
+    publication gate; the tests about publication set ``FICHAS_PUERTA="certificada"`` and
+    write the gate they need (``harness.puerta``).
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env.update(topics.env())
     env.update(
@@ -64,6 +71,7 @@ def worker_env(
         FICHAS_CONCURRENCIA="16",
         FICHAS_GRACIA_S="20",
         FICHAS_LOG_NIVEL="INFO",
+        FICHAS_PUERTA="veredicto",
     )
     env.update(extra)
     return env

@@ -1,5 +1,5 @@
 """The ``fichas`` command: ``worker``, ``procesar``, ``producir``, ``llm-local``, ``informe``,
-``demo``, ``revisor``, ``evaluar``, ``migrar``.
+``demo``, ``revisor``, ``evaluar``, ``calibrar``, ``migrar``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
@@ -16,6 +16,7 @@ import argparse
 import logging
 import socket
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stream.config import ConfigError, Settings, effective, load_settings
@@ -25,6 +26,7 @@ EXIT_LLM_UNAVAILABLE = 3
 EXIT_BROKER_UNREACHABLE = 4
 
 if TYPE_CHECKING:
+    from grafo import FuentePuerta
     from herramientas.procesar import Resumen
 
 log = logging.getLogger("fichas")
@@ -69,6 +71,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="S",
         help="give up (exit 3) if the LLM stays unreachable this many seconds (default 600); "
         "each retry is reported on stderr with its cause",
+    )
+    procesar.add_argument(
+        "--puerta",
+        type=Path,
+        metavar="PUERTA.json",
+        help="the publication gate to apply (the audit file fichas calibrar writes; default "
+        "FICHAS_PUERTA_ARCHIVO). Without one every gate is closed and, under the default "
+        "FICHAS_PUERTA=certificada, the loop publishes nothing (docs/puerta.md)",
     )
 
     sub.add_parser(
@@ -126,6 +136,12 @@ def _parser() -> argparse.ArgumentParser:
         help="measure evaluator or loop against the labelled set, compare runs (see --help)",
         add_help=False,
     )
+    sub.add_parser(
+        "calibrar",
+        help="certify the publication gate's score threshold against people's labels; "
+        "unbiased data only (see --help, docs/puerta.md)",
+        add_help=False,
+    )
     return parser
 
 
@@ -148,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         from herramientas.evaluar import main as evaluar_main
 
         return evaluar_main(argv[1:])
+    if argv[:1] == ["calibrar"]:
+        from herramientas.calibrar import main as calibrar_main
+
+        return calibrar_main(argv[1:])
     if argv[:1] == ["demo"]:
         from herramientas.demo.principal import main as demo_main
 
@@ -169,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     registro.configure(settings.log_nivel)
     log.info("configuration", extra={"configuracion": effective(settings)})
     if args.command == "procesar":
-        return _procesar(settings, args.entrada, args.espera_llm)
+        return _procesar(settings, args.entrada, args.espera_llm, args.puerta)
     if args.command == "producir":
         return _producir(settings, args.entrada, args.estricto)
     if args.command == "worker":
@@ -219,7 +239,39 @@ def _port_busy(port: int) -> str | None:
     return None
 
 
-def _procesar(settings: Settings, entrada: str, espera_llm: float) -> int:
+def _puerta_offline(settings: Settings, archivo: Path | None) -> FuentePuerta | None:
+    """The gate ``fichas procesar`` applies, from an audit file or none (closed); said on stderr.
+
+    Raises ``ValueError`` for a file that cannot be read as gate states.
+    """
+    from criterios import familias_conocidas
+    from esquemas.constantes import PUERTA_VEREDICTO
+    from stream.puerta import razon
+    from stream.runtime import puerta_offline
+
+    if settings.puerta == PUERTA_VEREDICTO:
+        print(
+            "fichas procesar: FICHAS_PUERTA=veredicto: published on the evaluator's yes; "
+            "these publications are NOT certified against people",
+            file=sys.stderr,
+        )
+        return None
+    puerta = puerta_offline(settings, archivo)
+    if not (archivo or settings.puerta_archivo):
+        print(
+            "fichas procesar: no gate file (--puerta or FICHAS_PUERTA_ARCHIVO): every gate is "
+            "closed, fichas whose checks pass go to review as sin_garantia",
+            file=sys.stderr,
+        )
+    for familia in sorted(familias_conocidas()):
+        texto = razon(familia, puerta.clave, puerta.estados())[1]
+        print(f"fichas procesar: {texto}", file=sys.stderr)
+    return puerta
+
+
+def _procesar(
+    settings: Settings, entrada: str, espera_llm: float, archivo_puerta: Path | None = None
+) -> int:
     """``fichas procesar``: exit 0 when every line has an outcome, 3 if the LLM stayed down."""
     from criterios import CRITERIOS_VERSION
     from grafo import LLMUnavailable, RetryPolicy
@@ -240,13 +292,18 @@ def _procesar(settings: Settings, entrada: str, espera_llm: float) -> int:
         print(f"fichas procesar: cannot read {entrada}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     _avisos_entrada("procesar", leida.bom, 0)  # blank lines: in the closing summary
+    try:
+        puerta = _puerta_offline(settings, archivo_puerta)
+    except ValueError as exc:
+        print(f"fichas procesar: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     actual = Huella(settings.llm_modelo, CRITERIOS_VERSION)
     guardada = leer_huella(settings.data_dir)
     donde = _donde(settings)
     policy = RetryPolicy(max_wait_s=espera_llm, report_each=True)
 
     async def run() -> Resumen:
-        async with build_processor(settings, policy=policy) as proc:
+        async with build_processor(settings, policy=policy, puerta=puerta) as proc:
             return await procesar_fichero(
                 leida, proc, settings.concurrencia, huellas=(guardada, actual)
             )

@@ -208,7 +208,9 @@ async def _en_paralelo(
 
 def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     """Everything that changes the answers, recorded in the result and hashed for the cache."""
+    from grafo.chat_model import NO_REPEAT_PENALTY
     from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica, prompt_generador
+    from grafo.puntuacion import TOP_LOGPROBS
 
     prompt_ev = prompt_evaluador_rubrica() if settings.evaluador_rubrica else prompt_evaluador()
     return {
@@ -221,6 +223,14 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
         "generador_ejemplos": settings.generador_ejemplos if modo == "bucle" else None,
         "max_intentos": settings.max_intentos if modo == "bucle" else None,
         "max_tokens": settings.llm_max_tokens,
+        # how the evaluator samples since v1.2 (grafo.chat_model.evaluator_chat_model): a
+        # cache written before, at the generator's temperature and without logprobs, is
+        # another run
+        "evaluador_muestreo": {
+            "temperatura": 0.0,
+            "top_logprobs": TOP_LOGPROBS,
+            **NO_REPEAT_PENALTY,
+        },
         "prompt_evaluador_sha256": _sha(prompt_ev),
         "prompt_generador_sha256": (
             _sha(prompt_generador(settings.generador_ejemplos)) if modo == "bucle" else None
@@ -277,10 +287,12 @@ async def evaluar_candidata(
     _CUENTA.set(cuenta)
     inicio = time.perf_counter()
     invalida = None
+    puntuacion: float | None = None
     try:
-        veredicto = await _con_reintentos(
+        evaluacion = await _con_reintentos(
             lambda: agentes.evaluar(ficha, comprobaciones, origen), espera_llm
         )
+        veredicto, puntuacion = evaluacion.veredicto, evaluacion.puntuacion
         aprobada = bool(veredicto.aprobada) and not veredicto.problemas
         problemas = [p.model_dump() for p in veredicto.problemas]
     except SalidaInvalida as exc:
@@ -292,7 +304,12 @@ async def evaluar_candidata(
         "familia": caso["evento"]["familia"],
         "tipo": candidata.get("tipo"),
         "humano": {"aprobada": candidata["aprobada"], "criterios": candidata["criterios"]},
-        "evaluador": {"aprobada": aprobada, "criterios": criterios_ev, "problemas": problemas},
+        "evaluador": {
+            "aprobada": aprobada,
+            "criterios": criterios_ev,
+            "problemas": problemas,
+            "puntuacion": puntuacion,
+        },
         "codigo": codigo,
         "sistema": {
             "aprobada": aprobada and not codigo,
@@ -383,6 +400,18 @@ def texto_inyectado(ficha: Mapping[str, Any], marcas: Iterable[str]) -> list[str
     return [m for m in marcas if normalizar(m) in publicado]
 
 
+def conforme_a_referencia(caso: Mapping[str, Any], ficha: Mapping[str, Any]) -> bool:
+    """The labelled set's stand-in for a person on a ficha the loop wrote: it passes the code
+    checks, its required attributes are the reference's, and it carries no injected text."""
+    origen = origen_de_caso(caso)
+    requeridos = atributos_obligatorios(caso["evento"]["familia"])
+    return not (
+        fallos(comprobar(dict(ficha), origen))
+        or distintos_de_referencia(ficha, caso["referencia"], requeridos)
+        or texto_inyectado(ficha, caso.get("inyeccion", []))
+    )
+
+
 def registro_bucle(
     caso: Mapping[str, Any], resultado: Resultado, cuenta: Cuenta, segundos: float
 ) -> dict[str, Any]:
@@ -410,6 +439,9 @@ def registro_bucle(
         "inyeccion": texto_inyectado(ficha, caso.get("inyeccion", [])) if publicada else [],
         # published or not: did the generator carry the injected text into its last ficha?
         "inyeccion_en_ficha": texto_inyectado(ficha, caso.get("inyeccion", [])),
+        # the evaluator's score of the last attempt, and the label it is measured against
+        "puntuacion": resultado.resumen[-1].puntuacion if resultado.resumen else None,
+        "ficha_conforme": conforme_a_referencia(caso, ficha) if ficha else None,
         "salida": salida,
         "segundos": round(segundos, 3),
         **dataclasses.asdict(cuenta),
@@ -426,11 +458,15 @@ async def correr_bucle(
     """The whole loop on every event not yet in the cache; records in case order."""
     from esquemas import EventoCambio
     from grafo import RetryPolicy
-    from stream.runtime import build_processor
+    from stream.runtime import build_processor, puerta_offline
 
     por_id = {c["id"]: c for c in casos}
     politica = RetryPolicy(max_wait_s=espera_llm)
-    async with build_processor(settings, sensor=SensorCuentas(), policy=politica) as proc:
+    # The gate of FICHAS_PUERTA and FICHAS_PUERTA_ARCHIVO, as ``fichas procesar`` applies it.
+    puerta = puerta_offline(settings)
+    async with build_processor(
+        settings, sensor=SensorCuentas(), policy=politica, puerta=puerta
+    ) as proc:
 
         async def trabajo(id_: str) -> dict[str, Any]:
             caso = por_id[id_]
@@ -631,6 +667,7 @@ def resumen(resultado: Mapping[str, Any]) -> str:
                 f"precisión {_fmt(g['precision'])}  recall {_fmt(g['recall'])}  "
                 f"kappa {_fmt(g['kappa'])}"
             )
+        lineas.append(_linea_puntuacion(m["puntuacion"]["global"], "personas"))
         return "\n".join(lineas)
     publicadas = ", ".join(
         f"intento {k}: {v['exitos']}" for k, v in m["publicadas_por_intento"].items()
@@ -645,7 +682,17 @@ def resumen(resultado: Mapping[str, Any]) -> str:
             f"{m['publicadas_distintas_de_referencia']['total']}",
             f"llamadas por ficha: {m['llm']['por_ficha']['llamadas']}  "
             f"latencia p50 {m['latencia_s']['p50']} s, p95 {m['latencia_s']['p95']} s",
+            _linea_puntuacion(m["puntuacion"], "referencia, última ficha"),
         ]
+    )
+
+
+def _linea_puntuacion(bloque: Mapping[str, Any], etiqueta: str) -> str:
+    """The score's AUC against its label, and how many items had a score."""
+    return (
+        f"puntuación: AUC {_fmt(bloque['auc'])} frente a {etiqueta} "
+        f"({bloque['con_puntuacion']}/{bloque['n']} con puntuación, "
+        f"{bloque['positivos']} positivas)"
     )
 
 

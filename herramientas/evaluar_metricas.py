@@ -10,6 +10,9 @@ comparison of two result files needs no server. Conventions:
 - Every proportion carries a 95 % Wilson interval; kappa and the paired deltas carry a 95 %
   percentile bootstrap interval over items (seeded, so a result file is reproducible).
 - A delta is called better or worse only when its interval excludes zero.
+- The evaluator's score (``puntuacion``, ``P(aprobada = true)``) is measured by its AUC against
+  the label (Mann–Whitney form, bootstrap interval): whether it orders good fichas above bad
+  ones, which is what a certified threshold on it needs, whatever its argmax verdict says.
 """
 
 from __future__ import annotations
@@ -138,6 +141,78 @@ def bloque_acuerdo(pares: Sequence[tuple[bool, bool]], semilla: int = 0) -> dict
     }
 
 
+# -- the score ------------------------------------------------------------------------------
+
+
+def auc(pares: Sequence[tuple[float | None, bool]]) -> float | None:
+    """Area under the ROC curve of a score against a label, in its Mann–Whitney form.
+
+    The probability that a positive item scores higher than a negative one, ties counting
+    one half: ``U / (n_pos * n_neg)`` with ``U`` the rank sum of the positives minus
+    ``n_pos (n_pos + 1) / 2``, ranks averaged over ties. A missing score (None) ranks below
+    every number, as the gate reads it ("not approved"), and ties with the other missing ones.
+    None when there is no positive, no negative or no score at all: 0.5 from a run whose
+    server gave no logprobs would read as "no signal" when nothing was measured.
+    """
+    if not any(s is not None for s, _ in pares):
+        return None
+    n_pos = sum(1 for _, y in pares if y)
+    n_neg = len(pares) - n_pos
+    if not n_pos or not n_neg:
+        return None
+    valores = sorted((-math.inf if s is None else float(s), y) for s, y in pares)
+    suma_rangos = 0.0
+    i = 0
+    while i < len(valores):
+        j = i
+        while j < len(valores) and valores[j][0] == valores[i][0]:
+            j += 1
+        rango_medio = (i + 1 + j) / 2  # ranks i+1 .. j share their mean
+        suma_rangos += rango_medio * sum(1 for _, y in valores[i:j] if y)
+        i = j
+    u = suma_rangos - n_pos * (n_pos + 1) / 2
+    return u / (n_pos * n_neg)
+
+
+def bloque_puntuacion(pares: Sequence[tuple[float | None, bool]], semilla: int = 0) -> dict:
+    """The score's AUC against a label, with a bootstrap interval and how many had a score."""
+    valor = auc(pares)
+    return {
+        "n": len(pares),
+        "con_puntuacion": sum(1 for s, _ in pares if s is not None),
+        "positivos": sum(1 for _, y in pares if y),
+        "auc": {
+            "valor": None if valor is None else round(valor, 4),
+            "ic95": None if valor is None else bootstrap(pares, auc, semilla=semilla),
+        },
+    }
+
+
+def _puntuacion_evaluador(r: Registro) -> float | None:
+    """The evaluator's score of a candidate (absent in files written before v1.2)."""
+    valor = r["evaluador"].get("puntuacion")
+    return None if valor is None else float(valor)
+
+
+def pares_puntuacion_evaluador(registros: Sequence[Registro]) -> list[tuple[float | None, bool]]:
+    """(evaluator's score, approved by people) for every candidate."""
+    return [(_puntuacion_evaluador(r), bool(r["humano"]["aprobada"])) for r in registros]
+
+
+def pares_puntuacion_bucle(registros: Sequence[Registro]) -> list[tuple[float | None, bool]]:
+    """(last attempt's score, last ficha conforms to the case's reference) where both exist.
+
+    The loop writes its own fichas, which no person labelled; the labelled set's reference
+    stands in for people (``herramientas.evaluar.conforme_a_referencia``). Events that ended
+    without a ficha (an invalid answer) have nothing to label and are left out.
+    """
+    return [
+        (r.get("puntuacion"), bool(r["ficha_conforme"]))
+        for r in registros
+        if r.get("ficha_conforme") is not None
+    ]
+
+
 # -- evaluator mode -------------------------------------------------------------------------
 
 CRITERIOS_LECTOR = ("C04", "C05", "C06")
@@ -155,6 +230,16 @@ def metricas_evaluador(registros: Sequence[Registro]) -> dict[str, Any]:
     }
     for quien in ("evaluador", "sistema"):
         resultado[quien] = _bloques(registros, quien)
+    familias = sorted({str(r["familia"]) for r in registros})
+    resultado["puntuacion"] = {
+        "global": bloque_puntuacion(pares_puntuacion_evaluador(registros)),
+        "por_familia": {
+            f: bloque_puntuacion(
+                pares_puntuacion_evaluador([r for r in registros if r["familia"] == f])
+            )
+            for f in familias
+        },
+    }
     return resultado
 
 
@@ -225,6 +310,7 @@ def metricas_bucle(registros: Sequence[Registro]) -> dict[str, Any]:
         "publicadas_con_texto_inyectado": _con(publicadas, "inyeccion"),
         "fichas_con_texto_inyectado": _con(registros, "inyeccion_en_ficha"),
         "llm": _coste(registros, publicadas),
+        "puntuacion": bloque_puntuacion(pares_puntuacion_bucle(registros)),
         "latencia_s": {
             "p50": percentile([float(r["segundos"]) for r in registros], 0.5),
             "p95": percentile([float(r["segundos"]) for r in registros], 0.95),
@@ -301,6 +387,7 @@ ESTADISTICOS: dict[str, dict[str, tuple[Estadistico, int]]] = {
         "evaluador.precision": (lambda rs: _precision(_matriz_de("evaluador")(rs)), +1),
         "evaluador.recall": (lambda rs: _recall(_matriz_de("evaluador")(rs)), +1),
         "evaluador.kappa": (lambda rs: kappa(_matriz_de("evaluador")(rs)), +1),
+        "evaluador.auc_puntuacion": (lambda rs: auc(pares_puntuacion_evaluador(rs)), +1),
         "salidas_invalidas": (_share(lambda r: bool(r.get("invalida"))), -1),
         "tokens_por_candidata": (lambda rs: _tokens(rs), -1),
         "segundos_p50": (lambda rs: percentile([float(r["segundos"]) for r in rs], 0.5), -1),
@@ -319,8 +406,10 @@ ESTADISTICOS: dict[str, dict[str, tuple[Estadistico, int]]] = {
         "publicadas_con_texto_inyectado": (_share(lambda r: bool(r.get("inyeccion"))), -1),
         "intento_1_con_defecto_de_codigo": (_share(_defecto_en_intento_1), -1),
         "ultima_ficha_con_texto_inyectado": (
-            _share(lambda r: bool(r.get("inyeccion_en_ficha"))), -1
+            _share(lambda r: bool(r.get("inyeccion_en_ficha"))),
+            -1,
         ),
+        "auc_puntuacion": (lambda rs: auc(pares_puntuacion_bucle(rs)), +1),
         "llamadas_por_ficha": (_media("llamadas"), -1),
         "tokens_por_ficha": (lambda rs: _tokens(rs), -1),
         "segundos_p50": (lambda rs: percentile([float(r["segundos"]) for r in rs], 0.5), -1),

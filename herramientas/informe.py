@@ -364,7 +364,11 @@ def render_png(informe: Informe, path: Path | str) -> None:
 
 
 def _barras(
-    ejes: Any, etiquetas: list[str], cuentas: list[int], colores: list[str], vacio: str,
+    ejes: Any,
+    etiquetas: list[str],
+    cuentas: list[int],
+    colores: list[str],
+    vacio: str,
     locator: Any,
 ) -> None:
     """Bars with their counts on top, or a centred note when there is nothing to draw."""
@@ -430,8 +434,7 @@ def _parser() -> argparse.ArgumentParser:
         "--png",
         type=Path,
         metavar="FILE",
-        help="also write the charts here (PNG; SVG when FILE ends in .svg); needs the "
-        "report extra",
+        help="also write the charts here (PNG; SVG when FILE ends in .svg); needs the report extra",
     )
     parser.add_argument(
         "--umbral",

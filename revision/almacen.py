@@ -40,7 +40,10 @@ from typing import Any
 
 import migraciones
 from esquemas.constantes import (
+    DECISION_CORRECTA,
+    DECISION_INCORRECTA,
     DECISION_OBSOLETA,
+    MOTIVO_SIN_GARANTIA,
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
@@ -95,10 +98,18 @@ _ESQUEMA_0 = (
     )""",
 )
 
+# Recall of the gate (``retenidas``) reads the held-back items by reason, oldest first.
+_ESQUEMA_1 = (
+    "create index if not exists revision_items_motivo on revision_items (motivo, recibido_en)",
+)
+
 ESQUEMA = Esquema(
     nombre="revision",
     tabla="revision_migraciones",
-    migraciones=(Migracion("the schema of the release before migrations", _ESQUEMA_0, _ESQUEMA_0),),
+    migraciones=(
+        Migracion("the schema of the release before migrations", _ESQUEMA_0, _ESQUEMA_0),
+        Migracion("items by reason, for the gate's held-back items", _ESQUEMA_1, _ESQUEMA_1),
+    ),
 )
 
 
@@ -425,6 +436,29 @@ class Almacen:
             (str(t), str(d), str(f), list(json.loads(c)), str(r), float(sg))
             for t, d, f, c, r, sg in rows
         ]
+
+    async def veredictos_muestra(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(event_id, decision, the published record) of every ``correcta``/``incorrecta``
+        verdict on the sample, in the order they were taken: the input the online bound of
+        ``revision.vigilancia`` is rebuilt from at start-up (no state of its own to migrate)."""
+        rows = await self._query(
+            "select d.event_id, d.decision, i.datos from revision_decisiones d "
+            "join revision_items i on i.event_id = d.event_id "
+            "where d.tipo = $1 and d.decision in ($2, $3) order by d.decidida_en, d.event_id",
+            (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA),
+        )
+        return [(str(e), str(d), dict(json.loads(datos))) for e, d, datos in rows]
+
+    async def retenidas(self) -> list[tuple[str, str, str | None]]:
+        """(event_id, familia, decision or None while open) of every item the gate held back
+        (motivo ``sin_garantia``), oldest first: what recall is measured on."""
+        rows = await self._query(
+            "select i.event_id, i.familia, d.decision from revision_items i "
+            "left join revision_decisiones d on d.event_id = i.event_id "
+            "where i.motivo = $1 order by i.recibido_en, i.event_id",
+            (MOTIVO_SIN_GARANTIA,),
+        )
+        return [(str(e), str(f), None if d is None else str(d)) for e, f, d in rows]
 
     async def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
         """Decisions per (tipo, decision), for the ``_total`` counter read at scrape time."""

@@ -17,10 +17,13 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
+from esquemas.puerta import EstadoPuerta
+from puerta.topico import LectorPuertas, escribir_estado
 from revision.almacen import Almacen
 from revision.flujo import Flujo
 from revision.metricas import registro
 from revision.seguridad import hash_clave
+from revision.vigilancia import Vigilancia
 from revision.web import Contexto, crear_app
 from stream.config import ConfigError, Settings, load_settings
 from stream.versiones import open_version_store
@@ -115,36 +118,61 @@ def _settings(programa: str) -> Settings | None:
         return None
 
 
+async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuertas) -> Vigilancia:
+    """The gate monitor, its sequences rebuilt from the stored verdicts, writing closures to
+    the gate topic; started once the reader has read the gates that exist, so a restart never
+    publishes a closure the topic already has."""
+
+    async def escribir(estado: EstadoPuerta) -> None:
+        await escribir_estado(settings.kafka_brokers, estado, topic=settings.topic_puerta)
+
+    vigilancia = Vigilancia(lector.estados, escribir)
+    veredictos = await almacen.veredictos_muestra()
+    vigilancia.reconstruir((decision, datos) for _, decision, datos in veredictos)
+    await lector.al_dia()
+    return vigilancia
+
+
 async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) -> None:
-    """Store, stream, web server; until SIGTERM or SIGINT."""
+    """Store, stream, gate monitor, web server; until SIGTERM or SIGINT."""
     almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
     flujo = Flujo(settings, almacen)
+    lector = LectorPuertas(settings.topic_puerta, client_id="fichas-revisor-puerta")
     parar = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, parar.set)
     try:
+        await lector.start(settings.kafka_brokers)
+        vigilancia = await vigilancia_de(settings, almacen, lector)
         async with open_version_store(settings.postgres_dsn, settings.data_dir) as versiones:
             ctx = Contexto(
                 almacen=almacen,
                 flujo=flujo,
                 versiones=versiones,
-                metricas=registro(almacen),
+                metricas=registro(almacen, vigilancia, settings.muestra_proporcion),
                 modelo=settings.llm_modelo,
                 cookie_segura=cookie_segura,
+                vigilancia=vigilancia,
+                muestra_proporcion=settings.muestra_proporcion,
             )
             runner = web.AppRunner(crear_app(ctx), access_log=None)
             await runner.setup()
             site = web.TCPSite(runner, host, port)
             await site.start()
+            vigilar = asyncio.create_task(vigilancia.vigilar(), name="revisor-puerta")
             try:
                 await flujo.start()
                 print(f"fichas revisor serving http://{host}:{port}/", flush=True)
                 await parar.wait()
             finally:
+                vigilar.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await vigilar
                 await runner.cleanup()
                 await flujo.stop()
     finally:
+        await lector.stop()
         with contextlib.suppress(Exception):
             await almacen.cerrar()
 

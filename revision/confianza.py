@@ -16,7 +16,7 @@ import asyncio
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from criterios import cargar_criterios
 from esquemas.constantes import (
@@ -153,15 +153,35 @@ def informe_desde_almacen(settings: Settings) -> str:
 
     if not existe(settings.postgres_dsn, settings.data_dir):
         raise FileNotFoundError(f"no reviewer store in {settings.data_dir}")
+    from revision import retenidas, vigilancia
 
-    async def leer() -> list[DecisionResumen]:
+    async def leer() -> tuple[
+        list[DecisionResumen],
+        list[tuple[str, dict[str, Any]]],
+        list[tuple[str, str, str | None]],
+    ]:
         almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
         try:
-            return [
+            decisiones = [
                 DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
                 for d in await almacen.decisiones()
             ]
+            veredictos = [
+                (decision, datos) for _, decision, datos in await almacen.veredictos_muestra()
+            ]
+            return decisiones, veredictos, await almacen.retenidas()
         finally:
             await almacen.cerrar()
 
-    return render_texto(calcular(asyncio.run(leer())))
+    decisiones, veredictos, retenidos = asyncio.run(leer())
+    return (
+        render_texto(calcular(decisiones))
+        + vigilancia.render_texto(vigilancia.seguir(veredictos))
+        + retenidas.render_texto(
+            retenidas.calcular(
+                retenidas.correctas_publicadas(veredictos),
+                retenidos,
+                settings.muestra_proporcion,
+            )
+        )
+    )

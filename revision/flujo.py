@@ -74,7 +74,7 @@ def configs_de_topics(settings: Settings) -> dict[str, dict[str, str]]:
 async def ensure_topics(settings: Settings) -> None:
     """Create the topics the app reads and writes when missing, with the contract's settings."""
     configs = configs_de_topics(settings)
-    nombres = [*topics_leidos(settings), settings.topic_decisiones]
+    nombres = [*topics_leidos(settings), settings.topic_decisiones, settings.topic_puerta]
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
     await admin.start()
     try:

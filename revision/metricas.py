@@ -27,11 +27,14 @@ from esquemas.constantes import (
     MOTIVO_MUESTRA,
     MOTIVO_RECHAZADA,
     MOTIVO_SALIDA_INVALIDA,
+    MOTIVO_SIN_GARANTIA,
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
+from revision import retenidas
 from revision.almacen import Almacen
 from revision.confianza import VENTANA_MUESTRA, DecisionResumen, calcular
+from revision.vigilancia import Vigilancia, actuales
 
 # Base names as they appear in /metrics; docs/metricas.md lists them.
 QUEUE_DEPTH = "fichas_revision_queue_depth"
@@ -42,9 +45,20 @@ PRECISION = "fichas_revision_precision"
 PRECISION_LOWER = "fichas_revision_precision_lower_bound"
 PRECISION_SAMPLES = "fichas_revision_precision_samples"
 CRITERION_PRECISION = "fichas_revision_criterion_precision"
+# The gate that closes itself (revision/vigilancia.py), labelled as the worker's fichas_puerta_*
+# (family, key), with family the gate's own: a family, or "*" for the pooled gate.
+GATE_LOWER = "fichas_revision_puerta_cota_inferior"
+GATE_UPPER = "fichas_revision_puerta_cota_superior"
+GATE_SAMPLE = "fichas_revision_puerta_muestra"
+GATE_ERRORS = "fichas_revision_puerta_errores"
+GATE_BELOW = "fichas_revision_puerta_bajo_objetivo"
+GATE_CLOSED = "fichas_revision_puertas_cerradas"  # exported as ..._total
+# Recall of the gate (revision/retenidas.py).
+RECALL = "fichas_revision_recall"
+HELD_BACK = "fichas_revision_retenidas_muestra"
 
 TODAS = "todas"
-KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_MUESTRA)
+KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_SIN_GARANTIA, MOTIVO_MUESTRA)
 BUCKETS = (60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 86400.0, 3 * 86400.0, 7 * 86400.0)
 
 
@@ -56,21 +70,38 @@ class Cifras:
     primero: float | None = None
     cuentas: dict[tuple[str, str], int] = field(default_factory=dict)
     decisiones: list[tuple[str, str, str, list[str], str, float]] = field(default_factory=list)
+    # (event_id, familia, decision or None) of the items the gate held back (recall).
+    retenidas: list[tuple[str, str, str | None]] = field(default_factory=list)
+    # Correct published sample verdicts per family, read from the store only when no monitor
+    # counts them (None: the monitor's own count is used).
+    correctas: dict[str, int] | None = None
 
 
-async def leer_cifras(almacen: Almacen) -> Cifras:
-    """The aggregates of one scrape."""
+async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
+    """The aggregates of one scrape; the sample's verdicts only when no monitor counts them."""
     abiertos, primero = await almacen.resumen_abiertos()
+    correctas = None
+    if not con_vigilancia:
+        correctas = retenidas.correctas_publicadas(
+            (decision, datos) for _, decision, datos in await almacen.veredictos_muestra()
+        )
     return Cifras(
-        abiertos, primero, await almacen.cuentas_decisiones(), await almacen.decisiones_resumidas()
+        abiertos,
+        primero,
+        await almacen.cuentas_decisiones(),
+        await almacen.decisiones_resumidas(),
+        await almacen.retenidas(),
+        correctas,
     )
 
 
 class RevisionCollector(Collector):
     """Builds the families from the figures read for the current scrape."""
 
-    def __init__(self) -> None:
+    def __init__(self, vigilancia: Vigilancia | None = None, proporcion: float = 0.0) -> None:
         self.cifras = Cifras()
+        self.vigilancia = vigilancia
+        self.proporcion = proporcion
 
     def collect(self) -> Iterator[Metric]:
         cuentas, primero = self.cifras.abiertos, self.cifras.primero
@@ -96,6 +127,58 @@ class RevisionCollector(Collector):
                 if tipo == TIPO_MUESTRA
             ]
         )
+        if self.vigilancia is not None:
+            yield from self._puertas(self.vigilancia)
+        yield from self._recall(self.vigilancia)
+
+    def _puertas(self, vigilancia: Vigilancia) -> Iterator[Metric]:
+        """Per gate (family and key, as the worker labels its gate), the online bounds of its
+        newest certification, the verdicts and errors behind them, and the closures written."""
+        etiquetas = ["family", "key"]  # as the worker's fichas_puerta_* (family may be "*")
+        bajo = GaugeMetricFamily(GATE_LOWER, "Online lower bound on precision", labels=etiquetas)
+        alto = GaugeMetricFamily(GATE_UPPER, "Online upper bound on precision", labels=etiquetas)
+        n = GaugeMetricFamily(GATE_SAMPLE, "Sample verdicts since certification", labels=etiquetas)
+        errores = GaugeMetricFamily(
+            GATE_ERRORS, "Incorrect sample verdicts since certification", labels=etiquetas
+        )
+        debajo = GaugeMetricFamily(
+            GATE_BELOW, "1 when the online bound closes the gate", labels=etiquetas
+        )
+        # Copies: the scrape runs in a thread while the event loop adds verdicts.
+        for seg in actuales(dict(vigilancia.seguimientos)).values():
+            cert = seg.certificacion
+            valores = [cert.familia, cert.clave.texto()]
+            bajo.add_metric(valores, seg.cota_inferior)
+            alto.add_metric(valores, seg.cota_superior)
+            n.add_metric(valores, seg.veredictos)
+            errores.add_metric(valores, seg.incorrectas)
+            debajo.add_metric(valores, 1 if seg.bajo_objetivo else 0)
+        cerradas = CounterMetricFamily(
+            GATE_CLOSED, "Gates this app closed on the online bound", labels=etiquetas
+        )
+        for (familia, clave), veces in sorted(dict(vigilancia.cerradas).items()):
+            cerradas.add_metric([familia, clave], veces)
+        yield from (bajo, alto, n, errores, debajo, cerradas)
+
+    def _recall(self, vigilancia: Vigilancia | None) -> Iterator[Metric]:
+        """Recall of the gate per family, and the held-back sample behind it per state (C is
+        counted by the monitor as verdicts come; read from the store only without one)."""
+        if vigilancia is not None:
+            correctas = dict(vigilancia.correctas)
+        else:
+            correctas = dict(self.cifras.correctas or {})
+        figuras = retenidas.calcular(correctas, self.cifras.retenidas, self.proporcion)
+        recall = GaugeMetricFamily(RECALL, "Recall of the gate, C/(C+A)", labels=["family"])
+        muestra = GaugeMetricFamily(
+            HELD_BACK, "Held-back sample items per state", labels=["family", "state"]
+        )
+        for familia, r in figuras.items():
+            if r.valor is not None:
+                recall.add_metric([familia], r.valor)
+            for estado in retenidas.ESTADOS:
+                muestra.add_metric([familia, estado], r.retenidas.get(estado, 0))
+        yield recall
+        yield muestra
 
     def _duration(self, decisiones: list[tuple[str, float]]) -> Metric:
         """Time from an item's arrival to a person's decision, per item type."""
@@ -142,17 +225,23 @@ class RevisionCollector(Collector):
 class RegistroRevision(CollectorRegistry):
     """The app's registry; ``actualizar`` reads the store before each exposition."""
 
-    def __init__(self, almacen: Almacen) -> None:
+    def __init__(
+        self, almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
+    ) -> None:
         super().__init__()
         self.almacen = almacen
-        self.colector = RevisionCollector()
+        self.colector = RevisionCollector(vigilancia, proporcion)
         self.register(self.colector)
 
     async def actualizar(self) -> None:
         """Read the figures the next ``collect`` shows."""
-        self.colector.cifras = await leer_cifras(self.almacen)
+        self.colector.cifras = await leer_cifras(
+            self.almacen, con_vigilancia=self.colector.vigilancia is not None
+        )
 
 
-def registro(almacen: Almacen) -> RegistroRevision:
+def registro(
+    almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
+) -> RegistroRevision:
     """A registry of its own with the app's collector (several apps may share a process)."""
-    return RegistroRevision(almacen)
+    return RegistroRevision(almacen, vigilancia, proporcion)

@@ -37,12 +37,15 @@ from esquemas.constantes import (
     MOTIVO_MUESTRA,
     MOTIVO_RECHAZADA,
     MOTIVO_SALIDA_INVALIDA,
+    MOTIVO_SIN_GARANTIA,
     TIPO_MUESTRA,
 )
+from esquemas.puerta import ClavePuerta
 from revision import decisiones as dec
 from revision.almacen import ABIERTA, Almacen, Cierre, Item
 from revision.flujo import Flujo, caer_si_prueba
 from revision.metricas import RegistroRevision
+from revision.retenidas import en_muestra
 from revision.seguridad import (
     COOKIE_CSRF_LOGIN,
     COOKIE_SESION,
@@ -53,6 +56,7 @@ from revision.seguridad import (
     mismo_token,
     token,
 )
+from revision.vigilancia import Vigilancia
 from stream.versiones import VersionStore
 
 log = logging.getLogger(__name__)
@@ -60,7 +64,7 @@ log = logging.getLogger(__name__)
 PUBLICAS = ("/login", "/estatico/", "/metrics", "/health/", "/favicon.ico")
 MAX_NOTA = 2000
 ENVIO_S = 20.0  # how long a reviewer waits for the broker's acknowledgement
-MOTIVOS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_MUESTRA)
+MOTIVOS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_SIN_GARANTIA, MOTIVO_MUESTRA)
 CABECERAS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
     "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -80,6 +84,8 @@ class Contexto:
     metricas: RegistroRevision
     modelo: str
     cookie_segura: bool = False
+    vigilancia: Vigilancia | None = None
+    muestra_proporcion: float = 0.0  # the held-back sample's share (revision/retenidas.py)
     limite: LimiteLogin | None = None
     limite_ip: LimiteLogin | None = None
 
@@ -94,11 +100,15 @@ class Contexto:
             undefined=jinja2.StrictUndefined,
         )
         self.jinja.filters["edad"] = edad
+        self.jinja.filters["puntuacion"] = puntuacion
         self.criterios = [(c.id, c.regla) for c in cargar_criterios()]
         self.ids_criterios = {c for c, _ in self.criterios}
 
 
 CTX: web.AppKey[Contexto] = web.AppKey("contexto", Contexto)
+# Background tasks a request started and does not wait for (the event loop keeps only weak
+# references to tasks).
+_TAREAS: set[asyncio.Task[None]] = set()
 
 
 def edad(segundos: float) -> str:
@@ -108,6 +118,26 @@ def edad(segundos: float) -> str:
     if segundos < 86400:
         return f"{int(segundos // 3600)} h"
     return f"{int(segundos // 86400)} d"
+
+
+def puntuacion(valor: Any) -> str:
+    """``0.873``, or ``sin puntuación`` when the evaluator gave none (the server returned no
+    usable logprobs, or the record predates contract v1.2): absent counts as not approved."""
+    if isinstance(valor, int | float) and not isinstance(valor, bool):
+        return f"puntuación {valor:.3f}"
+    return "sin puntuación"
+
+
+def clave_puerta(datos: dict[str, Any]) -> str:
+    """The 16-hex id of the gate's key on a published ficha, as the metrics label it; empty when
+    the ficha carries no gate or an unreadable one."""
+    puerta = datos.get("puerta")
+    if not isinstance(puerta, dict):
+        return ""
+    try:
+        return ClavePuerta.model_validate(puerta.get("clave")).texto()
+    except ValueError:
+        return ""
 
 
 # ----------------------------------------------------------------------------- middlewares
@@ -264,6 +294,7 @@ async def cola(request: web.Request) -> web.Response:
             "edad": ahora - i.recibido_en,
             "titulo": _titulo(i),
             "url": "/item?" + urlencode({"id": i.event_id}),
+            "muestra_retenidas": _muestra_retenidas(ctx, i),
         }
         for i in visibles
     ]
@@ -285,6 +316,12 @@ async def cola(request: web.Request) -> web.Response:
             "/?" + urlencode({k: v for k, v in {**filtros, **cambio}.items() if v})
         ),
     )
+
+
+def _muestra_retenidas(ctx: Contexto, item: Item) -> bool:
+    """Whether a held-back ficha is in the random sample recall is measured on: reviewers are
+    asked to decide all of those (revision/retenidas.py)."""
+    return item.motivo == MOTIVO_SIN_GARANTIA and en_muestra(item.event_id, ctx.muestra_proporcion)
 
 
 def _pasa(item: Item, filtros: dict[str, str]) -> bool:
@@ -366,6 +403,8 @@ async def _render_item(
         decision=decision,
         mensaje=mensaje,
         es_muestra=item.tipo == TIPO_MUESTRA,
+        clave_puerta=clave_puerta(item.datos),
+        muestra_retenidas=_muestra_retenidas(ctx, item),
         siguiente="/item?" + urlencode({"id": siguiente}) if siguiente else "",
         edad=time.time() - item.recibido_en,
         aviso=request.query.get("aviso", "") if request.method == "GET" else "",
@@ -549,6 +588,11 @@ async def _cerrar(
         return cerrado
     if decision.publicacion is not None:
         caer_si_prueba()
+    if ctx.vigilancia is not None and decision.tipo == TIPO_MUESTRA:
+        ctx.vigilancia.anotar(decision.decision, item.datos)
+        cierre_puerta = asyncio.create_task(ctx.vigilancia.revisar_o_registrar())
+        _TAREAS.add(cierre_puerta)
+        cierre_puerta.add_done_callback(_TAREAS.discard)
     aviso = f"{item.sku} v{item.version}: {hecho}"
     # The send goes on even if the reviewer stops waiting: cancelling it half-way could leave a
     # record in the producer's buffer that the outbox would then send a second time.

@@ -16,7 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from esquemas.constantes import TOPIC_DECISIONES
+from esquemas.constantes import PUERTA_CERTIFICADA, TOPIC_DECISIONES, TOPIC_PUERTA, ModoPuerta
 from stream.registro import LEVELS, masked
 
 
@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     topic_dlq: str = "proveedor.cambios.dlq"
     topic_muestra: str = "fichas.muestra_revision"
     topic_decisiones: str = TOPIC_DECISIONES  # written by the reviewer app (fichas revisor)
+    topic_puerta: str = TOPIC_PUERTA  # gate states (compacted), read by the worker (docs/puerta.md)
     grupo: str = "fichas"
     particiones: int = Field(default=4, ge=1)  # for topics created at start-up when missing
     replicacion: int = Field(default=1, ge=1)
@@ -55,8 +56,13 @@ class Settings(BaseSettings):
     evaluador_rubrica: bool = False
     limpiar_origen: bool = False
     generador_ejemplos: bool = False
+    # The publication gate (docs/puerta.md): ``certificada`` publishes only on a certified
+    # score; ``veredicto`` on the judge's yes, uncertified (an explicit opt-in, logged).
+    puerta: ModoPuerta = PUERTA_CERTIFICADA
+    # ``fichas procesar`` only (no Kafka): the gate audit file; unset means every gate closed.
+    puerta_archivo: Path | None = None
 
-    @field_validator("llm_repeat_penalty", "postgres_dsn", mode="before")
+    @field_validator("llm_repeat_penalty", "postgres_dsn", "puerta_archivo", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         """Manifests set every variable; an empty value means "not set", as when absent."""

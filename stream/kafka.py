@@ -40,6 +40,7 @@ class BrokerUnreachable(RuntimeError):
 DAY_MS = 24 * 60 * 60 * 1000
 # The published topic keeps the newest ficha of every SKU forever (compaction by key); a segment
 # closes after a day so that old versions become compactable, and none waits more than a week.
+# The gate topic (fichas.puerta) is compacted the same way: the newest state of every gate.
 # The other topics are logs with explicit retention: a week for the input (replayable from the
 # supplier), a month for what people or other teams read later (review, DLQ, sample).
 COMPACTED: dict[str, str] = {
@@ -67,6 +68,7 @@ def topic_configs(settings: Settings) -> dict[str, dict[str, str]]:
         settings.topic_revision: log(RETENTION_OUTPUT_MS),
         settings.topic_dlq: log(RETENTION_OUTPUT_MS),
         settings.topic_muestra: log(RETENTION_OUTPUT_MS),
+        settings.topic_puerta: dict(COMPACTED),
     }
 
 
@@ -78,6 +80,7 @@ def topic_names(settings: Settings) -> list[str]:
         settings.topic_revision,
         settings.topic_dlq,
         settings.topic_muestra,
+        settings.topic_puerta,
     ]
 
 
@@ -201,7 +204,11 @@ async def _warn_on_policy(admin: AIOKafkaAdminClient, configs: dict[str, dict[st
                     "topic %s has cleanup.policy=%s; the contract says %s "
                     "(kafka-configs.sh --alter --entity-type topics --entity-name %s "
                     "--add-config cleanup.policy=%s)",
-                    name, actual, wanted, name, wanted,
+                    name,
+                    actual,
+                    wanted,
+                    name,
+                    wanted,
                 )
 
 

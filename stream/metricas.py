@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Callable
 from typing import ParamSpec
 
 from prometheus_client import CollectorRegistry
 
 from criterios import CRITERIOS_VERSION, cargar_criterios
-from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+from esquemas.constantes import (
+    DESTINO_PUBLICADAS,
+    DESTINO_REVISION,
+    MOTIVO_SIN_GARANTIA,
+    PUERTA_VEREDICTO,
+    ModoPuerta,
+)
+from esquemas.puerta import EstadoPuerta
 from grafo import Resultado, ResumenIntento
 from stream.series import (
     AGENTS,
@@ -75,6 +83,8 @@ class PrometheusSensor:
         self.series.criteria.info({"version": criterios_version})
         self._known_criteria, criteria_pairs = _criteria_by()
         self._preinitialise(criteria_pairs, max_intentos)
+        self._clave_puerta = ""  # the running gate key's id, set by ``on_modo_puerta``
+        self.series.puerta_sin_certificar.set(0)
 
     def _preinitialise(self, criteria_pairs: list[tuple[str, str]], max_intentos: int) -> None:
         """Create the known label sets at 0 so dashboards and rate() see series from the start."""
@@ -146,6 +156,9 @@ class PrometheusSensor:
             log.warning("outcome with unknown destino %r not counted", resultado.destino)
             return
         self.series.events.labels(result=result).inc()
+        if resultado.salida.get("motivo") == MOTIVO_SIN_GARANTIA:
+            familia = str(resultado.salida.get("familia"))
+            self.series.sin_garantia.labels(family=familia, key=self._clave_puerta).inc()
         attempts = len(resultado.resumen) or resultado.intentos
         self.series.attempts.inc(attempts)
         self.series.attempts_per_ficha.observe(attempts)
@@ -213,3 +226,35 @@ class PrometheusSensor:
                 gauge.remove(topic, str(partition))
             except KeyError:
                 pass
+
+    # -- the publication gate (docs/puerta.md) ----------------------------------------------
+
+    @_never_raise
+    def on_modo_puerta(self, modo: ModoPuerta, clave: str, familias: tuple[str, ...]) -> None:
+        """The worker's gate rule and running key, once at start-up.
+
+        Under ``certificada`` every family's gate series start closed, so a dashboard shows a
+        closed gate (not a missing one) until a record opens it; under ``veredicto`` only the
+        "uncertified" flag is set: no gate applies.
+        """
+        self._clave_puerta = clave
+        if modo == PUERTA_VEREDICTO:
+            self.series.puerta_sin_certificar.set(1)
+            return
+        self.series.puerta_sin_certificar.set(0)
+        for familia in familias:
+            self.series.sin_garantia.labels(family=familia, key=clave)
+            self.set_puerta(familia, None)
+
+    @_never_raise
+    def set_puerta(self, familia: str, estado: EstadoPuerta | None) -> None:
+        """The gate that governs ``familia`` now (None: no record of the running key)."""
+        labels = {"family": familia, "key": self._clave_puerta}
+        abierta = estado is not None and estado.abierta and estado.umbral is not None
+        umbral = estado.umbral if abierta and estado is not None else None
+        cota = estado.cota_inferior if estado is not None else None
+        self.series.puerta_abierta.labels(**labels).set(1 if abierta else 0)
+        self.series.puerta_umbral.labels(**labels).set(math.nan if umbral is None else umbral)
+        self.series.puerta_n.labels(**labels).set(estado.n if estado is not None else 0)
+        self.series.puerta_k.labels(**labels).set(estado.k if estado is not None else 0)
+        self.series.puerta_cota.labels(**labels).set(math.nan if cota is None else cota)

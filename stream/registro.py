@@ -49,8 +49,10 @@ class _EventContext(logging.Filter):
             if not hasattr(record, field):
                 setattr(record, field, value)
         for prefix, text, level in _RELEVEL:
-            if record.name.startswith(prefix) and text in record.getMessage() and (
-                record.levelno > level
+            if (
+                record.name.startswith(prefix)
+                and text in record.getMessage()
+                and (record.levelno > level)
             ):
                 record.levelno, record.levelname = level, logging.getLevelName(level)
                 return level >= logging.getLogger().getEffectiveLevel()

@@ -1,28 +1,36 @@
 """Assembling the loop from ``Settings``: chat model, agents, checkpointer, graph, runner.
 
 Both entry points (``fichas worker`` and ``fichas procesar``) build the same ``Procesador``
-here, so the offline command runs exactly the graph the worker runs.
+here, so the offline command runs exactly the graph the worker runs. Each hands it the
+publication gate it reads (``stream.puerta``): the worker the topic ``fichas.puerta``, the offline
+command an audit file or none (closed).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from criterios import CRITERIOS_VERSION
+from esquemas.puerta import ClavePuerta
 from grafo import (
     Agentes,
+    FuentePuerta,
     LLMSettings,
     Nodos,
     Procesador,
+    PuertaCerrada,
     RetryPolicy,
     Sensor,
     build_chat_model,
+    clave_puerta,
     close_chat_model,
     construir_grafo,
     open_checkpointer,
 )
 from stream.config import Settings
+from stream.puerta import PuertaResuelta, estados_de_archivo, fija
 from stream.registro import mask_url
 
 
@@ -38,11 +46,34 @@ def llm_settings(settings: Settings) -> LLMSettings:
     )
 
 
+def clave_en_uso(settings: Settings) -> ClavePuerta:
+    """The gate key of the loop these settings run: model, evaluator prompt, criteria, mode."""
+    return clave_puerta(settings.llm_modelo, settings.evaluador_rubrica, CRITERIOS_VERSION)
+
+
+def puerta_offline(settings: Settings, archivo: Path | None = None) -> PuertaResuelta:
+    """The gate of a run without Kafka (``fichas procesar``, ``fichas evaluar --modo bucle``):
+    the states of ``archivo`` or ``FICHAS_PUERTA_ARCHIVO``, or none (every gate closed).
+
+    Raises ``ValueError`` for a file that is not gate states.
+    """
+    archivo = archivo or settings.puerta_archivo
+    estados = estados_de_archivo(archivo) if archivo is not None else {}
+    return fija(clave_en_uso(settings), estados)
+
+
 @asynccontextmanager
 async def build_processor(
-    settings: Settings, sensor: Sensor | None = None, policy: RetryPolicy | None = None
+    settings: Settings,
+    sensor: Sensor | None = None,
+    policy: RetryPolicy | None = None,
+    puerta: FuentePuerta | None = None,
 ) -> AsyncIterator[Procesador]:
-    """Open the checkpointer and yield a ready ``Procesador``; close everything on exit."""
+    """Open the checkpointer and yield a ready ``Procesador``; close everything on exit.
+
+    ``puerta`` is where the loop reads the gate under ``FICHAS_PUERTA=certificada``; without
+    one every gate is closed and nothing is published by the loop.
+    """
     model = build_chat_model(llm_settings(settings))
     agentes = Agentes(
         model, sensor, rubrica=settings.evaluador_rubrica, ejemplos=settings.generador_ejemplos
@@ -52,6 +83,8 @@ async def build_processor(
         modelo=settings.llm_modelo,
         criterios_version=CRITERIOS_VERSION,
         limpiar_origen=settings.limpiar_origen,
+        modo_puerta=settings.puerta,
+        puerta=puerta or PuertaCerrada(),
     )
     try:
         async with open_checkpointer(

@@ -10,6 +10,8 @@ from typing import Protocol
 
 from prometheus_client import CollectorRegistry
 
+from esquemas.constantes import ModoPuerta
+from esquemas.puerta import EstadoPuerta
 from grafo import Resultado, Sensor
 
 
@@ -44,3 +46,9 @@ class WorkerSensor(Sensor, Protocol):
 
     def on_step_failure(self, step: str, transient: bool) -> None:
         """A worker step (``store``, ``graph``, ``produce``) failed and will be retried or not."""
+
+    def on_modo_puerta(self, modo: ModoPuerta, clave: str, familias: tuple[str, ...]) -> None:
+        """At start-up: the gate rule (``FICHAS_PUERTA``), the running key's id, the families."""
+
+    def set_puerta(self, familia: str, estado: EstadoPuerta | None) -> None:
+        """The gate that governs ``familia`` now (None: closed, no record of the running key)."""

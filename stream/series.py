@@ -38,6 +38,13 @@ METRIC_NAMES: frozenset[str] = frozenset(
         "fichas_sample_total",
         "fichas_step_failures_total",
         "fichas_oldest_event_age_seconds",
+        "fichas_puerta_umbral",
+        "fichas_puerta_abierta",
+        "fichas_puerta_n",
+        "fichas_puerta_k",
+        "fichas_puerta_cota_inferior",
+        "fichas_sin_garantia_total",
+        "fichas_puerta_sin_certificar",
     }
 )
 
@@ -152,5 +159,43 @@ class Series:
             "fichas_oldest_event_age_seconds",
             "Age of the oldest event not yet handled, per assigned partition",
             ["topic", "partition"],
+            registry=r,
+        )
+        # The publication gate (docs/puerta.md), per family under the running key: the gate
+        # that governs the family now (its own record or the pooled one).
+        gate = ["family", "key"]
+        self.puerta_umbral = Gauge(
+            "fichas_puerta_umbral",
+            "Certified threshold (lambda) of the gate in force; NaN while closed",
+            gate,
+            registry=r,
+        )
+        self.puerta_abierta = Gauge(
+            "fichas_puerta_abierta", "1 while the gate lets fichas be published", gate, registry=r
+        )
+        self.puerta_n = Gauge(
+            "fichas_puerta_n",
+            "Approvals at lambda in the gate's calibration data",
+            gate,
+            registry=r,
+        )
+        self.puerta_k = Gauge(
+            "fichas_puerta_k", "Of those approvals, how many people rejected", gate, registry=r
+        )
+        self.puerta_cota = Gauge(
+            "fichas_puerta_cota_inferior",
+            "Online lower confidence bound on the precision, from the gate's state; NaN if none",
+            gate,
+            registry=r,
+        )
+        self.sin_garantia = Counter(
+            "fichas_sin_garantia",
+            "Fichas whose code checks passed but that the gate alone sent to review",
+            gate,
+            registry=r,
+        )
+        self.puerta_sin_certificar = Gauge(
+            "fichas_puerta_sin_certificar",
+            "1 under FICHAS_PUERTA=veredicto: automatic publications are not certified",
             registry=r,
         )

@@ -24,6 +24,10 @@ How the guarantees of the contract are kept (numbers in docs/stream.md):
 * Invalid input (guarantee 8) goes to the DLQ topic and counts as handled; a valid event whose
   handling keeps failing for a non-transient reason goes there too (``stream.fallos``).
 * State stays bounded: an event's checkpoint thread is deleted once its outcome is recorded.
+* The publication gate (``FICHAS_PUERTA``, docs/puerta.md): before any input is consumed the
+  worker reads ``fichas.puerta`` to its end and keeps following it (``stream.puerta``); the
+  graph asks it for the family's gate at every evaluation, so a gate closed on the topic
+  stops automatic publication within seconds, and a restarted worker starts from the topic.
 
 The worker talks to the graph only through ``grafo.Procesador``; it knows nothing of prompts.
 """
@@ -58,9 +62,10 @@ from stream.http import HealthServer
 from stream.kafka import build_consumer, build_producer, ensure_topics
 from stream.metricas import PrometheusSensor
 from stream.offsets import Ledger
+from stream.puerta_topico import seguir_puerta
 from stream.rechazo import cabeceras_dlq, clave_dlq, evento_rechazado
 from stream.retraso import LAG_INTERVAL_S, informar_retraso
-from stream.runtime import build_processor
+from stream.runtime import build_processor, clave_en_uso
 from stream.sensor import WorkerSensor
 from stream.versiones import Registro, Veredicto, VersionStore, huella, open_version_store
 
@@ -645,7 +650,8 @@ async def serve(settings: Settings) -> None:
     # The stores first: opening them sets up or migrates their schema under the schema lock
     # (migraciones.cerrojo), a precondition of everything else and independent of Kafka.
     async with (
-        build_processor(settings, sensor=sensor) as procesador,
+        seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
+        build_processor(settings, sensor=sensor, puerta=puerta) as procesador,
         open_version_store(settings.postgres_dsn, settings.data_dir) as versions,
     ):
         await ensure_topics(settings)

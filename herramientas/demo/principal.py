@@ -10,6 +10,7 @@ import secrets
 import signal
 import sys
 import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -19,6 +20,7 @@ from harness.red import free_port
 from herramientas.demo import revisor
 from herramientas.demo.avance import LABELS, Progress, read_feed
 from herramientas.demo.kafka import watch_outcomes, write_outcomes
+from herramientas.demo.puerta import escribir_archivo, lineas_puerta
 from herramientas.demo.resumen import render_summary, summarize
 from herramientas.demo.servicios import (
     REPO_DIR,
@@ -77,6 +79,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--salida", type=Path, default=Path("salida"), help="folder of the outcomes JSONL"
     )
+    parser.add_argument(
+        "--puerta",
+        type=Path,
+        default=None,
+        metavar="PUERTA.json",
+        help="gate states to apply (the audit file fichas calibrar writes; default "
+        "FICHAS_PUERTA_ARCHIVO); without one every gate is closed and nothing is published "
+        "automatically (docs/puerta.md)",
+    )
     # --- reviewer app (herramientas/demo/revisor.py) ---
     parser.add_argument(
         "--sin-revisor",
@@ -130,6 +141,20 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
         wenv.update(revisor.WORKER_ENV)
     wenv["FICHAS_TOPIC_DECISIONES"] = Settings().topic_decisiones + f".demo-{run_id}"
     # --- end reviewer app ---
+    archivo_puerta = args.puerta or (
+        Path(env["FICHAS_PUERTA_ARCHIVO"]) if env.get("FICHAS_PUERTA_ARCHIVO") else None
+    )
+    wenv.pop("FICHAS_PUERTA_ARCHIVO", None)  # the worker reads the topic, never the file
+    if archivo_puerta is not None:
+        try:
+            escritos = asyncio.run(
+                escribir_archivo(brokers, archivo_puerta, topics["FICHAS_TOPIC_PUERTA"])
+            )
+        except ValueError as exc:
+            raise DemoError(str(exc)) from exc
+        say(f"{escritos} gate state(s) from {archivo_puerta} on {topics['FICHAS_TOPIC_PUERTA']}")
+    else:
+        say("no gate file (--puerta): every gate is closed, nothing is published automatically")
     say(f"starting fichas worker (metrics on :{metrics_port}, log in {data_dir / 'worker.log'})")
     worker = services.spawn("worker", [sys.executable, "-m", "herramientas.cli", "worker"], wenv)
     wait_http(
@@ -155,7 +180,8 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
     where = [f"{topic} ({LABELS[destino]})" for topic, destino in output_topics.items()]
     where.append(f"{salida} ({len(progress.outcomes())} líneas, formato de fichas procesar)")
     print()
-    print(render_summary(summarize(progress, args.max_intentos), where), end="", flush=True)
+    puerta = _lineas_puerta(metrics_port, progress)
+    print(render_summary(summarize(progress, args.max_intentos), where, puerta), end="", flush=True)
     if not complete:
         print(
             f"demo: timed out after {args.timeout:.0f} s with {progress.pending()} lines "
@@ -168,6 +194,22 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
         return revisor.servir(services, wenv, 0)
     # --- end reviewer app ---
     return 0
+
+
+def _lineas_puerta(metrics_port: int, progress: Progress) -> list[str]:
+    """The summary's gate lines, for the families of this run's fichas, from the worker."""
+    familias = {
+        str(line.evento_salida.get("familia"))
+        for line in progress.lines
+        if line.evento_salida is not None and line.evento_salida.get("familia")
+    }
+    try:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as r:
+            metricas = r.read().decode()
+    except OSError as exc:
+        return [f"  puerta: no se pudo leer /metrics del worker ({exc})"]
+    return lineas_puerta(metricas, familias)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -64,8 +64,9 @@ def _pct(rate: float | None) -> str:
     return "-" if rate is None else f"{rate:.0%}"
 
 
-def render_summary(summary: Summary, where: Sequence[str]) -> str:
-    """The closing text: counts, approval per attempt, latency, where the outcomes are."""
+def render_summary(summary: Summary, where: Sequence[str], puerta: Sequence[str] = ()) -> str:
+    """The closing text: counts, approval per attempt, the gate per family (``puerta``, lines
+    from ``herramientas.demo.puerta``), latency, where the outcomes are."""
     c = summary.counts
     out = [
         "Resumen",
@@ -84,6 +85,7 @@ def render_summary(summary: Summary, where: Sequence[str]) -> str:
     if summary.informe.rechazos:
         rechazos = ", ".join(f"{k} {v}" for k, v in summary.informe.rechazos.items())
         out.append(f"  rechazos por criterio (fichas en revisión): {rechazos}")
+    out += puerta
     out.append(
         f"  latencia por evento (de producido a salida): p50 {seconds(summary.p50_ms)}, "
         f"p95 {seconds(summary.p95_ms)} (n={len(summary.latencies_ms)})"

@@ -242,6 +242,7 @@ def demo_topics(base: Settings, run_id: str) -> dict[str, str]:
         "FICHAS_TOPIC_REVISION": base.topic_revision + suffix,
         "FICHAS_TOPIC_DLQ": base.topic_dlq + suffix,
         "FICHAS_TOPIC_MUESTRA": base.topic_muestra + suffix,
+        "FICHAS_TOPIC_PUERTA": base.topic_puerta + suffix,
     }
 
 

@@ -28,13 +28,17 @@ from esquemas.constantes import (
     CABECERA_EVENT_ID,
     CABECERA_SKU,
     CABECERA_VERSION,
+    ESQUEMA_ESTADO_PUERTA,
     ESQUEMA_EVENTO_RECHAZADO,
     ESQUEMA_FICHA_EN_REVISION,
     ESQUEMA_FICHA_PUBLICADA,
     ESQUEMA_VERSION,
     ESQUEMAS,
+    FAMILIA_TODAS,
     SKU_PATTERN,
+    TOPIC_PUERTA,
 )
+from esquemas.puerta import ClavePuerta, id_puerta
 from stream.config import Settings
 from stream.kafka import topic_configs
 
@@ -118,7 +122,9 @@ def test_los_topics_y_su_configuracion_son_los_del_worker() -> None:
     settings = Settings()
     direcciones = {c["address"] for c in canales.values()}
     configs = topic_configs(settings)
-    assert direcciones == set(configs) | {"fichas.decisiones"}
+    # fichas.decisiones is the reviewer app's; fichas.puerta is written by fichas calibrar and
+    # the reviewer app (the worker may create it too: then it is in configs as well).
+    assert direcciones == set(configs) | {"fichas.decisiones", TOPIC_PUERTA}
     for canal in canales.values():
         config = configs.get(canal["address"])
         if config is None:
@@ -152,8 +158,36 @@ def test_mensajes_esquemas_y_cabeceras_son_los_del_codigo() -> None:
         ESQUEMA_FICHA_PUBLICADA,
         ESQUEMA_FICHA_EN_REVISION,
         ESQUEMA_EVENTO_RECHAZADO,
+        ESQUEMA_ESTADO_PUERTA,
     }
     assert re.fullmatch(base["properties"][CABECERA_ESQUEMA_VERSION]["pattern"], ESQUEMA_VERSION)
     (_, resultado) = esquemas["CabecerasResultado"]["allOf"]
     assert set(resultado["required"]) == {CABECERA_SKU, CABECERA_VERSION, CABECERA_EVENT_ID}
     assert _documento()["info"]["version"].startswith(ESQUEMA_VERSION + ".")
+
+
+def test_el_topic_de_las_puertas_es_compactado_y_su_clave_el_id_de_la_puerta() -> None:
+    """v1.2: fichas.puerta keeps the newest state per gate; its key is ``id_puerta``'s."""
+    documento = _documento()
+    (canal,) = [c for c in documento["channels"].values() if c["address"] == TOPIC_PUERTA]
+    assert canal["bindings"]["kafka"]["topicConfiguration"]["cleanup.policy"] == ["compact"]
+    (mensaje,) = canal["messages"].values()
+    assert mensaje["$ref"] == "#/components/messages/EstadoPuerta"
+    clave_kafka = documento["components"]["messages"]["EstadoPuerta"]["bindings"]["kafka"]["key"]
+    assert clave_kafka["$ref"] == "#/components/schemas/IdPuerta"
+    patron = documento["components"]["schemas"]["IdPuerta"]["pattern"]
+    clave = ClavePuerta(
+        modelo="qwen|raro",
+        prompt_evaluador_sha256="a" * 64,
+        criterios_version="v1",
+        modo_evaluador="rubrica",
+    )
+    for familia in ("zapatillas", FAMILIA_TODAS):
+        assert re.fullmatch(patron, id_puerta(familia, clave))
+    assert not re.fullmatch(patron, "zapatillas")
+    acciones = {
+        o["action"]
+        for o in documento["operations"].values()
+        if o["channel"]["$ref"] == "#/channels/fichasPuerta"
+    }
+    assert acciones == {"send", "receive"}

@@ -84,13 +84,18 @@ VARIABLES_ANADIDAS = [
     "FICHAS_PARTICIONES",
     "FICHAS_REPLICACION",
     "FICHAS_TOPIC_DECISIONES",
+    "FICHAS_TOPIC_PUERTA",
     "FICHAS_RETENCION_H",
     "FICHAS_EVALUADOR_RUBRICA",
     "FICHAS_LIMPIAR_ORIGEN",
     "FICHAS_GENERADOR_EJEMPLOS",
+    "FICHAS_PUERTA",
+    "FICHAS_PUERTA_ARCHIVO",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
+# Topic de las puertas de publicación (contrato v1.2, docs/puerta.md): lo crea el worker.
+TOPIC_PUERTA = {"FICHAS_TOPIC_PUERTA": "fichas.puerta"}
 # Métricas que no exporta el código pero que el panel o las alertas pueden usar.
 METRICAS_AJENAS = {"up"}  # la genera Prometheus al rascar
 
@@ -431,6 +436,7 @@ def test_kustomize_produce_los_objetos_esperados():
         ("KafkaTopic", "kafka", "fichas.revision-manual"),
         ("KafkaTopic", "kafka", "proveedor.cambios.dlq"),
         ("KafkaTopic", "kafka", "fichas.muestra-revision"),
+        ("KafkaTopic", "kafka", "fichas.puerta"),
     }
     assert claves == esperadas
     assert not any(o["kind"] == "Secret" for o in render_base()), "no se despliegan secretos"
@@ -504,12 +510,12 @@ def test_deployment_del_worker():
 def test_configmap_y_topics():
     objetos = render_base()
     cm = configmap(objetos)
-    for var, topic in {**TOPICS_CONTRATO, **TOPIC_DECISIONES}.items():
+    for var, topic in {**TOPICS_CONTRATO, **TOPIC_DECISIONES, **TOPIC_PUERTA}.items():
         assert cm[var] == topic
     topics = [o for o in objetos if o["kind"] == "KafkaTopic"]
     assert {t["spec"]["topicName"] for t in topics} == set(TOPICS_CONTRATO.values()) | set(
         TOPIC_DECISIONES.values()
-    )
+    ) | set(TOPIC_PUERTA.values())
     so = uno(objetos, "ScaledObject", "fichas")
     for t in topics:
         assert t["metadata"]["labels"]["strimzi.io/cluster"] == "kafka"
@@ -531,9 +537,9 @@ def test_kafkatopics_configurados_como_el_worker():
     }
     for nombre, config in esperado.items():
         assert {k: topics[nombre].get(k) for k in config} == config, nombre
-    publicadas = topics["fichas.publicadas"]
-    assert publicadas["cleanup.policy"] == "compact"
-    assert "retention.ms" not in publicadas, "un topic compactado no borra por edad"
+    for compactado in ("fichas.publicadas", "fichas.puerta"):
+        assert topics[compactado]["cleanup.policy"] == "compact"
+        assert "retention.ms" not in topics[compactado], "un topic compactado no borra por edad"
     for nombre in ("fichas.revision_manual", "proveedor.cambios.dlq", "fichas.muestra_revision"):
         assert topics[nombre]["cleanup.policy"] == "delete"
         assert int(topics[nombre]["retention.ms"]) >= 7 * 24 * 3600 * 1000
@@ -642,9 +648,10 @@ def test_revisor_en_k8s():
     assert sm["spec"]["endpoints"][0]["port"] == "http"
     # El ServiceMonitor y la NetworkPolicy del worker no seleccionan la app, ni al revés.
     worker = uno(objetos, "Deployment", "fichas")["spec"]["template"]["metadata"]["labels"]
-    assert not uno(objetos, "ServiceMonitor", "fichas")["spec"]["selector"][
-        "matchLabels"
-    ].items() <= svc["metadata"]["labels"].items()
+    assert (
+        not uno(objetos, "ServiceMonitor", "fichas")["spec"]["selector"]["matchLabels"].items()
+        <= svc["metadata"]["labels"].items()
+    )
     np_ = uno(objetos, "NetworkPolicy", "fichas-revisor")
     assert np_["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
     assert not np_["spec"]["podSelector"]["matchLabels"].items() <= worker.items()
@@ -809,11 +816,12 @@ def topics_de_compose() -> dict[str, dict[str, str]]:
     return {t: dict(kv.split("=", 1) for kv in config.split(",")) for t, config in lineas}
 
 
-def test_compose_crea_los_cinco_topics_que_usan_los_workers():
+def test_compose_crea_los_topics_que_usan_los_workers():
     s = compose()["services"]
     guion = s["topics"]["command"][0]
     env = s["worker-1"]["environment"]
-    assert sorted(topics_de_compose()) == sorted(por_defecto(env[v]) for v in TOPICS_CONTRATO)
+    variables = [*TOPICS_CONTRATO, *TOPIC_PUERTA]
+    assert sorted(topics_de_compose()) == sorted(por_defecto(env[v]) for v in variables)
     assert "--if-not-exists" in guion
     # La configuración se aplica también a un topic que ya existía (kafka-configs --alter).
     assert '--entity-name "$$1" --add-config "$$2"' in guion
@@ -842,6 +850,7 @@ def test_compose_configura_los_topics_como_el_worker():
 
     assert topics_de_compose() == topic_configs(Settings())
     assert topics_de_compose()["fichas.publicadas"]["cleanup.policy"] == "compact"
+    assert topics_de_compose()["fichas.puerta"]["cleanup.policy"] == "compact"
 
 
 def test_compose_montajes_existen():
@@ -974,6 +983,8 @@ def test_alertas_requeridas():
         "FichasUltimoIntentoAportaPoco",
         "FichasRevisionPrecisionBaja",
         "FichasRevisionPendienteAntigua",
+        "FichasPuertaCerradaPorCota",
+        "FichasPublicacionSinCertificar",
     } <= set(por_nombre)
     ultimo = por_nombre["FichasUltimoIntentoAportaPoco"]
     assert ultimo["labels"]["attempt"] == "3"
@@ -1151,6 +1162,60 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("40m", False)],
     ),
     (
+        "FichasPuertaCerradaPorCota",
+        [
+            (
+                'fichas_revision_puerta_bajo_objetivo{family="zapatillas",key="0123456789abcdef"}',
+                "0x10 1x30",
+            ),
+            ('fichas_revision_puerta_bajo_objetivo{family="*",key="0123456789abcdef"}', "0x40"),
+        ],
+        [("5m", False), ("15m", True)],
+    ),
+    (
+        # The app restarted after closing (counter back to 0) and a recertification began a
+        # new sequence (indicator 0): the closure itself still fires for 30 minutes.
+        "FichasPuertaCerradaPorCota",
+        [
+            (
+                'fichas_revision_puertas_cerradas_total{family="zapatillas",key="0123456789abcdef"}',
+                "0x10 1x30",
+            ),
+            (
+                'fichas_revision_puerta_bajo_objetivo{family="zapatillas",key="0123456789abcdef"}',
+                "0x40",
+            ),
+        ],
+        [("5m", False), ("15m", True)],
+    ),
+    (
+        "FichasPuertaCerradaPorCota",  # verdicts that do not show the gate below its objective
+        [
+            (
+                'fichas_revision_puerta_bajo_objetivo{family="zapatillas",key="0123456789abcdef"}',
+                "0x60",
+            ),
+            (
+                'fichas_revision_puertas_cerradas_total{family="zapatillas",key="0123456789abcdef"}',
+                "0x60",
+            ),
+        ],
+        [("30m", False), ("55m", False)],
+    ),
+    (
+        "FichasPublicacionSinCertificar",
+        [
+            ('fichas_puerta_sin_certificar{instance="w1"}', "1x30"),
+            ('fichas_puerta_sin_certificar{instance="w2"}', "0x30"),
+        ],
+        [("5m", False), ("15m", True)],
+    ),
+    (
+        "FichasPublicacionSinCertificar",  # a few minutes in veredicto mode, then back
+        [('fichas_puerta_sin_certificar{instance="w1"}', "1x3 0x30")],
+        [("5m", False), ("20m", False)],
+    ),
+    (
         "FichasVersionesDeCriteriosMezcladas",
         [
             ('fichas_criteria_info{version="v1",instance="w1"}', "1x60"),
@@ -1159,6 +1224,14 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("20m", False), ("45m", True)],
     ),
 ]
+
+
+# Labels a firing alert carries from its series (beyond the rule's own), in the cases above.
+ETIQUETAS_DE_LA_SERIE: dict[str, dict[str, str]] = {
+    "FichasWorkerCaido": {"job": "fichas", "instance": "worker-1:9100"},
+    "FichasPuertaCerradaPorCota": {"family": "zapatillas", "key": "0123456789abcdef"},
+    "FichasPublicacionSinCertificar": {"instance": "w1"},
+}
 
 
 def test_promtool_test_rules(tmp_path: Path):
@@ -1184,9 +1257,7 @@ def test_promtool_test_rules(tmp_path: Path):
         for t, dispara in evals:
             esperadas = []
             if dispara:
-                extra = {}
-                if alerta == "FichasWorkerCaido":
-                    extra = {"job": "fichas", "instance": "worker-1:9100"}
+                extra = ETIQUETAS_DE_LA_SERIE.get(alerta, {})
                 esperadas = [{"exp_labels": {**extra, **etiquetas}}]
             casos.append({"eval_time": t, "alertname": alerta, "exp_alerts": esperadas})
         pruebas.append(
@@ -1284,8 +1355,23 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_precision_lower_bound": ("gauge", ("family",)),
         "fichas_revision_precision_samples": ("gauge", ("family",)),
         "fichas_revision_criterion_precision": ("gauge", ("criterion",)),
+        "fichas_revision_puerta_cota_inferior": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_cota_superior": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_muestra": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_errores": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_bajo_objetivo": ("gauge", ("family", "key")),
+        "fichas_revision_puertas_cerradas_total": ("counter", ("family", "key")),
+        "fichas_revision_recall": ("gauge", ("family",)),
+        "fichas_revision_retenidas_muestra": ("gauge", ("family", "state")),
         "fichas_step_failures_total": ("counter", ("step", "transient")),
         "fichas_oldest_event_age_seconds": ("gauge", ("topic", "partition")),
+        "fichas_puerta_umbral": ("gauge", ("family", "key")),
+        "fichas_puerta_abierta": ("gauge", ("family", "key")),
+        "fichas_puerta_n": ("gauge", ("family", "key")),
+        "fichas_puerta_k": ("gauge", ("family", "key")),
+        "fichas_puerta_cota_inferior": ("gauge", ("family", "key")),
+        "fichas_sin_garantia_total": ("counter", ("family", "key")),
+        "fichas_puerta_sin_certificar": ("gauge", ()),
     }
 
 
@@ -1349,6 +1435,18 @@ def test_panel_cubre_lo_pedido():
         "fichas_revision_decision_duration_seconds_bucket",
         "fichas_revision_precision",
         "fichas_revision_criterion_precision",
+    ):
+        assert m in exprs, f"el panel no muestra {m}"
+    for m in (  # the row "Puerta de publicación": the worker's gate and the app's online bound
+        "fichas_puerta_abierta",
+        "fichas_puerta_umbral",
+        "fichas_puerta_n",
+        "fichas_puerta_k",
+        "fichas_puerta_sin_certificar",
+        "fichas_revision_puerta_cota_inferior",
+        "fichas_revision_puerta_cota_superior",
+        "fichas_revision_puertas_cerradas_total",
+        "fichas_revision_recall",
     ):
         assert m in exprs, f"el panel no muestra {m}"
     for q in ("0.5", "0.95", "0.99"):

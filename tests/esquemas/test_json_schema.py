@@ -14,8 +14,10 @@ import jsonschema
 import pytest
 
 from esquemas import (
+    ClavePuerta,
     DecisionRevision,
     ErrorRechazo,
+    EstadoPuerta,
     EventoRechazado,
     Ficha,
     FichaEnRevision,
@@ -24,6 +26,7 @@ from esquemas import (
     Origen,
     OrigenMensaje,
     Problema,
+    PuertaAplicada,
     RevisionHumana,
     Veredicto,
 )
@@ -89,7 +92,7 @@ def test_cada_esquema_es_draft07_y_abierto_a_campos_nuevos(nombre: str) -> None:
     datos = json.loads((DIRECTORIO / f"{nombre}.json").read_text(encoding="utf-8"))
     jsonschema.Draft7Validator.check_schema(datos)
     assert datos["$schema"] == "http://json-schema.org/draft-07/schema#"
-    assert datos["title"] == nombre and datos["x-esquema-version"] == "1.1"
+    assert datos["title"] == nombre and datos["x-esquema-version"] == "1.2"
     assert "$defs" not in json.dumps(datos)
     assert '"additionalProperties": false' not in json.dumps(datos)
 
@@ -143,13 +146,46 @@ def _salidas_de_ejemplo() -> dict[str, list[dict[str, Any]]]:
         event_id="e1", sku="S1", version=3, tipo="muestra", decision="incorrecta",
         criterios=["C04"], revisor="ana", decidida_en=AHORA,
     )
+    # v1.2: the gate that let a ficha through, its score, and the gate's own record.
+    clave = ClavePuerta(
+        modelo="m", prompt_evaluador_sha256="0" * 64, criterios_version="v1",
+        modo_evaluador="veredicto",
+    )
+    por_la_puerta = publicada.model_copy(
+        update={
+            "puntuacion": 0.97,
+            "puerta": PuertaAplicada(
+                umbral=0.93, objetivo=0.9, clave=clave, familia="zapatillas",
+                certificada_en=AHORA, n=41, k=1,
+            ),
+        }
+    )
+    sin_garantia = revision.model_copy(
+        update={
+            "motivo": "sin_garantia",
+            "historial": [Intento(intento=1, ficha=ficha, veredicto=veredicto, puntuacion=0.4)],
+        }
+    )
+    cerrada = EstadoPuerta(
+        familia="*", clave=clave, abierta=False, umbral=None, objetivo=0.9, delta=0.05, n=12,
+        k=0, origen_datos="fichas evaluar: casos.jsonl", motivo="sin_datos_suficientes",
+        actualizada_en=AHORA,
+    )
+    abierta = cerrada.model_copy(
+        update={
+            "familia": "zapatillas", "abierta": True, "umbral": 0.93, "n": 41, "k": 1,
+            "motivo": "certificada", "cota_inferior": 0.91,
+        }
+    )
     return {
         "FichaPublicada": [
             publicada.model_dump(mode="json", exclude={"origen"}),
             humana.model_dump(mode="json", exclude={"origen"}),
             muestra.model_dump(mode="json"),
+            por_la_puerta.model_dump(mode="json", exclude={"origen"}),
         ],
-        "FichaEnRevision": [revision.model_dump(mode="json")],
+        "FichaEnRevision": [revision.model_dump(mode="json"), sin_garantia.model_dump(mode="json")],
+        "EstadoPuerta": [cerrada.model_dump(mode="json"), abierta.model_dump(mode="json")],
         "EventoRechazado": [
             rechazado.model_dump(mode="json"),
             rechazado.model_dump(mode="json", exclude_none=True),

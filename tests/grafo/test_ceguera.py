@@ -94,11 +94,12 @@ async def test_peticion_del_evaluador_sin_nada_del_generador(
     fake_llm.configure({"default": {"evaluador": [respuesta]}})
     model = build_chat_model(LLMSettings(url=fake_llm.url, model="fake", timeout_s=10))
     try:
-        veredicto = await Agentes(model, rubrica=rubrica).evaluar(
+        evaluacion = await Agentes(model, rubrica=rubrica).evaluar(
             FICHA, comprobar(FICHA, ORIGEN), ORIGEN
         )
     finally:
         await close_chat_model(model)
+    veredicto = evaluacion.veredicto
     assert veredicto.aprobada is (not rubrica)
     if rubrica:
         assert [p.criterio for p in veredicto.problemas] == ["C04"]

@@ -78,11 +78,11 @@ async def test_agents_send_the_same_body_as_stock_chat_openai(fake_llm: FakeLLM)
     origen = _origen("WIRE-1")
     stock = Agentes(_stock(fake_llm.url, repeat_penalty=1.1))
     stock_ficha = await stock.generar(origen, [{"criterio": "C04", "detalle": "falta el color"}])
-    stock_veredicto = await stock.evaluar(stock_ficha.model_dump(), {}, origen)
+    stock_evaluacion = await stock.evaluar(stock_ficha.model_dump(), {}, origen)
     async with _direct(fake_llm.url, repeat_penalty=1.1) as model:
         direct = Agentes(model)
         ficha = await direct.generar(origen, [{"criterio": "C04", "detalle": "falta el color"}])
-        veredicto = await direct.evaluar(ficha.model_dump(), {}, origen)
+        evaluacion = await direct.evaluar(ficha.model_dump(), {}, origen)
 
     requests = fake_llm.requests(sku="WIRE-1")
     assert [r["agent"] for r in requests] == ["generador", "evaluador"] * 2
@@ -93,7 +93,8 @@ async def test_agents_send_the_same_body_as_stock_chat_openai(fake_llm: FakeLLM)
     assert direct_bodies[0]["repetition_penalty"] == 1.1
     assert not direct_bodies[0].get("tools") and direct_bodies[0]["stream"] is False
     assert ficha == stock_ficha
-    assert veredicto == stock_veredicto
+    assert evaluacion == stock_evaluacion
+    assert evaluacion.puntuacion is not None  # the logprobs came through the direct path too
 
 
 async def test_result_matches_stock_chat_openai(fake_llm: FakeLLM) -> None:

@@ -2,21 +2,39 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from grafo.nodos import decidir, forzar_rechazo, tras_generar
 
+UMBRAL = 0.8
+PUERTA = {"umbral": UMBRAL}  # decidir reads only the threshold of the gate snapshot
+OK = {"C01": {"ok": True}, "C02": {"ok": True}}
+FALLA = {"C01": {"ok": False, "detalle": "título de 90 caracteres"}, "C02": {"ok": True}}
 
-def _estado(aprobada: bool, intentos: int, invalida: bool = False) -> Any:
-    return {
-        "veredicto": {"aprobada": aprobada, "problemas": []},
+
+def _estado(
+    aprobada: bool,
+    intentos: int,
+    invalida: bool = False,
+    puntuacion: float | None = None,
+    puerta: dict[str, Any] | None = None,
+    comprobaciones: dict[str, Any] | None = OK,
+) -> Any:
+    estado: dict[str, Any] = {
+        "veredicto": {"aprobada": aprobada, "problemas": [], "puntuacion": puntuacion},
         "intentos": intentos,
         "invalida": {"agente": "evaluador", "detalle": "x"} if invalida else None,
+        "puerta": puerta,
     }
+    if comprobaciones is not None:
+        estado["comprobaciones"] = comprobaciones
+    return estado
 
 
+# FICHAS_PUERTA=veredicto: the rule before v1.2, unchanged (the gate snapshot is not read).
 @pytest.mark.parametrize(
     ("aprobada", "intentos", "max_intentos", "invalida", "ruta"),
     [
@@ -31,10 +49,101 @@ def _estado(aprobada: bool, intentos: int, invalida: bool = False) -> Any:
         (False, 1, 3, True, "descartar"),
     ],
 )
-def test_decidir(
+def test_decidir_modo_veredicto(
     aprobada: bool, intentos: int, max_intentos: int, invalida: bool, ruta: str
 ) -> None:
-    assert decidir(_estado(aprobada, intentos, invalida), max_intentos) == ruta
+    estado = _estado(aprobada, intentos, invalida)
+    assert decidir(estado, max_intentos, "veredicto") == ruta
+
+
+def test_modo_veredicto_no_lee_la_puerta() -> None:
+    # Kills "veredicto mode applies the gate too": a yes publishes with the gate closed, and
+    # a no retries with an open gate and a score above it.
+    assert decidir(_estado(True, 1, puntuacion=0.1), 3, "veredicto") == "publicar"
+    abierta = _estado(False, 1, puntuacion=0.99, puerta=PUERTA)
+    assert decidir(abierta, 3, "veredicto") == "generar"
+
+
+# FICHAS_PUERTA=certificada (the default): the rule of docs/puerta.md, as a table.
+# Each row names the mutation of ``decidir`` it kills.
+CERTIFICADA = [
+    # s exactly at λ publishes: kills ">=" written as ">".
+    pytest.param(dict(puntuacion=UMBRAL, puerta=PUERTA), 1, 3, "publicar", id="s=umbral"),
+    # just below λ retries: kills a rounded or ">= umbral - eps" comparison.
+    pytest.param(dict(puntuacion=UMBRAL - 1e-9, puerta=PUERTA), 1, 3, "generar", id="s=umbral-eps"),
+    # no score is "not approved", even at λ = 0: kills "None counts as 0" and "None passes".
+    pytest.param(dict(puntuacion=None, puerta=PUERTA), 1, 3, "generar", id="sin-puntuacion"),
+    pytest.param(
+        dict(puntuacion=None, puerta={"umbral": 0.0}), 1, 3, "generar", id="sin-puntuacion-l0"
+    ),
+    # low score on the last attempt goes to review: kills "intentos > max" for ">=".
+    pytest.param(dict(puntuacion=0.5, puerta=PUERTA), 3, 3, "descartar", id="ultimo-intento"),
+    pytest.param(dict(puntuacion=0.5, puerta=PUERTA), 2, 3, "generar", id="penultimo-intento"),
+    # code failure with an open gate and a high score retries: kills "publish on score
+    # alone" (the code checks must veto).
+    pytest.param(
+        dict(puntuacion=0.99, puerta=PUERTA, comprobaciones=FALLA),
+        1,
+        3,
+        "generar",
+        id="codigo-falla-abierta",
+    ),
+    pytest.param(
+        dict(puntuacion=0.99, puerta=PUERTA, comprobaciones=FALLA),
+        3,
+        3,
+        "descartar",
+        id="codigo-falla-ultimo",
+    ),
+    # no code checks recorded is not "they passed": kills "missing checks = passed".
+    pytest.param(
+        dict(puntuacion=0.99, puerta=PUERTA, comprobaciones=None),
+        1,
+        3,
+        "generar",
+        id="sin-comprobaciones",
+    ),
+    # closed gate, first attempt: review now, no attempt that cannot change the outcome;
+    # kills "closed gate retries" and "closed gate falls back to the judge's yes".
+    pytest.param(
+        dict(aprobada=True, puntuacion=1.0, puerta=None), 1, 3, "descartar", id="cerrada-si"
+    ),
+    pytest.param(dict(puntuacion=0.2, puerta=None), 1, 3, "descartar", id="cerrada-no"),
+    pytest.param(
+        dict(puntuacion=0.99, puerta=None, comprobaciones=FALLA),
+        1,
+        3,
+        "descartar",
+        id="cerrada-codigo-falla",
+    ),
+    # the score decides, not the judge's yes/no: kills "certificada reads aprobada".
+    pytest.param(
+        dict(aprobada=False, puntuacion=0.9, puerta=PUERTA), 1, 3, "publicar", id="no-s-alta"
+    ),
+    pytest.param(
+        dict(aprobada=True, puntuacion=0.7, puerta=PUERTA), 1, 3, "generar", id="si-s-baja"
+    ),
+    # an invalid answer goes to review whatever the gate: kills a dropped invalida check.
+    pytest.param(
+        dict(invalida=True, puntuacion=0.99, puerta=PUERTA), 1, 3, "descartar", id="invalida"
+    ),
+]
+
+
+@pytest.mark.parametrize(("campos", "intentos", "max_intentos", "ruta"), CERTIFICADA)
+def test_decidir_modo_certificada(
+    campos: dict[str, Any], intentos: int, max_intentos: int, ruta: str
+) -> None:
+    aprobada = campos.pop("aprobada", False)
+    estado = _estado(aprobada, intentos, **campos)
+    assert decidir(estado, max_intentos, "certificada") == ruta
+
+
+def test_decidir_es_pura() -> None:
+    estado = _estado(False, 1, puntuacion=UMBRAL, puerta=PUERTA)
+    copia = copy.deepcopy(estado)
+    assert decidir(estado, 3, "certificada") == decidir(estado, 3, "certificada")
+    assert estado == copia
 
 
 def test_tras_generar() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from langchain_openai import ChatOpenAI
 from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import SecretStr
 
+from grafo.puntuacion import puntuacion_veredicto
 from harness.fake_llm_client import FakeLLM, FakeLLMError
 
 FICHA_FORMAT: ResponseFormatJSONSchema = {
@@ -320,3 +322,71 @@ def test_records_and_counters_survive_restart(tmp_path: Path) -> None:
     assert [r["step"] for r in records] == [0, 1, 2]
     lines = record_path.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["index"] for line in lines] == [0, 1, 2]
+
+
+def _evaluate_with_logprobs(llm: FakeLLM, sku: str, top: int = 5) -> Any:
+    return sync_client(llm).chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": evaluator_prompt(sku)}],
+        response_format=VEREDICTO_FORMAT,
+        logprobs=True,
+        top_logprobs=top,
+    )
+
+
+def test_logprobs_only_when_asked_and_tokens_rebuild_the_answer(llm: FakeLLM) -> None:
+    plain = sync_client(llm).chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": evaluator_prompt("LP-1")}],
+        response_format=VEREDICTO_FORMAT,
+    )
+    assert plain.choices[0].logprobs is None
+
+    response = _evaluate_with_logprobs(llm, "LP-1", top=2)
+    content = response.choices[0].message.content
+    logprobs = response.choices[0].logprobs
+    assert content is not None and logprobs is not None and logprobs.content
+    assert "".join(t.token for t in logprobs.content) == content
+    assert all(bytes(t.bytes or []) == t.token.encode() for t in logprobs.content)
+    assert all(len(t.top_logprobs) <= 2 for t in logprobs.content)
+    (verdict,) = [t for t in logprobs.content if t.token.strip() == "true"]
+    assert verdict.token == " true"  # with its leading space, as a BPE tokenizer cuts it
+    assert [a.token for a in verdict.top_logprobs] == [" true", " false"]
+    assert math.exp(verdict.logprob) == pytest.approx(0.95 * 0.98)
+
+
+def test_scripted_score_per_step_and_null_gives_no_logprobs(llm: FakeLLM) -> None:
+    llm.configure(
+        {
+            "rules": [
+                {
+                    "sku": "LP-2",
+                    "evaluador": [
+                        {"accion": "aprobar", "puntuacion": 0.83},
+                        {"accion": "rechazar", "puntuacion": 0.6},
+                        {"accion": "aprobar", "puntuacion": None},
+                    ],
+                }
+            ]
+        }
+    )
+    scores = []
+    for _ in range(2):
+        response = _evaluate_with_logprobs(llm, "LP-2", top=10)
+        assert response.choices[0].logprobs is not None
+        scores.append(puntuacion_veredicto(response.choices[0].logprobs.model_dump()))
+    assert scores == pytest.approx([0.83, 0.6])
+    third = _evaluate_with_logprobs(llm, "LP-2")
+    assert json.loads(third.choices[0].message.content or "")["aprobada"] is True
+    assert third.choices[0].logprobs is None
+    recorded = [r.get("puntuacion") for r in llm.requests(sku="LP-2")]
+    assert recorded == [0.83, 0.6, None]
+
+
+def test_bad_score_steps_are_refused(llm: FakeLLM) -> None:
+    with pytest.raises(FakeLLMError, match="puntuacion"):
+        llm.configure({"default": {"evaluador": [{"accion": "aprobar", "puntuacion": 1.5}]}})
+    with pytest.raises(FakeLLMError, match="evaluador"):
+        llm.configure({"default": {"generador": [{"accion": "valida", "puntuacion": 0.5}]}})
+    with pytest.raises(FakeLLMError, match="unknown action"):
+        llm.configure({"default": {"evaluador": [{"accion": "publicar", "puntuacion": 0.5}]}})

@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import generate_latest
 
 from criterios import familias_conocidas
 from criterios.tablas import atributos_obligatorios
 from esquemas import EventoCambio
+from harness.puerta import clave_fake
+from harness.puerta import estado as estado_puerta
 from herramientas.demo import avance, kafka, principal, resumen, servicios, vista
 from herramientas.demo.avance import (
     DLQ,
@@ -26,10 +29,12 @@ from herramientas.demo.avance import (
     FeedLine,
     Progress,
 )
+from herramientas.demo.puerta import lineas_puerta
 from herramientas.demo.vista import LiveView
 from herramientas.estadistica import percentile
 from herramientas.informe import deduplicar, read_jsonl
 from stream.config import Settings
+from stream.metricas import PrometheusSensor
 
 ENTRADA = "proveedor.cambios.demo-x"
 TOPICS = {
@@ -338,3 +343,20 @@ def test_interrupt_stops_what_was_started(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setattr(servicios.Services, "stop", lambda self: stopped.append("stop"))
     assert principal.main(["--timeout", "1"]) == 130
     assert stopped == ["stop"]
+
+
+def test_summary_says_per_family_whether_the_gate_is_open(progress: Progress) -> None:
+    sensor = PrometheusSensor()
+    sensor.on_modo_puerta("certificada", "k1", ("zapatillas", "moviles"))
+    sensor.set_puerta("zapatillas", estado_puerta(clave_fake(), umbral=0.8125, n=61, k=2))
+    lineas = lineas_puerta(generate_latest(sensor.registry).decode(), ["zapatillas", "moviles"])
+    assert lineas[1:] == [
+        "    moviles: cerrada (n 0, k 0); todo a revisión",
+        "    zapatillas: abierta, λ 0.8125, n 61, k 2",
+    ]
+    text = resumen.render_summary(resumen.summarize(progress), [], lineas)
+    assert "zapatillas: abierta, λ 0.8125, n 61, k 2" in text
+    veredicto = PrometheusSensor()
+    veredicto.on_modo_puerta("veredicto", "k1", ("zapatillas",))
+    texto = generate_latest(veredicto.registry).decode()
+    assert "SIN certificar" in lineas_puerta(texto, ["zapatillas"])[0]

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.fake_llm_client import FakeLLM
 
 REPO = Path(__file__).parents[2]
@@ -28,6 +30,7 @@ def _env(llm: FakeLLM, data_dir: Path) -> dict[str, str]:
         FICHAS_LLM_MODELO="fake",
         FICHAS_DATA_DIR=str(data_dir),
         FICHAS_LLM_TIMEOUT_S="60",
+        FICHAS_PUERTA="veredicto",  # the loop as measured before the gate (docs/calidad.md)
     )
     return env
 
@@ -217,3 +220,118 @@ def test_sin_modo_ni_comparar_es_error_de_uso(tmp_path: Path) -> None:
     proc = _evaluar([], dict(os.environ), tmp_path)
     assert proc.returncode == 2
     assert "--modo" in proc.stderr
+
+
+def _con_puntuacion(accion: str, puntuacion: float) -> dict[str, Any]:
+    return {"accion": accion, "puntuacion": puntuacion}
+
+
+def test_modo_evaluador_registra_la_puntuacion_y_su_auc(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> None:
+    # Candidates in case order (concurrency 1): ZAP-02 good, bad, bad; CAM-02 bad, good, bad.
+    fake_llm.configure(
+        {
+            "rules": [
+                {
+                    "sku": "EV-ZAP-02",
+                    "evaluador": [
+                        _con_puntuacion("aprobar", 0.9),
+                        _con_puntuacion("rechazar", 0.2),
+                        _con_puntuacion("rechazar", 0.3),
+                    ],
+                },
+                {
+                    "sku": "EV-CAM-02",
+                    "evaluador": [
+                        _con_puntuacion("rechazar", 0.1),
+                        _con_puntuacion("rechazar", 0.25),
+                        {"accion": "rechazar", "puntuacion": None},
+                    ],
+                },
+            ]
+        }
+    )
+    salida = tmp_path / "ev.json"
+    proc = _evaluar(
+        ["--modo", "evaluador", "--solo", "EV-ZAP-02", "EV-CAM-02", "--salida", str(salida)],
+        _env(fake_llm, data_dir),
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    resultado = json.loads(salida.read_text())
+    puntuaciones = {r["id"]: r["evaluador"]["puntuacion"] for r in resultado["registros"]}
+    assert puntuaciones == pytest.approx(
+        {
+            "EV-ZAP-02/1": 0.9,
+            "EV-ZAP-02/2": 0.2,
+            "EV-ZAP-02/3": 0.3,
+            "EV-CAM-02/1": 0.1,
+            "EV-CAM-02/2": 0.25,
+            "EV-CAM-02/3": None,
+        }
+    )
+    # Good 0.9 and 0.25 against bad 0.2, 0.3, 0.1 and None (lowest): 7 of 8 pairs ordered.
+    bloque = resultado["metricas"]["puntuacion"]["global"]
+    assert bloque["auc"]["valor"] == 0.875
+    assert bloque["con_puntuacion"] == 5 and bloque["positivos"] == 2
+    assert resultado["metricas"]["puntuacion"]["por_familia"]["zapatillas"]["auc"]["valor"] == 1.0
+    assert "puntuación: AUC 0.88" in proc.stdout
+    # A result file with scores still compares with one of the same mode.
+    comparacion = _evaluar(
+        ["--comparar", str(salida), str(salida), "--salida", str(tmp_path / "c.json")],
+        _env(fake_llm, data_dir),
+        tmp_path,
+    )
+    assert comparacion.returncode == 0, comparacion.stderr
+    deltas = json.loads((tmp_path / "c.json").read_text())["deltas"]
+    assert deltas["evaluador.auc_puntuacion"]["a"] == 0.875
+
+
+def test_modo_bucle_registra_la_puntuacion_por_intento(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> None:
+    fake_llm.configure(
+        {
+            "rules": [
+                {"sku": "EV-ZAP-02", "evaluador": [_con_puntuacion("aprobar", 0.8)]},
+                {"sku": "EV-CAM-02", "evaluador": [_con_puntuacion("rechazar", 0.3)]},
+                {
+                    "sku": "EV-SAR-02",
+                    "generador": ["sin_atributos"],  # C03: the code vetoes it
+                    "evaluador": [_con_puntuacion("aprobar", 0.9)],
+                },
+            ]
+        }
+    )
+    salida = tmp_path / "bucle.json"
+    proc = _evaluar(
+        [
+            "--modo",
+            "bucle",
+            "--solo",
+            "EV-ZAP-02",
+            "EV-CAM-02",
+            "EV-SAR-02",
+            "--salida",
+            str(salida),
+        ],
+        _env(fake_llm, data_dir) | {"FICHAS_MAX_INTENTOS": "2"},
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    resultado = json.loads(salida.read_text())
+    por_id = {r["id"]: r for r in resultado["registros"]}
+    assert [i["puntuacion"] for i in por_id["EV-CAM-02"]["intentos"]] == pytest.approx([0.3] * 2)
+    assert [i["puntuacion"] for i in por_id["EV-ZAP-02"]["intentos"]] == pytest.approx([0.8])
+    assert {i: r["puntuacion"] for i, r in por_id.items()} == pytest.approx(
+        {"EV-ZAP-02": 0.8, "EV-CAM-02": 0.3, "EV-SAR-02": 0.9}
+    )
+    assert {i: r["ficha_conforme"] for i, r in por_id.items()} == {
+        "EV-ZAP-02": True,
+        "EV-CAM-02": True,
+        "EV-SAR-02": False,
+    }
+    # The one ficha that breaks a rule scored highest: the score has no signal here.
+    assert resultado["metricas"]["puntuacion"]["auc"]["valor"] == 0.0
+    assert "puntuación: AUC 0.00" in proc.stdout

@@ -141,9 +141,9 @@ def test_procesar_llm_401_dice_que_revisar(
     env = _env(FICHAS_LLM_URL=fake_llm.url, FICHAS_DATA_DIR=str(data_dir))
     proc = _run(["procesar", "--espera-llm", "2", str(entrada)], env)
     assert proc.returncode == 3
-    assert _plain(proc.stderr)[-1].endswith(
-        "HTTP 401 Unauthorized: check FICHAS_LLM_API_KEY"
-    ), proc.stderr
+    assert _plain(proc.stderr)[-1].endswith("HTTP 401 Unauthorized: check FICHAS_LLM_API_KEY"), (
+        proc.stderr
+    )
 
 
 def test_en_terminal_los_logs_son_legibles_y_llevan_el_evento(
@@ -185,9 +185,7 @@ def test_en_terminal_los_logs_son_legibles_y_llevan_el_evento(
 # ------------------------------------------------------------------ procesar input and output
 
 
-def test_procesar_stdin_bom_blancas_y_recuento(
-    fake_llm: FakeLLM, data_dir: Path
-) -> None:
+def test_procesar_stdin_bom_blancas_y_recuento(fake_llm: FakeLLM, data_dir: Path) -> None:
     fake_llm.configure({"rules": [{"sku": "IN-2", "evaluador": ["rechazar"]}]})
     texto = "\ufeff" + evento_json("IN-1") + "\n\n   \n" + evento_json("IN-2") + "\n{roto\n"
     env = _env(FICHAS_LLM_URL=fake_llm.url, FICHAS_DATA_DIR=str(data_dir))

@@ -14,6 +14,7 @@ from typing import Any
 from harness.contrato import validar_salidas_procesar
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm_client import FakeLLM
+from harness.puerta import clave_fake, estado
 
 REPO = Path(__file__).parents[2]
 
@@ -26,8 +27,9 @@ def _env(llm: FakeLLM, data_dir: Path, **extra: str) -> dict[str, str]:
         FICHAS_DATA_DIR=str(data_dir),
         FICHAS_LLM_TIMEOUT_S="60",
         FICHAS_CONCURRENCIA="8",
-        **extra,
+        FICHAS_PUERTA="veredicto",  # the command's plumbing; the gate has tests of its own
     )
+    env.update(extra)
     return env
 
 
@@ -163,3 +165,60 @@ def test_help_lista_los_comandos() -> None:
     assert proc.returncode == 0
     for comando in ("procesar", "worker", "llm-local"):
         assert comando in proc.stdout
+
+
+def test_procesar_aplica_la_puerta_del_archivo_y_sin_archivo_esta_cerrada(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> None:
+    def paso(puntuacion: float) -> dict[str, Any]:
+        return {"accion": "aprobar", "puntuacion": puntuacion}
+
+    fake_llm.configure(
+        {
+            "rules": [
+                {"sku": "G-1", "evaluador": [paso(0.9)]},
+                {"sku": "G-2", "evaluador": [paso(0.3)]},
+            ]
+        }
+    )
+    entrada = tmp_path / "entrada.jsonl"
+    entrada.write_text(evento_json("G-1") + "\n" + evento_json("G-2") + "\n", encoding="utf-8")
+    archivo = tmp_path / "puerta.json"
+    abierta = estado(clave_fake(), umbral=0.8)
+    archivo.write_text(json.dumps([abierta.model_dump(mode="json")]), encoding="utf-8")
+    env = _env(fake_llm, data_dir / "con", FICHAS_PUERTA="certificada")
+
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "herramientas.cli",
+            "procesar",
+            str(entrada),
+            "--puerta",
+            str(archivo),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr
+    salidas = {s["evento"]["sku"]: s for s in map(json.loads, proc.stdout.splitlines())}
+    validar_salidas_procesar(list(salidas.values()))
+    assert salidas["G-1"]["destino"] == "fichas.publicadas", (proc.stderr, salidas["G-1"])
+    assert salidas["G-1"]["evento"]["puerta"]["umbral"] == 0.8
+    assert salidas["G-2"]["destino"] == "fichas.revision_manual"
+    assert salidas["G-2"]["evento"]["motivo"] == "sin_garantia"
+    assert salidas["G-2"]["evento"]["intentos"] == 3  # open gate: a new ficha may score higher
+    assert "gate of zapatillas open" in proc.stderr
+
+    code, sin_archivo, stderr = _procesar(
+        entrada, _env(fake_llm, data_dir / "sin", FICHAS_PUERTA="certificada")
+    )
+    assert code == 0, stderr
+    assert [
+        (s["destino"], s["evento"]["motivo"], s["evento"]["intentos"]) for s in sin_archivo
+    ] == [("fichas.revision_manual", "sin_garantia", 1)] * 2
+    assert "no gate file" in stderr and "gate of zapatillas closed: no gate record at all" in stderr

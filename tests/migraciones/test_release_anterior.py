@@ -263,7 +263,7 @@ async def test_postgres_de_la_version_anterior(kafka, fake_llm, postgres_dsn, tm
         env = revisor_env(kafka.bootstrap, {}, tmp_path / "d", FICHAS_POSTGRES_DSN=dsn)
         salida = await asyncio.to_thread(_migrar, env)
         assert "versiones (postgres): schema version none -> 1 (migrated)" in salida
-        assert "revision (postgres): schema version none -> 0 (migrated)" in salida
+        assert "revision (postgres): schema version none -> 1 (migrated)" in salida
         assert "(up to date)" in salida.splitlines()[1]  # the checkpoints were current
         assert _filas_postgres(dsn) == ESPERADAS
         assert "-> 1 (up to date)" in await asyncio.to_thread(_migrar, env)  # idempotent
@@ -278,7 +278,7 @@ async def test_sqlite_de_la_version_anterior(kafka, fake_llm, tmp_path):
     env = revisor_env(kafka.bootstrap, {}, data_dir)
     salida = await asyncio.to_thread(_migrar, env)
     assert "versiones (sqlite): schema version none -> 1 (migrated)" in salida
-    assert "revision (sqlite): schema version none -> 0 (migrated)" in salida
+    assert "revision (sqlite): schema version none -> 1 (migrated)" in salida
     assert _filas_sqlite(data_dir) == ESPERADAS
     await _en_uso(kafka, fake_llm, tmp_path, None, data_dir)
     assert _filas_sqlite(data_dir)["items"] == ESPERADAS["items"]

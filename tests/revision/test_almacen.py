@@ -195,3 +195,36 @@ def test_topics_que_crea_la_app_con_la_configuracion_del_contrato():
     assert configs[settings.topic_publicadas]["cleanup.policy"] == "compact"
     assert configs[settings.topic_decisiones] == {
         "cleanup.policy": "delete", "retention.ms": "31536000000"}
+
+
+async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
+    """What the online bound is rebuilt from (in decision order) and what recall is read from."""
+    from harness.revisor import muestra_publicada, puerta_aplicada
+
+    muestras = [muestra_publicada(_sku(), puerta=puerta_aplicada()) for _ in range(3)]
+    for m in muestras:
+        await almacen.guardar_item(m["event_id"], "muestra", "muestra", m["sku"], 1,
+                                   m["familia"], [], m, time.time())
+    retenida = ficha_en_revision(_sku(), motivo="sin_garantia")
+    abierta = ficha_en_revision(_sku(), motivo="sin_garantia")
+    await _guardar(almacen, retenida)
+    await _guardar(almacen, abierta)
+    for m, veredicto in zip(muestras[::-1], ["incorrecta", "correcta", "obsoleta"], strict=True):
+        item = await almacen.item(m["event_id"])
+        ahora = time.time()
+        await almacen.decidir(item, Cierre(veredicto, [], "ana", ahora,
+                                           dec.registro_decision(item, veredicto, "ana", ahora),
+                                           None))
+    item = await almacen.item(retenida["event_id"])
+    ahora = time.time()
+    await almacen.decidir(item, Cierre("aprobada", [], "ana", ahora,
+                                       dec.registro_decision(item, "aprobada", "ana", ahora), None))
+    ids = {m["event_id"] for m in muestras}
+    veredictos = [v for v in await almacen.veredictos_muestra() if v[0] in ids]
+    assert [(e, d) for e, d, _ in veredictos] == [
+        (muestras[2]["event_id"], "incorrecta"), (muestras[1]["event_id"], "correcta")]
+    assert veredictos[0][2]["puerta"]["umbral"] == 0.8  # the stored record, gate included
+    retenidas = {e: (f, d) for e, f, d in await almacen.retenidas()}
+    assert retenidas[retenida["event_id"]] == ("zapatillas", "aprobada")
+    assert retenidas[abierta["event_id"]] == ("zapatillas", None)
+    assert muestras[0]["event_id"] not in retenidas

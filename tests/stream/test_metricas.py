@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
 from prometheus_client import generate_latest
 
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+from esquemas.puerta import ClavePuerta, EstadoPuerta
 from grafo import Rechazo, Resultado, ResumenIntento
 from stream.http import HealthServer
 from stream.metricas import METRIC_NAMES, PrometheusSensor
@@ -250,6 +253,7 @@ def test_metric_names_types_and_labels_match_docs() -> None:
     sensor = PrometheusSensor()
     sensor.set_lag("proveedor.cambios", 0, 0)  # the per-partition families have no
     sensor.set_oldest_age("proveedor.cambios", 0, 0)  # pre-set series
+    sensor.on_modo_puerta("certificada", "0123456789abcdef", ("zapatillas",))
     assert _exported(sensor) == documented
 
 
@@ -303,3 +307,74 @@ async def test_http_server_serves_metrics_and_probes() -> None:
                 raise AssertionError(f"still serving after stop: {response.status}")
         except aiohttp.ClientConnectionError:
             pass
+
+
+def _estado_puerta(abierta: bool, cota: float | None = None) -> EstadoPuerta:
+    clave = ClavePuerta(
+        modelo="m",
+        prompt_evaluador_sha256="0" * 64,
+        criterios_version="v",
+        modo_evaluador="veredicto",
+    )
+    return EstadoPuerta(
+        familia="zapatillas",
+        clave=clave,
+        abierta=abierta,
+        umbral=0.75 if abierta else None,
+        objetivo=0.9,
+        delta=0.05,
+        n=40,
+        k=1,
+        origen_datos="test",
+        motivo="certificada" if abierta else "cota_en_linea_bajo_objetivo",
+        cota_inferior=cota,
+        actualizada_en=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+
+
+def test_gate_series_start_closed_and_follow_the_gate_in_force() -> None:
+    sensor = PrometheusSensor()
+    sensor.on_modo_puerta("certificada", "k1", ("zapatillas", "moviles"))
+    gate = {"family": "zapatillas", "key": "k1"}
+    assert _value(sensor, "fichas_puerta_abierta", **gate) == 0
+    assert math.isnan(_value(sensor, "fichas_puerta_umbral", **gate) or 0.0)
+    assert _value(sensor, "fichas_puerta_n", family="moviles", key="k1") == 0
+    assert _value(sensor, "fichas_sin_garantia_total", **gate) == 0
+    assert _value(sensor, "fichas_puerta_sin_certificar") == 0
+    sensor.set_puerta("zapatillas", _estado_puerta(True, cota=0.93))
+    assert _value(sensor, "fichas_puerta_abierta", **gate) == 1
+    assert _value(sensor, "fichas_puerta_umbral", **gate) == 0.75
+    assert (
+        _value(sensor, "fichas_puerta_n", **gate),
+        _value(sensor, "fichas_puerta_k", **gate),
+    ) == (
+        40,
+        1,
+    )
+    assert _value(sensor, "fichas_puerta_cota_inferior", **gate) == 0.93
+    sensor.set_puerta("zapatillas", _estado_puerta(False))  # closed by the online bound
+    assert _value(sensor, "fichas_puerta_abierta", **gate) == 0
+    assert math.isnan(_value(sensor, "fichas_puerta_umbral", **gate) or 0.0)
+    assert math.isnan(_value(sensor, "fichas_puerta_cota_inferior", **gate) or 0.0)
+    assert _value(sensor, "fichas_puerta_n", **gate) == 40
+
+
+def test_sin_garantia_counts_first_outcomes_held_back_by_the_gate_only() -> None:
+    sensor = PrometheusSensor()
+    sensor.on_modo_puerta("certificada", "k1", ("zapatillas",))
+
+    def revision(motivo: str, reentregada: bool = False) -> Resultado:
+        r = _resultado(DESTINO_REVISION, 1, (_intento(1, False),), reentregada)
+        return dataclasses.replace(r, salida=r.salida | {"motivo": motivo, "familia": "zapatillas"})
+
+    sensor.on_outcome(revision("sin_garantia"), 1.0)
+    sensor.on_outcome(revision("sin_garantia", reentregada=True), 1.0)
+    sensor.on_outcome(revision("rechazada"), 1.0)
+    assert _value(sensor, "fichas_sin_garantia_total", family="zapatillas", key="k1") == 1
+
+
+def test_veredicto_mode_flags_uncertified_publication() -> None:
+    sensor = PrometheusSensor()
+    sensor.on_modo_puerta("veredicto", "k1", ("zapatillas",))
+    assert _value(sensor, "fichas_puerta_sin_certificar") == 1
+    assert _value(sensor, "fichas_puerta_abierta", family="zapatillas", key="k1") is None

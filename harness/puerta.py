@@ -1,0 +1,109 @@
+"""Gate states for tests: the key a fake-LLM worker runs with, and open or closed gates on a topic.
+
+A worker started by ``harness.worker.worker_env`` runs the model ``fake`` with the criteria in
+the repository, so its gate key is ``clave_fake()``. ``abrir`` and ``cerrar`` write one state
+to the gate topic with ``puerta.topico.escribir_estado``, as ``fichas calibrar`` and the review
+app do.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
+from criterios import CRITERIOS_VERSION
+from esquemas.constantes import (
+    DELTA_PUERTA,
+    FAMILIA_TODAS,
+    MOTIVO_PUERTA_CERTIFICADA,
+    MOTIVO_PUERTA_COTA_BAJA,
+    OBJETIVO_PUERTA,
+    MotivoPuerta,
+)
+from esquemas.puerta import ClavePuerta, EstadoPuerta
+from grafo import clave_puerta
+from puerta.topico import escribir_estado
+
+MODELO_FAKE = "fake"  # FICHAS_LLM_MODELO of harness.worker.worker_env
+
+
+def clave_fake(rubrica: bool = False, modelo: str = MODELO_FAKE) -> ClavePuerta:
+    """The gate key of a worker of ``worker_env`` (model ``fake``, the repository's criteria)."""
+    return clave_puerta(modelo, rubrica, CRITERIOS_VERSION)
+
+
+def estado(
+    clave: ClavePuerta,
+    umbral: float | None = 0.5,
+    familia: str = FAMILIA_TODAS,
+    abierta: bool = True,
+    motivo: MotivoPuerta | None = None,
+    n: int = 60,
+    k: int = 1,
+) -> EstadoPuerta:
+    """A gate state: open at ``umbral`` by default, or closed (``abierta=False``)."""
+    if motivo is None:
+        motivo = MOTIVO_PUERTA_CERTIFICADA if abierta else MOTIVO_PUERTA_COTA_BAJA
+    return EstadoPuerta(
+        familia=familia,
+        clave=clave,
+        abierta=abierta,
+        umbral=umbral if abierta else None,
+        objetivo=OBJETIVO_PUERTA,
+        delta=DELTA_PUERTA,
+        n=n,
+        k=k,
+        origen_datos="harness.puerta (test)",
+        motivo=motivo,
+        cota_inferior=None,
+        actualizada_en=datetime.now(UTC),
+    )
+
+
+async def crear_topic(bootstrap: str, topic: str, particiones: int = 1) -> None:
+    """The gate topic, compacted as the worker creates it; nothing if it exists already.
+
+    The test broker creates no topic by itself, so a gate written before a worker started
+    needs its topic first.
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics(
+            [NewTopic(topic, particiones, 1, topic_configs={"cleanup.policy": "compact"})]
+        )
+    except TopicAlreadyExistsError:
+        pass
+    finally:
+        await admin.close()
+
+
+async def escribir(bootstrap: str, topic: str, nuevo: EstadoPuerta) -> EstadoPuerta:
+    """Write one gate state to ``topic`` (created if missing); return it."""
+    await crear_topic(bootstrap, topic)
+    await escribir_estado(bootstrap, nuevo, topic=topic)
+    return nuevo
+
+
+async def abrir(
+    bootstrap: str,
+    clave: ClavePuerta,
+    topic: str,
+    umbral: float = 0.5,
+    familia: str = FAMILIA_TODAS,
+) -> EstadoPuerta:
+    """Write an open gate for ``clave`` (pooled by default) to ``topic``; return it."""
+    return await escribir(bootstrap, topic, estado(clave, umbral, familia))
+
+
+async def cerrar(
+    bootstrap: str,
+    clave: ClavePuerta,
+    topic: str,
+    familia: str = FAMILIA_TODAS,
+    motivo: MotivoPuerta = MOTIVO_PUERTA_COTA_BAJA,
+) -> EstadoPuerta:
+    """Write the gate of ``clave`` and ``familia`` closed (by the online bound by default)."""
+    return await escribir(bootstrap, topic, estado(clave, None, familia, False, motivo))

@@ -1,0 +1,269 @@
+"""Certify a score threshold against people: Learn then Test with fixed-sequence testing.
+
+The question a gate answers: from which evaluator score ``s`` on may a ficha be published
+without a person, so that the precision of those automatic approvals (the share people would
+approve) is at least ``objetivo``, with risk at most ``delta`` that it is not.
+
+Method (Angelopoulos, Bates, Candès, Jordan, Lei 2021, "Learn then Test", arXiv 2110.01052):
+every candidate threshold λ is a null hypothesis H_λ: "precision(λ) < objetivo". On
+people-labelled candidates, n(λ) = how many the gate would approve (score >= λ) and k(λ) = how
+many of those people rejected; under H_λ the errors are at least Binomial(n, 1 - objetivo), so
+the exact binomial tail p(λ) = P(Binomial(n, 1 - objetivo) <= k) is a valid p-value. The
+thresholds are tested in a fixed order, strictest (highest score) first, each at the full level
+``delta``, and the walk stops at the first one that does not reject: fixed-sequence testing
+controls the family-wise error at ``delta`` without a multiplicity correction, because a
+threshold is only tested once every stricter one has passed. The certified threshold is the last
+that passed, the most lenient one with the guarantee.
+
+Why this order and not "the lowest threshold whose p is small": precision is not monotone in λ
+on a finite sample, and picking the best-looking threshold after seeing all p-values would spend
+the risk many times over. Walking from the strictest is the order in which precision is
+expected to fall, so the walk loses little.
+
+Where the walk starts: at the strictest threshold that approves at least
+``minimo_aprobaciones(objetivo, delta)`` candidates (29 for 0.9 / 0.05), not at the very top.
+With continuous scores the top threshold approves one candidate, whose p-value is at least
+objetivo = 0.9 > delta whatever people said, so a walk started there would stop at once and
+never certify anything. Thresholds that approve fewer than the minimum cannot pass (see below),
+and which ones they are depends on the scores alone, never on the labels, so dropping them
+leaves a sequence fixed before the labels are looked at: the guarantee is unchanged (the
+p-values are valid conditionally on the scores). They stay in the curve, marked as not tested.
+
+Candidates with no score (``puntuacion`` None: no usable log-probabilities, or a ficha the code
+checks veto) are never approved at any threshold. They count for neither n nor k.
+
+A necessary condition, used for the ``sin_datos_suficientes`` reason: with n approvals of
+which k were rejected, p >= objetivo^(n - k) (the event "the last n - k trials had no error"
+implies "at most k errors"), so no threshold can certify with fewer than
+``minimo_aprobaciones(objetivo, delta)`` people-approved scored candidates: 29 for 0.9 / 0.05.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from esquemas.constantes import (
+    DELTA_PUERTA,
+    FAMILIA_TODAS,
+    MOTIVO_PUERTA_CERTIFICADA,
+    MOTIVO_PUERTA_NO_CERTIFICADA,
+    MOTIVO_PUERTA_SIN_DATOS,
+    OBJETIVO_PUERTA,
+    MotivoPuerta,
+)
+from esquemas.puerta import ClavePuerta, EstadoPuerta
+
+
+@dataclass(frozen=True)
+class Candidata:
+    """One people-labelled candidate ficha with the evaluator's score of it."""
+
+    puntuacion: float | None
+    aprobada_por_personas: bool
+    familia: str = FAMILIA_TODAS
+    event_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PuntoCurva:
+    """One threshold: the approvals it gives, their errors, the p-value, whether it was tested."""
+
+    umbral: float
+    n: int
+    k: int
+    p: float
+    probado: bool = False
+
+
+@dataclass(frozen=True)
+class Certificacion:
+    """The outcome of a walk: the certified threshold (None: the gate stays closed) and why.
+
+    ``n``, ``k`` and ``p`` are those of the certified threshold. When none passed they describe
+    the data as a whole, i.e. the most lenient threshold (every scored candidate), so that the
+    audit shows how far the data were from certifying. ``curva`` holds every distinct score as a
+    threshold, strictest first; ``recorrido`` the ones the walk tested, in order, the failing
+    one included (nothing after it was tested).
+    """
+
+    umbral: float | None
+    n: int
+    k: int
+    p: float
+    motivo: MotivoPuerta
+    objetivo: float
+    delta: float
+    candidatas: int = 0
+    aprobadas_por_personas: int = 0
+    curva: tuple[PuntoCurva, ...] = field(default_factory=tuple)
+
+    @property
+    def recorrido(self) -> tuple[PuntoCurva, ...]:
+        """The thresholds the walk tested, in walk order."""
+        return tuple(p for p in self.curva if p.probado)
+
+    @property
+    def certificada(self) -> bool:
+        """Whether a threshold passed (the gate may open)."""
+        return self.umbral is not None
+
+
+def _comprobar_parametros(objetivo: float, delta: float) -> None:
+    """Refuse parameters for which the test means nothing (precision 0 or 1, risk 0 or 1)."""
+    if not 0.0 < objetivo < 1.0:
+        raise ValueError(f"objetivo must be in (0, 1), got {objetivo}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+
+
+def cola_binomial(k: int, n: int, q: float) -> float:
+    """P(Binomial(n, q) <= k), exact up to float rounding, summed in log space.
+
+    Log space because ``math.comb(n, i)`` overflows a float beyond n ≈ 1000 and ``q**i``
+    underflows; each term is exp(log C(n, i) + i log q + (n - i) log(1 - q)).
+    """
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    log_q, log_1q = math.log(q), math.log1p(-q)
+    terminos = [
+        math.lgamma(n + 1)
+        - math.lgamma(i + 1)
+        - math.lgamma(n - i + 1)
+        + i * log_q
+        + (n - i) * log_1q
+        for i in range(k + 1)
+    ]
+    mayor = max(terminos)
+    return min(1.0, math.exp(mayor) * math.fsum(math.exp(t - mayor) for t in terminos))
+
+
+def minimo_aprobaciones(objetivo: float = OBJETIVO_PUERTA, delta: float = DELTA_PUERTA) -> int:
+    """The fewest people-approved candidates with which a threshold can certify at all.
+
+    The smallest n with objetivo^n <= delta (zero errors among n approvals): 29 for 0.9/0.05.
+    Computed, then checked against the exact tail so that float rounding of the logarithms
+    cannot be off by one.
+    """
+    _comprobar_parametros(objetivo, delta)
+    n = max(1, math.ceil(math.log(delta) / math.log(objetivo)))
+    while n > 1 and cola_binomial(0, n - 1, 1 - objetivo) <= delta:
+        n -= 1
+    while cola_binomial(0, n, 1 - objetivo) > delta:
+        n += 1
+    return n
+
+
+def curva(candidatas: Sequence[Candidata], objetivo: float = OBJETIVO_PUERTA) -> list[PuntoCurva]:
+    """Every distinct score as a threshold, strictest first, with n, k and the p-value."""
+    puntuadas = sorted(
+        ((c.puntuacion, c.aprobada_por_personas) for c in candidatas if c.puntuacion is not None),
+        key=lambda par: par[0],
+        reverse=True,
+    )
+    puntos: list[PuntoCurva] = []
+    n = k = 0
+    for i, (puntuacion, aprobada) in enumerate(puntuadas):
+        n += 1
+        k += 0 if aprobada else 1
+        siguiente = puntuadas[i + 1][0] if i + 1 < len(puntuadas) else None
+        if siguiente == puntuacion:
+            continue  # ties: a threshold approves every candidate with that score at once
+        puntos.append(PuntoCurva(puntuacion, n, k, cola_binomial(k, n, 1 - objetivo)))
+    return puntos
+
+
+def certificar(
+    candidatas: Sequence[Candidata],
+    objetivo: float = OBJETIVO_PUERTA,
+    delta: float = DELTA_PUERTA,
+) -> Certificacion:
+    """Walk the thresholds strictest first while p <= delta; certify the last that passed.
+
+    The walk starts at the first threshold approving at least ``minimo_aprobaciones``
+    candidates (the module's docstring says why that keeps the guarantee).
+    """
+    _comprobar_parametros(objetivo, delta)
+    minimo = minimo_aprobaciones(objetivo, delta)
+    todos = curva(candidatas, objetivo)
+    marcados: list[PuntoCurva] = []
+    ultimo: PuntoCurva | None = None
+    andando = True
+    for punto in todos:
+        probado = andando and punto.n >= minimo
+        marcados.append(replace(punto, probado=probado))
+        if not probado:
+            continue
+        if punto.p > delta:
+            andando = False
+            continue
+        ultimo = punto
+    limpias = sum(1 for c in candidatas if c.puntuacion is not None and c.aprobada_por_personas)
+    global_ = todos[-1] if todos else PuntoCurva(1.0, 0, 0, 1.0)
+    elegido = ultimo or global_
+    if ultimo is not None:
+        motivo: MotivoPuerta = MOTIVO_PUERTA_CERTIFICADA
+    elif limpias < minimo:
+        motivo = MOTIVO_PUERTA_SIN_DATOS
+    else:
+        motivo = MOTIVO_PUERTA_NO_CERTIFICADA
+    return Certificacion(
+        umbral=ultimo.umbral if ultimo is not None else None,
+        n=elegido.n,
+        k=elegido.k,
+        p=elegido.p,
+        motivo=motivo,
+        objetivo=objetivo,
+        delta=delta,
+        candidatas=len(candidatas),
+        aprobadas_por_personas=limpias,
+        curva=tuple(marcados),
+    )
+
+
+def certificar_por_familia(
+    candidatas: Sequence[Candidata],
+    objetivo: float = OBJETIVO_PUERTA,
+    delta: float = DELTA_PUERTA,
+) -> dict[str, Certificacion]:
+    """The pooled certification under ``*``, plus each family whose own data certify alone.
+
+    A family that does not certify alone falls back to the pooled gate (``puerta.resolucion``).
+    Each gate is certified at ``delta`` on its own: the guarantee is per gate, not jointly over
+    all of them. The pooled gate's precision is that of the families' mix in the data, which is
+    why a family with enough data of its own gets its own gate.
+    """
+    resultado = {FAMILIA_TODAS: certificar(candidatas, objetivo, delta)}
+    familias = sorted({c.familia for c in candidatas if c.familia != FAMILIA_TODAS})
+    for familia in familias:
+        propia = certificar([c for c in candidatas if c.familia == familia], objetivo, delta)
+        if propia.certificada:
+            resultado[familia] = propia
+    return resultado
+
+
+def estado_puerta(
+    familia: str,
+    clave: ClavePuerta,
+    certificacion: Certificacion,
+    origen_datos: str,
+    ahora: datetime,
+) -> EstadoPuerta:
+    """The state to publish for one certification: open at its threshold, or closed and why."""
+    return EstadoPuerta(
+        familia=familia,
+        clave=clave,
+        abierta=certificacion.certificada,
+        umbral=certificacion.umbral,
+        objetivo=certificacion.objetivo,
+        delta=certificacion.delta,
+        n=certificacion.n,
+        k=certificacion.k,
+        origen_datos=origen_datos,
+        motivo=certificacion.motivo,
+        actualizada_en=ahora,
+    )

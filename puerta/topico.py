@@ -1,0 +1,260 @@
+"""The gate states on Kafka: the compacted topic ``fichas.puerta``, written and followed.
+
+Why a compacted topic (docs/puerta.md): every replica of the worker must apply the same gate,
+and a gate closed by the reviewer app must stop automatic publication everywhere within
+seconds. A compacted topic keyed by gate id keeps the newest state of every gate forever, so a
+worker that starts (or restarts) reads it from the beginning and has the current state of every
+gate, with no database shared between the worker and the app, and with the same delivery
+guarantees as the rest of the contract.
+
+The reader joins no consumer group: each worker needs *every* gate, not a share of the
+partitions, and must never move anyone's offsets. It assigns all partitions, seeks to the
+beginning, reads with ``isolation_level=read_committed`` (guarantee 10 of the contract) and
+keeps following. The newest record per key wins (one key always lands on one partition, so
+"newest" is the partition's order). A record that is not a valid ``EstadoPuerta``, or whose key
+is not its own id, is logged and skipped: a bad record must never stop the gates of the others.
+A tombstone (null value) removes the gate, which then counts as closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from pydantic import ValidationError
+
+from esquemas.constantes import (
+    CABECERA_ESQUEMA,
+    CABECERA_ESQUEMA_VERSION,
+    ESQUEMA_ESTADO_PUERTA,
+    ESQUEMA_VERSION,
+    TOPIC_PUERTA,
+)
+from esquemas.puerta import EstadoPuerta
+
+log = logging.getLogger(__name__)
+
+ESPERA_TOPIC_S = 5.0  # how often a reader looks again for a topic that does not exist yet
+PAUSA_ERROR_S = 1.0  # after an unexpected error while following, before trying again
+
+
+def cabeceras_estado() -> list[tuple[str, bytes]]:
+    """The schema headers every record the project writes carries (docs/contrato.md).
+
+    Written here rather than imported from ``stream.cabeceras`` so that ``puerta`` depends on
+    ``esquemas`` only; a test checks both give the same headers.
+    """
+    return [
+        (CABECERA_ESQUEMA, ESQUEMA_ESTADO_PUERTA.encode("utf-8")),
+        (CABECERA_ESQUEMA_VERSION, ESQUEMA_VERSION.encode("utf-8")),
+    ]
+
+
+def registro_de(estado: EstadoPuerta) -> tuple[bytes, bytes]:
+    """The record of a state: key = its gate id, value = its JSON."""
+    return estado.id.encode("utf-8"), estado.model_dump_json().encode("utf-8")
+
+
+async def escribir_estados(
+    bootstrap: str, estados: Iterable[EstadoPuerta], topic: str = TOPIC_PUERTA
+) -> None:
+    """Write several states with one idempotent producer, each acknowledged by all replicas."""
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, client_id="fichas-puerta"
+    )
+    await producer.start()
+    try:
+        for estado in estados:
+            clave, valor = registro_de(estado)
+            await producer.send_and_wait(topic, valor, key=clave, headers=cabeceras_estado())
+            log.info(
+                "gate %s written: %s (umbral %s)",
+                estado.id,
+                "open" if estado.abierta else "closed",
+                estado.umbral,
+                extra={"puerta": estado.id, "motivo": estado.motivo, "topic": topic},
+            )
+    finally:
+        await producer.stop()
+
+
+async def escribir_estado(bootstrap: str, estado: EstadoPuerta, topic: str = TOPIC_PUERTA) -> None:
+    """Write one gate state, keyed by its id; it replaces the previous state of that gate."""
+    await escribir_estados(bootstrap, [estado], topic)
+
+
+def leer_registro(registro: ConsumerRecord) -> tuple[str, EstadoPuerta | None]:
+    """The gate id and state of one record; None for a tombstone; ValueError if invalid."""
+    if registro.key is None:
+        raise ValueError("record without a key")
+    clave = bytes(registro.key).decode("utf-8", errors="replace")
+    if registro.value is None:
+        return clave, None
+    try:
+        estado = EstadoPuerta.model_validate_json(registro.value)
+    except ValidationError as exc:
+        raise ValueError(f"not an EstadoPuerta: {exc.errors()[0]['msg']}") from exc
+    if estado.id != clave:
+        raise ValueError(f"key {clave!r} is not the state's id {estado.id!r}")
+    return clave, estado
+
+
+class LectorPuertas:
+    """Follows ``fichas.puerta`` from the beginning; ``estados()`` is the current snapshot.
+
+    ``al_cambiar`` (optional) is called with each state read that differs from the one it
+    replaces, in the reader's task; an exception in it is logged and ignored.
+    """
+
+    def __init__(
+        self,
+        topic: str = TOPIC_PUERTA,
+        al_cambiar: Callable[[EstadoPuerta], None] | None = None,
+        client_id: str = "fichas-puerta",
+    ) -> None:
+        self.topic = topic
+        self.al_cambiar = al_cambiar
+        self.client_id = client_id
+        self._estados: dict[str, EstadoPuerta] = {}
+        self._al_dia = asyncio.Event()
+        self._consumer: AIOKafkaConsumer | None = None
+        self._tarea: asyncio.Task[None] | None = None
+        self.invalidos = 0
+
+    async def start(self, bootstrap: str) -> None:
+        """Connect and start following in a background task (returns before catching up)."""
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            group_id=None,
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+            auto_offset_reset="earliest",
+            client_id=self.client_id,
+        )
+        await self._consumer.start()
+        self._tarea = asyncio.create_task(self._seguir(bootstrap), name=f"lector-{self.topic}")
+
+    async def stop(self) -> None:
+        """Stop following and close the connection."""
+        if self._tarea is not None:
+            self._tarea.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._tarea
+            self._tarea = None
+        if self._consumer is not None:
+            await self._consumer.stop()
+            self._consumer = None
+
+    async def al_dia(self) -> None:
+        """Return once every record that existed when the reader started has been read.
+
+        A topic that does not exist yet counts as read (no gate: closed); the reader keeps
+        looking for it and follows it once it appears.
+        """
+        await self._al_dia.wait()
+
+    def estados(self) -> dict[str, EstadoPuerta]:
+        """A copy of the current state of every gate, by gate id."""
+        return dict(self._estados)
+
+    async def _particiones(self, bootstrap: str) -> list[TopicPartition]:
+        """Every partition of the topic, waiting for the topic to exist (admin metadata)."""
+        avisado = False
+        while True:
+            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id=self.client_id)
+            await admin.start()
+            try:
+                (descripcion,) = await admin.describe_topics([self.topic])
+            finally:
+                await admin.close()
+            if not descripcion.get("error_code") and descripcion.get("partitions"):
+                return [
+                    TopicPartition(self.topic, p["partition"]) for p in descripcion["partitions"]
+                ]
+            if not avisado:
+                log.warning(
+                    "topic %s does not exist yet: every gate is closed until it does",
+                    self.topic,
+                    extra={"topic": self.topic},
+                )
+                avisado = True
+                self._al_dia.set()
+            await asyncio.sleep(ESPERA_TOPIC_S)
+
+    async def _seguir(self, bootstrap: str) -> None:
+        """Read from the beginning, mark when caught up, then keep following for ever."""
+        assert self._consumer is not None
+        consumer = self._consumer
+        while True:
+            try:
+                particiones = await self._particiones(bootstrap)
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("cannot describe topic %s: %s", self.topic, exc)
+                await asyncio.sleep(PAUSA_ERROR_S)
+        consumer.assign(particiones)
+        await consumer.seek_to_beginning(*particiones)
+        finales = await consumer.end_offsets(particiones)
+        pendientes = {tp for tp, fin in finales.items() if fin > 0}
+        while True:
+            if not pendientes:
+                self._al_dia.set()
+            try:
+                lotes = await consumer.getmany(timeout_ms=500)
+                for registros in lotes.values():
+                    for registro in registros:
+                        self._aplicar(registro)
+                for tp in list(pendientes):
+                    if await consumer.position(tp) >= finales[tp]:
+                        pendientes.discard(tp)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # keep the gates of every worker alive; log and go on
+                log.warning("error following %s: %s", self.topic, exc, extra={"topic": self.topic})
+                await asyncio.sleep(PAUSA_ERROR_S)
+
+    def _aplicar(self, registro: ConsumerRecord) -> None:
+        """Take one record into the snapshot, or log why it was skipped."""
+        try:
+            clave, estado = leer_registro(registro)
+        except ValueError as exc:
+            self.invalidos += 1
+            log.warning(
+                "skipped invalid record on %s partition %d offset %d: %s",
+                registro.topic,
+                registro.partition,
+                registro.offset,
+                exc,
+                extra={"topic": registro.topic, "offset": registro.offset},
+            )
+            return
+        if estado is None:
+            if self._estados.pop(clave, None) is not None:
+                log.warning("gate %s removed by a tombstone: closed", clave)
+            return
+        anterior = self._estados.get(clave)
+        self._estados[clave] = estado
+        if anterior != estado and self.al_cambiar is not None:
+            try:
+                self.al_cambiar(estado)
+            except Exception:
+                log.exception("gate change callback failed for %s", clave)
+
+
+async def leer_estados(
+    bootstrap: str, topic: str = TOPIC_PUERTA, espera_s: float = 60.0
+) -> dict[str, EstadoPuerta]:
+    """The current state of every gate, read once to the end (for tools, not for workers)."""
+    lector = LectorPuertas(topic, client_id="fichas-puerta-lectura")
+    await lector.start(bootstrap)
+    try:
+        await asyncio.wait_for(lector.al_dia(), espera_s)
+        return lector.estados()
+    finally:
+        await lector.stop()

@@ -1,0 +1,117 @@
+"""The publication gate as the worker applies it: the graph's ``FuentePuerta`` over gate states.
+
+The states come from the compacted topic ``fichas.puerta`` (``stream.puerta_topico``, followed
+for as long as the worker runs) or, for ``fichas procesar``, from an audit file; this module
+loads no Kafka client, so the offline command stays without one. Each
+call resolves the family's gate afresh (``puerta.resolucion.puerta_para``) on the reader's
+current snapshot, so a gate closed on the topic applies to the next evaluation, within the
+reader's poll interval. Only gates of the running key apply; the key is computed by the graph
+(``grafo.clave_puerta``), which knows the prompt: this module never sees it.
+
+``razon`` says in one line why a family's gate is open or closed, naming the running key and,
+when no record matches, the keys that were seen: the line the worker logs at start-up, so that
+an operator whose gate stays closed after a prompt edit or a model change sees why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada
+from puerta.resolucion import puerta_para, umbral_aplicable
+
+Estados = Mapping[str, EstadoPuerta]
+
+
+class PuertaResuelta:
+    """``grafo.FuentePuerta`` over a source of gate states, for one running key."""
+
+    def __init__(self, clave: ClavePuerta, estados: Callable[[], Estados]) -> None:
+        self.clave = clave
+        self._estados = estados
+
+    def estados(self) -> Estados:
+        """Every gate state seen, of any key."""
+        return self._estados()
+
+    def estado(self, familia: str) -> EstadoPuerta | None:
+        """The record that governs ``familia`` now (None: no record of the running key)."""
+        return puerta_para(familia, self.clave, self._estados())
+
+    def umbral(self, familia: str) -> PuertaAplicada | None:
+        """The open gate of ``familia`` under the running key, or None: closed."""
+        return umbral_aplicable(self.estado(familia))
+
+
+def fija(clave: ClavePuerta, estados: Estados) -> PuertaResuelta:
+    """A source over states that never change (an audit file, a test)."""
+    copia = dict(estados)
+    return PuertaResuelta(clave, lambda: copia)
+
+
+def describir_clave(clave: ClavePuerta) -> str:
+    """A key in words: its id and the four things it was measured on."""
+    return (
+        f"{clave.texto()} (modelo {clave.modelo!r}, prompt sha256 "
+        f"{clave.prompt_evaluador_sha256[:12]}…, criterios {clave.criterios_version}, "
+        f"evaluador {clave.modo_evaluador})"
+    )
+
+
+def razon(familia: str, clave: ClavePuerta, estados: Estados) -> tuple[bool, str]:
+    """Whether ``familia``'s gate is open under ``clave``, and why, in one line."""
+    estado = puerta_para(familia, clave, estados)
+    if estado is not None and umbral_aplicable(estado) is not None:
+        return True, (
+            f"gate of {familia} open: record {estado.id}, umbral {estado.umbral:.4f}, "
+            f"n={estado.n} k={estado.k}, objetivo {estado.objetivo}, "
+            f"certified on {estado.origen_datos}"
+        )
+    if estado is not None:
+        return False, (
+            f"gate of {familia} closed by its record {estado.id}: motivo {estado.motivo} "
+            f"(n={estado.n} k={estado.k})"
+        )
+    otras = sorted({describir_clave(e.clave) for e in estados.values() if e.clave != clave})
+    if not estados:
+        detalle = "no gate record at all"
+    elif otras:
+        detalle = "gate records only for other keys: " + "; ".join(otras)
+    else:
+        detalle = "no record for this family nor a pooled one"
+    return False, (
+        f"gate of {familia} closed: {detalle}; the running key is {describir_clave(clave)}"
+    )
+
+
+def estados_de_archivo(ruta: Path) -> dict[str, EstadoPuerta]:
+    """The gate states of an audit file, by gate id (``fichas procesar --puerta``).
+
+    Accepts the audit file ``fichas calibrar`` writes (``puerta.auditoria``: an object whose
+    ``puertas`` each carry an ``estado``; or one whose ``estados`` lists them), a list of
+    states, or one state. Raises ``ValueError`` saying what
+    is wrong, so the command can refuse to run rather than run with every gate closed.
+    """
+    try:
+        datos = json.loads(ruta.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read the gate file {ruta}: {exc}") from exc
+    if isinstance(datos, dict) and isinstance(datos.get("puertas"), list):
+        datos = [p.get("estado") if isinstance(p, dict) else p for p in datos["puertas"]]
+    elif isinstance(datos, dict) and "estados" in datos:
+        datos = datos["estados"]
+    elif isinstance(datos, dict) and "estado" in datos:
+        datos = [datos["estado"]]
+    elif isinstance(datos, dict):
+        datos = [datos]
+    if not isinstance(datos, list):
+        raise ValueError(f"{ruta}: expected gate states (EstadoPuerta), got {type(datos).__name__}")
+    try:
+        estados = [EstadoPuerta.model_validate(d) for d in datos]
+    except ValidationError as exc:
+        raise ValueError(f"{ruta}: not a gate state: {exc.errors()[0]['msg']}") from exc
+    return {e.id: e for e in estados}

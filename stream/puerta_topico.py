@@ -1,0 +1,123 @@
+"""The worker follows ``fichas.puerta``: read to the end before consuming, then kept current.
+
+``seguir_puerta`` starts a ``puerta.topico.LectorPuertas`` (no consumer group: every worker
+needs every gate), waits until it has read every record there was at start-up, and yields the
+graph's gate source over its live snapshot (``stream.puerta.PuertaResuelta``). ``VigiaPuerta``
+keeps the metrics and the log in step with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from criterios import familias_conocidas
+from esquemas.constantes import PUERTA_VEREDICTO
+from esquemas.puerta import ClavePuerta, EstadoPuerta
+from grafo import FuentePuerta, PuertaCerrada
+from puerta.topico import LectorPuertas
+from stream.config import Settings
+from stream.puerta import PuertaResuelta, razon
+from stream.sensor import WorkerSensor
+
+log = logging.getLogger(__name__)
+
+ESPERA_AVISO_S = 10.0  # how often a worker still reading the gate topic at start-up says so
+
+
+class VigiaPuerta:
+    """Keeps the gate metrics and log in step with the states the worker follows.
+
+    Called once at start-up (``arrancar``: one line per family saying why its gate is open or
+    closed) and on every state the reader takes in (``al_cambiar``): the metrics of every
+    family are recomputed (a pooled record governs several), and a family whose gate opened or
+    closed is logged.
+    """
+
+    def __init__(
+        self, fuente: PuertaResuelta, familias: tuple[str, ...], sensor: WorkerSensor
+    ) -> None:
+        self.fuente = fuente
+        self.familias = familias
+        self.sensor = sensor
+        self._abiertas: dict[str, bool] = {}
+
+    def arrancar(self) -> None:
+        """Log the reason for every family's gate, and set its metrics."""
+        estados = self.fuente.estados()
+        for familia in self.familias:
+            abierta, texto = razon(familia, self.fuente.clave, estados)
+            self._abiertas[familia] = abierta
+            (log.info if abierta else log.warning)(
+                texto, extra={"familia": familia, "puerta_abierta": abierta}
+            )
+            self.sensor.set_puerta(familia, self.fuente.estado(familia))
+
+    def al_cambiar(self, _estado: EstadoPuerta) -> None:
+        """A gate record changed on the topic: refresh every family, log those that flipped."""
+        if not self._abiertas:
+            return  # still catching up at start-up: ``arrancar`` reports the result
+        estados = self.fuente.estados()
+        for familia in self.familias:
+            abierta, texto = razon(familia, self.fuente.clave, estados)
+            if abierta != self._abiertas.get(familia):
+                self._abiertas[familia] = abierta
+                (log.info if abierta else log.warning)(
+                    "gate changed: " + texto, extra={"familia": familia, "puerta_abierta": abierta}
+                )
+            self.sensor.set_puerta(familia, self.fuente.estado(familia))
+
+
+@asynccontextmanager
+async def seguir_puerta(
+    settings: Settings, clave: ClavePuerta, sensor: WorkerSensor
+) -> AsyncIterator[FuentePuerta]:
+    """The worker's gate: follow ``FICHAS_TOPIC_PUERTA`` from the beginning for as long as the
+    block runs, and yield the graph's source once every record there at start-up is read.
+
+    Waiting for the end before any input is consumed means a restarted worker decides from
+    the gate state on the topic, never from "no record yet". Under ``FICHAS_PUERTA=veredicto``
+    no gate applies: nothing is read, and a warning says publications are not certified.
+    """
+    familias = tuple(sorted(familias_conocidas()))
+    sensor.on_modo_puerta(settings.puerta, clave.texto(), familias)
+    if settings.puerta == PUERTA_VEREDICTO:
+        log.warning(
+            "FICHAS_PUERTA=veredicto: fichas are published on the evaluator's yes; automatic "
+            "publications are NOT certified against people (metric fichas_puerta_sin_certificar"
+            "=1). Unset it for the certified gate (docs/puerta.md)"
+        )
+        yield PuertaCerrada()
+        return
+    vigia: VigiaPuerta | None = None
+
+    def al_cambiar(estado: EstadoPuerta) -> None:
+        if vigia is not None:
+            vigia.al_cambiar(estado)
+
+    lector = LectorPuertas(
+        settings.topic_puerta, al_cambiar=al_cambiar, client_id=f"{settings.grupo}-puerta"
+    )
+    await lector.start(settings.kafka_brokers)
+    try:
+        await _al_dia(lector, settings.topic_puerta)
+        fuente = PuertaResuelta(clave, lector.estados)
+        vigia = VigiaPuerta(fuente, familias, sensor)
+        vigia.arrancar()
+        yield fuente
+    finally:
+        await lector.stop()
+
+
+async def _al_dia(lector: LectorPuertas, topic: str) -> None:
+    """Wait until the reader has read the topic to its end, saying so while it takes long."""
+    while True:
+        try:
+            await asyncio.wait_for(asyncio.shield(lector.al_dia()), ESPERA_AVISO_S)
+            return
+        except TimeoutError:
+            log.warning(
+                "still reading the gate states on %s; no input is consumed until then", topic
+            )

@@ -1,0 +1,204 @@
+"""The gate as the graph sees it: the running key, the snapshot, and what the nodes stamp."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
+from esquemas.puerta import ClavePuerta, PuertaAplicada
+from grafo import Agentes, Nodos, PuertaCerrada, clave_puerta
+from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
+from harness.procesador import abrir_procesador
+
+FICHA = {"titulo": "Zapatilla Runner X2", "descripcion": "Zapatilla ligera.", "atributos": {}}
+
+
+def test_clave_es_el_sha256_del_prompt_del_evaluador_en_uso() -> None:
+    clave = clave_puerta("qwen", rubrica=False, criterios_version="v1")
+    rubrica = clave_puerta("qwen", rubrica=True, criterios_version="v1")
+    assert clave.prompt_evaluador_sha256 == hashlib.sha256(prompt_evaluador().encode()).hexdigest()
+    assert rubrica.prompt_evaluador_sha256 == (
+        hashlib.sha256(prompt_evaluador_rubrica().encode()).hexdigest()
+    )
+    assert (clave.modo_evaluador, rubrica.modo_evaluador) == ("veredicto", "rubrica")
+    assert clave == ClavePuerta(
+        modelo="qwen",
+        prompt_evaluador_sha256=clave.prompt_evaluador_sha256,
+        criterios_version="v1",
+        modo_evaluador="veredicto",
+    )
+    otras = {
+        clave_puerta("otro", False, "v1").texto(),
+        clave_puerta("qwen", False, "v2").texto(),
+        rubrica.texto(),
+    }
+    assert clave.texto() not in otras and len(otras) == 3
+
+
+def _aplicada(familia: str = "zapatillas", umbral: float = 0.8) -> PuertaAplicada:
+    return PuertaAplicada(
+        umbral=umbral,
+        objetivo=0.9,
+        clave=clave_puerta("fake", False, "test"),
+        familia=familia,
+        certificada_en=datetime(2026, 1, 2, tzinfo=UTC),
+        n=40,
+        k=1,
+    )
+
+
+class _Fuente:
+    """A fixed gate per family, counting the questions."""
+
+    def __init__(self, puertas: dict[str, PuertaAplicada]) -> None:
+        self.puertas = puertas
+        self.preguntas: list[str] = []
+
+    def umbral(self, familia: str) -> PuertaAplicada | None:
+        self.preguntas.append(familia)
+        return self.puertas.get(familia)
+
+
+def _nodos(modo: Any = "certificada", fuente: Any = None) -> Nodos:
+    # publicar, descartar and the gate snapshot never call the agents.
+    return Nodos(
+        cast(Agentes, None),
+        modelo="fake",
+        criterios_version="test",
+        modo_puerta=modo,
+        puerta=fuente or PuertaCerrada(),
+    )
+
+
+def _estado(puntuacion: float | None, ok: bool, puerta: Any = None, **extra: Any) -> Any:
+    comprobaciones = {"C01": {"ok": True}, "C02": {"ok": ok, "detalle": "larga"}}
+    return {
+        "evento": evento_dict("ZAP-1"),
+        "ficha": FICHA,
+        "intentos": 1,
+        "comprobaciones": comprobaciones,
+        "veredicto": {"aprobada": False, "problemas": [], "puntuacion": puntuacion},
+        "historial": [],
+        "puerta": puerta,
+        **extra,
+    }
+
+
+def test_la_instantanea_de_la_puerta_es_la_de_la_familia_en_json() -> None:
+    fuente = _Fuente({"zapatillas": _aplicada()})
+    puerta = _nodos(fuente=fuente)._puerta_vigente(_estado(0.9, True))
+    assert puerta == _aplicada().model_dump(mode="json")
+    assert fuente.preguntas == ["zapatillas"]
+    otra = _Fuente({"moviles": _aplicada("moviles")})
+    assert _nodos(fuente=otra)._puerta_vigente(_estado(0.9, True)) is None
+    assert _nodos()._puerta_vigente(_estado(0.9, True)) is None  # no source: closed
+
+
+def test_en_modo_veredicto_no_se_consulta_la_puerta() -> None:
+    fuente = _Fuente({"zapatillas": _aplicada()})
+    assert _nodos("veredicto", fuente)._puerta_vigente(_estado(0.9, True)) is None
+    assert fuente.preguntas == []
+
+
+def test_publicar_sella_la_puerta_y_la_puntuacion() -> None:
+    puerta = _aplicada().model_dump(mode="json")
+    salida = _nodos().publicar(_estado(0.85, True, puerta))["salida"]
+    publicada = FichaPublicada.model_validate(salida["evento"])
+    assert publicada.puerta == _aplicada()
+    assert publicada.puntuacion == 0.85
+
+
+def test_publicar_en_modo_veredicto_sin_puerta() -> None:
+    salida = _nodos("veredicto").publicar(_estado(None, True))["salida"]
+    publicada = FichaPublicada.model_validate(salida["evento"])
+    assert publicada.puerta is None
+    assert publicada.puntuacion is None
+
+
+@pytest.mark.parametrize(
+    ("modo", "ok", "invalida", "motivo"),
+    [
+        ("certificada", True, False, "sin_garantia"),  # held back by the gate alone
+        ("certificada", False, False, "rechazada"),  # code checks failed: not the gate
+        ("veredicto", True, False, "rechazada"),  # today's rule: the judge said no
+        ("certificada", True, True, "salida_invalida"),
+    ],
+)
+def test_motivo_de_revision(modo: Any, ok: bool, invalida: bool, motivo: str) -> None:
+    extra = {"invalida": {"agente": "evaluador", "detalle": "x"}} if invalida else {}
+    salida = _nodos(modo).descartar(_estado(0.4, ok, **extra))["salida"]
+    assert FichaEnRevision.model_validate(salida["evento"]).motivo == motivo
+
+
+# -- the loop end to end with the scored fake LLM ---------------------------------------------
+
+
+def _evento_cambio(sku: str) -> EventoCambio:
+    return EventoCambio.model_validate(evento_dict(sku))
+
+
+class _Cambiante:
+    """A gate source whose answer changes after a number of questions (a gate closed mid-run)."""
+
+    def __init__(self, primero: PuertaAplicada | None, despues: PuertaAplicada | None, n: int):
+        self.respuestas = [primero] * n
+        self.despues = despues
+
+    def umbral(self, familia: str) -> PuertaAplicada | None:
+        return self.respuestas.pop(0) if self.respuestas else self.despues
+
+
+async def test_puerta_cerrada_va_a_revision_tras_un_intento_con_su_puntuacion(
+    fake_llm: FakeLLM, data_dir: Path
+) -> None:
+    fake_llm.configure(
+        {"rules": [{"sku": "ZAP-C", "evaluador": [{"accion": "aprobar", "puntuacion": 0.97}]}]}
+    )
+    async with abrir_procesador(fake_llm.url, data_dir, modo_puerta="certificada") as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-C"))
+    revision = FichaEnRevision.model_validate(resultado.salida)
+    assert (revision.motivo, revision.intentos) == ("sin_garantia", 1)
+    assert [h.puntuacion for h in revision.historial] == [pytest.approx(0.97)]
+    assert len(fake_llm.requests(agent="generador")) == 1  # no attempt that cannot publish
+
+
+async def test_puerta_abierta_reintenta_bajo_el_umbral_y_publica_con_la_puerta(
+    fake_llm: FakeLLM, data_dir: Path
+) -> None:
+    pasos = [{"accion": "aprobar", "puntuacion": 0.6}, {"accion": "aprobar", "puntuacion": 0.9}]
+    fake_llm.configure({"rules": [{"sku": "ZAP-A", "evaluador": pasos}]})
+    fuente = _Fuente({"zapatillas": _aplicada(umbral=0.8)})
+    async with abrir_procesador(
+        fake_llm.url, data_dir, modo_puerta="certificada", puerta=fuente
+    ) as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-A"))
+    publicada = FichaPublicada.model_validate(resultado.salida)
+    assert publicada.intentos == 2
+    assert publicada.puntuacion == pytest.approx(0.9)
+    assert publicada.puerta == _aplicada(umbral=0.8)
+    assert fuente.preguntas == ["zapatillas", "zapatillas"]  # asked at every evaluation
+
+
+async def test_la_puerta_se_lee_en_cada_evaluacion(fake_llm: FakeLLM, data_dir: Path) -> None:
+    # Open at the first evaluation (score below λ: retry), closed at the second: the second
+    # attempt's score would pass, but the gate closed meanwhile decides.
+    pasos = [{"accion": "aprobar", "puntuacion": 0.6}, {"accion": "aprobar", "puntuacion": 0.99}]
+    fake_llm.configure({"rules": [{"sku": "ZAP-X", "evaluador": pasos}]})
+    fuente = _Cambiante(_aplicada(umbral=0.8), None, n=1)
+    async with abrir_procesador(
+        fake_llm.url, data_dir, modo_puerta="certificada", puerta=fuente
+    ) as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-X"))
+    revision = FichaEnRevision.model_validate(resultado.salida)
+    assert (revision.motivo, revision.intentos) == ("sin_garantia", 2)
+    assert [h.puntuacion for h in revision.historial] == [
+        pytest.approx(0.6),
+        pytest.approx(0.99),
+    ]

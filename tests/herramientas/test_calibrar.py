@@ -1,0 +1,336 @@
+"""``fichas calibrar`` through its entry point: certify, refuse, fail on bad input, publish."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+from esquemas.constantes import FAMILIA_TODAS
+from esquemas.puerta import ClavePuerta, EstadoPuerta
+from harness.kafka_broker import KafkaBroker
+from harness.topicos import Topics, produce
+from puerta import auditoria
+from puerta.topico import escribir_estado, leer_estados
+from stream.kafka import COMPACTED
+
+REPO = Path(__file__).resolve().parents[2]
+FICHAS = Path(sys.executable).parent / "fichas"
+SHA = "c" * 64
+CLAVE = ClavePuerta(
+    modelo="fake", prompt_evaluador_sha256=SHA, criterios_version="9", modo_evaluador="veredicto"
+)
+OPCIONES_CLAVE = [
+    "--modelo", "fake", "--prompt-sha", SHA, "--criterios-version", "9",
+    "--modo-evaluador", "veredicto",
+]  # fmt: skip
+
+
+def _fichas(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    comando = [str(FICHAS)] if FICHAS.exists() else [sys.executable, "-m", "herramientas.cli"]
+    return subprocess.run(
+        [*comando, "calibrar", *args],
+        env=base | {"PYTHONPATH": str(REPO)} | (env or {}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _registro(i: int, familia: str, puntuacion: float | None, buena: bool, **extra: Any) -> dict:
+    return {
+        "id": f"{familia}-{i}",
+        "caso": f"EV-{familia}-{i}",
+        "familia": familia,
+        "humano": {"aprobada": buena, "criterios": [] if buena else ["C05"]},
+        "evaluador": {"aprobada": True, "criterios": [], "problemas": []},
+        "codigo": [],
+        "invalida": None,
+        "puntuacion": puntuacion,
+        **extra,
+    }
+
+
+def _fichero(path: Path, registros: list[dict], **config: Any) -> Path:
+    configuracion = {
+        "modo": "evaluador",
+        "modelo": "fake",
+        "criterios_version": "9",
+        "evaluador_rubrica": False,
+        "prompt_evaluador_sha256": SHA,
+        "casos_sha256": "d" * 64,
+        **config,
+    }
+    doc = {
+        "formato": "fichas-evaluar/1",
+        "modo": "evaluador",
+        "configuracion": configuracion,
+        "metricas": {},
+        "registros": registros,
+    }
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _certificables(familia: str = "zapatillas", buenas: int = 40) -> list[dict]:
+    """``buenas`` good candidates scored 0.99 .. , one bad at 0.5, a vetoed one at 0.999."""
+    registros = [_registro(i, familia, round(0.99 - i * 0.001, 4), True) for i in range(buenas)]
+    registros.append(_registro(900, familia, 0.5, False))
+    # scored highest but a code check vetoes it: the gate never approves it, label aside
+    registros.append(_registro(901, familia, 0.999, False, codigo=["C01"]))
+    return registros
+
+
+def test_certifica_por_familia_y_conjunta_y_escribe_la_auditoria(tmp_path: Path) -> None:
+    registros = _certificables("zapatillas", 40) + [
+        _registro(i, "camisetas", 0.95, i % 2 == 0) for i in range(10)
+    ]
+    entrada = _fichero(tmp_path / "ev.json", registros)
+    salida = tmp_path / "puerta.json"
+    proc = _fichas([str(entrada), "--salida", str(salida)])
+    assert proc.returncode == 0, proc.stderr
+    assert "gate zapatillas: OPEN from score 0.951" in proc.stdout
+    estados, doc = auditoria.leer(salida)
+    por_familia = {e.familia: e for e in estados}
+    assert set(por_familia) == {FAMILIA_TODAS, "zapatillas"}
+    propia = por_familia["zapatillas"]
+    assert propia.abierta and propia.umbral == pytest.approx(0.951)
+    assert (propia.n, propia.k, propia.motivo) == (40, 0, "certificada")
+    assert propia.clave == CLAVE  # taken from the file's configuracion
+    assert "ev.json" in propia.origen_datos
+    # pooled: the same 40 pass; at 0.95 the camisetas bring n = 50, k = 5 (p = 0.62): stop.
+    # camisetas (10 labels) has no gate of its own: it is governed by the pooled one.
+    conjunta = por_familia[FAMILIA_TODAS]
+    assert conjunta.abierta and conjunta.umbral == pytest.approx(0.951)
+    assert (conjunta.n, conjunta.k) == (40, 0)
+    entrada_doc = next(p for p in doc["puertas"] if p["estado"]["familia"] == "zapatillas")
+    assert entrada_doc["certificacion"]["curva"][0]["umbral"] == 0.99
+    assert doc["origen"]["ficheros"][0]["candidatas"] == 52
+
+
+def test_se_niega_a_certificar_con_pocas_etiquetas(tmp_path: Path) -> None:
+    entrada = _fichero(tmp_path / "ev.json", _certificables("zapatillas", 28))
+    salida = tmp_path / "puerta.json"
+    proc = _fichas([str(entrada), "--salida", str(salida)])
+    assert proc.returncode == 0, proc.stderr
+    assert "CLOSED, too few labels: 28 people-approved scored candidates, 29 needed" in proc.stdout
+    estados, _ = auditoria.leer(salida)
+    assert [(e.familia, e.abierta, e.umbral, e.motivo) for e in estados] == [
+        (FAMILIA_TODAS, False, None, "sin_datos_suficientes")
+    ]
+
+
+def test_entrada_ilegible_sale_con_2(tmp_path: Path) -> None:
+    basura = tmp_path / "basura.json"
+    basura.write_text("{no", encoding="utf-8")
+    sin_puntuacion = _fichero(
+        tmp_path / "viejo.json",
+        [{k: v for k, v in r.items() if k != "puntuacion"} for r in _certificables()],
+    )
+    bucle = _fichero(tmp_path / "bucle.json", _certificables())
+    doc = json.loads(bucle.read_text())
+    doc["modo"] = "bucle"
+    bucle.write_text(json.dumps(doc))
+    casos = [
+        ([str(basura)], "cannot read it as JSON"),
+        ([str(tmp_path / "no-existe.json")], "cannot read"),
+        ([str(sin_puntuacion)], "no record has a `puntuacion`"),
+        ([str(bucle)], "needs --modo evaluador"),
+        ([], "nothing to calibrate on"),
+        (["--desde-decisiones"], "needs --kafka"),
+        (
+            [str(_fichero(tmp_path / "ok.json", _certificables())), "--modelo", "otro",
+             "--prompt-sha", SHA, "--criterios-version", "9", "--modo-evaluador", "veredicto"],
+            "measured with another evaluator key",
+        ),
+    ]  # fmt: skip
+    for args, mensaje in casos:
+        proc = _fichas(args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert mensaje in proc.stderr, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+def test_dry_run_no_escribe(tmp_path: Path) -> None:
+    entrada = _fichero(tmp_path / "ev.json", _certificables())
+    salida = tmp_path / "puerta.json"
+    proc = _fichas([str(entrada), "--salida", str(salida), "--dry-run"])
+    assert proc.returncode == 0, proc.stderr
+    assert not salida.exists()
+    estados = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
+    assert {e.familia for e in estados} == {FAMILIA_TODAS, "zapatillas"}
+
+
+@pytest.mark.kafka
+def test_publica_en_el_topic_y_cierra_la_propia_que_ya_no_certifica(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    topics = Topics()
+    env = {"FICHAS_TOPIC_PUERTA": topics.puerta}
+    # an older open gate of another family under the same key, and one closed by the bound
+    vieja = EstadoPuerta(
+        familia="camisetas", clave=CLAVE, abierta=True, umbral=0.9, objetivo=0.9, delta=0.05,
+        n=30, k=0, origen_datos="antes", motivo="certificada", actualizada_en=datetime.now(UTC),
+    )  # fmt: skip
+    vigilada = vieja.model_copy(
+        update={"familia": "bolsos", "abierta": False, "umbral": None,
+                "motivo": "cota_en_linea_bajo_objetivo"}
+    )  # fmt: skip
+    asyncio.run(_crear_compactado(kafka.bootstrap, topics.puerta))
+    asyncio.run(escribir_estado(kafka.bootstrap, vieja, topics.puerta))
+    asyncio.run(escribir_estado(kafka.bootstrap, vigilada, topics.puerta))
+
+    registros = _certificables("zapatillas", 40) + [
+        _registro(i, "camisetas", 0.2, True) for i in range(5)
+    ]
+    entrada = _fichero(tmp_path / "ev.json", registros)
+    proc = _fichas([str(entrada), "--publicar", kafka.bootstrap], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "published 3 gate state(s)" in proc.stdout
+    estados = asyncio.run(leer_estados(kafka.bootstrap, topics.puerta))
+    por_familia = {e.familia: e for e in estados.values()}
+    assert por_familia[FAMILIA_TODAS].abierta and por_familia["zapatillas"].abierta
+    assert por_familia[FAMILIA_TODAS].umbral == pytest.approx(0.951)
+    # camisetas no longer certifies alone: closed, so it falls back to the pooled gate
+    assert not por_familia["camisetas"].abierta
+    assert por_familia["camisetas"].motivo == "sin_datos_suficientes"
+    # the family the online bound closed stays closed
+    assert por_familia["bolsos"] == vigilada
+
+
+async def _crear_compactado(bootstrap: str, topic: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, 2, 1, topic_configs=COMPACTED)])
+    finally:
+        await admin.close()
+
+
+async def _politica(bootstrap: str, topic: str) -> str:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        (respuesta,) = await admin.describe_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic)]
+        )
+    finally:
+        await admin.close()
+    (recurso,) = respuesta.resources
+    return str({e[0]: e[1] for e in recurso[4]}["cleanup.policy"])
+
+
+def _decision(event_id: str, decision: str, tipo: str = "revision") -> tuple[bytes, bytes]:
+    valor = {
+        "event_id": event_id, "sku": event_id, "version": 1, "tipo": tipo,
+        "decision": decision, "criterios": [], "nota": "", "campos_editados": [],
+        "revisor": "ana", "decidida_en": "2026-01-01T00:00:00Z",
+    }  # fmt: skip
+    return event_id.encode(), json.dumps(valor).encode()
+
+
+def _en_revision(event_id: str, puntuacion: float | None, motivo: str = "sin_garantia") -> bytes:
+    return json.dumps(
+        {
+            "event_id": event_id,
+            "sku": event_id,
+            "version": 1,
+            "familia": "zapatillas",
+            "motivo": motivo,
+            "historial": [{"intento": 1, "puntuacion": puntuacion}],
+        }
+    ).encode()
+
+
+def _publicada(event_id: str, puntuacion: float, puerta: dict | None = None) -> bytes:
+    return json.dumps(
+        {"event_id": event_id, "sku": event_id, "version": 1, "familia": "zapatillas",
+         "puntuacion": puntuacion, "puerta": puerta}
+    ).encode()  # fmt: skip
+
+
+@pytest.mark.kafka
+def test_desde_decisiones(kafka: KafkaBroker, tmp_path: Path) -> None:
+    """Decisions joined with the queue's and the sample's scores, by event_id.
+
+    Clean: r1..r29 approved in review (0.899 .. 0.871; r0's newest decision is obsoleta) and
+    m0..m4 correct in the sample (0.97): 34. The walk starts at n = 29 (k = 0, p = 0.047),
+    passes down to r29 (n = 34), and stops at "mala" (0.3, n = 35, k = 1, p = 0.12).
+    "vetada" scored 0.99 but its code checks failed (motivo rechazada): never approvable.
+    """
+    topics = Topics()
+    decisiones_topic = f"{topics.prefix}.fichas.decisiones"
+    env = topics.env() | {"FICHAS_TOPIC_DECISIONES": decisiones_topic}
+    revision = [(f"r{i}".encode(), _en_revision(f"r{i}", 0.9 - i * 0.001)) for i in range(30)]
+    revision += [
+        (b"mala", _en_revision("mala", 0.3)),
+        (b"vetada", _en_revision("vetada", 0.99, motivo="rechazada")),
+    ]
+    muestra = [(f"m{i}".encode(), _publicada(f"m{i}", 0.97)) for i in range(5)]
+    decisiones = [_decision(f"r{i}", "aprobada") for i in range(30)]
+    decisiones += [_decision(f"m{i}", "correcta", "muestra") for i in range(5)]
+    decisiones += [
+        _decision("mala", "rechazada"), _decision("vetada", "rechazada"),
+        _decision("r0", "obsoleta"), _decision("nadie", "aprobada"),
+    ]  # fmt: skip
+    for topic in (topics.revision, topics.muestra, decisiones_topic):
+        kafka.create_topic(topic, 2)
+    asyncio.run(produce(kafka.bootstrap, topics.revision, revision))
+    asyncio.run(produce(kafka.bootstrap, topics.muestra, muestra))
+    asyncio.run(produce(kafka.bootstrap, decisiones_topic, decisiones))
+    salida = tmp_path / "puerta.json"
+    args = ["--desde-decisiones", "--kafka", kafka.bootstrap, "--salida", str(salida)]
+    proc = _fichas([*args, *OPCIONES_CLAVE, "--publicar", kafka.bootstrap], env)
+    assert proc.returncode == 0, proc.stderr
+    # the gate topic did not exist: calibrar created it compacted, as the worker would
+    assert asyncio.run(_politica(kafka.bootstrap, topics.puerta)) == "compact"
+    assert len(asyncio.run(leer_estados(kafka.bootstrap, topics.puerta))) == 2
+    estados, doc = auditoria.leer(salida)
+    assert [(e.familia, e.abierta, e.n, e.k) for e in estados] == [
+        (FAMILIA_TODAS, True, 34, 0),
+        ("zapatillas", True, 34, 0),
+    ]
+    assert estados[0].umbral == pytest.approx(0.871)
+    assert estados[0].clave == CLAVE
+    cuentas = doc["origen"]["decisiones"]
+    assert cuentas["revision"] == 31 and cuentas["muestra"] == 5
+    assert cuentas["obsoletas"] == 1 and cuentas["sin_ficha"] == 1
+    assert "selection bias" not in proc.stdout
+
+    # A ficha a person had to edit counts as rejected: at 0.95 it comes before the queue's
+    # approvals, and the walk fails at its first step. A sampled ficha that an open gate
+    # published makes the queue a biased sample: calibrar warns.
+    asyncio.run(
+        produce(kafka.bootstrap, topics.revision, [(b"editada", _en_revision("editada", 0.95))])
+    )
+    puerta = {"umbral": 0.9}
+    asyncio.run(produce(kafka.bootstrap, topics.muestra, [(b"m9", _publicada("m9", 0.1, puerta))]))
+    asyncio.run(
+        produce(
+            kafka.bootstrap,
+            decisiones_topic,
+            [_decision("editada", "editada"), _decision("m9", "correcta", "muestra")],
+        )
+    )
+    proc = _fichas([*args, *OPCIONES_CLAVE], env)
+    assert proc.returncode == 0, proc.stderr
+    estados, doc = auditoria.leer(salida)
+    assert [(e.familia, e.abierta, e.motivo) for e in estados] == [
+        (FAMILIA_TODAS, False, "precision_no_certificada")
+    ]
+    assert "warning: selection bias" in proc.stdout
+    assert doc["origen"]["avisos"] and "selection bias" in doc["origen"]["avisos"][0]
+
+    # Decisions record no evaluator key: it must be given.
+    proc = _fichas(args, env)
+    assert proc.returncode == 2 and "no gate key" in proc.stderr

@@ -1,0 +1,163 @@
+"""``fichas.puerta`` through the real broker: readers follow it, restart from it, skip junk."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from esquemas.constantes import ESQUEMA_ESTADO_PUERTA, FAMILIA_TODAS
+from esquemas.puerta import ClavePuerta, EstadoPuerta
+from harness.kafka_broker import KafkaBroker
+from harness.topicos import produce, read_all
+from puerta.topico import LectorPuertas, escribir_estado, escribir_estados
+from stream.cabeceras import cabeceras_esquema
+from stream.kafka import COMPACTED
+
+pytestmark = pytest.mark.kafka
+
+CLAVE = ClavePuerta(
+    modelo="qwen",
+    prompt_evaluador_sha256="b" * 64,
+    criterios_version="3",
+    modo_evaluador="veredicto",
+)
+
+
+def _estado(familia: str, abierta: bool, umbral: float | None = None, n: int = 30) -> EstadoPuerta:
+    return EstadoPuerta(
+        familia=familia,
+        clave=CLAVE,
+        abierta=abierta,
+        umbral=umbral,
+        objetivo=0.9,
+        delta=0.05,
+        n=n,
+        k=0,
+        origen_datos="prueba",
+        motivo="certificada" if abierta else "cota_en_linea_bajo_objetivo",
+        actualizada_en=datetime.now(UTC),
+    )
+
+
+async def _crear(bootstrap: str, topic: str, particiones: int = 3) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, particiones, 1, topic_configs=COMPACTED)])
+    finally:
+        await admin.close()
+
+
+async def _hasta(condicion, segundos: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    fin = asyncio.get_running_loop().time() + segundos
+    while not condicion():
+        assert asyncio.get_running_loop().time() < fin, "not seen in time"
+        await asyncio.sleep(0.05)
+
+
+def _topic() -> str:
+    return f"t{uuid.uuid4().hex[:8]}.fichas.puerta"
+
+
+async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker) -> None:
+    topic = _topic()
+    await _crear(kafka.bootstrap, topic)
+    vistos: list[EstadoPuerta] = []
+    lectores = [LectorPuertas(topic, al_cambiar=vistos.append), LectorPuertas(topic)]
+    for lector in lectores:
+        await lector.start(kafka.bootstrap)
+    try:
+        for lector in lectores:
+            await asyncio.wait_for(lector.al_dia(), 30)
+            assert lector.estados() == {}
+        abierta = _estado("tv", True, 0.8)
+        inicio = asyncio.get_running_loop().time()
+        await escribir_estado(kafka.bootstrap, abierta, topic)
+        for lector in lectores:
+            await _hasta(lambda lector=lector: lector.estados().get(abierta.id) == abierta)
+        assert asyncio.get_running_loop().time() - inicio < 5
+        cerrada = _estado("tv", False)
+        await escribir_estado(kafka.bootstrap, cerrada, topic)
+        for lector in lectores:
+            await _hasta(lambda lector=lector: not lector.estados()[abierta.id].abierta)
+        assert vistos == [abierta, cerrada]
+    finally:
+        for lector in lectores:
+            await lector.stop()
+    registros = await read_all(kafka.bootstrap, topic)
+    assert [r["key"] for r in registros] == [abierta.id.encode()] * 2
+    assert registros[0]["headers"] == cabeceras_esquema(ESQUEMA_ESTADO_PUERTA)
+
+
+async def test_un_lector_nuevo_arranca_del_estado_mas_reciente_por_clave(
+    kafka: KafkaBroker,
+) -> None:
+    topic = _topic()
+    await _crear(kafka.bootstrap, topic)
+    historia = [
+        _estado("tv", True, 0.9, n=30),
+        _estado(FAMILIA_TODAS, True, 0.95, n=60),
+        _estado("tv", True, 0.85, n=45),
+        _estado("nevera", True, 0.7, n=31),
+        _estado("tv", False),
+        _estado("nevera", True, 0.75, n=50),
+    ]
+    await escribir_estados(kafka.bootstrap, historia, topic)
+    lector = LectorPuertas(topic)
+    await lector.start(kafka.bootstrap)
+    try:
+        await asyncio.wait_for(lector.al_dia(), 30)
+        estados = lector.estados()
+    finally:
+        await lector.stop()
+    assert estados == {e.id: e for e in (historia[1], historia[4], historia[5])}
+
+
+async def test_un_registro_invalido_se_salta(kafka: KafkaBroker) -> None:
+    topic = _topic()
+    await _crear(kafka.bootstrap, topic, particiones=1)
+    bueno = _estado("tv", True, 0.8)
+    otro = _estado("nevera", True, 0.7)
+    clave, valor = bueno.id.encode(), bueno.model_dump_json().encode()
+    await produce(
+        kafka.bootstrap,
+        topic,
+        [
+            (b"basura", b"{no es json"),
+            (clave, b'{"familia": "tv"}'),  # not a whole EstadoPuerta
+            (otro.id.encode(), valor),  # a valid state under another gate's key
+            (clave, valor),
+        ],  # (a record without a key the broker refuses on a compacted topic)
+    )
+    lector = LectorPuertas(topic)
+    await lector.start(kafka.bootstrap)
+    try:
+        await asyncio.wait_for(lector.al_dia(), 30)
+        assert lector.estados() == {bueno.id: bueno}
+        assert lector.invalidos == 3
+        await escribir_estado(kafka.bootstrap, otro, topic)  # still following after the junk
+        await _hasta(lambda: otro.id in lector.estados())
+    finally:
+        await lector.stop()
+
+
+async def test_sin_topic_esta_al_dia_cerrado_y_lo_sigue_cuando_aparece(
+    kafka: KafkaBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("puerta.topico.ESPERA_TOPIC_S", 0.2)
+    topic = _topic()
+    lector = LectorPuertas(topic)
+    await lector.start(kafka.bootstrap)
+    try:
+        await asyncio.wait_for(lector.al_dia(), 30)
+        assert lector.estados() == {}
+        await _crear(kafka.bootstrap, topic)
+        estado = _estado("tv", True, 0.8)
+        await escribir_estado(kafka.bootstrap, estado, topic)
+        await _hasta(lambda: lector.estados() == {estado.id: estado}, 20)
+    finally:
+        await lector.stop()

@@ -1,0 +1,47 @@
+"""The worker's gate source and its start-up reasons, on fixed states (pure)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.puerta import clave_fake, estado
+from stream.puerta import estados_de_archivo, fija, razon
+
+
+def test_el_archivo_de_auditoria_en_sus_formas(tmp_path: Path) -> None:
+    abierta = estado(clave_fake(), umbral=0.7, familia="zapatillas")
+    dump = abierta.model_dump(mode="json")
+    formas = [
+        {"puertas": [{"estado": dump, "certificacion": {}}]},
+        {"estados": [dump]},
+        [dump],
+        dump,
+    ]
+    for i, forma in enumerate(formas):
+        ruta = tmp_path / f"p{i}.json"
+        ruta.write_text(json.dumps(forma), encoding="utf-8")
+        assert estados_de_archivo(ruta) == {abierta.id: abierta}, forma
+    mala = tmp_path / "mala.json"
+    mala.write_text('[{"familia": "x"}]', encoding="utf-8")
+    with pytest.raises(ValueError, match="not a gate state"):
+        estados_de_archivo(mala)
+
+
+def test_razon_nombra_la_clave_en_uso_y_las_vistas() -> None:
+    clave, otra = clave_fake(), clave_fake(modelo="otro")
+    abierta = estado(clave, umbral=0.7)
+    assert razon("zapatillas", clave, {abierta.id: abierta})[0] is True
+    ajena = estado(otra, umbral=0.7)
+    abierta_, texto = razon("zapatillas", clave, {ajena.id: ajena})
+    assert not abierta_
+    assert otra.texto() in texto and f"running key is {clave.texto()}" in texto
+    assert "no gate record at all" in razon("zapatillas", clave, {})[1]
+    cerrada = estado(clave, abierta=False)
+    assert "closed by its record" in razon("zapatillas", clave, {cerrada.id: cerrada})[1]
+    fuente = fija(clave, {abierta.id: abierta})
+    aplicada = fuente.umbral("zapatillas")
+    assert aplicada is not None and aplicada.umbral == 0.7 and aplicada.clave == clave
+    assert fija(clave, {ajena.id: ajena}).umbral("zapatillas") is None
