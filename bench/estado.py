@@ -59,7 +59,9 @@ def _medir_postgres(dsn: str) -> dict[str, Any]:
 
 
 def _medir_sqlite(data_dir: Path) -> dict[str, Any]:
-    """Rows per table and bytes per file (database + WAL) of the embedded stores."""
+    """Rows per table and bytes per file (database + WAL) of the embedded stores; every table
+    found is listed (``versiones.sqlite`` holds ``fichas_versiones`` and ``fichas_resultados``
+    since its migration 1, ``versiones``/``resultados`` in a release before migrations)."""
     out: dict[str, Any] = {}
     for name in ("checkpoints.sqlite", "versiones.sqlite"):
         path = data_dir / name

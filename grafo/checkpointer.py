@@ -14,6 +14,14 @@ Both savers get a ``JsonPlusSerializer`` whose ``allowed_msgpack_modules`` names
 types: the state holds only dicts, and the agents write no checkpoints, but should a pydantic
 object ever slip into a checkpoint it stays readable when LangGraph starts blocking
 unregistered types (``LANGGRAPH_STRICT_MSGPACK``).
+
+Creating and migrating the tables (the library's ``setup()``) is a step of its own,
+``preparar_postgres`` / ``preparar_sqlite``: ``fichas migrar`` runs it under the schema lock
+it holds for its whole run, and ``open_checkpointer`` runs it under the same lock
+(``migraciones.cerrojo``) before serving. ``AsyncPostgresSaver.setup()`` is not safe to run
+concurrently (langgraph issue #5925: two processes read the same version, both insert the
+next one into ``checkpoint_migrations``, one dies on its primary key); under the lock the first
+process migrates and the others find the version current and do nothing.
 """
 
 from __future__ import annotations
@@ -35,12 +43,17 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from migraciones import Cambio, Esquema, cerrojo_postgres, cerrojo_sqlite, version_postgres
+
 ALLOWED_MSGPACK_MODULES = [
     ("esquemas.ficha", "Ficha"),
     ("esquemas.ficha", "Veredicto"),
     ("esquemas.ficha", "Problema"),
 ]
 SQLITE_FILE = "checkpoints.sqlite"
+ALMACEN = "checkpoints"
+# The library's own migrations table on PostgreSQL (its migrations are its own, not ours).
+MIGRACIONES_POSTGRES = Esquema(ALMACEN, "checkpoint_migrations", ())
 
 # Every PostgreSQL connection gives up instead of hanging: a connection that cannot be made in
 # 10 s, a statement that runs 30 s, or a transaction left idle 60 s (its client stopped) becomes
@@ -70,7 +83,7 @@ def build_serializer() -> JsonPlusSerializer:
 async def open_checkpointer(
     postgres_dsn: str | None, data_dir: Path, pool_size: int = 8
 ) -> AsyncIterator[BaseCheckpointSaver]:
-    """Open the configured saver, create its tables if missing, close it on exit."""
+    """Open the configured saver, set up its tables under the schema lock, close it on exit."""
     if postgres_dsn:
         async with _open_postgres(postgres_dsn, pool_size) as saver:
             yield saver
@@ -98,11 +111,11 @@ async def _open_postgres(dsn: str, pool_size: int) -> AsyncIterator[BaseCheckpoi
             **postgres_connection_kwargs(),
         },
     )
+    async with cerrojo_postgres(dsn):
+        await preparar_postgres(dsn)
     await pool.open(wait=True)
     try:
-        saver = AsyncPostgresSaver(pool, serde=build_serializer())  # type: ignore[arg-type]
-        await saver.setup()
-        yield saver
+        yield AsyncPostgresSaver(pool, serde=build_serializer())  # type: ignore[arg-type]
     finally:
         await pool.close()
 
@@ -173,10 +186,59 @@ def connect_sqlite(path: Path) -> sqlite3.Connection:
 @asynccontextmanager
 async def _open_sqlite(path: Path) -> AsyncIterator[BaseCheckpointSaver]:
     """An ``InlineSqliteSaver`` on a file under ``FICHAS_DATA_DIR``."""
+    async with cerrojo_sqlite(path.parent):
+        preparar_sqlite(path)
     conn = connect_sqlite(path)
     try:
         saver = InlineSqliteSaver(conn, serde=build_serializer())
-        saver.setup()
+        saver.setup()  # nothing left to create: only marks the saver as set up
         yield saver
     finally:
         conn.close()
+
+
+async def preparar_postgres(dsn: str) -> Cambio:
+    """Run ``AsyncPostgresSaver.setup()`` on a connection of its own; the caller holds the lock.
+
+    The version reported is the library's, the highest ``v`` of ``checkpoint_migrations``.
+    The connection has no statement timeout: a migration must not be cut halfway.
+    """
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg import AsyncConnection
+    from psycopg.rows import dict_row
+
+    conn = await AsyncConnection.connect(
+        dsn,
+        autocommit=True,
+        prepare_threshold=0,
+        row_factory=dict_row,
+        connect_timeout=PG_CONNECT_TIMEOUT_S,
+    )
+    async with conn:
+        antes = await version_postgres(conn, MIGRACIONES_POSTGRES)
+        await AsyncPostgresSaver(conn, serde=build_serializer()).setup()  # type: ignore[arg-type]
+        despues = await version_postgres(conn, MIGRACIONES_POSTGRES)
+    return Cambio(ALMACEN, "postgres", antes, despues)
+
+
+def preparar_sqlite(path: Path) -> Cambio:
+    """Run ``SqliteSaver.setup()`` on the file; the caller holds the data folder's lock.
+
+    The library keeps no schema version on SQLite (``create table if not exists`` only), so
+    the version reported is 0 once its tables are there and None before.
+    """
+    conn = connect_sqlite(path)
+    try:
+        antes = _tablas_sqlite(conn)
+        SqliteSaver(conn, serde=build_serializer()).setup()
+        return Cambio(ALMACEN, "sqlite", antes, _tablas_sqlite(conn))
+    finally:
+        conn.close()
+
+
+def _tablas_sqlite(conn: sqlite3.Connection) -> int | None:
+    """0 when the library's ``checkpoints`` table exists (for the report only), else None."""
+    row = conn.execute(
+        "select 1 from sqlite_master where type = 'table' and name = 'checkpoints'"
+    ).fetchone()
+    return None if row is None else 0

@@ -16,6 +16,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
+# ``python -c`` program: import the heavy modules, say so with ``<argv[1]>.<pid>.listo``, wait
+# for the file argv[1], run ``fichas``.
+LANZADOR = """
+import os, sys, time
+import herramientas.cli, stream.worker, revision.app, herramientas.migrar
+import langgraph.checkpoint.postgres.aio, psycopg_pool
+barrera = sys.argv[1]
+open(f"{barrera}.{os.getpid()}.listo", "w").close()
+while not os.path.exists(barrera):
+    time.sleep(0.002)
+raise SystemExit(herramientas.cli.main(sys.argv[2:]))
+"""
+
 
 class CommandProcess:
     """``python -m herramientas.cli ARGS`` serving HTTP on 127.0.0.1:``port``."""
@@ -37,11 +50,21 @@ class CommandProcess:
         """The ``fichas`` arguments; subclasses say which subcommand."""
         raise NotImplementedError
 
-    def start(self, extra_env: dict[str, str] | None = None) -> None:
-        """Start the process, appending its output to ``log_path``."""
+    def start(self, extra_env: dict[str, str] | None = None, barrera: Path | None = None) -> None:
+        """Start the process, appending its output to ``log_path``.
+
+        With ``barrera``, the process imports what the command needs, waits for that file to
+        exist and then runs the command's entry point: processes started that way are released
+        together by creating the file (start-up races). Waiting after the imports, not before
+        an ``exec``, makes them reach their first step within milliseconds of each other: on a
+        loaded machine the imports alone spread over tens of seconds.
+        """
         log = self.log_path.open("ab")
+        argv = [sys.executable, "-m", "herramientas.cli", *self.command()]
+        if barrera is not None:
+            argv = [sys.executable, "-c", LANZADOR, str(barrera), *self.command()]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "herramientas.cli", *self.command()],
+            argv,
             env={**self.env, **(extra_env or {})},
             cwd=REPO,
             stdout=log,
@@ -89,3 +112,12 @@ class CommandProcess:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return ""
+
+
+def soltar(barrera: Path, procesos: int, timeout: float = 600) -> None:
+    """Create ``barrera`` once ``procesos`` processes started with it wait on it."""
+    deadline = time.monotonic() + timeout
+    while len(list(barrera.parent.glob(barrera.name + ".*.listo"))) < procesos:
+        assert time.monotonic() < deadline, "the processes never reached the barrier"
+        time.sleep(0.05)
+    barrera.touch()

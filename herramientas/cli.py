@@ -1,12 +1,13 @@
 """The ``fichas`` command: ``worker``, ``procesar``, ``producir``, ``llm-local``, ``informe``,
-``demo``, ``revisor``, ``evaluar``, ``calibrar``.
+``demo``, ``revisor``, ``evaluar``, ``calibrar``, ``migrar``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
 
 Exit codes: 0 done; 2 bad usage or configuration (one line per problem on standard error, no
 traceback); 3 the LLM stayed unreachable (``procesar``); 4 no Kafka broker answered at start-up
-(``worker``, ``producir``). Messages for operators are in English (docs/operacion.md).
+(``worker``, ``producir``); 5 the schema lock stayed held (``migrar``). Messages for
+operators are in English (docs/operacion.md).
 """
 
 from __future__ import annotations
@@ -125,6 +126,12 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     sub.add_parser(
+        "migrar",
+        help="create or upgrade every store's schema under one lock; run before a release's "
+        "workers (see --help)",
+        add_help=False,
+    )
+    sub.add_parser(
         "evaluar",
         help="measure evaluator or loop against the labelled set, compare runs (see --help)",
         add_help=False,
@@ -149,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         from revision.app import main as revisor_main
 
         return revisor_main(argv[1:])
+    if argv[:1] == ["migrar"]:
+        from herramientas.migrar import main as migrar_main
+
+        return migrar_main(argv[1:])
     if argv[:1] == ["evaluar"]:
         from herramientas.evaluar import main as evaluar_main
 

@@ -1,10 +1,21 @@
 """The reviewer app's state: items, decisions (the outbox), versions seen, users, sessions.
 
-One small SQL dialect serves both back ends: embedded SQLite in ``FICHAS_DATA_DIR`` and
-PostgreSQL when ``FICHAS_POSTGRES_DSN`` is set (tables prefixed ``revision_`` so they live next
-to the worker's). Every method is synchronous and short; the web app calls them through
-``asyncio.to_thread`` so a slow database never stalls other requests. One connection per
-process, guarded by a lock: the app's load (people clicking) is far below what that serves.
+One SQL text serves both back ends: embedded SQLite in ``FICHAS_DATA_DIR`` and PostgreSQL when
+``FICHAS_POSTGRES_DSN`` is set (tables prefixed ``revision_`` so they live next to the worker's,
+with the same names on both). Statements use PostgreSQL's own numbered placeholders ``$1``,
+``$2``: on PostgreSQL they go to the server as written (psycopg's ``AsyncRawCursor``, no
+rewriting); SQLite reads ``$1`` as a parameter named ``1``, bound from ``{"1": ...}``. Nothing
+rewrites a statement at run time. Where a statement must differ between the dialects, it is
+written twice side by side in a ``Migracion`` (today only the migrations would; none does).
+
+Every method is a coroutine. On PostgreSQL they run on psycopg's async pool, as the worker's
+version store does: requests never wait on each other beyond the pool's connections. On SQLite
+one connection serves the process; a transaction holds an ``asyncio.Lock`` and each statement
+runs on a thread (``asyncio.to_thread``), so an fsync (``synchronous=full``) or a busy file
+never stalls other requests. The app's load (people clicking) is far below what either serves.
+
+The schema is ``ESQUEMA``, numbered migrations (``migraciones``); ``abrir`` applies the missing
+ones under the schema lock, as ``fichas migrar`` does.
 
 Why the guarantees hold:
 - one item per ``event_id``: the primary key, and ``insert ... on conflict do nothing``;
@@ -17,16 +28,17 @@ Why the guarantees hold:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+import migraciones
 from esquemas.constantes import (
     DECISION_CORRECTA,
     DECISION_INCORRECTA,
@@ -35,16 +47,20 @@ from esquemas.constantes import (
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
+from migraciones import Cambio, Esquema, Migracion, cerrojo_postgres, cerrojo_sqlite
 from revision.decisiones import registro_decision
 from revision.item import Item
 
 SQLITE_FILE = "revision.sqlite"
+APLICACION = "fichas revisor"  # application_name of its PostgreSQL connections
+POOL_MAX = 4
 
 ABIERTA = "abierta"
 DECIDIDA = "decidida"
 OBSOLETA = "obsoleta"
 
-ESQUEMA = (
+# The schema of the release before migrations, as it created it on both dialects.
+_ESQUEMA_0 = (
     """create table if not exists revision_items (
         event_id text primary key,
         tipo text not null,
@@ -82,13 +98,58 @@ ESQUEMA = (
     )""",
 )
 
+# Recall of the gate (``retenidas``) reads the held-back items by reason, oldest first.
+_ESQUEMA_1 = (
+    "create index if not exists revision_items_motivo on revision_items (motivo, recibido_en)",
+)
 
-class _Cursor(Protocol):
-    rowcount: int
+ESQUEMA = Esquema(
+    nombre="revision",
+    tabla="revision_migraciones",
+    migraciones=(
+        Migracion("the schema of the release before migrations", _ESQUEMA_0, _ESQUEMA_0),
+        Migracion("items by reason, for the gate's held-back items", _ESQUEMA_1, _ESQUEMA_1),
+    ),
+)
 
-    def fetchall(self) -> list[Any]: ...
 
-    def fetchone(self) -> Any: ...
+async def migrar_postgres(conn: Any) -> Cambio:
+    """Migrate the store on ``conn``, which holds the schema lock (``fichas migrar``)."""
+    return await migraciones.migrar_postgres(conn, ESQUEMA)
+
+
+def migrar_sqlite(data_dir: Path) -> Cambio:
+    """Migrate ``revision.sqlite`` in ``data_dir``; the caller holds the folder's lock."""
+    conn = _conectar_sqlite(data_dir)
+    try:
+        return migraciones.migrar_sqlite(conn, ESQUEMA)
+    finally:
+        conn.close()
+
+
+def _conectar_sqlite(data_dir: Path) -> sqlite3.Connection:
+    """The store's file: WAL, a decision survives a power cut, waits 5 s for a busy file."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(data_dir / SQLITE_FILE, check_same_thread=False, isolation_level=None)
+    conn.execute("pragma journal_mode=wal")
+    conn.execute("pragma synchronous=full")
+    conn.execute("pragma busy_timeout=5000")
+    return conn
+
+
+@dataclass(frozen=True)
+class Filas:
+    """What a statement gave: its rows (read in full) and how many rows it changed."""
+
+    filas: list[Any]
+    cuenta: int
+
+    def primera(self) -> Any:
+        """The first row, or None."""
+        return self.filas[0] if self.filas else None
+
+
+Run = Callable[..., Awaitable[Filas]]
 
 
 @dataclass(frozen=True)
@@ -120,80 +181,112 @@ class Cierre:
     publicacion: dict[str, Any] | None
 
 
-class Almacen:
-    """The store on one connection; SQLite or PostgreSQL behind the same methods."""
+class _Sqlite:
+    """One connection; one transaction at a time (an asyncio lock), statements on a thread."""
 
-    def __init__(self, conn: Any, postgres: bool, dsn: str | None = None) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._postgres = postgres
-        self._dsn = dsn
-        self._lock = threading.Lock()
+        self._lock = asyncio.Lock()
 
-    @classmethod
-    def abrir(cls, postgres_dsn: str | None, data_dir: Path) -> Almacen:
-        """Open (and create if missing) the store the configuration names."""
-        if postgres_dsn:
-            import psycopg
+    def _ejecutar(self, sql: str, params: Sequence[Any]) -> Filas:
+        cursor = self._conn.execute(sql, {str(i): v for i, v in enumerate(params, start=1)})
+        return Filas(cursor.fetchall(), cursor.rowcount)
 
-            conn: Any = psycopg.connect(postgres_dsn, autocommit=True)
-            almacen = cls(conn, postgres=True, dsn=postgres_dsn)
-        else:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                data_dir / SQLITE_FILE, check_same_thread=False, isolation_level=None
-            )
-            conn.execute("pragma journal_mode=wal")
-            conn.execute("pragma synchronous=full")  # a decision survives a power cut
-            conn.execute("pragma busy_timeout=5000")
-            almacen = cls(conn, postgres=False)
-        with almacen._transaction() as run:
-            for sentencia in ESQUEMA:
-                run(sentencia)
-        return almacen
-
-    def cerrar(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._conn.close()
-
-    # ------------------------------------------------------------------ plumbing
-
-    @contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        """One transaction; yields ``run(sql, params) -> cursor`` with ``?`` placeholders."""
-        with self._lock:
-            if self._postgres:
-                if self._conn.closed:  # the server restarted or the link broke: a new one
-                    import psycopg
-
-                    self._conn = psycopg.connect(self._dsn or "", autocommit=True)
-                with self._conn.transaction():
-
-                    def run_pg(sql: str, params: Sequence[Any] = ()) -> _Cursor:
-                        return self._conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[no-any-return]
-
-                    yield run_pg
-                return
-            self._conn.execute("begin immediate")
+    @asynccontextmanager
+    async def transaccion(self) -> AsyncIterator[Run]:
+        """``begin immediate`` … ``commit`` (``rollback`` on an error)."""
+        async with self._lock:
+            await asyncio.to_thread(self._conn.execute, "begin immediate")
             try:
 
-                def run_sqlite(sql: str, params: Sequence[Any] = ()) -> _Cursor:
-                    return self._conn.execute(sql, tuple(params))  # type: ignore[no-any-return]
+                async def run(sql: str, params: Sequence[Any] = ()) -> Filas:
+                    return await asyncio.to_thread(self._ejecutar, sql, tuple(params))
 
-                yield run_sqlite
+                yield run
             except BaseException:
-                self._conn.execute("rollback")
+                await asyncio.to_thread(self._conn.execute, "rollback")
                 raise
-            self._conn.execute("commit")
+            await asyncio.to_thread(self._conn.execute, "commit")
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    async def cerrar(self) -> None:
+        async with self._lock:
+            self._conn.close()
+
+
+class _Postgres:
+    """psycopg's async pool; every connection checked before use (a server restart heals)."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    @asynccontextmanager
+    async def transaccion(self) -> AsyncIterator[Run]:
+        """A pooled connection in one transaction."""
+        async with self._pool.connection() as conn, conn.transaction():
+
+            async def run(sql: str, params: Sequence[Any] = ()) -> Filas:
+                cursor = await conn.execute(sql, tuple(params))
+                filas = await cursor.fetchall() if cursor.description else []
+                return Filas(list(filas), cursor.rowcount)
+
+            yield run
+
+    async def cerrar(self) -> None:
+        await self._pool.close()
+
+
+class Almacen:
+    """The store; SQLite or PostgreSQL behind the same coroutines."""
+
+    def __init__(self, base: _Sqlite | _Postgres) -> None:
+        self._base = base
+
+    @classmethod
+    async def abrir(cls, postgres_dsn: str | None, data_dir: Path) -> Almacen:
+        """Open the store the configuration names, migrated under the schema lock."""
+        if postgres_dsn:
+            from psycopg import AsyncRawCursor
+            from psycopg_pool import AsyncConnectionPool
+
+            from grafo.checkpointer import postgres_connection_kwargs
+
+            async with cerrojo_postgres(postgres_dsn) as conn:
+                await migrar_postgres(conn)
+            pool = AsyncConnectionPool(
+                postgres_dsn,
+                min_size=1,
+                max_size=POOL_MAX,
+                open=False,
+                check=AsyncConnectionPool.check_connection,
+                kwargs={
+                    "autocommit": True,
+                    "cursor_factory": AsyncRawCursor,
+                    "application_name": APLICACION,
+                    **postgres_connection_kwargs(),
+                },
+            )
+            await pool.open(wait=True)
+            return cls(_Postgres(pool))
+        async with cerrojo_sqlite(data_dir):
+            await asyncio.to_thread(migrar_sqlite, data_dir)
+        return cls(_Sqlite(await asyncio.to_thread(_conectar_sqlite, data_dir)))
+
+    async def cerrar(self) -> None:
+        """Close the connection or the pool."""
+        await self._base.cerrar()
+
+    def _transaction(self) -> Any:
+        """One transaction; yields ``await run(sql, params) -> Filas`` (``$n`` placeholders)."""
+        return self._base.transaccion()
+
+    async def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """A read in its own short transaction."""
-        with self._transaction() as run:
-            return list(run(sql, params).fetchall())
+        async with self._transaction() as run:
+            return (await run(sql, params)).filas
 
     # ------------------------------------------------------------------ items
 
-    def guardar_item(
+    async def guardar_item(
         self,
         event_id: str,
         tipo: str,
@@ -210,13 +303,13 @@ class Almacen:
         Returns the decisions ``obsoleta`` written for older open items of the SKU (and for this
         item itself when a newer version was already seen), for the caller to send.
         """
-        with self._transaction() as run:
-            previa = _max_version(run, sku)
+        async with self._transaction() as run:
+            previa = await _max_version(run, sku)
             estado = OBSOLETA if previa is not None and previa > version else ABIERTA
-            insertado = run(
+            insertado = await run(
                 "insert into revision_items (event_id, tipo, motivo, sku, version, familia, "
                 "criterios, datos, recibido_en, estado, cerrado_en) values "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (event_id) do nothing",
+                "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict (event_id) do nothing",
                 (
                     event_id,
                     tipo,
@@ -230,44 +323,44 @@ class Almacen:
                     estado,
                     ahora if estado == OBSOLETA else None,
                 ),
-            ).rowcount
-            if not insertado:
+            )
+            if not insertado.cuenta:
                 return []
-            cerradas = _supersede(run, sku, version, ahora)
+            cerradas = await _supersede(run, sku, version, ahora)
             if estado == OBSOLETA:
-                item = _item_row(run, event_id)
+                item = await _item_row(run, event_id)
                 assert item is not None
-                cerradas.append(_insert_obsoleta(run, item, ahora))
+                cerradas.append(await _insert_obsoleta(run, item, ahora))
             return cerradas
 
-    def observar_version(self, sku: str, version: int, ahora: float) -> list[Decision]:
+    async def observar_version(self, sku: str, version: int, ahora: float) -> list[Decision]:
         """A version of ``sku`` was published: close older open items, remember the version."""
-        with self._transaction() as run:
-            return _supersede(run, sku, version, ahora)
+        async with self._transaction() as run:
+            return await _supersede(run, sku, version, ahora)
 
-    def version_vista(self, sku: str) -> int | None:
+    async def version_vista(self, sku: str) -> int | None:
         """The newest version of ``sku`` this app has seen on any topic it reads."""
-        with self._transaction() as run:
-            return _max_version(run, sku)
+        async with self._transaction() as run:
+            return await _max_version(run, sku)
 
-    def item(self, event_id: str) -> Item | None:
+    async def item(self, event_id: str) -> Item | None:
         """One item, whatever its state."""
-        with self._transaction() as run:
-            return _item_row(run, event_id)
+        async with self._transaction() as run:
+            return await _item_row(run, event_id)
 
-    def abiertos(self) -> list[Item]:
+    async def abiertos(self) -> list[Item]:
         """Every open item, oldest first (the queue; filters are applied by the caller)."""
-        rows = self._query(
-            f"select {_ITEM_COLUMNS} from revision_items where estado = ? "
+        rows = await self._query(
+            f"select {_ITEM_COLUMNS} from revision_items where estado = $1 "
             "order by recibido_en, event_id",
             (ABIERTA,),
         )
         return [_item(row) for row in rows]
 
-    def siguiente(self, despues_de: str) -> str | None:
+    async def siguiente(self, despues_de: str) -> str | None:
         """The oldest open item other than ``despues_de`` (where "next" takes a reviewer)."""
-        rows = self._query(
-            "select event_id from revision_items where estado = ? and event_id <> ? "
+        rows = await self._query(
+            "select event_id from revision_items where estado = $1 and event_id <> $2 "
             "order by recibido_en, event_id limit 1",
             (ABIERTA, despues_de),
         )
@@ -275,56 +368,56 @@ class Almacen:
 
     # ------------------------------------------------------------------ decisions
 
-    def decidir(self, item: Item, cierre: Cierre) -> Decision | None:
+    async def decidir(self, item: Item, cierre: Cierre) -> Decision | None:
         """Close an open item with a decision; None when it was not open any more.
 
         The conditional update is the arbiter between reviewers racing on one item and
         between a reviewer and the supersession of the item.
         """
-        with self._transaction() as run:
-            cerrado = run(
-                "update revision_items set estado = ?, cerrado_en = ? "
-                "where event_id = ? and estado = ?",
+        async with self._transaction() as run:
+            cerrado = await run(
+                "update revision_items set estado = $1, cerrado_en = $2 "
+                "where event_id = $3 and estado = $4",
                 (DECIDIDA, cierre.decidida_en, item.event_id, ABIERTA),
-            ).rowcount
-            if not cerrado:
+            )
+            if not cerrado.cuenta:
                 return None
-            return _insert_decision(run, item, cierre)
+            return await _insert_decision(run, item, cierre)
 
-    def decision(self, event_id: str) -> Decision | None:
+    async def decision(self, event_id: str) -> Decision | None:
         """The decision of an item, if any."""
-        rows = self._query(
-            f"select {_DECISION_COLUMNS} from revision_decisiones where event_id = ?", (event_id,)
+        rows = await self._query(
+            f"select {_DECISION_COLUMNS} from revision_decisiones where event_id = $1", (event_id,)
         )
         return _decision(rows[0]) if rows else None
 
-    def pendientes(self, anteriores_a: float | None = None) -> list[Decision]:
+    async def pendientes(self, anteriores_a: float | None = None) -> list[Decision]:
         """Decisions whose records the broker has not acknowledged yet, oldest first."""
         sql = f"select {_DECISION_COLUMNS} from revision_decisiones where enviada = 0"
         params: tuple[Any, ...] = ()
         if anteriores_a is not None:
-            sql += " and decidida_en < ?"
+            sql += " and decidida_en < $1"
             params = (anteriores_a,)
-        return [_decision(row) for row in self._query(sql + " order by decidida_en", params)]
+        return [_decision(row) for row in await self._query(sql + " order by decidida_en", params)]
 
-    def marcar_enviada(self, event_id: str) -> None:
+    async def marcar_enviada(self, event_id: str) -> None:
         """The broker acknowledged the decision's records."""
-        with self._transaction() as run:
-            run("update revision_decisiones set enviada = 1 where event_id = ?", (event_id,))
+        async with self._transaction() as run:
+            await run("update revision_decisiones set enviada = 1 where event_id = $1", (event_id,))
 
-    def decisiones(self, tipo: str | None = None) -> list[Decision]:
+    async def decisiones(self, tipo: str | None = None) -> list[Decision]:
         """Every decision (of one kind), oldest first: the input of the trust figures."""
         sql = f"select {_DECISION_COLUMNS} from revision_decisiones"
         params: tuple[Any, ...] = ()
         if tipo is not None:
-            sql += " where tipo = ?"
+            sql += " where tipo = $1"
             params = (tipo,)
-        return [_decision(row) for row in self._query(sql + " order by decidida_en", params)]
+        return [_decision(row) for row in await self._query(sql + " order by decidida_en", params)]
 
-    def resumen_abiertos(self) -> tuple[dict[str, int], float | None]:
+    async def resumen_abiertos(self) -> tuple[dict[str, int], float | None]:
         """Open items per reason and the arrival time of the oldest (for ``/metrics``)."""
-        rows = self._query(
-            "select motivo, count(*), min(recibido_en) from revision_items where estado = ? "
+        rows = await self._query(
+            "select motivo, count(*), min(recibido_en) from revision_items where estado = $1 "
             "group by motivo",
             (ABIERTA,),
         )
@@ -332,10 +425,10 @@ class Almacen:
         primero = min((float(t) for _, _, t in rows), default=None)
         return cuentas, primero
 
-    def decisiones_resumidas(self) -> list[tuple[str, str, str, list[str], str, float]]:
+    async def decisiones_resumidas(self) -> list[tuple[str, str, str, list[str], str, float]]:
         """(tipo, decision, familia, criterios, revisor, segundos) of every decision, oldest
         first: what the metrics need, without the stored records."""
-        rows = self._query(
+        rows = await self._query(
             "select tipo, decision, familia, criterios, revisor, segundos "
             "from revision_decisiones order by decidida_en"
         )
@@ -344,73 +437,74 @@ class Almacen:
             for t, d, f, c, r, sg in rows
         ]
 
-    def veredictos_muestra(self) -> list[tuple[str, str, dict[str, Any]]]:
+    async def veredictos_muestra(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(event_id, decision, the published record) of every ``correcta``/``incorrecta``
         verdict on the sample, in the order they were taken: the input the online bound of
         ``revision.vigilancia`` is rebuilt from at start-up (no state of its own to migrate)."""
-        rows = self._query(
+        rows = await self._query(
             "select d.event_id, d.decision, i.datos from revision_decisiones d "
             "join revision_items i on i.event_id = d.event_id "
-            "where d.tipo = ? and d.decision in (?, ?) order by d.decidida_en, d.event_id",
+            "where d.tipo = $1 and d.decision in ($2, $3) order by d.decidida_en, d.event_id",
             (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA),
         )
         return [(str(e), str(d), dict(json.loads(datos))) for e, d, datos in rows]
 
-    def retenidas(self) -> list[tuple[str, str, str | None]]:
+    async def retenidas(self) -> list[tuple[str, str, str | None]]:
         """(event_id, familia, decision or None while open) of every item the gate held back
         (motivo ``sin_garantia``), oldest first: what recall is measured on."""
-        rows = self._query(
+        rows = await self._query(
             "select i.event_id, i.familia, d.decision from revision_items i "
             "left join revision_decisiones d on d.event_id = i.event_id "
-            "where i.motivo = ? order by i.recibido_en, i.event_id",
+            "where i.motivo = $1 order by i.recibido_en, i.event_id",
             (MOTIVO_SIN_GARANTIA,),
         )
         return [(str(e), str(f), None if d is None else str(d)) for e, f, d in rows]
 
-    def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
+    async def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
         """Decisions per (tipo, decision), for the ``_total`` counter read at scrape time."""
-        rows = self._query(
+        rows = await self._query(
             "select tipo, decision, count(*) from revision_decisiones group by tipo, decision"
         )
         return {(str(t), str(d)): int(n) for t, d, n in rows}
 
     # ------------------------------------------------------------------ users and sessions
 
-    def guardar_usuario(self, nombre: str, hash_: str) -> None:
+    async def guardar_usuario(self, nombre: str, hash_: str) -> None:
         """Add a reviewer or replace their password hash."""
-        with self._transaction() as run:
-            run(
-                "insert into revision_usuarios (nombre, hash) values (?, ?) "
+        async with self._transaction() as run:
+            await run(
+                "insert into revision_usuarios (nombre, hash) values ($1, $2) "
                 "on conflict (nombre) do update set hash = excluded.hash",
                 (nombre, hash_),
             )
 
-    def hash_de(self, nombre: str) -> str | None:
+    async def hash_de(self, nombre: str) -> str | None:
         """The stored password hash of a reviewer."""
-        rows = self._query("select hash from revision_usuarios where nombre = ?", (nombre,))
+        rows = await self._query("select hash from revision_usuarios where nombre = $1", (nombre,))
         return str(rows[0][0]) if rows else None
 
-    def abrir_sesion(self, token: str, usuario: str, csrf: str, expira: float) -> None:
+    async def abrir_sesion(self, token: str, usuario: str, csrf: str, expira: float) -> None:
         """Store a session; expired ones are purged on the way."""
-        with self._transaction() as run:
-            run("delete from revision_sesiones where expira < ?", (time.time(),))
-            run(
-                "insert into revision_sesiones (token, usuario, csrf, expira) values (?, ?, ?, ?)",
+        async with self._transaction() as run:
+            await run("delete from revision_sesiones where expira < $1", (time.time(),))
+            await run(
+                "insert into revision_sesiones (token, usuario, csrf, expira) "
+                "values ($1, $2, $3, $4)",
                 (token, usuario, csrf, expira),
             )
 
-    def sesion(self, token: str) -> tuple[str, str] | None:
+    async def sesion(self, token: str) -> tuple[str, str] | None:
         """(reviewer, CSRF token) of a live session."""
-        rows = self._query(
-            "select usuario, csrf from revision_sesiones where token = ? and expira >= ?",
+        rows = await self._query(
+            "select usuario, csrf from revision_sesiones where token = $1 and expira >= $2",
             (token, time.time()),
         )
         return (str(rows[0][0]), str(rows[0][1])) if rows else None
 
-    def cerrar_sesion(self, token: str) -> None:
+    async def cerrar_sesion(self, token: str) -> None:
         """Forget a session (logout)."""
-        with self._transaction() as run:
-            run("delete from revision_sesiones where token = ?", (token,))
+        async with self._transaction() as run:
+            await run("delete from revision_sesiones where token = $1", (token,))
 
 
 _ITEM_COLUMNS = (
@@ -455,41 +549,44 @@ def _decision(row: Sequence[Any]) -> Decision:
     )
 
 
-def _item_row(run: Any, event_id: str) -> Item | None:
-    row = run(f"select {_ITEM_COLUMNS} from revision_items where event_id = ?", (event_id,))
-    found = row.fetchone()
+async def _item_row(run: Any, event_id: str) -> Item | None:
+    filas = await run(
+        f"select {_ITEM_COLUMNS} from revision_items where event_id = $1", (event_id,)
+    )
+    found = filas.primera()
     return _item(found) if found else None
 
 
-def _max_version(run: Any, sku: str) -> int | None:
-    row = run("select version from revision_skus where sku = ?", (sku,)).fetchone()
+async def _max_version(run: Any, sku: str) -> int | None:
+    row = (await run("select version from revision_skus where sku = $1", (sku,))).primera()
     return int(row[0]) if row else None
 
 
-def _supersede(run: Any, sku: str, version: int, ahora: float) -> list[Decision]:
+async def _supersede(run: Any, sku: str, version: int, ahora: float) -> list[Decision]:
     """Raise the SKU's newest version and close its older open items as ``obsoleta``."""
-    run(
-        "insert into revision_skus (sku, version) values (?, ?) on conflict (sku) do update "
+    await run(
+        "insert into revision_skus (sku, version) values ($1, $2) on conflict (sku) do update "
         "set version = case when excluded.version > revision_skus.version "
         "then excluded.version else revision_skus.version end",
         (sku, version),
     )
-    viejos = run(
-        f"select {_ITEM_COLUMNS} from revision_items where sku = ? and estado = ? and version < ?",
+    viejos = await run(
+        f"select {_ITEM_COLUMNS} from revision_items "
+        "where sku = $1 and estado = $2 and version < $3",
         (sku, ABIERTA, version),
-    ).fetchall()
+    )
     cerradas = []
-    for row in viejos:
+    for row in viejos.filas:
         item = _item(row)
-        run(
-            "update revision_items set estado = ?, cerrado_en = ? where event_id = ?",
+        await run(
+            "update revision_items set estado = $1, cerrado_en = $2 where event_id = $3",
             (OBSOLETA, ahora, item.event_id),
         )
-        cerradas.append(_insert_obsoleta(run, item, ahora))
+        cerradas.append(await _insert_obsoleta(run, item, ahora))
     return cerradas
 
 
-def _insert_obsoleta(run: Any, item: Item, ahora: float) -> Decision:
+async def _insert_obsoleta(run: Any, item: Item, ahora: float) -> Decision:
     """The system's decision for a superseded item (no publication)."""
     cierre = Cierre(
         decision=DECISION_OBSOLETA,
@@ -499,10 +596,10 @@ def _insert_obsoleta(run: Any, item: Item, ahora: float) -> Decision:
         registro=registro_decision(item, DECISION_OBSOLETA, REVISOR_SISTEMA, ahora),
         publicacion=None,
     )
-    return _insert_decision(run, item, cierre)
+    return await _insert_decision(run, item, cierre)
 
 
-def _insert_decision(run: Any, item: Item, cierre: Cierre) -> Decision:
+async def _insert_decision(run: Any, item: Item, cierre: Cierre) -> Decision:
     """Write the decision row (the outbox entry) inside the caller's transaction."""
     decision = Decision(
         event_id=item.event_id,
@@ -517,9 +614,9 @@ def _insert_decision(run: Any, item: Item, cierre: Cierre) -> Decision:
         publicacion=cierre.publicacion,
         enviada=False,
     )
-    run(
+    await run(
         f"insert into revision_decisiones ({_DECISION_COLUMNS}) values "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+        "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0)",
         (
             decision.event_id,
             decision.tipo,

@@ -94,13 +94,18 @@ def usuarios(argv: Sequence[str]) -> int:
     settings = _settings("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    almacen = Almacen.abrir(settings.postgres_dsn, settings.data_dir)
-    try:
-        almacen.guardar_usuario(args.nombre, hash_clave(clave))
-    finally:
-        almacen.cerrar()
+    asyncio.run(_guardar_usuario(settings, args.nombre, hash_clave(clave)))
     print(f"reviewer {args.nombre} saved")
     return 0
+
+
+async def _guardar_usuario(settings: Settings, nombre: str, hash_: str) -> None:
+    """Open the store (migrated under the schema lock), save the reviewer, close it."""
+    almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+    try:
+        await almacen.guardar_usuario(nombre, hash_)
+    finally:
+        await almacen.cerrar()
 
 
 def _settings(programa: str) -> Settings | None:
@@ -122,7 +127,7 @@ async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuer
         await escribir_estado(settings.kafka_brokers, estado, topic=settings.topic_puerta)
 
     vigilancia = Vigilancia(lector.estados, escribir)
-    veredictos = await asyncio.to_thread(almacen.veredictos_muestra)
+    veredictos = await almacen.veredictos_muestra()
     vigilancia.reconstruir((decision, datos) for _, decision, datos in veredictos)
     await lector.al_dia()
     return vigilancia
@@ -130,7 +135,7 @@ async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuer
 
 async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) -> None:
     """Store, stream, gate monitor, web server; until SIGTERM or SIGINT."""
-    almacen = await asyncio.to_thread(Almacen.abrir, settings.postgres_dsn, settings.data_dir)
+    almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
     flujo = Flujo(settings, almacen)
     lector = LectorPuertas(settings.topic_puerta, client_id="fichas-revisor-puerta")
     parar = asyncio.Event()
@@ -169,7 +174,7 @@ async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) 
     finally:
         await lector.stop()
         with contextlib.suppress(Exception):
-            almacen.cerrar()
+            await almacen.cerrar()
 
 
 if __name__ == "__main__":

@@ -12,10 +12,11 @@ people approved unchanged (the evaluator was too strict there).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from criterios import cargar_criterios
 from esquemas.constantes import (
@@ -154,16 +155,25 @@ def informe_desde_almacen(settings: Settings) -> str:
         raise FileNotFoundError(f"no reviewer store in {settings.data_dir}")
     from revision import retenidas, vigilancia
 
-    almacen = Almacen.abrir(settings.postgres_dsn, settings.data_dir)
-    try:
-        decisiones = [
-            DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
-            for d in almacen.decisiones()
-        ]
-        veredictos = [(decision, datos) for _, decision, datos in almacen.veredictos_muestra()]
-        retenidos = almacen.retenidas()
-    finally:
-        almacen.cerrar()
+    async def leer() -> tuple[
+        list[DecisionResumen],
+        list[tuple[str, dict[str, Any]]],
+        list[tuple[str, str, str | None]],
+    ]:
+        almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+        try:
+            decisiones = [
+                DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
+                for d in await almacen.decisiones()
+            ]
+            veredictos = [
+                (decision, datos) for _, decision, datos in await almacen.veredictos_muestra()
+            ]
+            return decisiones, veredictos, await almacen.retenidas()
+        finally:
+            await almacen.cerrar()
+
+    decisiones, veredictos, retenidos = asyncio.run(leer())
     return (
         render_texto(calcular(decisiones))
         + vigilancia.render_texto(vigilancia.seguir(veredictos))

@@ -201,7 +201,7 @@ class Flujo:
         cerradas: list[Decision] = []
         for registros in lotes.values():
             for registro in registros:
-                cerradas += await asyncio.to_thread(self.guardar, registro.topic, registro.value)
+                cerradas += await self.guardar(registro.topic, registro.value)
         await self.consumer.commit()
         for decision in cerradas:
             await self.enviar(decision.event_id)
@@ -216,7 +216,7 @@ class Flujo:
             else:
                 self.consumer.seek(tp, committed)
 
-    def guardar(self, topic: str, valor: bytes | None) -> list[Decision]:
+    async def guardar(self, topic: str, valor: bytes | None) -> list[Decision]:
         """Store one record; the decisions ``obsoleta`` it caused are returned to be sent."""
         if valor is None:
             return []
@@ -225,14 +225,14 @@ class Flujo:
             item = item_de_registro(topic, valor, self.settings)
             if item is None:
                 datos = json.loads(valor)
-                return self.almacen.observar_version(
+                return await self.almacen.observar_version(
                     str(datos["sku"]), int(datos["version"]), ahora
                 )
         except (ValidationError, ValueError, KeyError, TypeError) as exc:
             log.warning("unreadable record on %s skipped: %s", topic, exc)
             return []
         datos, tipo, motivo, criterios = item
-        return self.almacen.guardar_item(
+        return await self.almacen.guardar_item(
             event_id=datos["event_id"],
             tipo=tipo,
             motivo=motivo,
@@ -253,11 +253,11 @@ class Flujo:
         twice from one process.
         """
         async with self._envio:
-            decision = await asyncio.to_thread(self.almacen.decision, event_id)
+            decision = await self.almacen.decision(event_id)
             if decision is None or decision.enviada:
                 return decision is not None
             await self._send(decision)
-            await asyncio.to_thread(self.almacen.marcar_enviada, event_id)
+            await self.almacen.marcar_enviada(event_id)
             return True
 
     async def _send(self, decision: Decision) -> None:
@@ -280,7 +280,7 @@ class Flujo:
 
     async def enviar_pendientes(self, anteriores_a: float | None = None) -> int:
         """Send every unsent decision (those older than ``anteriores_a`` when given)."""
-        pendientes = await asyncio.to_thread(self.almacen.pendientes, anteriores_a)
+        pendientes = await self.almacen.pendientes(anteriores_a)
         for decision in pendientes:
             await self.enviar(decision.event_id)
         if pendientes:

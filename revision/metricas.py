@@ -3,13 +3,16 @@
 Everything is computed from the database at scrape time rather than counted in memory: the
 numbers then survive restarts, agree between replicas sharing PostgreSQL, and a decision taken
 by another replica (or resent after a crash) is counted exactly once. The queries are a few
-aggregates over small tables.
+aggregates over small tables. The store is asynchronous and a collector is not, so the
+``/metrics`` handler first awaits ``RegistroRevision.actualizar`` (the queries) and the
+collector then builds the families from those figures.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import (
@@ -59,18 +62,49 @@ KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_SIN_GARANTIA, MOTIVO_M
 BUCKETS = (60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 86400.0, 3 * 86400.0, 7 * 86400.0)
 
 
-class RevisionCollector(Collector):
-    """Reads the store on every scrape."""
+@dataclass(frozen=True)
+class Cifras:
+    """What one scrape reads from the store."""
 
-    def __init__(
-        self, almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
-    ) -> None:
-        self.almacen = almacen
+    abiertos: dict[str, int] = field(default_factory=dict)
+    primero: float | None = None
+    cuentas: dict[tuple[str, str], int] = field(default_factory=dict)
+    decisiones: list[tuple[str, str, str, list[str], str, float]] = field(default_factory=list)
+    # (event_id, familia, decision or None) of the items the gate held back (recall).
+    retenidas: list[tuple[str, str, str | None]] = field(default_factory=list)
+    # Correct published sample verdicts per family, read from the store only when no monitor
+    # counts them (None: the monitor's own count is used).
+    correctas: dict[str, int] | None = None
+
+
+async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
+    """The aggregates of one scrape; the sample's verdicts only when no monitor counts them."""
+    abiertos, primero = await almacen.resumen_abiertos()
+    correctas = None
+    if not con_vigilancia:
+        correctas = retenidas.correctas_publicadas(
+            (decision, datos) for _, decision, datos in await almacen.veredictos_muestra()
+        )
+    return Cifras(
+        abiertos,
+        primero,
+        await almacen.cuentas_decisiones(),
+        await almacen.decisiones_resumidas(),
+        await almacen.retenidas(),
+        correctas,
+    )
+
+
+class RevisionCollector(Collector):
+    """Builds the families from the figures read for the current scrape."""
+
+    def __init__(self, vigilancia: Vigilancia | None = None, proporcion: float = 0.0) -> None:
+        self.cifras = Cifras()
         self.vigilancia = vigilancia
         self.proporcion = proporcion
 
     def collect(self) -> Iterator[Metric]:
-        cuentas, primero = self.almacen.resumen_abiertos()
+        cuentas, primero = self.cifras.abiertos, self.cifras.primero
         profundidad = GaugeMetricFamily(QUEUE_DEPTH, "Open review items", labels=["kind"])
         for kind in KINDS:
             profundidad.add_metric([kind], cuentas.get(kind, 0))
@@ -79,10 +113,10 @@ class RevisionCollector(Collector):
         yield GaugeMetricFamily(OLDEST_OPEN, "Age of the oldest open item", value=viejo)
 
         total = CounterMetricFamily(DECISIONS, "Decisions taken", labels=["type", "decision"])
-        for (tipo, decision), n in sorted(self.almacen.cuentas_decisiones().items()):
+        for (tipo, decision), n in sorted(self.cifras.cuentas.items()):
             total.add_metric([tipo, decision], n)
         yield total
-        decisiones = self.almacen.decisiones_resumidas()
+        decisiones = self.cifras.decisiones
         yield self._duration(
             [(tipo, sg) for tipo, _, _, _, revisor, sg in decisiones if revisor != REVISOR_SISTEMA]
         )
@@ -132,10 +166,8 @@ class RevisionCollector(Collector):
         if vigilancia is not None:
             correctas = dict(vigilancia.correctas)
         else:
-            correctas = retenidas.correctas_publicadas(
-                (decision, datos) for _, decision, datos in self.almacen.veredictos_muestra()
-            )
-        figuras = retenidas.calcular(correctas, self.almacen.retenidas(), self.proporcion)
+            correctas = dict(self.cifras.correctas or {})
+        figuras = retenidas.calcular(correctas, self.cifras.retenidas, self.proporcion)
         recall = GaugeMetricFamily(RECALL, "Recall of the gate, C/(C+A)", labels=["family"])
         muestra = GaugeMetricFamily(
             HELD_BACK, "Held-back sample items per state", labels=["family", "state"]
@@ -190,10 +222,26 @@ class RevisionCollector(Collector):
         yield por_criterio
 
 
+class RegistroRevision(CollectorRegistry):
+    """The app's registry; ``actualizar`` reads the store before each exposition."""
+
+    def __init__(
+        self, almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
+    ) -> None:
+        super().__init__()
+        self.almacen = almacen
+        self.colector = RevisionCollector(vigilancia, proporcion)
+        self.register(self.colector)
+
+    async def actualizar(self) -> None:
+        """Read the figures the next ``collect`` shows."""
+        self.colector.cifras = await leer_cifras(
+            self.almacen, con_vigilancia=self.colector.vigilancia is not None
+        )
+
+
 def registro(
     almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
-) -> CollectorRegistry:
+) -> RegistroRevision:
     """A registry of its own with the app's collector (several apps may share a process)."""
-    reg = CollectorRegistry()
-    reg.register(RevisionCollector(almacen, vigilancia, proporcion))
-    return reg
+    return RegistroRevision(almacen, vigilancia, proporcion)

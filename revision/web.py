@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 
 import jinja2
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from criterios import CRITERIOS_VERSION, atributos_obligatorios, cargar_criterios
 from esquemas.constantes import (
@@ -44,6 +44,7 @@ from esquemas.puerta import ClavePuerta
 from revision import decisiones as dec
 from revision.almacen import ABIERTA, Almacen, Cierre, Item
 from revision.flujo import Flujo, caer_si_prueba
+from revision.metricas import RegistroRevision
 from revision.retenidas import en_muestra
 from revision.seguridad import (
     COOKIE_CSRF_LOGIN,
@@ -80,7 +81,7 @@ class Contexto:
     almacen: Almacen
     flujo: Flujo
     versiones: VersionStore
-    metricas: CollectorRegistry
+    metricas: RegistroRevision
     modelo: str
     cookie_segura: bool = False
     vigilancia: Vigilancia | None = None
@@ -171,7 +172,7 @@ async def _sesion(ctx: Contexto, request: web.Request) -> tuple[str, str] | None
     valor = request.cookies.get(COOKIE_SESION)
     if not valor:
         return None
-    return await asyncio.to_thread(ctx.almacen.sesion, valor)
+    return await ctx.almacen.sesion(valor)
 
 
 def _texto(valor: Any) -> str:
@@ -222,16 +223,14 @@ async def login_post(request: web.Request) -> web.Response:
         return _login_error(
             ctx, request, "Demasiados intentos: espere unos minutos.", 429, siguiente
         )
-    hash_ = await asyncio.to_thread(ctx.almacen.hash_de, nombre)
+    hash_ = await ctx.almacen.hash_de(nombre)
     if not nombre or not await asyncio.to_thread(clave_correcta, hash_, clave):
         ctx.limite.fallo(usuario)
         ctx.limite_ip.fallo(ip)
         return _login_error(ctx, request, "Usuario o contraseña incorrectos.", 401, siguiente)
     ctx.limite.exito(usuario)
     sesion, csrf = token(), token()
-    await asyncio.to_thread(
-        ctx.almacen.abrir_sesion, sesion, nombre, csrf, time.time() + DURACION_SESION_S
-    )
+    await ctx.almacen.abrir_sesion(sesion, nombre, csrf, time.time() + DURACION_SESION_S)
     respuesta = web.HTTPSeeOther(siguiente)
     _cookie(respuesta, ctx, COOKIE_SESION, sesion, DURACION_SESION_S)
     respuesta.del_cookie(COOKIE_CSRF_LOGIN, path="/")
@@ -273,7 +272,7 @@ def _cookie(
 async def logout(request: web.Request) -> web.Response:
     """Forget the session."""
     ctx = request.app[CTX]
-    await asyncio.to_thread(ctx.almacen.cerrar_sesion, request.cookies.get(COOKIE_SESION, ""))
+    await ctx.almacen.cerrar_sesion(request.cookies.get(COOKIE_SESION, ""))
     respuesta = web.HTTPSeeOther("/login")
     respuesta.del_cookie(COOKIE_SESION, path="/")
     raise respuesta
@@ -285,7 +284,7 @@ async def logout(request: web.Request) -> web.Response:
 async def cola(request: web.Request) -> web.Response:
     """Open items, oldest first, with filters and the count of each filter value."""
     ctx = request.app[CTX]
-    abiertos = await asyncio.to_thread(ctx.almacen.abiertos)
+    abiertos = await ctx.almacen.abiertos()
     filtros = {k: request.query.get(k, "") for k in ("familia", "motivo", "criterio")}
     visibles = [i for i in abiertos if _pasa(i, filtros)]
     ahora = time.time()
@@ -358,7 +357,7 @@ async def item_get(request: web.Request) -> web.Response:
 
 
 async def _item(ctx: Contexto, event_id: str) -> Item:
-    item = await asyncio.to_thread(ctx.almacen.item, event_id)
+    item = await ctx.almacen.item(event_id)
     if item is None:
         raise web.HTTPNotFound(text="No existe ese elemento.")
     return item
@@ -381,8 +380,8 @@ async def _render_item(
     comprobaciones = dec.comprobaciones(ficha, item) if ficha else {}
     decision = None
     if item.estado != ABIERTA:
-        decision = await asyncio.to_thread(ctx.almacen.decision, item.event_id)
-    siguiente = await asyncio.to_thread(ctx.almacen.siguiente, item.event_id)
+        decision = await ctx.almacen.decision(item.event_id)
+    siguiente = await ctx.almacen.siguiente(item.event_id)
     return _pagina(
         ctx,
         request,
@@ -582,7 +581,7 @@ async def _cerrar(
     ctx: Contexto, request: web.Request, item: Item, cierre: Cierre, hecho: str
 ) -> web.Response:
     """Persist the decision, then send it; the reviewer hears back only after both."""
-    decision = await asyncio.to_thread(ctx.almacen.decidir, item, cierre)
+    decision = await ctx.almacen.decidir(item, cierre)
     if decision is None:
         cerrado = await _no_abierto(ctx, request, await _item(ctx, item.event_id))
         assert cerrado is not None
@@ -604,7 +603,7 @@ async def _cerrar(
     except Exception:  # broker down or slow: the outbox sends it later, say so
         log.warning("decision %s stored, sending pending", decision.event_id)
         aviso += " (guardada; se enviará en cuanto Kafka responda)"
-    siguiente = await asyncio.to_thread(ctx.almacen.siguiente, item.event_id)
+    siguiente = await ctx.almacen.siguiente(item.event_id)
     destino = (
         "/item?" + urlencode({"id": siguiente, "aviso": aviso})
         if siguiente
@@ -621,10 +620,10 @@ def _registrar_fallo(envio: asyncio.Task[bool]) -> None:
 
 async def _no_abierto(ctx: Contexto, request: web.Request, item: Item) -> web.Response | None:
     """The page a reviewer sees when someone (or a newer version) got there first."""
-    actual = await asyncio.to_thread(ctx.almacen.item, item.event_id)
+    actual = await ctx.almacen.item(item.event_id)
     if actual is None or actual.estado == ABIERTA:
         return None
-    decision = await asyncio.to_thread(ctx.almacen.decision, item.event_id)
+    decision = await ctx.almacen.decision(item.event_id)
     quien = f" por {decision.revisor}" if decision else ""
     que = decision.decision if decision else actual.estado
     return await _render_item(
@@ -644,11 +643,11 @@ async def _version_superada(ctx: Contexto, item: Item) -> int | None:
     A newer version closes the item as ``obsoleta`` right away (its decision is sent).
     """
     del_worker = await ctx.versiones.get(item.sku)
-    vista = await asyncio.to_thread(ctx.almacen.version_vista, item.sku)
+    vista = await ctx.almacen.version_vista(item.sku)
     nueva = max(v for v in (del_worker, vista, item.version) if v is not None)
     if nueva <= item.version:
         return None
-    cerradas = await asyncio.to_thread(ctx.almacen.observar_version, item.sku, nueva, time.time())
+    cerradas = await ctx.almacen.observar_version(item.sku, nueva, time.time())
     for decision in cerradas:
         await ctx.flujo.enviar(decision.event_id)
     return nueva
@@ -680,6 +679,7 @@ def _criterios_y_nota(ctx: Contexto, form: Any) -> tuple[list[str], str]:
 async def metrics(request: web.Request) -> web.Response:
     """Prometheus exposition of ``fichas_revision_*`` (computed from the store)."""
     ctx = request.app[CTX]
+    await ctx.metricas.actualizar()  # the store's figures, read before the sync collector runs
     cuerpo = await asyncio.to_thread(generate_latest, ctx.metricas)
     respuesta = web.Response(body=cuerpo)
     respuesta.content_type = CONTENT_TYPE_LATEST.split(";")[0]

@@ -2,9 +2,9 @@
 
 Two records, kept in one transaction, fence every emission of the worker:
 
-* ``fichas_versiones`` (``versiones`` in SQLite): the newest version handled per SKU. A
+* ``fichas_versiones``: the newest version handled per SKU. A
   redelivered or late (zombie) older version finds a newer one there and is ``obsoleto``.
-* ``fichas_resultados`` (``resultados``): the outcome of each ``event_id`` with the SKU, the
+* ``fichas_resultados``: the outcome of each ``event_id`` with the SKU, the
   version and a fingerprint of the input. It is the one source of every emission: whoever
   claims an ``event_id`` first writes its outcome here, and every later emission of that
   ``event_id`` (redelivery, a second worker, a zombie) sends these stored bytes, never a new
@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import migraciones
 from esquemas import EventoCambio
 from grafo.checkpointer import connect_sqlite, postgres_connection_kwargs
+from migraciones import Cambio, Esquema, Migracion, cerrojo_postgres, cerrojo_sqlite
 
 SQLITE_FILE = "versiones.sqlite"
 
@@ -165,7 +167,9 @@ class SqliteVersionStore:
 
     async def get(self, sku: str) -> int | None:
         """Look up one SKU."""
-        row = self._conn.execute("select version from versiones where sku = ?", (sku,)).fetchone()
+        row = self._conn.execute(
+            "select version from fichas_versiones where sku = ?", (sku,)
+        ).fetchone()
         return int(row[0]) if row else None
 
     async def record(self, sku: str, version: int) -> None:
@@ -175,7 +179,7 @@ class SqliteVersionStore:
 
     def _record(self, sku: str, version: int) -> None:
         self._conn.execute(
-            "insert into versiones (sku, version, actualizada_en) values (?, ?, ?) "
+            "insert into fichas_versiones (sku, version, actualizada_en) values (?, ?, ?) "
             "on conflict(sku) do update set version = max(version, excluded.version), "
             "actualizada_en = excluded.actualizada_en",
             (sku, version, time.time()),
@@ -184,7 +188,7 @@ class SqliteVersionStore:
     async def resultado(self, event_id: str) -> Registro | None:
         """Look up one event's outcome."""
         row = self._conn.execute(
-            "select event_id, sku, version, huella, destino, salida from resultados "
+            "select event_id, sku, version, huella, destino, salida from fichas_resultados "
             "where event_id = ?",
             (event_id,),
         ).fetchone()
@@ -197,13 +201,13 @@ class SqliteVersionStore:
             reclamo = decidir_reclamo(registro, stored, await self.resultado(registro.event_id))
             if reclamo.veredicto is Veredicto.NUEVO:
                 self._conn.execute(
-                    "insert into resultados (event_id, sku, version, huella, destino, salida, "
-                    "registrado_en) values (?, ?, ?, ?, ?, ?, ?)",
+                    "insert into fichas_resultados (event_id, sku, version, huella, destino, "
+                    "salida, registrado_en) values (?, ?, ?, ?, ?, ?, ?)",
                     (*_fila_resultado(registro), time.time()),
                 )
                 self._record(registro.sku, registro.version)
                 self._conn.execute(
-                    "delete from resultados where sku = ? and version < ?",
+                    "delete from fichas_resultados where sku = ? and version < ?",
                     (registro.sku, registro.version),
                 )
         return reclamo
@@ -212,15 +216,19 @@ class SqliteVersionStore:
         """Delete outcome and version records older than the retention."""
         limite = time.time() - retencion_s
         with self._conn:
-            a = self._conn.execute("delete from resultados where registrado_en < ?", (limite,))
-            b = self._conn.execute("delete from versiones where actualizada_en < ?", (limite,))
+            a = self._conn.execute(
+                "delete from fichas_resultados where registrado_en < ?", (limite,)
+            )
+            b = self._conn.execute(
+                "delete from fichas_versiones where actualizada_en < ?", (limite,)
+            )
         return int(a.rowcount) + int(b.rowcount)
 
     async def tamanos(self) -> dict[str, int]:
         """Rows per table."""
         return {
             tabla: int(self._conn.execute(f"select count(*) from {tabla}").fetchone()[0])
-            for tabla in ("versiones", "resultados")
+            for tabla in ("fichas_versiones", "fichas_resultados")
         }
 
 
@@ -322,11 +330,19 @@ class PostgresVersionStore:
         return sizes
 
 
-POSTGRES_DDL = (
+# The schema of the release before migrations, as it left a database: migration 0 of both
+# dialects. On PostgreSQL that release also ran, at every start, the ``alter``s below (the
+# type change only when the column was not bigint yet); here they are unconditional and
+# idempotent: ``type bigint`` on a bigint column changes nothing, ``add column if not exists``
+# skips a column that is there. On SQLite it added ``actualizada_en`` to a ``versiones`` table of
+# an older release after ``pragma table_info``; SQLite has no ``add column if not exists``, so
+# migration 0 does not: a data folder last opened by a release older than that one (commit
+# 186e170, before the retention) must be opened once by the release before migrations first
+# (docs/operacion.md).
+_POSTGRES_0 = (
     "create table if not exists fichas_versiones "
     "(sku text primary key, version bigint not null, "
     "actualizada_en timestamptz not null default now())",
-    # Tables created by earlier releases: an integer column could not hold every accepted version.
     "alter table fichas_versiones alter column version type bigint",
     "alter table fichas_versiones add column if not exists "
     "actualizada_en timestamptz not null default now()",
@@ -338,8 +354,7 @@ POSTGRES_DDL = (
     "create index if not exists fichas_resultados_edad on fichas_resultados (registrado_en)",
     "create index if not exists fichas_versiones_edad on fichas_versiones (actualizada_en)",
 )
-
-SQLITE_DDL = (
+_SQLITE_0 = (
     "create table if not exists versiones "
     "(sku text primary key, version integer not null, actualizada_en real not null default 0)",
     "create table if not exists resultados "
@@ -350,42 +365,47 @@ SQLITE_DDL = (
     "create index if not exists resultados_edad on resultados (registrado_en)",
     "create index if not exists versiones_edad on versiones (actualizada_en)",
 )
+# SQLite's tables take the names they have on PostgreSQL (indexes too).
+_SQLITE_1 = (
+    "alter table versiones rename to fichas_versiones",
+    "alter table resultados rename to fichas_resultados",
+    "drop index resultados_sku",
+    "drop index resultados_edad",
+    "drop index versiones_edad",
+    "create index fichas_resultados_sku on fichas_resultados (sku, version)",
+    "create index fichas_resultados_edad on fichas_resultados (registrado_en)",
+    "create index fichas_versiones_edad on fichas_versiones (actualizada_en)",
+)
+
+ESQUEMA = Esquema(
+    nombre="versiones",
+    tabla="fichas_migraciones",
+    migraciones=(
+        Migracion("the schema of the release before migrations", _SQLITE_0, _POSTGRES_0),
+        Migracion("the same table names on SQLite as on PostgreSQL", _SQLITE_1, ()),
+    ),
+)
 
 
-async def _create_postgres(pool: Any) -> None:
-    """Create or upgrade the tables; the ``alter`` only runs when the column is not bigint."""
-    async with pool.connection() as conn:
-        await conn.execute("select pg_advisory_lock(727274)")  # workers starting together
-        try:
-            for statement in POSTGRES_DDL:
-                if "alter column version type bigint" in statement:
-                    cursor = await conn.execute(
-                        "select data_type from information_schema.columns "
-                        "where table_name = 'fichas_versiones' and column_name = 'version'"
-                    )
-                    row = await cursor.fetchone()
-                    if row and row[0] == "bigint":
-                        continue
-                await conn.execute(statement)
-        finally:
-            await conn.execute("select pg_advisory_unlock(727274)")
+async def migrar_postgres(conn: Any) -> Cambio:
+    """Migrate the store on ``conn``, which holds the schema lock (``fichas migrar``)."""
+    return await migraciones.migrar_postgres(conn, ESQUEMA)
 
 
-def _create_sqlite(conn: sqlite3.Connection) -> None:
-    """Create the tables; a ``versiones`` table of an earlier release gains its age column."""
-    with conn:
-        for statement in SQLITE_DDL:
-            conn.execute(statement)
-        columns = {row[1] for row in conn.execute("pragma table_info(versiones)")}
-        if "actualizada_en" not in columns:
-            conn.execute("alter table versiones add column actualizada_en real not null default 0")
+def migrar_sqlite(data_dir: Path) -> Cambio:
+    """Migrate ``versiones.sqlite`` in ``data_dir``; the caller holds the folder's lock."""
+    conn = connect_sqlite(data_dir / SQLITE_FILE)
+    try:
+        return migraciones.migrar_sqlite(conn, ESQUEMA)
+    finally:
+        conn.close()
 
 
 @asynccontextmanager
 async def open_version_store(
     postgres_dsn: str | None, data_dir: Path
 ) -> AsyncIterator[VersionStore]:
-    """Open the store that matches the checkpointer configuration."""
+    """Open the store that matches the checkpointer configuration, migrated under the lock."""
     if postgres_dsn:
         from psycopg_pool import AsyncConnectionPool
 
@@ -396,16 +416,18 @@ async def open_version_store(
             open=False,
             kwargs={"autocommit": True, **postgres_connection_kwargs()},
         )
+        async with cerrojo_postgres(postgres_dsn) as conn:
+            await migrar_postgres(conn)
         await pool.open(wait=True)
         try:
-            await _create_postgres(pool)
             yield PostgresVersionStore(pool)
         finally:
             await pool.close()
         return
+    async with cerrojo_sqlite(data_dir):
+        migrar_sqlite(data_dir)
     sqlite = connect_sqlite(data_dir / SQLITE_FILE)
     try:
-        _create_sqlite(sqlite)
         yield SqliteVersionStore(sqlite)
     finally:
         sqlite.close()

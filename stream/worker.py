@@ -647,14 +647,16 @@ async def serve(settings: Settings) -> None:
     """Start every part of the worker, run until a signal, stop them in order."""
     log.info("event loop: %s", eventloop.loop_name())
     sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
-    await ensure_topics(settings)
-    consumer = build_consumer(settings)
-    emitter = Emitter(lambda txn_id: build_producer(settings, txn_id), settings.grupo)
+    # The stores first: opening them sets up or migrates their schema under the schema lock
+    # (migraciones.cerrojo), a precondition of everything else and independent of Kafka.
     async with (
         seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
         build_processor(settings, sensor=sensor, puerta=puerta) as procesador,
         open_version_store(settings.postgres_dsn, settings.data_dir) as versions,
     ):
+        await ensure_topics(settings)
+        consumer = build_consumer(settings)
+        emitter = Emitter(lambda txn_id: build_producer(settings, txn_id), settings.grupo)
         worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
         health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
         loop = asyncio.get_running_loop()

@@ -1526,3 +1526,34 @@ def test_compose_kafka_guarda_sus_datos_y_admite_transacciones():
     assert montado[env["KAFKA_LOG_DIRS"]] in s["volumes"]
     assert env["KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR"] == "1"
     assert env["KAFKA_TRANSACTION_STATE_LOG_MIN_ISR"] == "1"
+
+
+def test_compose_migra_antes_de_workers_y_app():
+    """`fichas migrar` es un servicio de una sola vez del que dependen los workers y la app."""
+    s = compose()["services"]
+    m = s["migrar"]
+    assert m["command"] == ["migrar"]
+    assert m["restart"] == "no"
+    assert m["depends_on"]["postgres"]["condition"] == "service_healthy"
+    env = {k: por_defecto(v) for k, v in m["environment"].items()}
+    assert env["FICHAS_POSTGRES_DSN"] == por_defecto(
+        s["worker-1"]["environment"]["FICHAS_POSTGRES_DSN"]
+    )
+    for nombre in ("worker-1", "worker-2", "revisor"):
+        cond = s[nombre]["depends_on"]["migrar"]["condition"]
+        assert cond == "service_completed_successfully", nombre
+
+
+def test_k8s_migra_en_un_contenedor_de_inicio():
+    """Worker y app: `fichas migrar` como initContainer, con el mismo DSN y la misma imagen."""
+    for objetos in (render_base(), render_produccion()):
+        for nombre in ("fichas", "fichas-revisor"):
+            pod = uno(objetos, "Deployment", nombre)["spec"]["template"]["spec"]
+            (init,) = pod["initContainers"]
+            (c,) = pod["containers"]
+            assert init["args"] == ["migrar"]
+            assert init["image"] == c["image"]
+            assert init["envFrom"] == c["envFrom"]
+            dsn = next(e for e in init["env"] if e["name"] == "FICHAS_POSTGRES_DSN")
+            assert dsn == next(e for e in c["env"] if e["name"] == "FICHAS_POSTGRES_DSN")
+            assert init["securityContext"]["readOnlyRootFilesystem"] is True

@@ -27,6 +27,7 @@ FICHAS = [sys.executable, "-m", "herramientas.cli"]
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env["FICHAS_PUERTA"] = "veredicto"  # the commands' plumbing; the gate has tests of its own
     env.update(extra)
     return env
 
@@ -45,6 +46,13 @@ def _run(
     return subprocess.CompletedProcess(
         proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
     )
+
+
+# What ``fichas procesar`` says first under FICHAS_PUERTA=veredicto (set by ``_env``).
+AVISO_VEREDICTO = (
+    "fichas procesar: FICHAS_PUERTA=veredicto: published on the evaluator's yes; "
+    "these publications are NOT certified against people"
+)
 
 
 def _plain(stderr: str) -> list[str]:
@@ -200,6 +208,7 @@ def test_procesar_stdin_bom_blancas_y_recuento(fake_llm: FakeLLM, data_dir: Path
     assert salidas[2]["evento"]["origen"]["topic"] == "-"
     assert _plain(proc.stderr) == [
         "fichas procesar: UTF-8 BOM at the start of the input stripped",
+        AVISO_VEREDICTO,
         "fichas procesar: 3 outcomes: 1 fichas.publicadas, 1 fichas.revision_manual, 1 dlq; "
         "2 blank lines skipped",
     ]
@@ -229,7 +238,9 @@ def test_procesar_anuncia_reutilizadas_y_no_reutiliza_otro_modelo(
     assert otra.returncode == 2
     assert otra.stdout == ""
     assert len(fake_llm.requests()) == llamadas
-    [mensaje] = _plain(otra.stderr)
+    lineas = _plain(otra.stderr)
+    assert AVISO_VEREDICTO in lineas
+    [mensaje] = [linea for linea in lineas if linea != AVISO_VEREDICTO]
     assert mensaje.startswith(
         "fichas procesar: 2 of these events already have outcomes stored by a run with model "
         "'modelo-a', criteria "

@@ -3,7 +3,7 @@ supersession, the outbox's pending rows, Wilson intervals, the word diff. SQLite
 
 from __future__ import annotations
 
-import threading
+import asyncio
 import time
 import uuid
 from pathlib import Path
@@ -18,18 +18,19 @@ from revision.web import diff_palabras
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def almacen(request: pytest.FixtureRequest, tmp_path: Path):
-    if request.param == "postgres":
-        dsn = request.getfixturevalue("postgres_dsn")
-        a = Almacen.abrir(dsn, tmp_path)
-    else:
-        a = Almacen.abrir(None, tmp_path)
+def dsn(request: pytest.FixtureRequest) -> str | None:
+    return request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
+
+
+@pytest.fixture
+async def almacen(dsn: str | None, tmp_path: Path):
+    a = await Almacen.abrir(dsn, tmp_path)
     yield a
-    a.cerrar()
+    await a.cerrar()
 
 
-def _guardar(almacen: Almacen, registro: dict) -> list:
-    return almacen.guardar_item(
+async def _guardar(almacen: Almacen, registro: dict) -> list:
+    return await almacen.guardar_item(
         registro["event_id"], "revision", registro["motivo"], registro["sku"],
         registro["version"], registro["familia"], ["C06"], registro, time.time(),
     )
@@ -39,55 +40,57 @@ def _sku() -> str:
     return f"T-{uuid.uuid4().hex[:10]}"
 
 
-def test_un_item_por_event_id(almacen):
+async def test_un_item_por_event_id(almacen):
     registro = ficha_en_revision(_sku())
-    _guardar(almacen, registro)
-    _guardar(almacen, registro)  # redelivery
-    assert [i.event_id for i in almacen.abiertos()].count(registro["event_id"]) == 1
+    await _guardar(almacen, registro)
+    await _guardar(almacen, registro)  # redelivery
+    assert [i.event_id for i in await almacen.abiertos()].count(registro["event_id"]) == 1
 
 
-def test_una_decision_por_item_aunque_compitan(almacen):
+async def test_una_decision_por_item_aunque_compitan(almacen, dsn, tmp_path):
     registro = ficha_en_revision(_sku())
-    _guardar(almacen, registro)
-    item = almacen.item(registro["event_id"])
+    await _guardar(almacen, registro)
+    item = await almacen.item(registro["event_id"])
     ganadores = []
+    otro = await Almacen.abrir(dsn, tmp_path)  # a second replica: its own connections
 
-    def decidir(revisor: str) -> None:
+    async def decidir(revisor: str, donde: Almacen) -> None:
         ahora = time.time()
         cierre = Cierre("aprobada", [], revisor, ahora,
                         dec.registro_decision(item, "aprobada", revisor, ahora),
                         dec.publicacion(item, registro["ficha"], revisor, False, ahora, "m"))
-        if almacen.decidir(item, cierre) is not None:
+        if await donde.decidir(item, cierre) is not None:
             ganadores.append(revisor)
 
-    hilos = [threading.Thread(target=decidir, args=(f"r{i}",)) for i in range(8)]
-    for h in hilos:
-        h.start()
-    for h in hilos:
-        h.join()
+    try:
+        await asyncio.gather(
+            *(decidir(f"r{i}", almacen if i % 2 else otro) for i in range(8))
+        )
+    finally:
+        await otro.cerrar()
     assert len(ganadores) == 1
-    assert almacen.item(item.event_id).estado == DECIDIDA
-    (pendiente,) = [d for d in almacen.pendientes() if d.event_id == item.event_id]
+    assert (await almacen.item(item.event_id)).estado == DECIDIDA
+    (pendiente,) = [d for d in await almacen.pendientes() if d.event_id == item.event_id]
     assert pendiente.publicacion["revision"]["revisor"] == ganadores[0]
-    almacen.marcar_enviada(item.event_id)
-    assert not [d for d in almacen.pendientes() if d.event_id == item.event_id]
+    await almacen.marcar_enviada(item.event_id)
+    assert not [d for d in await almacen.pendientes() if d.event_id == item.event_id]
 
 
-def test_version_nueva_cierra_la_vieja_y_una_vieja_llega_cerrada(almacen):
+async def test_version_nueva_cierra_la_vieja_y_una_vieja_llega_cerrada(almacen):
     sku = _sku()
     v2, v1, v3 = (ficha_en_revision(sku, v) for v in (2, 1, 3))
-    _guardar(almacen, v2)
-    cerradas = _guardar(almacen, v1)  # arrives late: closed at once
+    await _guardar(almacen, v2)
+    cerradas = await _guardar(almacen, v1)  # arrives late: closed at once
     assert [d.event_id for d in cerradas] == [v1["event_id"]]
-    assert almacen.item(v1["event_id"]).estado == OBSOLETA
-    assert almacen.item(v2["event_id"]).estado == ABIERTA
-    cerradas = almacen.observar_version(sku, 3, time.time())  # published by the loop
+    assert (await almacen.item(v1["event_id"])).estado == OBSOLETA
+    assert (await almacen.item(v2["event_id"])).estado == ABIERTA
+    cerradas = await almacen.observar_version(sku, 3, time.time())  # published by the loop
     assert [d.event_id for d in cerradas] == [v2["event_id"]]
     assert cerradas[0].registro["decision"] == "obsoleta"
     assert cerradas[0].registro["revisor"] == "sistema"
-    assert almacen.version_vista(sku) == 3
-    _guardar(almacen, v3)
-    assert almacen.item(v3["event_id"]).estado == ABIERTA
+    assert await almacen.version_vista(sku) == 3
+    await _guardar(almacen, v3)
+    assert (await almacen.item(v3["event_id"])).estado == ABIERTA
 
 
 def test_wilson_valores_conocidos():
@@ -152,27 +155,32 @@ def test_campos_nuevos_del_contrato_se_ignoran_al_consumir():
 
 
 @pytest.mark.postgres
-def test_postgres_reconecta_tras_perder_la_conexion(postgres_dsn, tmp_path):
+async def test_postgres_reconecta_tras_perder_la_conexion(postgres_dsn, tmp_path):
     import psycopg
 
-    almacen = Almacen.abrir(postgres_dsn, tmp_path)
+    from revision.almacen import APLICACION
+
+    almacen = await Almacen.abrir(postgres_dsn, tmp_path)
     try:
         registro = ficha_en_revision(_sku())
-        _guardar(almacen, registro)
-        pid = almacen._conn.info.backend_pid  # the store's own server process
+        await _guardar(almacen, registro)
         with psycopg.connect(postgres_dsn, autocommit=True) as otra:
-            (terminado,) = otra.execute("select pg_terminate_backend(%s)", (pid,)).fetchone()
-        assert terminado is True
-        for _ in range(3):  # the first query may fail with the broken link; then it reconnects
+            terminados = otra.execute(  # every server process of the store's pool
+                "select pg_terminate_backend(pid) from pg_stat_activity "
+                "where application_name = %s and pid <> pg_backend_pid()",
+                (APLICACION,),
+            ).fetchall()
+        assert terminados and all(t for (t,) in terminados)
+        for _ in range(3):  # the pool checks a connection before lending it: it reconnects
             try:
-                assert almacen.item(registro["event_id"]) is not None
+                assert await almacen.item(registro["event_id"]) is not None
                 break
             except psycopg.OperationalError:
                 continue
         else:
             pytest.fail("the store never reconnected")
     finally:
-        almacen.cerrar()
+        await almacen.cerrar()
 
 
 def test_topics_que_crea_la_app_con_la_configuracion_del_contrato():
@@ -189,33 +197,34 @@ def test_topics_que_crea_la_app_con_la_configuracion_del_contrato():
         "cleanup.policy": "delete", "retention.ms": "31536000000"}
 
 
-def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
+async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
     """What the online bound is rebuilt from (in decision order) and what recall is read from."""
     from harness.revisor import muestra_publicada, puerta_aplicada
 
     muestras = [muestra_publicada(_sku(), puerta=puerta_aplicada()) for _ in range(3)]
     for m in muestras:
-        almacen.guardar_item(m["event_id"], "muestra", "muestra", m["sku"], 1, m["familia"],
-                             [], m, time.time())
+        await almacen.guardar_item(m["event_id"], "muestra", "muestra", m["sku"], 1,
+                                   m["familia"], [], m, time.time())
     retenida = ficha_en_revision(_sku(), motivo="sin_garantia")
     abierta = ficha_en_revision(_sku(), motivo="sin_garantia")
-    _guardar(almacen, retenida)
-    _guardar(almacen, abierta)
+    await _guardar(almacen, retenida)
+    await _guardar(almacen, abierta)
     for m, veredicto in zip(muestras[::-1], ["incorrecta", "correcta", "obsoleta"], strict=True):
-        item = almacen.item(m["event_id"])
+        item = await almacen.item(m["event_id"])
         ahora = time.time()
-        almacen.decidir(item, Cierre(veredicto, [], "ana", ahora,
-                                     dec.registro_decision(item, veredicto, "ana", ahora), None))
-    item = almacen.item(retenida["event_id"])
+        await almacen.decidir(item, Cierre(veredicto, [], "ana", ahora,
+                                           dec.registro_decision(item, veredicto, "ana", ahora),
+                                           None))
+    item = await almacen.item(retenida["event_id"])
     ahora = time.time()
-    almacen.decidir(item, Cierre("aprobada", [], "ana", ahora,
-                                 dec.registro_decision(item, "aprobada", "ana", ahora), None))
+    await almacen.decidir(item, Cierre("aprobada", [], "ana", ahora,
+                                       dec.registro_decision(item, "aprobada", "ana", ahora), None))
     ids = {m["event_id"] for m in muestras}
-    veredictos = [v for v in almacen.veredictos_muestra() if v[0] in ids]
+    veredictos = [v for v in await almacen.veredictos_muestra() if v[0] in ids]
     assert [(e, d) for e, d, _ in veredictos] == [
         (muestras[2]["event_id"], "incorrecta"), (muestras[1]["event_id"], "correcta")]
     assert veredictos[0][2]["puerta"]["umbral"] == 0.8  # the stored record, gate included
-    retenidas = {e: (f, d) for e, f, d in almacen.retenidas()}
+    retenidas = {e: (f, d) for e, f, d in await almacen.retenidas()}
     assert retenidas[retenida["event_id"]] == ("zapatillas", "aprobada")
     assert retenidas[abierta["event_id"]] == ("zapatillas", None)
     assert muestras[0]["event_id"] not in retenidas

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
@@ -30,11 +31,14 @@ def test_usuarios_rechaza_una_clave_corta_y_guarda_un_hash_argon2(tmp_path):
     assert buena.returncode == 0, buena.stderr
     from revision.almacen import Almacen
 
-    almacen = Almacen.abrir(None, tmp_path)
-    try:
-        guardado = almacen.hash_de("ana")
-    finally:
-        almacen.cerrar()
+    async def leer() -> str | None:
+        almacen = await Almacen.abrir(None, tmp_path)
+        try:
+            return await almacen.hash_de("ana")
+        finally:
+            await almacen.cerrar()
+
+    guardado = asyncio.run(leer())
     assert guardado is not None and guardado.startswith("$argon2id$")
     assert clave_correcta(guardado, "una-clave-larga")
     assert not clave_correcta(guardado, "otra")
