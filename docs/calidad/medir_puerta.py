@@ -13,12 +13,13 @@ the product's own functions (``grafo.puntuacion``) and reports:
 - output tokens per answer, and how many come after the verdict token (what asking for the
   verdict alone, and for problems only on a rejection, would save on approvals).
 
-    python docs/calidad/medir_puerta.py ev05-base.jsonl [--rubrica] [--repeticiones 200]
+    python docs/calidad/medir_puerta.py ev05-base.jsonl[.gz] [--rubrica] [--repeticiones 200]
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import random
 import statistics
@@ -44,7 +45,8 @@ def auc(pares: Sequence[tuple[float | None, bool]]) -> float | None:
 def cargar(path: Path, rubrica: bool) -> list[dict[str, Any]]:
     """The captured answers with their score, the human label and whether code vetoes them."""
     filas = []
-    for linea in path.read_text(encoding="utf-8").splitlines():
+    datos = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    for linea in datos.decode("utf-8").splitlines():
         if not linea.strip():
             continue
         r = json.loads(linea)
