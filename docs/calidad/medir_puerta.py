@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from grafo.puntuacion import puntuacion_rubrica, puntuacion_veredicto
+from grafo.rubrica import PREGUNTAS
 from puerta.certificacion import Candidata, certificar
 
 
@@ -50,8 +51,10 @@ def cargar(path: Path, rubrica: bool) -> list[dict[str, Any]]:
         if not linea.strip():
             continue
         r = json.loads(linea)
-        puntuar = puntuacion_rubrica if rubrica else puntuacion_veredicto
-        r["s"] = puntuar(r["logprobs"])
+        if rubrica:
+            r["s"] = puntuacion_rubrica(r["logprobs"], tuple(PREGUNTAS))
+        else:
+            r["s"] = puntuacion_veredicto(r["logprobs"])
         try:
             contenido = json.loads(r["contenido"])
         except json.JSONDecodeError:
@@ -145,12 +148,20 @@ def main() -> int:
         "U(0, 0.75), seed 7): a control that the certification and the split work when there "
         "is something to certify",
     )
+    p.add_argument(
+        "--control-malas-max",
+        type=float,
+        default=0.75,
+        help="with --control: bad fichas score U(0, this) (default 0.75)",
+    )
     args = p.parse_args()
     filas = cargar(args.captura, args.rubrica)
     if args.control:
         azar = random.Random(7)
         for r in filas:
-            r["s"] = azar.uniform(0.5, 1.0) if r["humano"] else azar.uniform(0.0, 0.75)
+            r["s"] = (
+                azar.uniform(0.5, 1.0) if r["humano"] else azar.uniform(0.0, args.control_malas_max)
+            )
     sin_veto = [r for r in filas if not r["codigo"]]
     todas = certificar(candidatas(filas, False))
     informe = {
