@@ -72,7 +72,9 @@ class EstadoPuerta(BaseModel):
 class PuertaAplicada(BaseModel):
     """On a ``FichaPublicada`` the loop published: the gate that let it through."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Frozen (hashable): one certification (family, key, threshold, ``certificada_en``) keys the
+    # sequence of people's verdicts that ``revision.vigilancia`` keeps for it.
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     umbral: float
     objetivo: float
@@ -81,3 +83,8 @@ class PuertaAplicada(BaseModel):
     certificada_en: datetime
     n: int
     k: int
+
+    @property
+    def id(self) -> str:
+        """The record key on ``fichas.puerta`` of the gate that let the ficha through."""
+        return id_puerta(self.familia, self.clave)

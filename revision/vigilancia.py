@@ -60,7 +60,7 @@ from esquemas.constantes import (
     DELTA_PUERTA,
     MOTIVO_PUERTA_COTA_BAJA,
 )
-from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada, id_puerta
+from esquemas.puerta import EstadoPuerta, PuertaAplicada
 from puerta.cota import CotaEnLinea
 from revision import retenidas
 
@@ -69,51 +69,27 @@ log = logging.getLogger(__name__)
 REVISAR_S = 5.0  # how often unsent closures are retried (as the decisions' outbox)
 
 
-@dataclass(frozen=True)
-class Certificacion:
-    """One certification of one gate: the sequence a verdict belongs to."""
+def certificacion_de(publicada: Mapping[str, Any]) -> PuertaAplicada | None:
+    """The certification a published ficha went through: the sequence its verdict belongs to.
 
-    familia: str
-    clave: ClavePuerta
-    certificada_en: datetime
-    umbral: float
-    objetivo: float
-    n: int
-    k: int
-
-    @property
-    def id(self) -> str:
-        """The gate's record key on ``fichas.puerta``."""
-        return id_puerta(self.familia, self.clave)
-
-
-def certificacion_de(publicada: Mapping[str, Any]) -> Certificacion | None:
-    """The certification a published ficha went through; None for a ficha published without
-    a gate (a person's approval, ``FICHAS_PUERTA=veredicto``, a record older than v1.2)."""
+    None for a ficha published without a gate (a person's approval, ``FICHAS_PUERTA=veredicto``,
+    a record older than v1.2).
+    """
     datos = publicada.get("puerta")
     if not isinstance(datos, dict):
         return None
     try:
-        puerta = PuertaAplicada.model_validate(datos)
+        return PuertaAplicada.model_validate(datos)
     except ValidationError:
         log.warning("unreadable gate on sample record %s", publicada.get("event_id"))
         return None
-    return Certificacion(
-        familia=puerta.familia,
-        clave=puerta.clave,
-        certificada_en=puerta.certificada_en,
-        umbral=puerta.umbral,
-        objetivo=puerta.objetivo,
-        n=puerta.n,
-        k=puerta.k,
-    )
 
 
 @dataclass
 class Seguimiento:
     """The online bounds of one certification, over its verdicts in order."""
 
-    certificacion: Certificacion
+    certificacion: PuertaAplicada
     delta: float = DELTA_PUERTA
     veredictos: int = 0
     incorrectas: int = 0
@@ -146,17 +122,17 @@ class Seguimiento:
 
 def seguir(
     veredictos: Iterable[tuple[str, Mapping[str, Any]]], delta: float = DELTA_PUERTA
-) -> dict[Certificacion, Seguimiento]:
+) -> dict[PuertaAplicada, Seguimiento]:
     """The sequences of every certification from (decision, published record) pairs in the
     order the verdicts were taken; pure, so a restart rebuilds exactly what was lost."""
-    seguimientos: dict[Certificacion, Seguimiento] = {}
+    seguimientos: dict[PuertaAplicada, Seguimiento] = {}
     for decision, publicada in veredictos:
         anotar(seguimientos, decision, publicada, delta)
     return seguimientos
 
 
 def anotar(
-    seguimientos: dict[Certificacion, Seguimiento],
+    seguimientos: dict[PuertaAplicada, Seguimiento],
     decision: str,
     publicada: Mapping[str, Any],
     delta: float = DELTA_PUERTA,
@@ -174,7 +150,7 @@ def anotar(
     return seguimiento
 
 
-def actuales(seguimientos: Mapping[Certificacion, Seguimiento]) -> dict[str, Seguimiento]:
+def actuales(seguimientos: Mapping[PuertaAplicada, Seguimiento]) -> dict[str, Seguimiento]:
     """Per gate id, the sequence of its newest certification (what the metrics show)."""
     por_puerta: dict[str, Seguimiento] = {}
     for cert, seg in seguimientos.items():
@@ -184,7 +160,7 @@ def actuales(seguimientos: Mapping[Certificacion, Seguimiento]) -> dict[str, Seg
     return por_puerta
 
 
-def abierta_bajo(estado: EstadoPuerta | None, cert: Certificacion) -> bool:
+def abierta_bajo(estado: EstadoPuerta | None, cert: PuertaAplicada) -> bool:
     """Whether ``fichas.puerta`` shows the gate open under this certification or an older one.
 
     A gate certified again after the verdicts' publications is left alone: its new threshold
@@ -228,14 +204,14 @@ def estado_cerrado(
 
 
 def por_cerrar(
-    seguimientos: Mapping[Certificacion, Seguimiento],
+    seguimientos: Mapping[PuertaAplicada, Seguimiento],
     estados: Mapping[str, EstadoPuerta],
     ahora: datetime,
-) -> list[tuple[Certificacion, EstadoPuerta]]:
+) -> list[tuple[PuertaAplicada, EstadoPuerta]]:
     """The closed records to publish now, at most one per gate: every certification whose
     bound is below the objective while its gate is still open under it. Pure; empty once the
     records are on the topic, so repeated bad verdicts publish nothing more."""
-    cerrar: dict[str, tuple[Certificacion, EstadoPuerta]] = {}
+    cerrar: dict[str, tuple[PuertaAplicada, EstadoPuerta]] = {}
     for cert, seg in seguimientos.items():
         estado = estados.get(cert.id)
         if seg.bajo_objetivo and abierta_bajo(estado, cert) and cert.id not in cerrar:
@@ -262,7 +238,7 @@ class Vigilancia:
         self._estados = estados
         self._escribir = escribir
         self.delta = delta
-        self.seguimientos: dict[Certificacion, Seguimiento] = {}
+        self.seguimientos: dict[PuertaAplicada, Seguimiento] = {}
         self.correctas: dict[str, int] = {}  # recall's C per family (revision/retenidas.py)
         # (familia, key id) -> closed records this process wrote: the counter on /metrics.
         self.cerradas: dict[tuple[str, str], int] = {}
@@ -324,7 +300,7 @@ class Vigilancia:
             log.exception("publishing a closed gate failed; will retry")
 
 
-def render_texto(seguimientos: Mapping[Certificacion, Seguimiento]) -> str:
+def render_texto(seguimientos: Mapping[PuertaAplicada, Seguimiento]) -> str:
     """The section ``fichas informe --revision`` prints: each gate's newest certification."""
     lineas = ["Cota en línea de la puerta (muestra de lo publicado por la puerta)"]
     por_puerta = actuales(seguimientos)
