@@ -42,8 +42,11 @@ def estado(
     motivo: MotivoPuerta | None = None,
     n: int = 60,
     k: int = 1,
+    actualizada_en: datetime | None = None,
+    origen_datos: str = "harness.puerta (test)",
 ) -> EstadoPuerta:
-    """A gate state: open at ``umbral`` by default, or closed (``abierta=False``)."""
+    """A gate state: open at ``umbral`` by default, or closed (``abierta=False``), written now
+    unless ``actualizada_en`` says when."""
     if motivo is None:
         motivo = MOTIVO_PUERTA_CERTIFICADA if abierta else MOTIVO_PUERTA_COTA_BAJA
     return EstadoPuerta(
@@ -55,10 +58,10 @@ def estado(
         delta=DELTA_PUERTA,
         n=n,
         k=k,
-        origen_datos="harness.puerta (test)",
+        origen_datos=origen_datos,
         motivo=motivo,
         cota_inferior=None,
-        actualizada_en=datetime.now(UTC),
+        actualizada_en=actualizada_en or datetime.now(UTC),
     )
 
 

@@ -17,14 +17,13 @@ from typing import Any
 
 from criterios import CRITERIOS_VERSION
 from esquemas.constantes import (
-    DELTA_PUERTA,
     FAMILIA_TODAS,
-    MOTIVO_PUERTA_CERTIFICADA,
     MOTIVO_RECHAZADA,
-    OBJETIVO_PUERTA,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from harness.procesos import REPO, CommandProcess
+from harness.puerta import estado as estado_puerta
+from puerta.resolucion import umbral_aplicable
 
 
 class RevisorProcess(CommandProcess):
@@ -142,18 +141,9 @@ def puerta_aplicada(
 ) -> dict[str, Any]:
     """The ``puerta`` a published ficha carries: of ``estado`` (an open gate), or of a pooled
     gate open at λ = 0.8 for ``modelo``, certified on 40 approvals with one error."""
-    if estado is None:
-        estado = estado_abierto(modelo=modelo)
-    assert estado.umbral is not None
-    return {
-        "umbral": estado.umbral,
-        "objetivo": estado.objetivo,
-        "clave": estado.clave.model_dump(mode="json"),
-        "familia": estado.familia,
-        "certificada_en": estado.actualizada_en.isoformat().replace("+00:00", "Z"),
-        "n": estado.n,
-        "k": estado.k,
-    }
+    aplicada = umbral_aplicable(estado if estado is not None else estado_abierto(modelo=modelo))
+    assert aplicada is not None, "a published ficha carries an open gate"
+    return aplicada.model_dump(mode="json")
 
 
 def estado_abierto(
@@ -167,23 +157,20 @@ def estado_abierto(
 ) -> EstadoPuerta:
     """An open gate state as ``fichas calibrar`` writes it (``modelo`` makes a test's key its
     own on a shared topic)."""
-    return EstadoPuerta(
-        familia=familia,
-        clave=ClavePuerta(
-            modelo=modelo,
-            prompt_evaluador_sha256="0" * 64,
-            criterios_version=CRITERIOS_VERSION,
-            modo_evaluador="veredicto",
-        ),
-        abierta=True,
-        umbral=umbral,
-        objetivo=OBJETIVO_PUERTA,
-        delta=DELTA_PUERTA,
+    clave = ClavePuerta(
+        modelo=modelo,
+        prompt_evaluador_sha256="0" * 64,
+        criterios_version=CRITERIOS_VERSION,
+        modo_evaluador="veredicto",
+    )
+    return estado_puerta(
+        clave,
+        umbral,
+        familia,
         n=n,
         k=k,
-        origen_datos="prueba: conjunto etiquetado",
-        motivo=MOTIVO_PUERTA_CERTIFICADA,
         actualizada_en=actualizada_en or datetime(2026, 12, 1, 3, 0, tzinfo=UTC),
+        origen_datos="prueba: conjunto etiquetado",
     )
 
 
