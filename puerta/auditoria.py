@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from esquemas.puerta import EstadoPuerta
 from puerta.certificacion import Certificacion
 
@@ -65,5 +67,38 @@ def leer(path: Path) -> tuple[list[EstadoPuerta], dict[str, Any]]:
     doc = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(doc, dict) or doc.get("formato") != FORMATO:
         raise ValueError(f"{path}: not a gate audit file ({FORMATO})")
-    estados = [EstadoPuerta.model_validate(p["estado"]) for p in doc.get("puertas", [])]
-    return estados, doc
+    return list(_estados(doc, path).values()), doc
+
+
+def estados_de_archivo(ruta: Path) -> dict[str, EstadoPuerta]:
+    """The gate states of an audit file, by gate id (``fichas procesar --puerta``).
+
+    Accepts the audit file ``fichas calibrar`` writes (``documento``: an object whose
+    ``puertas`` each carry an ``estado``), an object whose ``estados`` lists them, a list of
+    states, or one state. Raises ``ValueError`` saying what is wrong, so the command can refuse
+    to run rather than run with every gate closed.
+    """
+    try:
+        datos = json.loads(ruta.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read the gate file {ruta}: {exc}") from exc
+    return _estados(datos, ruta)
+
+
+def _estados(datos: Any, ruta: Path) -> dict[str, EstadoPuerta]:
+    """The states of a parsed gate file in any of the accepted shapes, validated."""
+    if isinstance(datos, dict) and isinstance(datos.get("puertas"), list):
+        datos = [p.get("estado") if isinstance(p, dict) else p for p in datos["puertas"]]
+    elif isinstance(datos, dict) and "estados" in datos:
+        datos = datos["estados"]
+    elif isinstance(datos, dict) and "estado" in datos:
+        datos = [datos["estado"]]
+    elif isinstance(datos, dict):
+        datos = [datos]
+    if not isinstance(datos, list):
+        raise ValueError(f"{ruta}: expected gate states (EstadoPuerta), got {type(datos).__name__}")
+    try:
+        estados = [EstadoPuerta.model_validate(d) for d in datos]
+    except ValidationError as exc:
+        raise ValueError(f"{ruta}: not a gate state: {exc.errors()[0]['msg']}") from exc
+    return {e.id: e for e in estados}

@@ -1,8 +1,9 @@
 """The publication gate as the worker applies it: the graph's ``FuentePuerta`` over gate states.
 
 The states come from the compacted topic ``fichas.puerta`` (``stream.puerta_topico``, followed
-for as long as the worker runs) or, for ``fichas procesar``, from an audit file; this module
-loads no Kafka client, so the offline command stays without one. Each
+for as long as the worker runs) or, for ``fichas procesar``, from an audit file
+(``puerta.auditoria.estados_de_archivo``); this module loads no Kafka client, so the offline
+command stays without one. Each
 call resolves the family's gate afresh (``puerta.resolucion.puerta_para``) on the reader's
 current snapshot, so a gate closed on the topic applies to the next evaluation, within the
 reader's poll interval. Only gates of the running key apply; the key is computed by the graph
@@ -15,11 +16,7 @@ an operator whose gate stays closed after a prompt edit or a model change sees w
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
-from pathlib import Path
-
-from pydantic import ValidationError
 
 from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada
 from puerta.resolucion import puerta_para, umbral_aplicable
@@ -86,32 +83,3 @@ def razon(familia: str, clave: ClavePuerta, estados: Estados) -> tuple[bool, str
     return False, (
         f"gate of {familia} closed: {detalle}; the running key is {describir_clave(clave)}"
     )
-
-
-def estados_de_archivo(ruta: Path) -> dict[str, EstadoPuerta]:
-    """The gate states of an audit file, by gate id (``fichas procesar --puerta``).
-
-    Accepts the audit file ``fichas calibrar`` writes (``puerta.auditoria``: an object whose
-    ``puertas`` each carry an ``estado``; or one whose ``estados`` lists them), a list of
-    states, or one state. Raises ``ValueError`` saying what
-    is wrong, so the command can refuse to run rather than run with every gate closed.
-    """
-    try:
-        datos = json.loads(ruta.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read the gate file {ruta}: {exc}") from exc
-    if isinstance(datos, dict) and isinstance(datos.get("puertas"), list):
-        datos = [p.get("estado") if isinstance(p, dict) else p for p in datos["puertas"]]
-    elif isinstance(datos, dict) and "estados" in datos:
-        datos = datos["estados"]
-    elif isinstance(datos, dict) and "estado" in datos:
-        datos = [datos["estado"]]
-    elif isinstance(datos, dict):
-        datos = [datos]
-    if not isinstance(datos, list):
-        raise ValueError(f"{ruta}: expected gate states (EstadoPuerta), got {type(datos).__name__}")
-    try:
-        estados = [EstadoPuerta.model_validate(d) for d in datos]
-    except ValidationError as exc:
-        raise ValueError(f"{ruta}: not a gate state: {exc.errors()[0]['msg']}") from exc
-    return {e.id: e for e in estados}

@@ -29,8 +29,9 @@ from grafo import (
     construir_grafo,
     open_checkpointer,
 )
+from puerta.auditoria import estados_de_archivo
 from stream.config import Settings
-from stream.puerta import PuertaResuelta, estados_de_archivo, fija
+from stream.puerta import PuertaResuelta, fija
 from stream.registro import mask_url
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from puerta.auditoria import estados_de_archivo
 from puerta.topico import escribir_estados
-from stream.puerta import estados_de_archivo
 
 
 async def escribir_archivo(brokers: str, archivo: Path, topic: str) -> int:
