@@ -23,10 +23,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from estadistica import percentile, wilson
 from herramientas.definiciones import tasas_por_intento
-from herramientas.estadistica import percentile
 
-Z95 = 1.959963984540054
 REMUESTRAS = 2000
 
 Registro = Mapping[str, Any]
@@ -35,14 +34,9 @@ Registro = Mapping[str, Any]
 # -- intervals ------------------------------------------------------------------------------
 
 
-def wilson(exitos: int, n: int) -> list[float] | None:
-    """95 % Wilson interval of a proportion; None when there is no denominator."""
-    if n <= 0:
-        return None
-    p = exitos / n
-    centro = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
-    margen = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / (1 + Z95**2 / n)
-    return [round(max(0.0, centro - margen), 4), round(min(1.0, centro + margen), 4)]
+def _redondeado(intervalo: tuple[float, float] | None) -> list[float] | None:
+    """An interval as the result files write it: a JSON list, four decimals."""
+    return None if intervalo is None else [round(intervalo[0], 4), round(intervalo[1], 4)]
 
 
 def proporcion(exitos: int, n: int) -> dict[str, Any]:
@@ -51,7 +45,7 @@ def proporcion(exitos: int, n: int) -> dict[str, Any]:
         "valor": round(exitos / n, 4) if n else None,
         "exitos": exitos,
         "n": n,
-        "ic95": wilson(exitos, n),
+        "ic95": _redondeado(wilson(exitos, n)),
     }
 
 
