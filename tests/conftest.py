@@ -18,8 +18,8 @@ import pytest
 
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.red import free_port
 from harness.topicos import Topics
+from infra.network import free_port
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ import pytest
 
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm_client import FakeLLM
-from harness.red import free_port
+from infra.network import free_port
 
 REPO = Path(__file__).parents[2]
 FICHAS = [sys.executable, "-m", "herramientas.cli"]
