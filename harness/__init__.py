@@ -3,7 +3,8 @@
 Imported by the tests and the benchmarks (never the other way, and never by the `fichas` command
 line: tests/infra/test_fronteras.py):
 
-* ``harness.fake_llm`` / ``harness.fake_llm_client``: a scriptable OpenAI-compatible server, run
+* ``harness.fake_llm`` (a package: prompt contract, script, answers, server) and
+  ``harness.fake_llm_client``: a scriptable OpenAI-compatible server, run
   as a real process, to try the whole pipeline without a GPU or a model;
 * ``harness.kafka_broker``: a real single-node Kafka (``scripts/kafka.sh``) on ports of its own;
 * ``harness.topicos``: creating, writing and reading topics by hand (group-less readers);
