@@ -194,9 +194,9 @@ class Flujo:
         if not lotes:
             return
         cerradas: list[Decision] = []
-        for registros in lotes.values():
-            for registro in registros:
-                cerradas += await self.guardar(registro.topic, registro.value)
+        for records in lotes.values():
+            for record in records:
+                cerradas += await self.guardar(record.topic, record.value)
         await self.consumer.commit()
         for decision in cerradas:
             await self.enviar(decision.event_id)
