@@ -19,15 +19,8 @@ from pydantic import BaseModel
 
 from criterios import atributos_obligatorios
 from esquemas import Ficha, Veredicto
+from grafo import mensajes
 from grafo.estado import origen_de
-from grafo.mensajes import (
-    mensaje_evaluador,
-    mensaje_evaluador_rubrica,
-    mensaje_generador,
-    prompt_evaluador,
-    prompt_evaluador_rubrica,
-    prompt_generador,
-)
 from grafo.rubrica import PREGUNTAS, Rubrica
 from harness.eventos import evento_dict
 from harness.fake_llm import answers, prompt_contract
@@ -52,18 +45,20 @@ def _peticion(system: str, user: str, schema: type[BaseModel]) -> dict[str, Any]
 
 def _generador() -> dict[str, Any]:
     problemas = [{"criterio": "C06", "detalle": "vacía"}]  # a retry: problems after the origin
-    return _peticion(prompt_generador(), mensaje_generador(_origen(), problemas), Ficha)
+    texto = mensajes.mensaje_generador(_origen(), problemas)
+    return _peticion(mensajes.prompt_generador(), texto, Ficha)
 
 
 def _evaluador() -> dict[str, Any]:
     ficha = {"titulo": "t", "descripcion": "d", "atributos": {}}
-    return _peticion(prompt_evaluador(), mensaje_evaluador(ficha, {}, _origen()), Veredicto)
+    texto = mensajes.mensaje_evaluador(ficha, {}, _origen())
+    return _peticion(mensajes.prompt_evaluador(), texto, Veredicto)
 
 
 def _rubrica() -> dict[str, Any]:
     ficha = {"titulo": "t", "descripcion": "d", "atributos": {}}
-    texto = mensaje_evaluador_rubrica(ficha, _origen())
-    return _peticion(prompt_evaluador_rubrica(), texto, Rubrica)
+    texto = mensajes.mensaje_evaluador_rubrica(ficha, _origen())
+    return _peticion(mensajes.prompt_evaluador_rubrica(), texto, Rubrica)
 
 
 @pytest.mark.parametrize(
