@@ -131,6 +131,7 @@ def test_comparar_bucle_sentidos() -> None:
     assert inversa["deltas"]["llamadas_por_ficha"]["veredicto"] == "peor"
 
 
+@pytest.mark.lento
 def test_cli_comparar_escribe_json_y_png(tmp_path: Path) -> None:
     salida = tmp_path / "comparacion.json"
     png = tmp_path / "delta.png"
@@ -162,6 +163,7 @@ def test_cli_comparar_escribe_json_y_png(tmp_path: Path) -> None:
     assert "sistema.precision" in proc.stdout and "mejor" in proc.stdout
 
 
+@pytest.mark.lento
 def test_cli_comparar_modos_distintos_es_error(tmp_path: Path) -> None:
     otro = tmp_path / "otro.json"
     otro.write_text(json.dumps(json.loads(B.read_text()) | {"modo": "bucle"}))

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).parents[2]
 PRODUCTO = (
     "esquemas",
@@ -51,6 +53,7 @@ def test_ningun_modulo_del_producto_importa_el_apoyo_de_pruebas() -> None:
     assert infracciones == []
 
 
+@pytest.mark.lento
 def test_la_linea_de_ordenes_cargada_entera_no_trae_harness() -> None:
     """Import every module of ``herramientas`` in a fresh interpreter and look at what came in."""
     codigo = f"""
