@@ -28,9 +28,9 @@ from typing import Any
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.red import free_port
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, worker_env
+from infra.network import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 PG_TABLES = (

@@ -55,11 +55,11 @@ from bench.medir import (
     worker_command,
 )
 from bench.naive import READY_FILE
+from estadistica import percentile
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.red import free_port
 from harness.topicos import Topics
-from herramientas.estadistica import percentile
+from infra.network import free_port
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_OUT = BENCH_DIR / "resultados.json"

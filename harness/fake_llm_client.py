@@ -1,4 +1,4 @@
-"""Start and drive `harness/fake_llm.py` as a real subprocess, from tests or benchmarks.
+"""Start and drive the fake LLM (`harness/fake_llm/`) as a real subprocess, for tests and bench.
 
 Why a subprocess rather than an in-process server: the processor under test must be able to
 lose the LLM server (kill, restart on the same port) exactly as it would lose vLLM, and the
@@ -37,7 +37,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-SERVER_SCRIPT = Path(__file__).with_name("fake_llm.py")
+# Run as a module of this checkout: the subprocess finds ``harness`` where this file is.
+SERVER_MODULE = "harness.fake_llm"
+CHECKOUT = Path(__file__).resolve().parents[1]
 LISTENING_PREFIX = "LISTENING "
 
 # Proxies from the environment must never see calls to a loopback test server.
@@ -112,7 +114,8 @@ class FakeLLM:
         self._log_file = self.log_path.open("a", encoding="utf-8")
         command = [
             sys.executable,
-            str(SERVER_SCRIPT),
+            "-m",
+            SERVER_MODULE,
             "--host",
             self.host,
             "--port",
@@ -125,8 +128,10 @@ class FakeLLM:
             self.log_level,
             "--exit-with-parent",
         ]
+        search_path = [str(CHECKOUT), *filter(None, [os.environ.get("PYTHONPATH")])]
         process = subprocess.Popen(
             command,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(search_path)},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self._log_file,

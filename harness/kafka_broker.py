@@ -3,7 +3,7 @@
 Typical session fixture (tests/stream/conftest.py)::
 
     from harness.kafka_broker import KafkaBroker
-    from harness.red import free_port
+    from infra.network import free_port
 
     @pytest.fixture(scope="session")
     def kafka(tmp_path_factory):

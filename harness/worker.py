@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.procesos import CommandProcess
-from harness.red import free_port
 from harness.topicos import wait_records
+from infra.network import free_port
 
 if TYPE_CHECKING:
     from harness.fake_llm_client import FakeLLM

@@ -23,26 +23,23 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from estadistica import percentile, wilson
 from herramientas.definiciones import tasas_por_intento
-from herramientas.estadistica import percentile
 
-Z95 = 1.959963984540054
 REMUESTRAS = 2000
 
-Registro = Mapping[str, Any]
+# One item of a result file's "registros" list (the file format keeps that key): one labelled
+# case as evaluated, so "caso evaluado" in the code ("registro" means other things elsewhere:
+# docs/arquitectura.md).
+CasoEvaluado = Mapping[str, Any]
 
 
 # -- intervals ------------------------------------------------------------------------------
 
 
-def wilson(exitos: int, n: int) -> list[float] | None:
-    """95 % Wilson interval of a proportion; None when there is no denominator."""
-    if n <= 0:
-        return None
-    p = exitos / n
-    centro = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
-    margen = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / (1 + Z95**2 / n)
-    return [round(max(0.0, centro - margen), 4), round(min(1.0, centro + margen), 4)]
+def _redondeado(intervalo: tuple[float, float] | None) -> list[float] | None:
+    """An interval as the result files write it: a JSON list, four decimals."""
+    return None if intervalo is None else [round(intervalo[0], 4), round(intervalo[1], 4)]
 
 
 def proporcion(exitos: int, n: int) -> dict[str, Any]:
@@ -51,7 +48,7 @@ def proporcion(exitos: int, n: int) -> dict[str, Any]:
         "valor": round(exitos / n, 4) if n else None,
         "exitos": exitos,
         "n": n,
-        "ic95": wilson(exitos, n),
+        "ic95": _redondeado(wilson(exitos, n)),
     }
 
 
@@ -188,18 +185,20 @@ def bloque_puntuacion(pares: Sequence[tuple[float | None, bool]], semilla: int =
     }
 
 
-def _puntuacion_evaluador(r: Registro) -> float | None:
+def _puntuacion_evaluador(r: CasoEvaluado) -> float | None:
     """The evaluator's score of a candidate (absent in files written before v1.2)."""
     valor = r["evaluador"].get("puntuacion")
     return None if valor is None else float(valor)
 
 
-def pares_puntuacion_evaluador(registros: Sequence[Registro]) -> list[tuple[float | None, bool]]:
+def pares_puntuacion_evaluador(
+    evaluados: Sequence[CasoEvaluado],
+) -> list[tuple[float | None, bool]]:
     """(evaluator's score, approved by people) for every candidate."""
-    return [(_puntuacion_evaluador(r), bool(r["humano"]["aprobada"])) for r in registros]
+    return [(_puntuacion_evaluador(r), bool(r["humano"]["aprobada"])) for r in evaluados]
 
 
-def pares_puntuacion_bucle(registros: Sequence[Registro]) -> list[tuple[float | None, bool]]:
+def pares_puntuacion_bucle(evaluados: Sequence[CasoEvaluado]) -> list[tuple[float | None, bool]]:
     """(last attempt's score, last ficha conforms to the case's reference) where both exist.
 
     The loop writes its own fichas, which no person labelled; the labelled set's reference
@@ -208,7 +207,7 @@ def pares_puntuacion_bucle(registros: Sequence[Registro]) -> list[tuple[float | 
     """
     return [
         (r.get("puntuacion"), bool(r["ficha_conforme"]))
-        for r in registros
+        for r in evaluados
         if r.get("ficha_conforme") is not None
     ]
 
@@ -218,24 +217,24 @@ def pares_puntuacion_bucle(registros: Sequence[Registro]) -> list[tuple[float | 
 CRITERIOS_LECTOR = ("C04", "C05", "C06")
 
 
-def metricas_evaluador(registros: Sequence[Registro]) -> dict[str, Any]:
+def metricas_evaluador(evaluados: Sequence[CasoEvaluado]) -> dict[str, Any]:
     """Agreement with people of the raw evaluator and of the system (code veto + evaluator).
 
     Each block is global, per family and per criterion; for a criterion the positive class is
     "this criterion fails" and the pair is (named by the rater, named by people).
     """
     resultado: dict[str, Any] = {
-        "n": len(registros),
-        "salidas_invalidas": sum(1 for r in registros if r.get("invalida")),
+        "n": len(evaluados),
+        "salidas_invalidas": sum(1 for r in evaluados if r.get("invalida")),
     }
     for quien in ("evaluador", "sistema"):
-        resultado[quien] = _bloques(registros, quien)
-    familias = sorted({str(r["familia"]) for r in registros})
+        resultado[quien] = _bloques(evaluados, quien)
+    familias = sorted({str(r["familia"]) for r in evaluados})
     resultado["puntuacion"] = {
-        "global": bloque_puntuacion(pares_puntuacion_evaluador(registros)),
+        "global": bloque_puntuacion(pares_puntuacion_evaluador(evaluados)),
         "por_familia": {
             f: bloque_puntuacion(
-                pares_puntuacion_evaluador([r for r in registros if r["familia"] == f])
+                pares_puntuacion_evaluador([r for r in evaluados if r["familia"] == f])
             )
             for f in familias
         },
@@ -243,25 +242,25 @@ def metricas_evaluador(registros: Sequence[Registro]) -> dict[str, Any]:
     return resultado
 
 
-def _bloques(registros: Sequence[Registro], quien: str) -> dict[str, Any]:
+def _bloques(evaluados: Sequence[CasoEvaluado], quien: str) -> dict[str, Any]:
     """Global, per-family and per-criterion agreement of one rater."""
-    pares = [(bool(r[quien]["aprobada"]), bool(r["humano"]["aprobada"])) for r in registros]
-    familias = sorted({str(r["familia"]) for r in registros})
+    pares = [(bool(r[quien]["aprobada"]), bool(r["humano"]["aprobada"])) for r in evaluados]
+    familias = sorted({str(r["familia"]) for r in evaluados})
     criterios = sorted(
-        {c for r in registros for c in [*r["humano"]["criterios"], *r[quien]["criterios"]]}
+        {c for r in evaluados for c in [*r["humano"]["criterios"], *r[quien]["criterios"]]}
         | set(CRITERIOS_LECTOR)
     )
     return {
         "global": bloque_acuerdo(pares),
         "por_familia": {
             f: bloque_acuerdo(
-                [p for p, r in zip(pares, registros, strict=True) if r["familia"] == f]
+                [p for p, r in zip(pares, evaluados, strict=True) if r["familia"] == f]
             )
             for f in familias
         },
         "por_criterio": {
             c: bloque_acuerdo(
-                [(c in r[quien]["criterios"], c in r["humano"]["criterios"]) for r in registros]
+                [(c in r[quien]["criterios"], c in r["humano"]["criterios"]) for r in evaluados]
             )
             for c in criterios
         },
@@ -271,21 +270,21 @@ def _bloques(registros: Sequence[Registro], quien: str) -> dict[str, Any]:
 # -- loop mode ------------------------------------------------------------------------------
 
 
-def metricas_bucle(registros: Sequence[Registro]) -> dict[str, Any]:
+def metricas_bucle(evaluados: Sequence[CasoEvaluado]) -> dict[str, Any]:
     """What the whole loop did on every event: where it ended, at which attempt, at what cost."""
-    n = len(registros)
-    publicadas = [r for r in registros if r["publicada"]]
+    n = len(evaluados)
+    publicadas = [r for r in evaluados if r["publicada"]]
     por_intento = Counter(int(r["intento_publicada"]) for r in publicadas)
-    motivos = Counter(str(r["motivo"]) for r in registros if not r["publicada"])
+    motivos = Counter(str(r["motivo"]) for r in evaluados if not r["publicada"])
     rechazos: Counter[str] = Counter()
     defectos: Counter[int] = Counter()
-    for r in registros:
+    for r in evaluados:
         for intento in r["intentos"]:
             for rechazo in intento["rechazos"]:
                 rechazos[f"{rechazo['criterio']}:{rechazo['por']}"] += 1
             if any(x["por"] == "codigo" for x in intento["rechazos"]):
                 defectos[int(intento["intento"])] += 1
-    salidas = [(str(r["destino"]), r["salida"]) for r in registros]
+    salidas = [(str(r["destino"]), r["salida"]) for r in evaluados]
     return {
         "n": n,
         "publicadas": proporcion(len(publicadas), n),
@@ -308,31 +307,31 @@ def metricas_bucle(registros: Sequence[Registro]) -> dict[str, Any]:
         "publicadas_con_defecto_mecanico": _con(publicadas, "defecto_mecanico"),
         "publicadas_distintas_de_referencia": _con(publicadas, "distinta_referencia"),
         "publicadas_con_texto_inyectado": _con(publicadas, "inyeccion"),
-        "fichas_con_texto_inyectado": _con(registros, "inyeccion_en_ficha"),
-        "llm": _coste(registros, publicadas),
-        "puntuacion": bloque_puntuacion(pares_puntuacion_bucle(registros)),
+        "fichas_con_texto_inyectado": _con(evaluados, "inyeccion_en_ficha"),
+        "llm": _coste(evaluados, publicadas),
+        "puntuacion": bloque_puntuacion(pares_puntuacion_bucle(evaluados)),
         "latencia_s": {
-            "p50": percentile([float(r["segundos"]) for r in registros], 0.5),
-            "p95": percentile([float(r["segundos"]) for r in registros], 0.95),
+            "p50": percentile([float(r["segundos"]) for r in evaluados], 0.5),
+            "p95": percentile([float(r["segundos"]) for r in evaluados], 0.95),
         },
     }
 
 
-def _con(publicadas: Sequence[Registro], campo: str) -> dict[str, Any]:
+def _con(publicadas: Sequence[CasoEvaluado], campo: str) -> dict[str, Any]:
     """How many published fichas have a non-empty ``campo``, and which ones."""
     ids = [str(r["id"]) for r in publicadas if r.get(campo)]
     return {"total": len(ids), "ids": ids}
 
 
-def _coste(registros: Sequence[Registro], publicadas: Sequence[Registro]) -> dict[str, Any]:
+def _coste(evaluados: Sequence[CasoEvaluado], publicadas: Sequence[CasoEvaluado]) -> dict[str, Any]:
     """LLM calls and tokens in total, per ficha and per published ficha."""
     totales = {
-        k: sum(int(r[k]) for r in registros)
+        k: sum(int(r[k]) for r in evaluados)
         for k in ("llamadas", "tokens_entrada", "tokens_salida")
     }
     return {
         "total": totales,
-        "por_ficha": {k: _div(v, len(registros)) for k, v in totales.items()},
+        "por_ficha": {k: _div(v, len(evaluados)) for k, v in totales.items()},
         "por_publicada": {k: _div(v, len(publicadas)) for k, v in totales.items()},
     }
 
@@ -345,10 +344,10 @@ def _div(a: float, b: int) -> float | None:
 # -- comparing two runs ---------------------------------------------------------------------
 
 # name -> (statistic over records, direction: +1 higher is better, -1 lower is better)
-Estadistico = Callable[[Sequence[Registro]], float | None]
+Estadistico = Callable[[Sequence[CasoEvaluado]], float | None]
 
 
-def _matriz_de(quien: str) -> Callable[[Sequence[Registro]], dict[str, int]]:
+def _matriz_de(quien: str) -> Callable[[Sequence[CasoEvaluado]], dict[str, int]]:
     """The approval confusion matrix of one rater, as a function of the records."""
     return lambda rs: matriz(
         (bool(r[quien]["aprobada"]), bool(r["humano"]["aprobada"])) for r in rs
@@ -360,21 +359,21 @@ def _media(campo: str) -> Estadistico:
     return lambda rs: sum(float(r[campo]) for r in rs) / len(rs) if rs else None
 
 
-def _tokens(rs: Sequence[Registro]) -> float | None:
+def _tokens(rs: Sequence[CasoEvaluado]) -> float | None:
     """Prompt plus completion tokens per ficha."""
     if not rs:
         return None
     return sum(int(r["tokens_entrada"]) + int(r["tokens_salida"]) for r in rs) / len(rs)
 
 
-def _defecto_en_intento_1(r: Registro) -> bool:
+def _defecto_en_intento_1(r: CasoEvaluado) -> bool:
     """Whether the code checks rejected the event's first generated ficha."""
     return any(
         x["por"] == "codigo" for i in r["intentos"] if i["intento"] == 1 for x in i["rechazos"]
     )
 
 
-def _share(pred: Callable[[Registro], bool]) -> Estadistico:
+def _share(pred: Callable[[CasoEvaluado], bool]) -> Estadistico:
     """Share of records for which ``pred`` holds."""
     return lambda rs: sum(1 for r in rs if pred(r)) / len(rs) if rs else None
 
@@ -442,7 +441,7 @@ def comparar(
 
 
 def _delta(
-    pares: Sequence[tuple[Registro, Registro]],
+    pares: Sequence[tuple[CasoEvaluado, CasoEvaluado]],
     estadistico: Estadistico,
     sentido: int,
     remuestras: int,
@@ -450,7 +449,7 @@ def _delta(
 ) -> dict[str, Any]:
     """One statistic in A and B, its paired delta, the delta's interval and the verdict."""
 
-    def diferencia(muestra: Sequence[tuple[Registro, Registro]]) -> float | None:
+    def diferencia(muestra: Sequence[tuple[CasoEvaluado, CasoEvaluado]]) -> float | None:
         va = estadistico([p[0] for p in muestra])
         vb = estadistico([p[1] for p in muestra])
         return None if va is None or vb is None else vb - va

@@ -394,7 +394,7 @@ async def read_kafka(
     the start, so a live topic still gives a finite read. Returns the deduplicated outcomes,
     duplicates, ignored records and warnings (e.g. a topic that does not exist).
     """
-    from harness.topicos import read_to_end
+    from infra.kafka_read import read_to_end
 
     leidos, ausentes = await read_to_end(brokers, list(topics), "fichas-informe", timeout_s)
     avisos = [f"el topic {topic} no existe o no tiene particiones" for topic in ausentes]

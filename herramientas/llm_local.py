@@ -49,7 +49,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from harness.red import wait_http
+from infra.network import wait_http
 
 
 @dataclass(frozen=True)

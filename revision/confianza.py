@@ -2,9 +2,9 @@
 
 Precision of the evaluator: of the fichas it approved (the published sample that people
 reviewed), the share that people call correct. With a Wilson score interval, because the
-samples are small and a plain ±1.96·√(p(1−p)/n) interval is wrong near 0 and 1 and with few
-decisions. Overall, by family, and by criterion (of the approved fichas, the share that people
-did not mark as failing that criterion).
+samples are small (``estadistica.wilson``, shared with ``fichas evaluar``). Overall, by
+family, and by criterion (of the approved fichas, the share that people did not mark as failing
+that criterion).
 
 From review decisions, the other side: of the fichas the evaluator rejected, the share that
 people approved unchanged (the evaluator was too strict there).
@@ -13,7 +13,6 @@ people approved unchanged (the evaluator was too strict there).
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,11 +27,11 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
+from estadistica import wilson
 
 if TYPE_CHECKING:
     from stream.config import Settings
 
-Z_95 = 1.959963984540054
 # The alert's window: precision over the last N sample decisions (docs/revision.md).
 VENTANA_MUESTRA = 50
 
@@ -51,17 +50,6 @@ class Proporcion:
     @property
     def intervalo(self) -> tuple[float, float] | None:
         return wilson(self.aciertos, self.total)
-
-
-def wilson(aciertos: int, total: int, z: float = Z_95) -> tuple[float, float] | None:
-    """The Wilson score interval of ``aciertos/total``; None without observations."""
-    if total <= 0:
-        return None
-    p = aciertos / total
-    z2 = z * z
-    centro = (p + z2 / (2 * total)) / (1 + z2 / total)
-    margen = z * math.sqrt(p * (1 - p) / total + z2 / (4 * total * total)) / (1 + z2 / total)
-    return max(0.0, centro - margen), min(1.0, centro + margen)
 
 
 @dataclass(frozen=True)

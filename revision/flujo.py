@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import signal
 import time
 from typing import Any
 
@@ -44,9 +42,6 @@ from stream.kafka import topic_configs
 
 log = logging.getLogger(__name__)
 
-# Test-only hook: when set to "1", the app kills itself with SIGKILL right after a decision
-# that publishes is committed and before anything is sent (tests/revision/test_caida.py).
-CAIDA_TRAS_DECISION = "FICHAS_REVISOR_PRUEBA_CAIDA"
 REINTENTO_S = 5.0
 RETENCION_DECISIONES_MS = 365 * 24 * 3600 * 1000  # as k8s/base/topics/kafkatopics.yaml
 
@@ -199,9 +194,9 @@ class Flujo:
         if not lotes:
             return
         cerradas: list[Decision] = []
-        for registros in lotes.values():
-            for registro in registros:
-                cerradas += await self.guardar(registro.topic, registro.value)
+        for records in lotes.values():
+            for record in records:
+                cerradas += await self.guardar(record.topic, record.value)
         await self.consumer.commit()
         for decision in cerradas:
             await self.enviar(decision.event_id)
@@ -306,12 +301,6 @@ def cabeceras_decision(registro: dict[str, Any]) -> Cabeceras:
         (CABECERA_EVENT_ID, str(registro["event_id"]).encode("utf-8")),
         *cabeceras_esquema(ESQUEMA_DECISION_REVISION),
     ]
-
-
-def caer_si_prueba() -> None:
-    """The test hook: die like ``kill -9`` between the committed decision and the send."""
-    if os.environ.get(CAIDA_TRAS_DECISION) == "1":
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _bytes(data: dict[str, Any]) -> bytes:

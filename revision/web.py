@@ -41,9 +41,10 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
 )
 from esquemas.puerta import ClavePuerta
+from infra.fault_points import REVISOR_CAIDA_TRAS_DECISION, fault_point
 from revision import decisiones as dec
 from revision.almacen import ABIERTA, Almacen, Cierre, Item
-from revision.flujo import Flujo, caer_si_prueba
+from revision.flujo import Flujo
 from revision.metricas import RegistroRevision
 from revision.retenidas import en_muestra
 from revision.seguridad import (
@@ -587,7 +588,7 @@ async def _cerrar(
         assert cerrado is not None
         return cerrado
     if decision.publicacion is not None:
-        caer_si_prueba()
+        fault_point(REVISOR_CAIDA_TRAS_DECISION)
     if ctx.vigilancia is not None and decision.tipo == TIPO_MUESTRA:
         ctx.vigilancia.anotar(decision.decision, item.datos)
         cierre_puerta = asyncio.create_task(ctx.vigilancia.revisar_o_registrar())

@@ -2,6 +2,11 @@
 
 The fake LLM runs once per session (starting a process per test would dominate the run);
 each test resets its records and per-SKU counters and sets its own script.
+
+A test that uses a service's fixture gets that service's marker here (``kafka``, ``postgres``,
+``navegador``, ``llm_local``), so the README's fast loop (``-m "not kafka and not postgres and
+not navegador and not llm_local and not caos and not lento"``) needs no marker written by hand
+for them; tests that start a service themselves carry the marker in their file.
 """
 
 from __future__ import annotations
@@ -18,8 +23,25 @@ import pytest
 
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.red import free_port
 from harness.topicos import Topics
+from infra.network import free_port
+
+# fixture -> the marker of the service it needs (pyproject.toml lists the markers).
+MARCADORES_POR_FIXTURE = {
+    "kafka": "kafka",
+    "postgres_dsn": "postgres",
+    "navegador": "navegador",
+    "local_llm_url": "llm_local",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with the services its fixtures (direct or through others) start."""
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            marcador = MARCADORES_POR_FIXTURE.get(fixture)
+            if marcador is not None:
+                item.add_marker(marcador)
 
 
 @pytest.fixture(scope="session")

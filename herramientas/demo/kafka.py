@@ -40,7 +40,7 @@ async def watch_outcomes(
     deadline: float,
 ) -> bool:
     """Read the output topics from the start until the run is complete; False on timeout."""
-    from harness.topicos import build_reader, describe_partitions
+    from infra.kafka_read import build_reader, describe_partitions
 
     partitions, _ = await describe_partitions(brokers, list(progress.topics), "fichas-demo")
     consumer = build_reader(brokers, "fichas-demo")

@@ -16,7 +16,6 @@ from pathlib import Path
 from types import FrameType
 
 from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
-from harness.red import free_port
 from herramientas.demo import revisor
 from herramientas.demo.avance import LABELS, Progress, read_feed
 from herramientas.demo.kafka import watch_outcomes, write_outcomes
@@ -36,6 +35,7 @@ from herramientas.demo.servicios import (
     worker_env,
 )
 from herramientas.demo.vista import LiveView
+from infra.network import free_port
 from stream.config import Settings
 
 DEFAULT_FEED = REPO_DIR / "ejemplos" / "proveedor.jsonl"

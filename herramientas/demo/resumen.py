@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+from estadistica import percentile
 from herramientas.demo.avance import DLQ, OBSOLETO, PENDING, PUBLICADA, REVISION, Progress
-from herramientas.estadistica import percentile
 from herramientas.informe import Informe, Salida, calcular_informe
 
 

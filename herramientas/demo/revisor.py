@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from harness.red import free_port, port_open, wait_http
+from infra.network import free_port, port_open, wait_http
 
 if TYPE_CHECKING:
     from herramientas.demo.servicios import Services

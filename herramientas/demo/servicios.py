@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import red
-from harness.red import free_port, port_open
+from infra import network
+from infra.network import free_port, port_open
 from stream.config import Settings
 
 REPO_DIR = Path(__file__).resolve().parents[2]
@@ -49,9 +49,9 @@ def say(text: str) -> None:
 def wait_http(
     url: str, what: str, timeout: float, alive: Callable[[], bool], headers: Mapping[str, str]
 ) -> None:
-    """``harness.red.wait_http`` with its failures as ``DemoError`` (a one-line message)."""
+    """``infra.network.wait_http`` with its failures as ``DemoError`` (a one-line message)."""
     try:
-        red.wait_http(url, timeout, what, alive, headers)
+        network.wait_http(url, timeout, what, alive, headers)
     except (TimeoutError, RuntimeError) as exc:
         raise DemoError(str(exc)) from exc
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.eventos import evento_dict
-from harness.topicos import Topics, read_to_end
+from harness.topicos import Topics
+from infra.kafka_read import read_to_end
 
 INVALIDOS: list[bytes] = [b"{no es json", b"\xff\xfe", json.dumps({"sku": "X"}).encode()]
 

@@ -23,7 +23,7 @@ import pytest
 
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.red import free_port
+from infra.network import free_port
 from tests.caos.contrato import Resumen
 from tests.caos.escenario import Escenario
 

@@ -1234,6 +1234,7 @@ ETIQUETAS_DE_LA_SERIE: dict[str, dict[str, str]] = {
 }
 
 
+@pytest.mark.lento
 def test_promtool_test_rules(tmp_path: Path):
     """Cada alerta dispara (y no dispara) cuando debe, con las expresiones reales.
 

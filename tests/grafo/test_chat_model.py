@@ -149,6 +149,7 @@ async def test_streaming_payload_is_refused(fake_llm: FakeLLM) -> None:
     assert fake_llm.requests() == []
 
 
+@pytest.mark.lento
 def test_response_models_are_complete_after_build(tmp_path: Path) -> None:
     """In a fresh interpreter: after build_chat_model no response class rebuilds per call."""
     script = textwrap.dedent(

@@ -66,6 +66,7 @@ async def test_postgres_tres_intentos_como_mucho_9_filas_en_el_padre(
     assert len(fake_llm.requests()) == 6  # the replay called nothing
 
 
+@pytest.mark.lento
 async def test_lectura_estricta_de_msgpack_no_avisa(fake_llm: FakeLLM, data_dir: Path) -> None:
     _script_tres_intentos(fake_llm, "CKP-3")
     evento = EventoCambio.model_validate(evento_dict("CKP-3"))

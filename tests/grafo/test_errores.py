@@ -18,7 +18,7 @@ from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
-from harness.red import free_port
+from infra.network import free_port
 
 
 def _origen(sku: str) -> dict[str, Any]:

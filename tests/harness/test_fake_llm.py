@@ -302,6 +302,7 @@ async def test_max_parallel_queues_the_rest(llm: FakeLLM) -> None:
     assert stats["in_flight"] == 0
 
 
+@pytest.mark.lento
 def test_records_and_counters_survive_restart(tmp_path: Path) -> None:
     record_path = tmp_path / "requests.jsonl"
     script = {"rules": [{"sku": "R-1", "evaluador": ["rechazar", "rechazar", "aprobar"]}]}

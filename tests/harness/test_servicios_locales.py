@@ -14,7 +14,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from harness.kafka_broker import KafkaBroker
-from harness.red import free_port
+from infra.network import free_port
 
 
 @pytest.mark.kafka

@@ -130,6 +130,7 @@ def test_se_niega_a_certificar_con_pocas_etiquetas(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.lento
 def test_entrada_ilegible_sale_con_2(tmp_path: Path) -> None:
     basura = tmp_path / "basura.json"
     basura.write_text("{no", encoding="utf-8")

@@ -17,6 +17,7 @@ from prometheus_client import generate_latest
 from criterios import familias_conocidas
 from criterios.tablas import atributos_obligatorios
 from esquemas import EventoCambio
+from estadistica import percentile
 from harness.puerta import clave_fake
 from harness.puerta import estado as estado_puerta
 from herramientas.demo import avance, kafka, principal, resumen, servicios, vista
@@ -31,7 +32,6 @@ from herramientas.demo.avance import (
 )
 from herramientas.demo.puerta import lineas_puerta
 from herramientas.demo.vista import LiveView
-from herramientas.estadistica import percentile
 from herramientas.informe import deduplicar, read_jsonl
 from stream.config import Settings
 from stream.metricas import PrometheusSensor

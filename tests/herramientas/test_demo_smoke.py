@@ -22,11 +22,11 @@ import pytest
 from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
 from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
 from harness.kafka_broker import KafkaBroker
-from harness.red import free_port
 from harness.topicos import Topics, create_input_topic, read_all
 from harness.worker import WorkerProcess
 from herramientas.demo import avance, principal, servicios
 from herramientas.demo.kafka import produce_feed
+from infra.network import free_port
 
 pytestmark = [pytest.mark.llm_local, pytest.mark.kafka]
 

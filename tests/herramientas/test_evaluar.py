@@ -15,6 +15,8 @@ import pytest
 
 from harness.fake_llm_client import FakeLLM
 
+pytestmark = pytest.mark.lento  # every test runs `fichas evaluar` as a process
+
 REPO = Path(__file__).parents[2]
 CASOS = REPO / "ejemplos" / "evaluacion" / "casos.jsonl"
 

@@ -16,8 +16,8 @@ from herramientas.evaluar_metricas import (
     kappa,
     matriz,
     metricas_bucle,
+    proporcion,
     veredicto,
-    wilson,
 )
 
 REPO = Path(__file__).parents[2]
@@ -26,10 +26,10 @@ A = DATOS / "evaluar_a.json"  # approves all 40 candidates; 12 are good
 B = DATOS / "evaluar_b.json"  # approves 9 of the 12 good ones and 1 of the 28 bad ones
 
 
-def test_wilson_valores_conocidos() -> None:
-    assert wilson(9, 10) == [0.5958, 0.9821]
-    assert wilson(0, 10) == [0.0, 0.2775]
-    assert wilson(0, 0) is None
+def test_proporcion_escribe_el_intervalo_de_wilson_redondeado() -> None:
+    # The interval is tested once, in tests/estadistica; here only how a result file holds it.
+    assert proporcion(9, 10) == {"valor": 0.9, "exitos": 9, "n": 10, "ic95": [0.5958, 0.9821]}
+    assert proporcion(0, 0)["ic95"] is None
 
 
 def test_matriz_y_kappa() -> None:
@@ -131,6 +131,7 @@ def test_comparar_bucle_sentidos() -> None:
     assert inversa["deltas"]["llamadas_por_ficha"]["veredicto"] == "peor"
 
 
+@pytest.mark.lento
 def test_cli_comparar_escribe_json_y_png(tmp_path: Path) -> None:
     salida = tmp_path / "comparacion.json"
     png = tmp_path / "delta.png"
@@ -162,6 +163,7 @@ def test_cli_comparar_escribe_json_y_png(tmp_path: Path) -> None:
     assert "sistema.precision" in proc.stdout and "mejor" in proc.stdout
 
 
+@pytest.mark.lento
 def test_cli_comparar_modos_distintos_es_error(tmp_path: Path) -> None:
     otro = tmp_path / "otro.json"
     otro.write_text(json.dumps(json.loads(B.read_text()) | {"modo": "bucle"}))

@@ -19,7 +19,7 @@ import pytest
 
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm_client import FakeLLM
-from harness.red import free_port
+from infra.network import free_port
 
 REPO = Path(__file__).parents[2]
 FICHAS = [sys.executable, "-m", "herramientas.cli"]
@@ -95,6 +95,7 @@ def test_ajustes_invalidos_una_linea_por_variable_exit_2(tmp_path: Path) -> None
     ]
 
 
+@pytest.mark.lento
 def test_configuracion_efectiva_una_vez_con_secretos_ocultos(
     fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
 ) -> None:
@@ -118,6 +119,7 @@ def test_configuracion_efectiva_una_vez_con_secretos_ocultos(
 # ------------------------------------------------------------------ LLM health in procesar
 
 
+@pytest.mark.lento
 def test_procesar_llm_rechaza_conexion_avisa_cada_reintento_con_url_y_causa(
     data_dir: Path, tmp_path: Path
 ) -> None:
@@ -140,6 +142,7 @@ def test_procesar_llm_rechaza_conexion_avisa_cada_reintento_con_url_y_causa(
     assert "timed out" not in proc.stderr
 
 
+@pytest.mark.lento
 def test_procesar_llm_401_dice_que_revisar(
     fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
 ) -> None:
@@ -154,6 +157,7 @@ def test_procesar_llm_401_dice_que_revisar(
     )
 
 
+@pytest.mark.lento
 def test_en_terminal_los_logs_son_legibles_y_llevan_el_evento(
     data_dir: Path, tmp_path: Path
 ) -> None:
@@ -193,6 +197,7 @@ def test_en_terminal_los_logs_son_legibles_y_llevan_el_evento(
 # ------------------------------------------------------------------ procesar input and output
 
 
+@pytest.mark.lento
 def test_procesar_stdin_bom_blancas_y_recuento(fake_llm: FakeLLM, data_dir: Path) -> None:
     fake_llm.configure({"rules": [{"sku": "IN-2", "evaluador": ["rechazar"]}]})
     texto = "\ufeff" + evento_json("IN-1") + "\n\n   \n" + evento_json("IN-2") + "\n{roto\n"
@@ -214,6 +219,7 @@ def test_procesar_stdin_bom_blancas_y_recuento(fake_llm: FakeLLM, data_dir: Path
     ]
 
 
+@pytest.mark.lento
 def test_procesar_anuncia_reutilizadas_y_no_reutiliza_otro_modelo(
     fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
 ) -> None:
@@ -251,6 +257,7 @@ def test_procesar_anuncia_reutilizadas_y_no_reutiliza_otro_modelo(
     )
 
 
+@pytest.mark.lento
 def test_dlq_en_espanol(fake_llm: FakeLLM, data_dir: Path, tmp_path: Path) -> None:
     entrada = tmp_path / "e.jsonl"
     sin_proveedor = evento_dict("ES-2")
@@ -313,6 +320,7 @@ def _salidas_informe(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.lento
 def test_informe_grafico_con_n_umbral_nombres_y_motivos(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     svg = tmp_path / "informe.svg"
@@ -342,6 +350,7 @@ def test_informe_png_sin_matplotlib_mensaje_amable(tmp_path: Path) -> None:
     assert not png.exists()
 
 
+@pytest.mark.lento
 def test_llm_local_sin_extra_mensaje_amable(tmp_path: Path) -> None:
     # The extra is installed where the tests run: a shim package that fails to import stands
     # in for its absence, as in the matplotlib case above.

@@ -11,10 +11,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.contrato import validar_salidas_procesar
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm_client import FakeLLM
 from harness.puerta import clave_fake, estado
+
+pytestmark = pytest.mark.lento  # every test runs `fichas procesar` as a process
 
 REPO = Path(__file__).parents[2]
 

@@ -37,10 +37,10 @@ from langgraph.checkpoint.postgres.base import MIGRATIONS
 from grafo.checkpointer import MIGRACIONES_POSTGRES
 from harness.basedatos import base_nueva
 from harness.procesos import CommandProcess, soltar
-from harness.red import free_port
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics, create_input_topic
 from harness.worker import WorkerProcess, worker_env
+from infra.network import free_port
 from migraciones import version_postgres
 from revision.almacen import ESQUEMA as ESQUEMA_REVISION
 from stream.versiones import ESQUEMA as ESQUEMA_VERSIONES

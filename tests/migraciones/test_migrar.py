@@ -62,6 +62,7 @@ def test_ocho_migrar_a_la_vez_en_postgres(postgres_dsn, tmp_path):
         _comprobar(_ocho_a_la_vez(env, tmp_path), "postgres")
 
 
+@pytest.mark.lento
 def test_ocho_migrar_a_la_vez_en_sqlite(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "FICHAS_POSTGRES_DSN"}
     env["FICHAS_DATA_DIR"] = str(tmp_path / "datos")

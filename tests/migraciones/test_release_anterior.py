@@ -26,10 +26,10 @@ import pytest
 from harness.basedatos import base_nueva
 from harness.eventos import evento_json
 from harness.procesos import REPO
-from harness.red import free_port
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, worker_env
+from infra.network import free_port
 
 pytestmark = [pytest.mark.kafka]
 

@@ -23,6 +23,7 @@ def _wilson_inferior(exitos: int, n: int, z: float = 1.6449) -> float:
     return (centro - radio) / (1 + z * z / n)
 
 
+@pytest.mark.lento
 def test_cobertura_en_todo_momento_y_wilson_no() -> None:
     """2000 seeded sequences with true mean 0.85, each watched at every one of 300 verdicts.
 
@@ -52,6 +53,7 @@ def test_cobertura_en_todo_momento_y_wilson_no() -> None:
     assert cruces_wilson / SECUENCIAS > 2 * DELTA, cruces_wilson / SECUENCIAS
 
 
+@pytest.mark.lento
 def test_cobertura_de_la_cota_superior() -> None:
     rng = random.Random(7)
     cruces = 0

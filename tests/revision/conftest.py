@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from harness.kafka_broker import KafkaBroker
-from harness.red import free_port
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics, produce, read_all
+from infra.network import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

@@ -1,5 +1,5 @@
 """The store and the pure parts, without Kafka: idempotence, one decision per item,
-supersession, the outbox's pending rows, Wilson intervals, the word diff. SQLite and PostgreSQL."""
+supersession, the outbox's pending rows, the word diff. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from harness.revisor import ficha_en_revision
 from revision import decisiones as dec
 from revision.almacen import ABIERTA, DECIDIDA, OBSOLETA, Almacen, Cierre
-from revision.confianza import DecisionResumen, calcular, wilson
+from revision.confianza import DecisionResumen, calcular
 from revision.web import diff_palabras
 
 
@@ -91,16 +91,6 @@ async def test_version_nueva_cierra_la_vieja_y_una_vieja_llega_cerrada(almacen):
     assert await almacen.version_vista(sku) == 3
     await _guardar(almacen, v3)
     assert (await almacen.item(v3["event_id"])).estado == ABIERTA
-
-
-def test_wilson_valores_conocidos():
-    bajo, alto = wilson(3, 5)
-    assert (round(bajo, 4), round(alto, 4)) == (0.2307, 0.8824)
-    bajo, alto = wilson(0, 10)
-    assert bajo == 0.0 and round(alto, 4) == 0.2775
-    bajo, alto = wilson(50, 50)
-    assert round(bajo, 4) == 0.9287 and alto == 1.0
-    assert wilson(0, 0) is None
 
 
 def test_precision_por_familia_criterio_y_ventana():

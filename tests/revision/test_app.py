@@ -6,6 +6,8 @@ import asyncio
 import subprocess
 import sys
 
+import pytest
+
 from harness.procesos import REPO
 from revision.app import _parser
 from revision.seguridad import LimiteLogin, clave_correcta, hash_clave
@@ -17,6 +19,7 @@ def test_escucha_solo_en_localhost_por_defecto():
     assert args.cookie_segura is False
 
 
+@pytest.mark.lento
 def test_usuarios_rechaza_una_clave_corta_y_guarda_un_hash_argon2(tmp_path):
     env = {"FICHAS_DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     corta = subprocess.run(

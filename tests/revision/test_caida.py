@@ -8,9 +8,10 @@ import time
 import pytest
 from selenium.webdriver.common.by import By
 
-from harness.red import free_port
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.topicos import Topics
+from infra.fault_points import REVISOR_CAIDA_TRAS_DECISION, SWITCH
+from infra.network import free_port
 from tests.revision.conftest import (
     CLAVE,
     USUARIO,
@@ -32,8 +33,8 @@ def test_kill_9_tras_la_decision_publica_una_vez_al_volver(kafka, tmp_path, nave
     app = RevisorProcess(env, free_port(), tmp_path / "revisor.log")
     app.add_user(USUARIO, CLAVE)
     item = ficha_en_revision("ZAP-KILL-1")
-    # The hook makes the app SIGKILL itself right after the decision row is committed.
-    app.start({"FICHAS_REVISOR_PRUEBA_CAIDA": "1"})
+    # The fault point makes the app SIGKILL itself right after the decision row is committed.
+    app.start({SWITCH: REVISOR_CAIDA_TRAS_DECISION})
     try:
         app.wait_ready()
         producir(kafka, topics.revision, [item])
@@ -48,7 +49,7 @@ def test_kill_9_tras_la_decision_publica_una_vez_al_volver(kafka, tmp_path, nave
         time.sleep(2)
         assert not [r for r in leer(kafka, topics.publicadas) if r["event_id"] == item["event_id"]]
 
-        app.start()  # same data directory, no hook
+        app.start()  # same data directory, the fault point not armed
         app.wait_ready()
         publicadas = esperar(
             lambda: [r for r in leer(kafka, topics.publicadas)

@@ -15,7 +15,6 @@ from selenium.webdriver.common.by import By
 
 from esquemas.constantes import MOTIVO_PUERTA_COTA_BAJA, MOTIVO_SIN_GARANTIA
 from harness.procesos import REPO
-from harness.red import free_port
 from harness.revisor import (
     RevisorProcess,
     estado_abierto,
@@ -24,6 +23,7 @@ from harness.revisor import (
     puerta_aplicada,
     revisor_env,
 )
+from infra.network import free_port
 from puerta.topico import escribir_estado, leer_estados
 from tests.revision.conftest import (
     CLAVE,

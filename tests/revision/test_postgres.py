@@ -7,9 +7,9 @@ import urllib.parse
 
 import pytest
 
-from harness.red import free_port
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.topicos import Topics
+from infra.network import free_port
 from tests.revision.conftest import (
     CLAVE,
     decisiones_topic,

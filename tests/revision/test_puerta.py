@@ -26,10 +26,10 @@ from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.puerta import abrir, clave_fake
-from harness.red import free_port
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerProcess, worker_env
+from infra.network import free_port
 from puerta.topico import leer_estados
 from tests.revision.conftest import CLAVE, USUARIO, abrir_item, confirmado, entrar, esperar
 

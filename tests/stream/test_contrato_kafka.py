@@ -21,15 +21,9 @@ from harness.contrato import cabeceras, validar_registros
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import (
-    Topics,
-    build_reader,
-    create_input_topic,
-    describe_partitions,
-    produce,
-    read_all,
-)
+from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerProcess, worker_env
+from infra.kafka_read import build_reader, describe_partitions
 from stream.config import Settings
 from stream.kafka import COMPACTED, ensure_topics, topic_configs
 

@@ -21,9 +21,9 @@ from harness.eventos import evento_json
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.procesos import REPO
-from harness.red import free_port
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, wait_outcomes, worker_env
+from infra.network import free_port
 from stream.kafka import BROKER_WAIT_S
 
 pytestmark = pytest.mark.kafka
