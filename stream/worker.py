@@ -51,7 +51,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, Origen, leer_evento
 from esquemas.constantes import DESTINO_PUBLICADAS
-from grafo import Procesador, Resultado, RetryPolicy
+from grafo import Backoff, Procesador, Resultado
 from grafo.contexto import sobre_evento
 from stream import eventloop
 from stream.cabeceras import cabeceras_rechazo, cabeceras_resultado
@@ -154,7 +154,7 @@ class Worker:
         self._graph_slots = asyncio.Semaphore(settings.concurrencia)
         self._retrying: dict[str, float] = {}
         self._steps = Reintentos(
-            RetryPolicy(base_s=0.2, cap_s=30.0), self._on_step_failure, self._on_step_recovered
+            Backoff(base_s=0.2, cap_s=30.0), self._on_step_failure, self._on_step_recovered
         )
         self._last_prune = time.monotonic()
         self._last_lag = 0.0
