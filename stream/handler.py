@@ -28,6 +28,7 @@ import hashlib
 import json
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import ConsumerRecord, TopicPartition
@@ -67,25 +68,20 @@ def encode(value: dict[str, Any]) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+@dataclass
 class Handler:
     """Handles one event of a lane; the worker makes one and shares it between lanes."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        procesador: Procesador,
-        versions: ClaimStore,
-        sensor: WorkerSensor,
-        emitter: Emitter,
-        steps: Reintentos,
-    ) -> None:
-        self._settings = settings
-        self._procesador = procesador
-        self._versions = versions
-        self._sensor = sensor
-        self._emitter = emitter
-        self._steps = steps
-        self._graph_slots = asyncio.Semaphore(settings.concurrencia)
+    settings: Settings
+    procesador: Procesador
+    versions: ClaimStore
+    sensor: WorkerSensor
+    emitter: Emitter
+    steps: Reintentos  # the worker's retry rule, whose failures show in its readiness
+    graph_slots: asyncio.Semaphore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.graph_slots = asyncio.Semaphore(self.settings.concurrencia)
 
     async def handle(self, item: Item, newer_waiting: bool) -> Desenlace:
         """Handle one event; every log line about it carries its sku, event_id and version."""
@@ -93,7 +89,7 @@ class Handler:
         with sobre_evento(evento.sku, evento.event_id, evento.version):
             desenlace = await self._handle_or_reject(item, newer_waiting)
         if desenlace is Desenlace.OBSOLETO:
-            self._sensor.on_obsoleto()
+            self.sensor.on_obsoleto()
         return desenlace
 
     async def _handle_or_reject(self, item: Item, newer_waiting: bool) -> Desenlace:
@@ -105,14 +101,14 @@ class Handler:
         except FalloPermanente as exc:
             log.error("event %s gave up on %s; to the DLQ", item.evento.event_id, exc)
             with contextlib.suppress(Exception):
-                await self._procesador.olvidar(item.evento)
+                await self.procesador.olvidar(item.evento)
             return await self._reject(item, _processing_error(item.evento, exc))
 
     async def _handle_event(self, item: Item) -> Desenlace:
         """Steps 2 to 6 of the module's list."""
         evento = item.evento
         fingerprint = huella(evento)
-        stored = await self._steps.run(lambda: self._versions.resultado(evento.event_id), "store")
+        stored = await self.steps.run(lambda: self.versions.resultado(evento.event_id), "store")
         if stored is not None:
             return await self._replay(item, stored, fingerprint)
         if await self._obsoleta(evento):
@@ -126,14 +122,14 @@ class Handler:
             resultado.destino,
             resultado.salida,
         )
-        reclamo = await self._steps.run(lambda: self._versions.reclamar(registro), "store")
+        reclamo = await self.steps.run(lambda: self.versions.reclamar(registro), "store")
         return await self._settle(item, reclamo, resultado)
 
     async def _run_graph(self, evento: EventoCambio) -> Resultado:
         """Wait while the LLM is down, then run the graph within the concurrency limit."""
-        await self._procesador.health.wait_up()
-        async with self._graph_slots:
-            return await self._steps.run(lambda: self._procesador.procesar(evento), "graph")
+        await self.procesador.health.wait_up()
+        async with self.graph_slots:
+            return await self.steps.run(lambda: self.procesador.procesar(evento), "graph")
 
     async def _settle(self, item: Item, reclamo: Reclamo, resultado: Resultado) -> Desenlace:
         """Act on the claim: emit the new or the stored outcome, or reject, or skip."""
@@ -142,7 +138,7 @@ class Handler:
             return await self._reject(item, _reused(evento))
         if reclamo.dictamen is Dictamen.NUEVO and reclamo.registro is not None:
             await self._emit(item, reclamo.registro, first=not resultado.reentregada)
-            self._sensor.on_outcome(resultado, time.monotonic() - item.ticket.received)
+            self.sensor.on_outcome(resultado, time.monotonic() - item.ticket.received)
         elif reclamo.dictamen is Dictamen.REGISTRADO and reclamo.registro is not None:
             await self._emit(item, reclamo.registro, first=False)
             self._on_replayed(item, reclamo.registro)
@@ -165,31 +161,31 @@ class Handler:
 
     async def _obsoleta(self, evento: EventoCambio) -> bool:
         """The store holds a newer version of this SKU (handled before a restart, say)."""
-        stored = await self._steps.run(lambda: self._versions.get(evento.sku), "store")
+        stored = await self.steps.run(lambda: self.versions.get(evento.sku), "store")
         return obsoleta(evento.version, stored)
 
     def _on_replayed(self, item: Item, registro: Registro) -> None:
         """A stored outcome was emitted again: counted as a redelivery."""
-        self._sensor.on_outcome(_replayed(registro), time.monotonic() - item.ticket.received)
+        self.sensor.on_outcome(_replayed(registro), time.monotonic() - item.ticket.received)
 
     async def _forget_thread(self, evento: EventoCambio) -> None:
         """Delete the event's checkpoint thread: the outcome record now answers redeliveries."""
         try:
-            await self._procesador.olvidar(evento)
+            await self.procesador.olvidar(evento)
         except Exception:
             log.exception("could not delete the checkpoint thread of %s", evento.event_id)
 
     async def _emit(self, item: Item, registro: Registro, first: bool) -> None:
         """Write the outcome (and its human-review sample) and wait for the broker's ack."""
-        records, muestreada = outcome_records(self._settings, registro, item.evento)
+        records, muestreada = outcome_records(self.settings, registro, item.evento)
         self._check_owner(item)
-        await self._steps.run(lambda: self._emitter.send(item.tp, records), "produce")
+        await self.steps.run(lambda: self.emitter.send(item.tp, records), "produce")
         if muestreada and first:
-            self._sensor.on_sample()
+            self.sensor.on_sample()
 
     def _check_owner(self, item: Item) -> None:
         """Raise ``NotOwner`` when the item's partition was taken from this worker."""
-        if not self._emitter.owns(item.tp):
+        if not self.emitter.owns(item.tp):
             log.warning("not emitting %s: partition %s was revoked", item.evento.event_id, item.tp)
             raise NotOwner(item.tp)
 
@@ -210,9 +206,9 @@ class Handler:
         value = encode(registro)
         key = clave_dlq(record.key)
         headers = cabeceras_rechazo(cabeceras_dlq(record.headers))
-        records = [Record(self._settings.topic_dlq, value, key, headers)]
-        await self._steps.run(lambda: self._emitter.send(tp, records), "produce", acotado=False)
-        self._sensor.on_dlq()
+        records = [Record(self.settings.topic_dlq, value, key, headers)]
+        await self.steps.run(lambda: self.emitter.send(tp, records), "produce", acotado=False)
+        self.sensor.on_dlq()
 
 
 def outcome_records(
@@ -239,15 +235,9 @@ def outcome_records(
 
 def _replayed(registro: Registro) -> Resultado:
     """A stored outcome as a ``Resultado`` counted as a redelivery (its attempts were counted)."""
-    return Resultado(
-        destino=registro.destino,
-        salida=registro.salida,
-        sku=registro.sku,
-        event_id=registro.event_id,
-        version=registro.version,
-        intentos=int(registro.salida.get("intentos") or 0),
-        reentregada=True,
-    )
+    intentos = int(registro.salida.get("intentos") or 0)
+    r = registro
+    return Resultado(r.destino, r.salida, r.sku, r.event_id, r.version, intentos, True)
 
 
 def _processing_error(evento: EventoCambio, exc: FalloPermanente) -> EventoInvalido:

@@ -16,8 +16,9 @@ How the guarantees of the contract are kept (numbers in docs/stream.md):
   input partition (``stream.emitter``): the worker that takes a partition fences the old
   owner's producer at the broker, so a write decided before the partition moved can never
   land after the new owner's.
-* Obsolete versions (guarantee 1): a lane skips an event when a newer version of the SKU is
-  already queued behind it, or when the version store says a newer one was already handled.
+* Obsolete versions (guarantee 1): an event is skipped when a newer version of the SKU is
+  already queued behind it, or when the version store says a newer one was already handled
+  (one rule, ``stream.versiones.obsoleta``).
 * Back-pressure: fetched-but-unfinished messages are capped; past the cap, and while the LLM
   is down (guarantee 7), every partition is paused, so memory stays bounded on any backlog
   and the poll loop keeps heartbeating.
@@ -28,6 +29,11 @@ How the guarantees of the contract are kept (numbers in docs/stream.md):
   worker reads ``fichas.puerta`` to its end and keeps following it (``stream.puerta``); the
   graph asks it for the family's gate at every evaluation, so a gate closed on the topic
   stops automatic publication within seconds, and a restarted worker starts from the topic.
+
+Where each part lives: this module fetches, paces, commits and rebalances;
+``stream.inflight`` owns what is pending or running and the ledger calls; ``stream.lanes`` the
+per-SKU queues; ``stream.handler`` takes one event to one ``Desenlace``. docs/stream.md lists
+the steps in the order they run.
 
 The worker talks to the graph only through ``grafo.Procesador``; it knows nothing of prompts.
 """
