@@ -80,8 +80,8 @@ async def test_the_commit_never_passes_an_unfinished_offset(tmp_path: Path) -> N
     """Offsets 1 and 2 finish while offset 0 is held: commits stay at 0; once 0 finishes the
     commit moves to 3.
 
-    Mutation: in ``InFlight.accept`` leave out ``self._ledger.received(...)``, so the ledger
-    does not know offset 0 is pending.
+    Mutation: in ``PartitionOffsets.committable`` (stream/offsets.py) take
+    ``target = self.highest_seen + 1`` whatever is pending, so the commit passes offset 0.
     """
     async with nucleo(tmp_path) as n:
         gate = n.procesador.hold("H", 1)
