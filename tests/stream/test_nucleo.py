@@ -89,10 +89,10 @@ async def test_the_commit_never_passes_an_unfinished_offset(tmp_path: Path) -> N
         n.send("X", 1)
         n.send("Y", 1)
         await until(lambda: {("X", 1), ("Y", 1)} <= set(n.published()))
-        await until(lambda: len(n.commits(0)) >= 1, timeout=3)
+        await until(lambda: len(n.commits(0)) >= 1)
         assert max(n.commits(0)) == 0
         gate.set()
-        await until(lambda: n.commits(0)[-1] == 3, timeout=3)
+        await until(lambda: n.commits(0)[-1] == 3)
 
 
 async def test_a_poison_event_goes_to_the_dlq_and_its_lane_goes_on(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ async def test_a_poison_event_goes_to_the_dlq_and_its_lane_goes_on(tmp_path: Pat
         await until(lambda: ("P", 2) in n.published() and len(n.dlq()) == 2)
         codes = [r["error"]["codigo"] for r in n.dlq()]
         assert codes == ["error_procesamiento", "json_invalido"]
-        await until(lambda: (n.commits(0) or [0])[-1] == 3, timeout=3)
+        await until(lambda: (n.commits(0) or [0])[-1] == 3)
         assert n.sensor.dlq == 2
 
 
