@@ -17,14 +17,15 @@ from grafo.ejecucion import (
     Rechazo,
     Resultado,
     ResumenIntento,
-    RetryPolicy,
 )
 from grafo.nodos import Nodos, decidir
 from grafo.puerta import FuentePuerta, PuertaCerrada, clave_puerta
+from grafo.retry import Backoff
 from grafo.sensores import NullSensor, Sensor
 
 __all__ = [
     "Agentes",
+    "Backoff",
     "Evaluacion",
     "FuentePuerta",
     "LLMHealth",
@@ -37,7 +38,6 @@ __all__ = [
     "Rechazo",
     "Resultado",
     "ResumenIntento",
-    "RetryPolicy",
     "Sensor",
     "build_chat_model",
     "clave_puerta",

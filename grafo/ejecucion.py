@@ -10,17 +10,16 @@ server's Retry-After: the failing node's writes are never committed, so a failur
 attempt. ``LLMHealth`` tells the caller when the LLM is down, so it can stop taking new events,
 and tells the operator: one WARNING when it pauses (the URL and the real cause), a reminder
 while it stays down, one INFO when it answers again. ``fichas procesar``, where one person waits
-for one run, also reports every retry at WARNING (``RetryPolicy.report_each``).
+for one run, also reports every retry at WARNING (``Backoff.report_each``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -33,6 +32,7 @@ from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
 from grafo.contexto import en_intento, sobre_evento
 from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
+from grafo.retry import Attempts, Backoff, BudgetSpent, retry
 from grafo.sensores import NullSensor, Sensor
 
 log = logging.getLogger(__name__)
@@ -82,24 +82,8 @@ class Resultado:
     resumen: tuple[ResumenIntento, ...] = ()
 
 
-@dataclass
-class RetryPolicy:
-    """Exponential backoff with full jitter, capped, honouring Retry-After when it is longer."""
-
-    base_s: float = 0.5
-    cap_s: float = 30.0
-    max_wait_s: float | None = None  # None: retry forever (the worker); a number: give up
-    report_each: bool = False  # log every retry at WARNING (one person waiting on one run)
-    rng: random.Random = field(default_factory=random.Random)
-
-    def delay(self, failures: int, retry_after_s: float | None) -> float:
-        """Seconds to wait before retry number ``failures`` (1-based)."""
-        backoff = self.rng.uniform(0, min(self.cap_s, self.base_s * 2 ** (failures - 1)))
-        return max(backoff, retry_after_s or 0.0)
-
-
 class LLMUnavailable(RuntimeError):
-    """The LLM stayed down longer than ``RetryPolicy.max_wait_s``."""
+    """The LLM stayed down longer than ``Backoff.max_wait_s``."""
 
 
 class LLMHealth:
@@ -202,14 +186,14 @@ class Procesador:
     def __init__(
         self,
         graph: CompiledStateGraph,
-        policy: RetryPolicy | None = None,
+        policy: Backoff | None = None,
         health: LLMHealth | None = None,
         sensor: Sensor | None = None,
         sleep: Callable[[float], Any] = asyncio.sleep,
         llm_url: str = "",
     ) -> None:
         self._graph = graph
-        self._policy = policy or RetryPolicy()
+        self._policy = policy or Backoff()
         self._sensor = sensor or NullSensor()
         self.health = health or LLMHealth(self._sensor, llm_url)
         self._sleep = sleep
@@ -236,41 +220,42 @@ class Procesador:
     async def _run_with_retries(
         self, entrada: dict[str, Any] | None, evento: EventoCambio, config: RunnableConfig
     ) -> dict[str, Any]:
-        """Invoke until the graph ends; transient LLM failures wait and resume."""
-        failures = 0
-        waited = 0.0
-        while True:
-            try:
-                valores = await self._graph.ainvoke(entrada, config, durability="sync")
-            except Exception as exc:
-                failure = classify(exc)
-                if failure is None or not failure.transient:
-                    raise
-                failures += 1
-                snapshot = await self._graph.aget_state(config)
-                en_intento(_intento_en_curso(snapshot.values, snapshot.next))
-                self._sensor.on_llm_error(failure.kind)
-                self.health.mark_down(failure)
-                delay = self._policy.delay(failures, failure.retry_after_s)
-                limit = self._policy.max_wait_s
-                if limit is not None and waited + delay > limit:
-                    raise LLMUnavailable(
-                        f"LLM at {self.health.url} unavailable after {failures} tries over "
-                        f"{waited:.0f} s (the next retry would pass the {limit:.0f} s limit): "
-                        f"{failure.cause}"
-                    ) from exc
-                self._report_retry(failure, failures, delay, limit)
-                waited += delay
-                await self._sleep(delay)
-                entrada = None if snapshot.next else entrada_inicial(evento)
-                continue
-            self.health.mark_up()
-            return dict(valores)
+        """Invoke until the graph ends; a transient LLM failure waits, then resumes the thread
+        at its last checkpoint (or starts it anew when the failure came before the first)."""
+        failure: LLMFailure | None = None
 
-    def _report_retry(
-        self, failure: LLMFailure, failures: int, delay: float, limit: float | None
-    ) -> None:
+        async def invoke() -> dict[str, Any]:
+            return dict(await self._graph.ainvoke(entrada, config, durability="sync"))
+
+        async def on_failure(exc: Exception, attempts: Attempts) -> float | None:
+            nonlocal entrada, failure
+            failure = classify(exc)
+            if failure is None or not failure.transient:
+                raise exc
+            snapshot = await self._graph.aget_state(config)
+            en_intento(_intento_en_curso(snapshot.values, snapshot.next))
+            self._sensor.on_llm_error(failure.kind)
+            self.health.mark_down(failure)
+            entrada = None if snapshot.next else entrada_inicial(evento)
+            return failure.retry_after_s
+
+        def on_wait(exc: Exception, attempts: Attempts) -> None:
+            assert failure is not None  # on_failure classified it
+            self._report_retry(failure, attempts.failures, attempts.delay_s)
+
+        try:
+            valores = await retry(invoke, self._policy, on_failure, on_wait, self._sleep)
+        except BudgetSpent as spent:
+            cause = failure.cause if failure is not None else "unknown"
+            raise LLMUnavailable(
+                f"LLM at {self.health.url} unavailable after {spent}: {cause}"
+            ) from spent.__cause__
+        self.health.mark_up()
+        return valores
+
+    def _report_retry(self, failure: LLMFailure, failures: int, delay: float) -> None:
         """One line per retry: WARNING when a person waits on this run, else DEBUG."""
+        limit = self._policy.max_wait_s
         level = logging.WARNING if self._policy.report_each else logging.DEBUG
         bound = f" (giving up after {limit:.0f} s in total)" if limit is not None else ""
         log.log(

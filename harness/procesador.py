@@ -16,12 +16,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from esquemas.constantes import PUERTA_VEREDICTO, ModoPuerta
 from grafo import (
     Agentes,
+    Backoff,
     FuentePuerta,
     LLMSettings,
     Nodos,
     Procesador,
     PuertaCerrada,
-    RetryPolicy,
     build_chat_model,
     close_chat_model,
     construir_grafo,
@@ -53,7 +53,7 @@ async def abrir_procesador(
     try:
         async with open_checkpointer(postgres_dsn, data_dir) as saver:
             graph = construir_grafo(nodos, max_intentos, saver)
-            policy = RetryPolicy(base_s=0.05, cap_s=0.2, max_wait_s=30)
+            policy = Backoff(base_s=0.05, cap_s=0.2, max_wait_s=30)
             yield Procesador(graph, policy=policy), saver
     finally:
         await close_chat_model(model)

@@ -274,7 +274,7 @@ def _procesar(
 ) -> int:
     """``fichas procesar``: exit 0 when every line has an outcome, 3 if the LLM stayed down."""
     from criterios import CRITERIOS_VERSION
-    from grafo import LLMUnavailable, RetryPolicy
+    from grafo import Backoff, LLMUnavailable
     from herramientas.procesar import (
         EstadoDeOtraEjecucion,
         Huella,
@@ -300,7 +300,7 @@ def _procesar(
     actual = Huella(settings.llm_modelo, CRITERIOS_VERSION)
     guardada = leer_huella(settings.data_dir)
     donde = _donde(settings)
-    policy = RetryPolicy(max_wait_s=espera_llm, report_each=True)
+    policy = Backoff(max_wait_s=espera_llm, report_each=True)
 
     async def run() -> Resumen:
         async with build_processor(settings, policy=policy, puerta=puerta) as proc:

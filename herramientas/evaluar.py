@@ -323,25 +323,21 @@ async def evaluar_candidata(
 
 async def _con_reintentos(llamada: Callable[[], Awaitable[Any]], espera_llm: float) -> Any:
     """Retry a transient LLM failure with backoff, as the processor does, up to ``espera_llm``."""
-    from grafo import LLMUnavailable, RetryPolicy
+    from grafo import Backoff, LLMUnavailable
     from grafo.errores import classify
+    from grafo.retry import Attempts, BudgetSpent, retry
 
-    politica = RetryPolicy()
-    fallos_seguidos = 0
-    esperado = 0.0
-    while True:
-        try:
-            return await llamada()
-        except Exception as exc:
-            fallo = classify(exc)
-            if fallo is None or not fallo.transient:
-                raise
-            fallos_seguidos += 1
-            pausa = politica.delay(fallos_seguidos, fallo.retry_after_s)
-            if esperado + pausa > espera_llm:
-                raise LLMUnavailable(f"LLM no disponible tras {fallos_seguidos} intentos") from exc
-            esperado += pausa
-            await asyncio.sleep(pausa)
+    async def al_fallar(exc: Exception, intentos: Attempts) -> float | None:
+        fallo = classify(exc)
+        if fallo is None or not fallo.transient:
+            raise exc
+        return fallo.retry_after_s
+
+    try:
+        return await retry(llamada, Backoff(max_wait_s=espera_llm), al_fallar)
+    except BudgetSpent as agotado:
+        fallos = agotado.attempts.failures
+        raise LLMUnavailable(f"LLM no disponible tras {fallos} intentos") from agotado.__cause__
 
 
 async def correr_evaluador(
@@ -457,11 +453,11 @@ async def correr_bucle(
 ) -> list[dict[str, Any]]:
     """The whole loop on every event not yet in the cache; records in case order."""
     from esquemas import EventoCambio
-    from grafo import RetryPolicy
+    from grafo import Backoff
     from stream.runtime import build_processor, puerta_offline
 
     por_id = {c["id"]: c for c in casos}
-    politica = RetryPolicy(max_wait_s=espera_llm)
+    politica = Backoff(max_wait_s=espera_llm)
     # The gate of FICHAS_PUERTA and FICHAS_PUERTA_ARCHIVO, as ``fichas procesar`` applies it.
     puerta = puerta_offline(settings)
     async with build_processor(

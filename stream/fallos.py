@@ -19,7 +19,8 @@ from typing import TypeVar
 
 from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordTooLargeError
 
-from grafo import LLMUnavailable, RetryPolicy
+from grafo import Backoff, LLMUnavailable
+from grafo.retry import Attempts, retry
 from stream.emitter import NotOwner
 
 T = TypeVar("T")
@@ -55,17 +56,17 @@ def es_transitorio(exc: BaseException) -> bool:
 
 
 class Reintentos:
-    """Runs steps with the one backoff rule and the classification above."""
+    """Runs the worker's steps through ``grafo.retry`` with the classification above."""
 
     def __init__(
         self,
-        policy: RetryPolicy,
+        backoff: Backoff,
         on_failure: Callable[[str, bool], None],
         on_recovered: Callable[[str], None],
         max_fallos: int = MAX_FALLOS,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
-        self._policy = policy
+        self._backoff = backoff
         self._on_failure = on_failure
         self._on_recovered = on_recovered
         self._max_fallos = max_fallos
@@ -75,34 +76,35 @@ class Reintentos:
         """``call()`` until it succeeds; raise ``FalloPermanente`` after too many hard failures.
 
         ``acotado=False`` retries every failure forever: for a step that must happen whatever
-        the event (writing a DLQ record).
+        the event (writing a DLQ record). ``NotOwner`` is never retried: the partition is gone.
         """
-        failures = 0
         permanent = 0
-        while True:
-            try:
-                result = await call()
-            except (asyncio.CancelledError, KeyboardInterrupt, NotOwner):
-                raise
-            except Exception as exc:
-                failures += 1
-                transient = es_transitorio(exc)
-                self._on_failure(paso, transient)
-                if not transient:
-                    permanent += 1
-                    if acotado and permanent >= self._max_fallos:
-                        raise FalloPermanente(paso, exc) from exc
-                delay = self._policy.delay(failures, None)
-                log.warning(
-                    "%s failed (%s: %s, %s); retrying in %.1f s",
-                    paso,
-                    type(exc).__name__,
-                    exc,
-                    "transient" if transient else f"{permanent}/{self._max_fallos}",
-                    delay,
-                )
-                await self._sleep(delay)
-                continue
-            if failures:
-                self._on_recovered(paso)
-            return result
+        transient = failed = False
+
+        async def on_failure(exc: Exception, attempts: Attempts) -> None:
+            nonlocal permanent, transient, failed
+            if isinstance(exc, NotOwner):
+                raise exc
+            failed = True
+            transient = es_transitorio(exc)
+            self._on_failure(paso, transient)
+            if not transient:
+                permanent += 1
+                if acotado and permanent >= self._max_fallos:
+                    raise FalloPermanente(paso, exc) from exc
+            return None
+
+        def on_wait(exc: Exception, attempts: Attempts) -> None:
+            log.warning(
+                "%s failed (%s: %s, %s); retrying in %.1f s",
+                paso,
+                type(exc).__name__,
+                exc,
+                "transient" if transient else f"{permanent}/{self._max_fallos}",
+                attempts.delay_s,
+            )
+
+        result = await retry(call, self._backoff, on_failure, on_wait, self._sleep)
+        if failed:
+            self._on_recovered(paso)
+        return result

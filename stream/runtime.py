@@ -16,12 +16,12 @@ from criterios import CRITERIOS_VERSION
 from esquemas.puerta import ClavePuerta
 from grafo import (
     Agentes,
+    Backoff,
     FuentePuerta,
     LLMSettings,
     Nodos,
     Procesador,
     PuertaCerrada,
-    RetryPolicy,
     Sensor,
     build_chat_model,
     clave_puerta,
@@ -67,7 +67,7 @@ def puerta_offline(settings: Settings, archivo: Path | None = None) -> PuertaRes
 async def build_processor(
     settings: Settings,
     sensor: Sensor | None = None,
-    policy: RetryPolicy | None = None,
+    policy: Backoff | None = None,
     puerta: FuentePuerta | None = None,
 ) -> AsyncIterator[Procesador]:
     """Open the checkpointer and yield a ready ``Procesador``; close everything on exit.

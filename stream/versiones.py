@@ -15,8 +15,11 @@ the outcome of the ``event_id``, and records the new outcome only when the event
 superseded nor already decided. Superseded outcomes are deleted in the same transaction, and
 ``podar`` deletes records older than the retention, so both tables stay bounded.
 
-``get`` and ``record`` (the newest version of a SKU, and raising it) are usable from outside
-the worker, e.g. by an app that publishes a human decision and must refuse an older version.
+``get`` and ``record`` (the newest version of a SKU, and raising it; protocol ``VersionStore``)
+are usable from outside the worker, e.g. by an app that publishes a human decision and must
+refuse an older version; ``resultado``, ``reclamar``, ``podar`` and ``tamanos`` (protocol
+``ClaimStore``) are the worker's. Whether a version is obsolete is decided in one place,
+``obsoleta``, which the worker's lanes and handler ask too.
 The store lives next to the checkpoints: ``versiones.sqlite`` in ``FICHAS_DATA_DIR``, or the
 same PostgreSQL database.
 """
@@ -69,8 +72,8 @@ class Registro:
         )
 
 
-class Veredicto(enum.Enum):
-    """What ``reclamar`` decided."""
+class Dictamen(enum.Enum):
+    """What ``reclamar`` decided (not ``esquemas.Veredicto``, the evaluator's judgement)."""
 
     NUEVO = "nuevo"  # recorded now: emit this outcome
     REGISTRADO = "registrado"  # already decided for this event_id: emit the stored outcome
@@ -82,8 +85,19 @@ class Veredicto(enum.Enum):
 class Reclamo:
     """The decision and the outcome to emit (the stored one when it already existed)."""
 
-    veredicto: Veredicto
+    dictamen: Dictamen
     registro: Registro | None
+
+
+def obsoleta(version: int, vigente: int | None) -> bool:
+    """The one rule of an obsolete version: a newer version of the same SKU is known.
+
+    ``vigente`` is the newest version known elsewhere (queued behind the event, recorded in
+    the store, or None when there is none). Every path asks this function: the lane (a newer
+    version waits behind), the handler (the store holds a newer one) and ``decidir_reclamo``.
+    Versions start at 1 (``EventoCambio.version``), so a stored 0 never makes one obsolete.
+    """
+    return vigente is not None and vigente > version
 
 
 def decidir_reclamo(
@@ -92,19 +106,20 @@ def decidir_reclamo(
     """The compare-and-set rule, the same for both backends (pure, so it is tested alone)."""
     if existente is not None:
         if existente.sku != registro.sku or existente.version != registro.version:
-            return Reclamo(Veredicto.REUTILIZADO, existente)
+            return Reclamo(Dictamen.REUTILIZADO, existente)
         if existente.huella != registro.huella:
-            return Reclamo(Veredicto.REUTILIZADO, existente)
-        if stored_version is not None and stored_version > registro.version:
-            return Reclamo(Veredicto.OBSOLETO, None)
-        return Reclamo(Veredicto.REGISTRADO, existente)
-    if stored_version is not None and stored_version > registro.version:
-        return Reclamo(Veredicto.OBSOLETO, None)
-    return Reclamo(Veredicto.NUEVO, registro)
+            return Reclamo(Dictamen.REUTILIZADO, existente)
+        if obsoleta(registro.version, stored_version):
+            return Reclamo(Dictamen.OBSOLETO, None)
+        return Reclamo(Dictamen.REGISTRADO, existente)
+    if obsoleta(registro.version, stored_version):
+        return Reclamo(Dictamen.OBSOLETO, None)
+    return Reclamo(Dictamen.NUEVO, registro)
 
 
 class VersionStore(Protocol):
-    """Newest version per SKU and outcome per ``event_id``."""
+    """The newest version handled per SKU: what an app outside the worker reads and raises
+    (the reviewer app refuses to publish a human decision on an older version)."""
 
     async def get(self, sku: str) -> int | None:
         """The newest version handled for ``sku``, or None."""
@@ -113,6 +128,11 @@ class VersionStore(Protocol):
     async def record(self, sku: str, version: int) -> None:
         """Raise the stored version of ``sku`` to ``version`` (never lowers it)."""
         ...
+
+
+class ClaimStore(VersionStore, Protocol):
+    """The worker's fence: the outcome per ``event_id``, claimed together with the version,
+    and the upkeep (retention, sizes) of both records."""
 
     async def resultado(self, event_id: str) -> Registro | None:
         """The stored outcome of ``event_id``, or None."""
@@ -199,7 +219,7 @@ class SqliteVersionStore:
         with self._conn:
             stored = await self.get(registro.sku)
             reclamo = decidir_reclamo(registro, stored, await self.resultado(registro.event_id))
-            if reclamo.veredicto is Veredicto.NUEVO:
+            if reclamo.dictamen is Dictamen.NUEVO:
                 self._conn.execute(
                     "insert into fichas_resultados (event_id, sku, version, huella, destino, "
                     "salida, registrado_en) values (?, ?, ?, ?, ?, ?, ?)",
@@ -245,7 +265,7 @@ class PostgresVersionStore:
                 "select version from fichas_versiones where sku = %s", (sku,)
             )
             row = await cursor.fetchone()
-        return int(row[0]) if row and int(row[0]) > 0 else None
+        return int(row[0]) if row is not None and int(row[0]) > 0 else None
 
     async def record(self, sku: str, version: int) -> None:
         """Upsert keeping the maximum."""
@@ -289,10 +309,12 @@ class PostgresVersionStore:
                 "select version from fichas_versiones where sku = %s for update", (registro.sku,)
             )
             row = await cursor.fetchone()
-            stored = int(row[0]) if row and int(row[0]) > 0 else None
+            # The row exists now (at 0 if it is new): 0 is below every version, so
+            # ``obsoleta`` never counts it as a newer one.
+            stored = int(row[0])
             existente = await self._resultado(conn, registro.event_id)
             reclamo = decidir_reclamo(registro, stored, existente)
-            if reclamo.veredicto is Veredicto.NUEVO:
+            if reclamo.dictamen is Dictamen.NUEVO:
                 await conn.execute(
                     "insert into fichas_resultados (event_id, sku, version, huella, destino, "
                     "salida, registrado_en) values (%s, %s, %s, %s, %s, %s, now())",
@@ -402,9 +424,7 @@ def migrar_sqlite(data_dir: Path) -> Cambio:
 
 
 @asynccontextmanager
-async def open_version_store(
-    postgres_dsn: str | None, data_dir: Path
-) -> AsyncIterator[VersionStore]:
+async def open_version_store(postgres_dsn: str | None, data_dir: Path) -> AsyncIterator[ClaimStore]:
     """Open the store that matches the checkpointer configuration, migrated under the lock."""
     if postgres_dsn:
         from psycopg_pool import AsyncConnectionPool

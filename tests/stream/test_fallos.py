@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from aiokafka.errors import KafkaConnectionError, MessageSizeTooLargeError
 
-from grafo import RetryPolicy
+from grafo import Backoff
 from stream.fallos import FalloPermanente, Reintentos, es_transitorio
 
 
@@ -51,9 +51,7 @@ async def test_a_permanent_failure_gives_up_after_three_tries() -> None:
         calls.append("x")
         raise TypeError("can not serialize")
 
-    steps = Reintentos(
-        RetryPolicy(), lambda s, t: seen.append((s, t)), lambda s: None, sleep=_no_sleep
-    )
+    steps = Reintentos(Backoff(), lambda s, t: seen.append((s, t)), lambda s: None, sleep=_no_sleep)
     with pytest.raises(FalloPermanente) as info:
         await steps.run(poison, "graph")
     assert len(calls) == 3 and isinstance(info.value.causa, TypeError)
@@ -70,6 +68,6 @@ async def test_a_transient_failure_is_retried_past_the_bound_until_it_clears() -
             raise psycopg.OperationalError("connection refused")
         return "ok"
 
-    steps = Reintentos(RetryPolicy(), lambda s, t: None, recovered.append, sleep=_no_sleep)
+    steps = Reintentos(Backoff(), lambda s, t: None, recovered.append, sleep=_no_sleep)
     assert await steps.run(flaky, "store") == "ok"
     assert len(calls) == 10 and recovered == ["store"]

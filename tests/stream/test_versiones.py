@@ -10,7 +10,7 @@ import pytest
 from esquemas import EventoCambio
 from esquemas.constantes import MAX_VERSION
 from harness.eventos import evento_dict
-from stream.versiones import Registro, Veredicto, huella, open_version_store
+from stream.versiones import Dictamen, Registro, huella, open_version_store
 
 STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -47,29 +47,29 @@ async def test_reclamar_is_a_compare_and_set_per_sku_and_event_id(
     e5, e6 = f"{sku}-v5", f"{sku}-v6"
     async with open_version_store(dsn, tmp_path) as store_:
         primero = await store_.reclamar(_registro(sku, 5, e5))
-        assert primero.veredicto is Veredicto.NUEVO
+        assert primero.dictamen is Dictamen.NUEVO
         # a second run of the same event (another worker, a zombie) gets the stored outcome
         otra = Registro(e5, sku, 5, "h", "fichas.revision_manual", {"distinta": True})
         segundo = await store_.reclamar(otra)
-        assert segundo.veredicto is Veredicto.REGISTRADO
+        assert segundo.dictamen is Dictamen.REGISTRADO
         assert segundo.registro == primero.registro
         # the same event_id with other content or version is refused
-        assert (await store_.reclamar(_registro(sku, 5, e5, "otra"))).veredicto is (
-            Veredicto.REUTILIZADO
+        assert (await store_.reclamar(_registro(sku, 5, e5, "otra"))).dictamen is (
+            Dictamen.REUTILIZADO
         )
-        assert (await store_.reclamar(_registro(sku, 7, e5))).veredicto is Veredicto.REUTILIZADO
+        assert (await store_.reclamar(_registro(sku, 7, e5))).dictamen is Dictamen.REUTILIZADO
         # v6 wins; v5 is now superseded, and its record deleted (bounded by superseded version)
-        assert (await store_.reclamar(_registro(sku, 6, e6))).veredicto is Veredicto.NUEVO
-        assert (await store_.reclamar(_registro(sku, 5, f"{sku}-v5b"))).veredicto is (
-            Veredicto.OBSOLETO
+        assert (await store_.reclamar(_registro(sku, 6, e6))).dictamen is Dictamen.NUEVO
+        assert (await store_.reclamar(_registro(sku, 5, f"{sku}-v5b"))).dictamen is (
+            Dictamen.OBSOLETO
         )
         assert await store_.resultado(e5) is None
         stored = await store_.resultado(e6)
         assert stored is not None and stored.version == 6 and stored.salida["version"] == 6
         assert await store_.get(sku) == 6
         # a version above 2^31 fits the column (bigint)
-        assert (await store_.reclamar(_registro(sku, MAX_VERSION, f"{sku}-max"))).veredicto is (
-            Veredicto.NUEVO
+        assert (await store_.reclamar(_registro(sku, MAX_VERSION, f"{sku}-max"))).dictamen is (
+            Dictamen.NUEVO
         )
         assert await store_.get(sku) == MAX_VERSION
         # retention: a year keeps everything just written; 0 s deletes it (the PostgreSQL

@@ -1,0 +1,310 @@
+"""The worker's core in one process: ``stream.worker.Worker`` with doubles at its edges.
+
+What is real: the worker, its lanes, ``InFlight``, the commit ledger, the handler, the retry
+rule and the SQLite version store. What is a double, and why:
+
+* ``ConsumerDouble`` for aiokafka's consumer: a log per partition, ``getmany`` that honours
+  pause, ``commit`` that records every offset asked, and rebalances the test triggers.
+* ``EmitterDouble`` for ``stream.emitter.Emitter``: the written records in order, and the
+  ownership a revoke takes away (``NotOwner`` as the real one).
+* ``ProcesadorDouble`` for ``grafo.Procesador``: a run per event that a test can hold at a
+  gate, or make fail (a poison event), and the real ``LLMHealth`` a test marks down or up.
+
+The subprocess tests on a real broker (tests/stream/test_worker.py and others) stay for what
+only they show: the group protocol, fencing at the broker, a SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiokafka import ConsumerRecord, TopicPartition
+from aiokafka.abc import ConsumerRebalanceListener
+
+from esquemas import EventoCambio
+from esquemas.constantes import DESTINO_PUBLICADAS
+from grafo import LLMHealth, NullSensor, Resultado
+from harness.eventos import evento_dict
+from stream.config import Settings
+from stream.emitter import NotOwner, Record
+from stream.versiones import open_version_store
+from stream.worker import Worker
+
+TOPIC = "proveedor.cambios"
+
+
+class ConsumerDouble:
+    """aiokafka's consumer as the worker uses it, over in-memory partition logs."""
+
+    def __init__(self, topic: str = TOPIC, partitions: int = 2) -> None:
+        self.tps = [TopicPartition(topic, p) for p in range(partitions)]
+        self.logs: dict[TopicPartition, list[ConsumerRecord]] = {tp: [] for tp in self.tps}
+        self.position: dict[TopicPartition, int] = dict.fromkeys(self.tps, 0)
+        self.commits: list[dict[TopicPartition, int]] = []
+        self.fetched: list[tuple[TopicPartition, int]] = []
+        self._assigned: set[TopicPartition] = set()
+        self._paused: set[TopicPartition] = set()
+        self._listener: ConsumerRebalanceListener | None = None
+
+    def append(self, partition: int, key: bytes | None, value: bytes) -> int:
+        """Write one message to a partition's log; its offset."""
+        tp = self.tps[partition]
+        offset = len(self.logs[tp])
+        record = ConsumerRecord(
+            tp.topic, tp.partition, offset, int(time.time() * 1000), 0, key, value, None,
+            len(key or b""), len(value), [],
+        )  # fmt: skip
+        self.logs[tp].append(record)
+        return offset
+
+    def subscribe(self, topics: Sequence[str], listener: ConsumerRebalanceListener) -> None:
+        """Remember the worker's rebalance listener."""
+        self._listener = listener
+
+    def unsubscribe(self) -> None:
+        """Nothing to leave: the test drives the group."""
+
+    async def assign(self, partitions: Sequence[int]) -> None:
+        """The group gives this member partitions (from their committed offsets)."""
+        tps = {self.tps[p] for p in partitions}
+        for tp in tps:
+            self.position[tp] = self.committed_offset(tp) or 0
+        self._assigned |= tps
+        assert self._listener is not None
+        await self._listener.on_partitions_assigned(tps)
+
+    async def revoke(self, partitions: Sequence[int]) -> None:
+        """The group takes partitions away; the worker's revoke hook runs first."""
+        tps = {self.tps[p] for p in partitions}
+        assert self._listener is not None
+        await self._listener.on_partitions_revoked(tps)
+        self._assigned -= tps
+        self._paused -= tps
+
+    def assignment(self) -> set[TopicPartition]:
+        """Partitions this member holds."""
+        return set(self._assigned)
+
+    def pause(self, *tps: TopicPartition) -> None:
+        """Stop fetching these partitions."""
+        self._paused |= set(tps)
+
+    def resume(self, *tps: TopicPartition) -> None:
+        """Fetch these partitions again."""
+        self._paused -= set(tps)
+
+    def paused(self) -> set[TopicPartition]:
+        """Partitions paused now."""
+        return set(self._paused)
+
+    async def getmany(self, timeout_ms: int, max_records: int) -> dict[Any, list[Any]]:
+        """Up to ``max_records`` from assigned, unpaused partitions; a short wait if none."""
+        batch: dict[TopicPartition, list[ConsumerRecord]] = {}
+        for tp in sorted(self._assigned - self._paused):
+            room = max_records - sum(len(r) for r in batch.values())
+            start = self.position[tp]
+            records = self.logs[tp][start : start + max(room, 0)]
+            if records:
+                batch[tp] = records
+                self.position[tp] = start + len(records)
+                self.fetched.extend((tp, r.offset) for r in records)
+        if not batch:
+            await asyncio.sleep(min(timeout_ms, 20) / 1000)
+        return batch
+
+    async def commit(self, offsets: dict[TopicPartition, int]) -> None:
+        """Record what the worker commits."""
+        self.commits.append(dict(offsets))
+
+    def committed_offset(self, tp: TopicPartition) -> int | None:
+        """The highest offset committed for ``tp`` so far."""
+        seen = [c[tp] for c in self.commits if tp in c]
+        return max(seen) if seen else None
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        """As aiokafka's (for the lag measurement)."""
+        return self.committed_offset(tp)
+
+    async def end_offsets(self, tps: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        """Log end of each partition."""
+        return {tp: len(self.logs[tp]) for tp in tps}
+
+    async def beginning_offsets(self, tps: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        """Every log starts at 0."""
+        return dict.fromkeys(tps, 0)
+
+
+class EmitterDouble:
+    """``stream.emitter.Emitter``: owned partitions and every record written, in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[TopicPartition, Record]] = []
+        self.fenced = asyncio.Event()
+        self._owned: set[TopicPartition] = set()
+
+    def owns(self, tp: TopicPartition) -> bool:
+        """True while the partition is assigned."""
+        return tp in self._owned
+
+    async def claim(self, partitions: set[TopicPartition]) -> None:
+        """Own newly assigned partitions."""
+        self._owned |= partitions
+
+    async def release(self, partitions: set[TopicPartition]) -> None:
+        """Give up revoked partitions."""
+        self._owned -= partitions
+
+    async def send(self, tp: TopicPartition, records: list[Record]) -> None:
+        """Write, unless the partition is not owned (as the real emitter refuses)."""
+        if tp not in self._owned:
+            raise NotOwner(tp)
+        self.sent.extend((tp, r) for r in records)
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+    def values(self, topic: str) -> list[dict[str, Any]]:
+        """The JSON values written to ``topic``, in order."""
+        return [json.loads(r.value) for _, r in self.sent if r.topic == topic]
+
+
+@dataclass
+class ProcesadorDouble:
+    """``grafo.Procesador``: publishes every event, unless held at a gate or poisoned."""
+
+    health: LLMHealth = field(default_factory=LLMHealth)
+    gates: dict[tuple[str, int], asyncio.Event] = field(default_factory=dict)
+    poison: set[str] = field(default_factory=set)  # SKUs whose run always raises
+    calls: list[tuple[str, int]] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)
+
+    def hold(self, sku: str, version: int) -> asyncio.Event:
+        """Make the run of (sku, version) wait until the returned event is set."""
+        return self.gates.setdefault((sku, version), asyncio.Event())
+
+    async def procesar(self, evento: EventoCambio) -> Resultado:
+        """The run: a publishable outcome (a few fields of a ``FichaPublicada``)."""
+        self.calls.append((evento.sku, evento.version))
+        gate = self.gates.get((evento.sku, evento.version))
+        if gate is not None:
+            await gate.wait()
+        if evento.sku in self.poison:
+            raise TypeError(f"can not serialize the outcome of {evento.sku}")
+        salida = {"event_id": evento.event_id, "sku": evento.sku, "version": evento.version}
+        return Resultado(
+            DESTINO_PUBLICADAS, salida, evento.sku, evento.event_id, evento.version, 1, False
+        )
+
+    async def olvidar(self, evento: EventoCambio) -> None:
+        """Note the checkpoint thread as deleted."""
+        self.forgotten.append(evento.event_id)
+
+
+class SensorDouble(NullSensor):
+    """Counts what the worker reports."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[tuple[str, int]] = []
+        self.dlq = 0
+        self.obsoletos = 0
+        self.in_flight: list[int] = []
+        self.registry: Any = None
+
+    def on_outcome(self, resultado: Resultado, seconds: float) -> None:
+        self.outcomes.append((resultado.sku, resultado.version))
+
+    def on_dlq(self) -> None:
+        self.dlq += 1
+
+    def on_obsoleto(self) -> None:
+        self.obsoletos += 1
+
+    def set_in_flight(self, n: int) -> None:
+        self.in_flight.append(n)
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        """Every other hook (samples, lag, gate, step failures) is ignored."""
+        return lambda *args, **kwargs: None
+
+
+@dataclass
+class Nucleo:
+    """A running worker and its doubles, with the steps a test takes."""
+
+    worker: Worker
+    consumer: ConsumerDouble
+    emitter: EmitterDouble
+    procesador: ProcesadorDouble
+    sensor: SensorDouble
+    settings: Settings
+
+    def send(self, sku: str, version: int, partition: int = 0) -> int:
+        """A valid event of (sku, version) on a partition, keyed by its SKU; its offset."""
+        value = json.dumps(evento_dict(sku, version)).encode("utf-8")
+        return self.consumer.append(partition, sku.encode("utf-8"), value)
+
+    def send_raw(self, value: bytes, partition: int = 0, key: bytes | None = None) -> int:
+        """Any bytes as a message; its offset."""
+        return self.consumer.append(partition, key, value)
+
+    def published(self) -> list[tuple[str, int]]:
+        """(sku, version) of every outcome written to the published topic, in order."""
+        topic = self.settings.topic_publicadas
+        return [(v["sku"], v["version"]) for v in self.emitter.values(topic)]
+
+    def dlq(self) -> list[dict[str, Any]]:
+        """The DLQ records written, in order."""
+        return self.emitter.values(self.settings.topic_dlq)
+
+    def commits(self, partition: int) -> list[int]:
+        """Every offset committed for a partition, in order."""
+        tp = self.consumer.tps[partition]
+        return [c[tp] for c in self.consumer.commits if tp in c]
+
+
+async def until(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait until ``check()`` holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached within {timeout} s")
+        await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def nucleo(
+    data_dir: Path, gracia_s: float = 5.0, partitions: int = 2
+) -> AsyncIterator[Nucleo]:
+    """A worker on the doubles and a real SQLite store, assigned every partition."""
+    settings = Settings(
+        topic_entrada=TOPIC,
+        data_dir=data_dir,
+        postgres_dsn=None,
+        concurrencia=4,
+        gracia_s=gracia_s,
+        muestra_proporcion=0.0,
+    )
+    consumer = ConsumerDouble(TOPIC, partitions)
+    emitter = EmitterDouble()
+    procesador = ProcesadorDouble()
+    sensor = SensorDouble()
+    async with open_version_store(None, data_dir) as versions:
+        worker = Worker(settings, procesador, versions, sensor, consumer, emitter)  # type: ignore[arg-type]
+        task = asyncio.create_task(worker.run())
+        await until(lambda: consumer._listener is not None)
+        await consumer.assign(range(partitions))
+        try:
+            yield Nucleo(worker, consumer, emitter, procesador, sensor, settings)
+        finally:
+            for gate in procesador.gates.values():
+                gate.set()
+            procesador.health.mark_up()
+            worker.stop()
+            await asyncio.wait_for(task, 10)

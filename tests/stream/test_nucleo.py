@@ -1,0 +1,134 @@
+"""The worker's core in process (``harness.nucleo``): order, supersession, revoke, commit, DLQ,
+flow control. Real lanes, ledger, handler and SQLite store; doubles for Kafka and the graph.
+
+Each test names the mutation of the code that makes it fail; each was applied and seen to fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from harness.nucleo import nucleo, until
+
+
+async def test_one_sku_runs_in_offset_order_while_other_skus_go_on(tmp_path: Path) -> None:
+    """v1 of a SKU is held mid-run; v2..v4 queue behind it, another SKU finishes meanwhile;
+    once v1 is released it is emitted first, v2 and v3 are obsolete, v4 comes last.
+
+    Mutation: in ``Lanes.add`` start a task for every item (``if True:`` instead of
+    ``if lane.task is None:``), so one SKU's events run concurrently.
+    """
+    async with nucleo(tmp_path) as n:
+        gate = n.procesador.hold("A", 1)
+        n.send("A", 1)
+        await until(lambda: ("A", 1) in n.procesador.calls)
+        for version in (2, 3, 4):
+            n.send("A", version)
+        n.send("B", 1, partition=1)
+        await until(lambda: ("B", 1) in n.published())
+        assert [p for p in n.published() if p[0] == "A"] == []
+        gate.set()
+        await until(lambda: ("A", 4) in n.published())
+        assert [p for p in n.published() if p[0] == "A"] == [("A", 1), ("A", 4)]
+        assert n.sensor.obsoletos == 2
+
+
+async def test_a_newer_version_supersedes_queued_and_late_ones(tmp_path: Path) -> None:
+    """v1..v3 fetched together: only v3 runs; a late v2 afterwards never reaches the graph.
+
+    Mutation: ``Handler._obsoleta`` returns False (the store's newer version not asked), so
+    the late v2 is run by the graph (the claim then refuses it, but the LLM work is spent).
+    A second mutation caught: ``_newer_waiting`` in stream/lanes.py returns False.
+    """
+    async with nucleo(tmp_path) as n:
+        await n.consumer.revoke([0])
+        for version in (1, 2, 3):
+            n.send("S", version)
+        await n.consumer.assign([0])
+        await until(lambda: n.published() == [("S", 3)])
+        assert n.procesador.calls == [("S", 3)]
+        late = n.send("S", 2)
+        await until(lambda: (n.commits(0) or [0])[-1] == late + 1)
+        assert n.procesador.calls == [("S", 3)] and n.published() == [("S", 3)]
+        assert n.sensor.obsoletos == 3
+
+
+async def test_revoke_mid_event_cancels_it_and_never_commits_past_it(tmp_path: Path) -> None:
+    """An event held mid-run when its partition is revoked: after the grace period its lane is
+    cancelled, nothing is written for it, the commit stays at its offset; the queued event
+    behind it is dropped, and the other partition goes on.
+
+    Mutation: in ``Lanes._step`` call ``self._inflight.finish`` instead of ``abandon`` on a
+    cancellation, so the revoke's commit passes the unfinished offset.
+    """
+    async with nucleo(tmp_path, gracia_s=0.3) as n:
+        n.procesador.hold("R", 1)
+        held = n.send("R", 1)
+        await until(lambda: ("R", 1) in n.procesador.calls)
+        queued = n.send("R", 2)
+        await until(lambda: (n.consumer.tps[0], queued) in n.consumer.fetched)
+        await n.consumer.revoke([0])
+        assert n.published() == []
+        assert all(offset <= held for offset in n.commits(0))
+        assert n.worker._inflight.pending == 0 and n.worker._inflight.running() == 0
+        n.send("Q", 1, partition=1)
+        await until(lambda: n.published() == [("Q", 1)])
+
+
+async def test_the_commit_never_passes_an_unfinished_offset(tmp_path: Path) -> None:
+    """Offsets 1 and 2 finish while offset 0 is held: commits stay at 0; once 0 finishes the
+    commit moves to 3.
+
+    Mutation: in ``PartitionOffsets.committable`` (stream/offsets.py) take
+    ``target = self.highest_seen + 1`` whatever is pending, so the commit passes offset 0.
+    """
+    async with nucleo(tmp_path) as n:
+        gate = n.procesador.hold("H", 1)
+        n.send("H", 1)
+        n.send("X", 1)
+        n.send("Y", 1)
+        await until(lambda: {("X", 1), ("Y", 1)} <= set(n.published()))
+        await until(lambda: len(n.commits(0)) >= 1)
+        assert max(n.commits(0)) == 0
+        gate.set()
+        await until(lambda: n.commits(0)[-1] == 3)
+
+
+async def test_a_poison_event_goes_to_the_dlq_and_its_lane_goes_on(tmp_path: Path) -> None:
+    """A run that always fails (not a transient failure) and a message that is not JSON both
+    end in the DLQ; the SKU's next version is emitted and the commit passes all of them.
+
+    Mutation: in ``Handler._handle_or_reject`` let ``FalloPermanente`` through (no
+    ``except``), so the lane dies with the event instead of rejecting it.
+    """
+    async with nucleo(tmp_path) as n:
+        n.procesador.poison.add("P")
+        n.send("P", 1)
+        await until(lambda: len(n.dlq()) == 1)
+        n.procesador.poison.clear()
+        n.send("P", 2)
+        n.send_raw(b"{not json", key=b"P")
+        await until(lambda: ("P", 2) in n.published() and len(n.dlq()) == 2)
+        codes = [r["error"]["codigo"] for r in n.dlq()]
+        assert codes == ["error_procesamiento", "json_invalido"]
+        await until(lambda: (n.commits(0) or [0])[-1] == 3)
+        assert n.sensor.dlq == 2
+
+
+async def test_consumption_pauses_while_the_llm_is_down_and_resumes(tmp_path: Path) -> None:
+    """LLM down: every partition is paused and nothing new is fetched; up again: the event
+    waiting in the log is fetched and emitted.
+
+    Mutation: in ``Worker._flow_control`` pause only on a full buffer (leave out
+    ``or not self._procesador.health.is_up``).
+    """
+    async with nucleo(tmp_path) as n:
+        n.procesador.health.mark_down()
+        await until(lambda: n.consumer.paused() == n.consumer.assignment())
+        n.send("D", 1)
+        await asyncio.sleep(0.5)  # some twenty rounds of the poll loop
+        assert n.consumer.fetched == [] and n.published() == []
+        n.procesador.health.mark_up()
+        await until(lambda: n.published() == [("D", 1)])
+        assert n.consumer.paused() == set()
