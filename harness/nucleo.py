@@ -52,6 +52,9 @@ class ConsumerDouble:
         self._assigned: set[TopicPartition] = set()
         self._paused: set[TopicPartition] = set()
         self._listener: ConsumerRebalanceListener | None = None
+        self.hold_committed: asyncio.Event | None = None  # set: committed() waits for it
+        self.open_committed = 0  # committed() calls not answered yet
+        self.answered_committed = 0
 
     def append(self, partition: int, key: bytes | None, value: bytes) -> int:
         """Write one message to a partition's log; its offset."""
@@ -129,8 +132,16 @@ class ConsumerDouble:
         return max(seen) if seen else None
 
     async def committed(self, tp: TopicPartition) -> int | None:
-        """As aiokafka's (for the lag measurement)."""
-        return self.committed_offset(tp)
+        """As aiokafka's (for the lag measurement): a request to the group coordinator, held
+        open while ``hold_committed`` is an unset event."""
+        self.open_committed += 1
+        try:
+            if self.hold_committed is not None:
+                await self.hold_committed.wait()
+            self.answered_committed += 1
+            return self.committed_offset(tp)
+        finally:
+            self.open_committed -= 1
 
     async def end_offsets(self, tps: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         """Log end of each partition."""

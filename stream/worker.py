@@ -76,6 +76,7 @@ log = logging.getLogger(__name__)
 RETRYING_WINDOW_S = 60.0
 # How often records older than FICHAS_RETENCION_H are deleted.
 PRUNE_INTERVAL_S = 60.0
+LAG_END_WAIT_S = 5.0  # at stop, how long a lag measurement in flight may take to end
 
 
 class Worker:
@@ -307,6 +308,24 @@ class Worker:
         if not await self._wait_idle(self._settings.gracia_s):
             log.warning("grace period over with work still running; it will be redelivered")
         await self._ledger.commit()
+        await self._end_lag_measure()
+
+    async def _end_lag_measure(self) -> None:
+        """Let a lag measurement in flight end before the consumer stops, then cancel it.
+
+        Its ``consumer.committed()`` is an OffsetFetchRequest to the group coordinator; if
+        ``consumer.stop()`` closes the connection under it, aiokafka logs it at ERROR level
+        ("Error sending OffsetFetchRequest ... marking coordinator dead"), a false alarm on
+        every clean stop that happened to meet a measurement (seen in CI).
+        """
+        task = self._lag_task
+        if task is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), LAG_END_WAIT_S)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
     async def _wait_idle(self, timeout: float) -> bool:
         """Wait until no item is running and no side task (a DLQ write) is left."""

@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 
 from harness.nucleo import nucleo, until
+from stream.retraso import LAG_INTERVAL_S
 
 
 async def test_one_sku_runs_in_offset_order_while_other_skus_go_on(tmp_path: Path) -> None:
@@ -132,3 +133,22 @@ async def test_consumption_pauses_while_the_llm_is_down_and_resumes(tmp_path: Pa
         n.procesador.health.mark_up()
         await until(lambda: n.published() == [("D", 1)])
         assert n.consumer.paused() == set()
+
+
+async def test_stop_lets_a_lag_measurement_in_flight_end_before_the_consumer_stops(
+    tmp_path: Path,
+) -> None:
+    """A lag measurement's ``committed()`` (an OffsetFetchRequest) is open when the worker is
+    told to stop: the worker returns only once it was answered, so ``consumer.stop()`` never
+    closes the coordinator's connection under it (aiokafka logs that at ERROR level).
+
+    Mutation: drop ``await self._end_lag_measure()`` from ``Worker._drain``; the worker returns
+    with the request still open.
+    """
+    async with nucleo(tmp_path) as n:
+        n.consumer.hold_committed = asyncio.Event()
+        await until(lambda: n.consumer.open_committed == 1, timeout=LAG_INTERVAL_S + 5)
+        asyncio.get_running_loop().call_later(0.3, n.consumer.hold_committed.set)
+        answered = n.consumer.answered_committed
+    assert n.consumer.open_committed == 0
+    assert n.consumer.answered_committed > answered  # answered, not cancelled
