@@ -110,6 +110,7 @@ class Contexto:
     intentos: Intentos | None = None
     proxies: tuple[Red, ...] = ()  # trusted proxies whose X-Forwarded-For is believed
     inactividad_s: float = INACTIVIDAD_S
+    secreto_csrf: bytes | None = None  # read from the store on first use (``_secreto_csrf``)
 
     def __post_init__(self) -> None:
         if self.intentos is None:
@@ -227,12 +228,13 @@ async def login_get(request: web.Request) -> web.Response:
 async def login_post(request: web.Request) -> web.Response:
     """Check the password (rate-limited), open a session, go where the reviewer was going.
 
-    The attempt is counted (``Intentos.reservar``) before the first ``await`` that could let
-    another request in, so a burst of concurrent guesses cannot all reach the password check.
+    The attempt is counted (``Intentos.reservar``: check and count with no ``await`` between)
+    before the password check's first ``await``, so of a burst of concurrent guesses only as
+    many as the limits allow reach argon2; the others see the earlier ones' attempts.
     """
     ctx = request.app[CTX]
     assert ctx.intentos is not None
-    secreto = await ctx.almacen.secreto(SECRETO_CSRF)
+    secreto = await _secreto_csrf(ctx)
     form = await request.post()
     if not csrf_login_valido(
         secreto, request.cookies.get(COOKIE_CSRF_LOGIN), _texto(form.get("csrf"))
@@ -265,7 +267,7 @@ async def _login_form(
     ctx: Contexto, request: web.Request, error: str, status: int, siguiente: str
 ) -> web.Response:
     """The login page with a signed CSRF token: the browser's, if the server signed it."""
-    secreto = await ctx.almacen.secreto(SECRETO_CSRF)
+    secreto = await _secreto_csrf(ctx)
     csrf = request.cookies.get(COOKIE_CSRF_LOGIN, "")
     if not csrf_login_valido(secreto, csrf, csrf):
         csrf = csrf_login(secreto)
@@ -274,6 +276,13 @@ async def _login_form(
     )
     _cookie(respuesta, ctx, COOKIE_CSRF_LOGIN, csrf, 600)
     return respuesta
+
+
+async def _secreto_csrf(ctx: Contexto) -> bytes:
+    """The login CSRF key: read from the store once per process (every replica shares it)."""
+    if ctx.secreto_csrf is None:
+        ctx.secreto_csrf = await ctx.almacen.secreto(SECRETO_CSRF)
+    return ctx.secreto_csrf
 
 
 def _cookie(

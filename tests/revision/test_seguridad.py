@@ -174,19 +174,23 @@ def tras_proxy(kafka: KafkaBroker, tmp_path_factory: pytest.TempPathFactory) -> 
 # ----------------------------------------------------------------------------- 1. bursts
 
 
+def rafaga(app: RevisorProcess, desde: str, intentos: list[tuple[str, str]]) -> list[int]:
+    """Every (user, password) posted at once from ``desde``, on 25 connections opened
+    together, with one valid CSRF pair: the statuses, in order."""
+
+    async def todas() -> list[int]:
+        cliente = Cliente(app.url, desde)
+        csrf = await cliente.formulario()
+        respuestas = await asyncio.gather(*(cliente.entrar(u, c, csrf) for u, c in intentos))
+        return [r.status for r in respuestas]
+
+    return correr(todas())
+
+
 def test_rafaga_concurrente_de_claves_malas_para_un_usuario(revisor):
     """25 wrong passwords for one reviewer, sent at once: 5 are checked, the rest get 429."""
     revisor.add_user("berta", CLAVE)
-
-    async def rafaga() -> list[int]:
-        cliente = Cliente(revisor.url, "127.0.0.11")
-        csrf = await cliente.formulario()
-        respuestas = await asyncio.gather(
-            *(cliente.entrar("berta", f"mala-{i}", csrf) for i in range(25))
-        )
-        return [r.status for r in respuestas]
-
-    estados = correr(rafaga())
+    estados = rafaga(revisor, "127.0.0.11", [("berta", f"mala-{i}") for i in range(25)])
     assert sorted(set(estados)) == [401, 429], estados
     assert estados.count(401) == 5, estados
     # Locked for that address only: berta, elsewhere, logs in.
@@ -195,16 +199,7 @@ def test_rafaga_concurrente_de_claves_malas_para_un_usuario(revisor):
 
 def test_rafaga_concurrente_de_nombres_desde_una_direccion(revisor):
     """25 names tried at once from one address: 20 are checked, the rest get 429."""
-
-    async def rafaga() -> list[int]:
-        cliente = Cliente(revisor.url, "127.0.0.12")
-        csrf = await cliente.formulario()
-        respuestas = await asyncio.gather(
-            *(cliente.entrar(f"nadie-{i}", "mala", csrf) for i in range(25))
-        )
-        return [r.status for r in respuestas]
-
-    estados = correr(rafaga())
+    estados = rafaga(revisor, "127.0.0.12", [(f"nadie-{i}", "mala") for i in range(25)])
     assert estados.count(401) == 20 and estados.count(429) == 5, estados
 
 
@@ -394,7 +389,7 @@ def test_cabeceras_de_seguridad_en_toda_respuesta(revisor):
         "404 de la app": correr(cliente.pedir("/item?id=nada", cookies=sesion)),
         "404 sin ruta": correr(cliente.pedir("/no-existe", cookies=sesion)),
         "200": correr(cliente.pedir("/", cookies=sesion)),
-        "estático": correr(cliente.pedir("/estatico/app.css")),
+        "estático": correr(cliente.pedir("/estatico/estilo.css")),
     }
     assert respuestas["estático"].status == 200
     for que, r in respuestas.items():
