@@ -14,6 +14,9 @@ one connection serves the process; a transaction holds an ``asyncio.Lock`` and e
 runs on a thread (``asyncio.to_thread``), so an fsync (``synchronous=full``) or a busy file
 never stalls other requests. The app's load (people clicking) is far below what either serves.
 
+Sessions are found by the SHA-256 of their token (``revision.seguridad.hash_token``); the
+token itself is never stored.
+
 The schema is ``ESQUEMA``, numbered migrations (``migraciones``); ``abrir`` applies the missing
 ones under the schema lock, as ``fichas migrar`` does.
 
@@ -29,9 +32,10 @@ Why the guarantees hold:
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
+import secrets
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -54,6 +58,7 @@ from revision.item import Item
 SQLITE_FILE = "revision.sqlite"
 APLICACION = "fichas revisor"  # application_name of its PostgreSQL connections
 POOL_MAX = 4
+USO_S = 30.0  # a session's last use is written at most this often (idle timeout's resolution)
 
 ABIERTA = "abierta"
 DECIDIDA = "decidida"
@@ -103,12 +108,33 @@ _ESQUEMA_1 = (
     "create index if not exists revision_items_motivo on revision_items (motivo, recibido_en)",
 )
 
+# Sessions keep the SHA-256 of their token, never the token (a dump opens no session), and
+# when they were last used (the idle timeout); the old table, whose rows hold tokens in plain
+# text, is dropped: everyone logs in once more. A reviewer can be disabled (``activo``). The
+# secrets table holds the key that signs the login form's CSRF token, shared by every replica.
+_ESQUEMA_2 = (
+    "drop table if exists revision_sesiones",
+    """create table revision_sesiones (
+        token_sha256 text primary key, usuario text not null, csrf text not null,
+        creada double precision not null, usada double precision not null,
+        expira double precision not null
+    )""",
+    "create index revision_sesiones_usuario on revision_sesiones (usuario)",
+    "alter table revision_usuarios add column activo integer not null default 1",
+    "create table revision_secretos (nombre text primary key, valor text not null)",
+)
+
 ESQUEMA = Esquema(
     nombre="revision",
     tabla="revision_migraciones",
     migraciones=(
         Migracion("the schema of the release before migrations", _ESQUEMA_0, _ESQUEMA_0),
         Migracion("items by reason, for the gate's held-back items", _ESQUEMA_1, _ESQUEMA_1),
+        Migracion(
+            "hashed session tokens, idle timeout, disabled reviewers, the login CSRF secret",
+            _ESQUEMA_2,
+            _ESQUEMA_2,
+        ),
     ),
 )
 
@@ -470,41 +496,90 @@ class Almacen:
     # ------------------------------------------------------------------ users and sessions
 
     async def guardar_usuario(self, nombre: str, hash_: str) -> None:
-        """Add a reviewer or replace their password hash."""
+        """Add a reviewer or replace their password hash (enabling them again); every session
+        of theirs ends, so a password changed after a leak shuts out whoever had it."""
         async with self._transaction() as run:
             await run(
-                "insert into revision_usuarios (nombre, hash) values ($1, $2) "
-                "on conflict (nombre) do update set hash = excluded.hash",
+                "insert into revision_usuarios (nombre, hash, activo) values ($1, $2, 1) "
+                "on conflict (nombre) do update set hash = excluded.hash, activo = 1",
                 (nombre, hash_),
             )
+            await run("delete from revision_sesiones where usuario = $1", (nombre,))
+
+    async def dar_de_baja(self, nombre: str) -> bool:
+        """Disable a reviewer and end their sessions; False when there is no such reviewer.
+        The row stays, so their past decisions still name someone the store knows."""
+        async with self._transaction() as run:
+            cambiado = await run(
+                "update revision_usuarios set activo = 0 where nombre = $1", (nombre,)
+            )
+            await run("delete from revision_sesiones where usuario = $1", (nombre,))
+            return bool(cambiado.cuenta)
 
     async def hash_de(self, nombre: str) -> str | None:
-        """The stored password hash of a reviewer."""
-        rows = await self._query("select hash from revision_usuarios where nombre = $1", (nombre,))
+        """The stored password hash of an enabled reviewer."""
+        rows = await self._query(
+            "select hash from revision_usuarios where nombre = $1 and activo = 1", (nombre,)
+        )
         return str(rows[0][0]) if rows else None
 
-    async def abrir_sesion(self, token: str, usuario: str, csrf: str, expira: float) -> None:
-        """Store a session; expired ones are purged on the way."""
+    async def abrir_sesion(
+        self, token_sha256: str, usuario: str, csrf: str, ahora: float, expira: float
+    ) -> None:
+        """Store a session by its token's hash; it replaces any other session of the reviewer
+        (a new login ends the old one), and expired ones are purged on the way."""
         async with self._transaction() as run:
-            await run("delete from revision_sesiones where expira < $1", (time.time(),))
+            await run("delete from revision_sesiones where expira < $1", (ahora,))
+            await run("delete from revision_sesiones where usuario = $1", (usuario,))
             await run(
-                "insert into revision_sesiones (token, usuario, csrf, expira) "
-                "values ($1, $2, $3, $4)",
-                (token, usuario, csrf, expira),
+                "insert into revision_sesiones (token_sha256, usuario, csrf, creada, usada, "
+                "expira) values ($1, $2, $3, $4, $4, $5)",
+                (token_sha256, usuario, csrf, ahora, expira),
             )
 
-    async def sesion(self, token: str) -> tuple[str, str] | None:
-        """(reviewer, CSRF token) of a live session."""
-        rows = await self._query(
-            "select usuario, csrf from revision_sesiones where token = $1 and expira >= $2",
-            (token, time.time()),
-        )
-        return (str(rows[0][0]), str(rows[0][1])) if rows else None
+    async def sesion(
+        self, token_sha256: str, ahora: float, inactividad_s: float
+    ) -> tuple[str, str] | None:
+        """(reviewer, CSRF token) of a live session: not expired, used within
+        ``inactividad_s``, of a reviewer who still exists and is enabled. Marks it used (at
+        most once every ``USO_S``, or a quarter of the idle timeout if shorter, so reading a
+        page is not a write each time)."""
+        async with self._transaction() as run:
+            fila = (
+                await run(
+                    "select s.usuario, s.csrf, s.token_sha256 from revision_sesiones s "
+                    "join revision_usuarios u on u.nombre = s.usuario "
+                    "where s.token_sha256 = $1 and s.expira >= $2 and s.usada >= $3 "
+                    "and u.activo = 1",
+                    (token_sha256, ahora, ahora - inactividad_s),
+                )
+            ).primera()
+            if fila is None or not hmac.compare_digest(str(fila[2]), token_sha256):
+                return None
+            await run(
+                "update revision_sesiones set usada = $1 where token_sha256 = $2 and usada < $3",
+                (ahora, token_sha256, ahora - min(USO_S, inactividad_s / 4)),
+            )
+            return str(fila[0]), str(fila[1])
 
-    async def cerrar_sesion(self, token: str) -> None:
+    async def cerrar_sesion(self, token_sha256: str) -> None:
         """Forget a session (logout)."""
         async with self._transaction() as run:
-            await run("delete from revision_sesiones where token = $1", (token,))
+            await run("delete from revision_sesiones where token_sha256 = $1", (token_sha256,))
+
+    async def secreto(self, nombre: str) -> bytes:
+        """A server-side secret by name, made at random on first use and shared by every
+        process on this store (the key of the login form's CSRF token)."""
+        async with self._transaction() as run:
+            await run(
+                "insert into revision_secretos (nombre, valor) values ($1, $2) "
+                "on conflict (nombre) do nothing",
+                (nombre, secrets.token_hex(32)),
+            )
+            fila = (
+                await run("select valor from revision_secretos where nombre = $1", (nombre,))
+            ).primera()
+            return bytes.fromhex(str(fila[0]))
 
 
 _ITEM_COLUMNS = (

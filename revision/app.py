@@ -2,6 +2,12 @@
 
 The app binds to 127.0.0.1 unless ``--host`` says otherwise (containers pass ``0.0.0.0``):
 a review tool that publishes to the catalogue is not something to expose by accident.
+
+The app's own security settings are options of this command, next to ``--cookie-segura``,
+rather than ``FICHAS_*`` variables: only this process reads them, and the worker's settings
+(shared ConfigMap, ``deploy/variables.txt``) stay the contract's. ``--proxies`` names the
+reverse proxies whose ``X-Forwarded-For`` is believed; ``--inactividad-min`` the idle timeout.
+``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -22,7 +29,7 @@ from puerta.topico import LectorPuertas, escribir_estado
 from revision.almacen import Almacen
 from revision.flujo import Flujo
 from revision.metricas import registro
-from revision.seguridad import hash_clave
+from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
 from revision.web import Contexto, crear_app
 from stream.config import ConfigError, Settings, load_settings
@@ -34,6 +41,15 @@ HOST = "127.0.0.1"
 PUERTO = 8080
 MIN_CLAVE = 8
 EXIT_USAGE = 2
+
+
+@dataclass(frozen=True)
+class Seguridad:
+    """The command's security options, as the web app's context takes them."""
+
+    cookie_segura: bool = False
+    proxies: tuple[Red, ...] = ()
+    inactividad_s: float = INACTIVIDAD_S
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,7 +67,31 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="mark the session cookie Secure (when served over HTTPS)",
     )
+    parser.add_argument(
+        "--proxies",
+        type=_redes,
+        default=(),
+        metavar="RED[,RED...]",
+        help="trusted reverse proxies (addresses or networks, e.g. 10.0.0.0/8): only requests "
+        "from these have their X-Forwarded-For read for the login limits (default: none, the "
+        "TCP peer is the client)",
+    )
+    parser.add_argument(
+        "--inactividad-min",
+        type=float,
+        default=INACTIVIDAD_S / 60,
+        help=f"minutes without a request after which a session ends (default "
+        f"{INACTIVIDAD_S // 60:.0f}; sessions end 12 h after login in any case)",
+    )
     return parser
+
+
+def _redes(texto: str) -> tuple[Red, ...]:
+    """``--proxies``: a malformed entry is a usage error, never a silently ignored proxy."""
+    try:
+        return redes(texto)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,19 +108,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     registro.configure(settings.log_nivel)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
-    eventloop.run(servir(settings, args.host, args.port, args.cookie_segura))
+    if args.inactividad_min <= 0:
+        print("fichas revisor: --inactividad-min must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    seguridad = Seguridad(args.cookie_segura, args.proxies, args.inactividad_min * 60)
+    eventloop.run(servir(settings, args.host, args.port, seguridad))
     return 0
 
 
 def usuarios(argv: Sequence[str]) -> int:
-    """Add a reviewer, or set a new password; the password is read, never an argument."""
+    """Add a reviewer, or set a new password (the password is read, never an argument); or,
+    with ``--baja``, disable one. Either way the reviewer's open sessions end."""
     parser = argparse.ArgumentParser(
         prog="fichas revisor usuarios",
-        description="Add a reviewer (or change their password). The password comes from "
-        "standard input when it is not a terminal, else from a prompt.",
+        description="Add a reviewer (or change their password, which ends their sessions). The "
+        "password comes from standard input when it is not a terminal, else from a prompt. "
+        "--baja disables the reviewer and ends their sessions; adding them again enables them.",
     )
     parser.add_argument("nombre")
+    parser.add_argument(
+        "--baja", action="store_true", help="disable this reviewer and end their sessions"
+    )
     args = parser.parse_args(argv)
+    if args.baja:
+        return _baja(args.nombre)
     if sys.stdin.isatty():
         clave = getpass.getpass(f"Password for {args.nombre}: ")
     else:
@@ -97,6 +148,27 @@ def usuarios(argv: Sequence[str]) -> int:
     asyncio.run(_guardar_usuario(settings, args.nombre, hash_clave(clave)))
     print(f"reviewer {args.nombre} saved")
     return 0
+
+
+def _baja(nombre: str) -> int:
+    """``--baja``: 0 when the reviewer is now disabled, 1 when there was no such reviewer."""
+    settings = _settings("fichas revisor usuarios")
+    if settings is None:
+        return EXIT_USAGE
+    if not asyncio.run(_dar_de_baja(settings, nombre)):
+        print(f"fichas revisor usuarios: no reviewer named {nombre}", file=sys.stderr)
+        return 1
+    print(f"reviewer {nombre} disabled; their sessions ended")
+    return 0
+
+
+async def _dar_de_baja(settings: Settings, nombre: str) -> bool:
+    """Open the store, disable the reviewer, close it."""
+    almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+    try:
+        return await almacen.dar_de_baja(nombre)
+    finally:
+        await almacen.cerrar()
 
 
 async def _guardar_usuario(settings: Settings, nombre: str, hash_: str) -> None:
@@ -133,7 +205,7 @@ async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuer
     return vigilancia
 
 
-async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) -> None:
+async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad) -> None:
     """Store, stream, gate monitor, web server; until SIGTERM or SIGINT."""
     almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
     flujo = Flujo(settings, almacen)
@@ -152,7 +224,9 @@ async def servir(settings: Settings, host: str, port: int, cookie_segura: bool) 
                 versiones=versiones,
                 metricas=registro(almacen, vigilancia, settings.muestra_proporcion),
                 modelo=settings.llm_modelo,
-                cookie_segura=cookie_segura,
+                cookie_segura=seguridad.cookie_segura,
+                proxies=seguridad.proxies,
+                inactividad_s=seguridad.inactividad_s,
                 vigilancia=vigilancia,
                 muestra_proporcion=settings.muestra_proporcion,
             )

@@ -51,10 +51,16 @@ from revision.seguridad import (
     COOKIE_CSRF_LOGIN,
     COOKIE_SESION,
     DURACION_SESION_S,
-    MAX_INTENTOS_IP,
-    LimiteLogin,
+    INACTIVIDAD_S,
+    Intentos,
+    Red,
     clave_correcta,
+    cliente,
+    csrf_login,
+    csrf_login_valido,
+    hash_token,
     mismo_token,
+    siguiente_local,
     token,
 )
 from revision.vigilancia import Vigilancia
@@ -73,6 +79,21 @@ CABECERAS = {
     "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
 }
+# What the banner may say after a decision: the app puts a code in the URL, never text, so a
+# crafted link cannot put words in the app's mouth. The item's SKU and version come from the
+# store (``decidido=EVENT_ID``), and the verb from the decision stored for it.
+AVISOS = {
+    "enviada": "",
+    "pendiente": " (guardada; se enviará en cuanto Kafka responda)",
+}
+VERBOS = {
+    DECISION_APROBADA: "publicada",
+    DECISION_EDITADA: "publicada",
+    DECISION_RECHAZADA: "rechazada",
+    DECISION_CORRECTA: "correcta",
+    DECISION_INCORRECTA: "incorrecta",
+}
+SECRETO_CSRF = "csrf_login"  # name of the login form's signing key in the store
 
 
 @dataclass
@@ -87,14 +108,14 @@ class Contexto:
     cookie_segura: bool = False
     vigilancia: Vigilancia | None = None
     muestra_proporcion: float = 0.0  # the held-back sample's share (revision/retenidas.py)
-    limite: LimiteLogin | None = None
-    limite_ip: LimiteLogin | None = None
+    intentos: Intentos | None = None
+    proxies: tuple[Red, ...] = ()  # trusted proxies whose X-Forwarded-For is believed
+    inactividad_s: float = INACTIVIDAD_S
+    secreto_csrf: bytes | None = None  # read from the store on first use (``_secreto_csrf``)
 
     def __post_init__(self) -> None:
-        if self.limite is None:
-            self.limite = LimiteLogin()
-        if self.limite_ip is None:
-            self.limite_ip = LimiteLogin(maximo=MAX_INTENTOS_IP)
+        if self.intentos is None:
+            self.intentos = Intentos()
         self.jinja = jinja2.Environment(
             loader=jinja2.PackageLoader("revision", "plantillas"),
             autoescape=True,
@@ -146,7 +167,8 @@ def clave_puerta(datos: dict[str, Any]) -> str:
 
 @web.middleware
 async def seguridad(request: web.Request, handler: Any) -> web.StreamResponse:
-    """No page without a session (GET redirects to login), no action without session + CSRF."""
+    """No page without a session (GET redirects to login), no action without session + CSRF.
+    (The security headers are set by ``cabeceras``, on every response this one raises too.)"""
     ctx = request.app[CTX]
     publico = request.path.startswith(PUBLICAS)
     if not publico:
@@ -161,19 +183,24 @@ async def seguridad(request: web.Request, handler: Any) -> web.StreamResponse:
             form = await request.post()
             if not mismo_token(sesion[1], _texto(form.get("csrf"))):
                 raise web.HTTPForbidden(text="Formulario sin token CSRF válido.")
-    respuesta = await handler(request)
+    return await handler(request)
+
+
+async def cabeceras(request: web.Request, respuesta: web.StreamResponse) -> None:
+    """The security headers, in one place for every response: pages, redirects, errors (403,
+    404, 429), static files. An ``on_response_prepare`` hook runs for all of them, including
+    the ``HTTPException``s handlers and middlewares raise, which a middleware would miss."""
     for clave, valor in CABECERAS.items():
         respuesta.headers.setdefault(clave, valor)
     if not request.path.startswith("/estatico/"):
         respuesta.headers.setdefault("Cache-Control", "no-store")
-    return respuesta
 
 
 async def _sesion(ctx: Contexto, request: web.Request) -> tuple[str, str] | None:
     valor = request.cookies.get(COOKIE_SESION)
     if not valor:
         return None
-    return await ctx.almacen.sesion(valor)
+    return await ctx.almacen.sesion(hash_token(valor), time.time(), ctx.inactividad_s)
 
 
 def _texto(valor: Any) -> str:
@@ -193,55 +220,58 @@ def _pagina(
 
 
 async def login_get(request: web.Request) -> web.Response:
-    """The login form, with a double-submit CSRF token (kept if the browser already has one,
-    so two login pages open at once both work)."""
+    """The login form, with a double-submit CSRF token signed by the server (kept if the
+    browser already has a valid one, so two login pages open at once both work)."""
     ctx = request.app[CTX]
-    csrf = request.cookies.get(COOKIE_CSRF_LOGIN) or token()
-    respuesta = _pagina(
-        ctx,
-        request,
-        "login.html",
-        csrf_login=csrf,
-        error="",
-        siguiente=_siguiente(request.query.get("siguiente")),
-    )
-    _cookie(respuesta, ctx, COOKIE_CSRF_LOGIN, csrf, 600)
-    return respuesta
+    return await _login_form(ctx, request, "", 200, siguiente_local(request.query.get("siguiente")))
 
 
 async def login_post(request: web.Request) -> web.Response:
-    """Check the password (rate-limited), open a session, go where the reviewer was going."""
+    """Check the password (rate-limited), open a session, go where the reviewer was going.
+
+    The attempt is counted (``Intentos.reservar``: check and count with no ``await`` between)
+    before the password check's first ``await``, so of a burst of concurrent guesses only as
+    many as the limits allow reach argon2; the others see the earlier ones' attempts.
+    """
     ctx = request.app[CTX]
-    assert ctx.limite is not None and ctx.limite_ip is not None
+    assert ctx.intentos is not None
+    secreto = await _secreto_csrf(ctx)
     form = await request.post()
-    if not mismo_token(request.cookies.get(COOKIE_CSRF_LOGIN), _texto(form.get("csrf"))):
+    if not csrf_login_valido(
+        secreto, request.cookies.get(COOKIE_CSRF_LOGIN), _texto(form.get("csrf"))
+    ):
         raise web.HTTPForbidden(text="Formulario sin token CSRF válido.")
     nombre = _texto(form.get("usuario")).strip()
     clave = _texto(form.get("clave"))
-    siguiente = _siguiente(_texto(form.get("siguiente")))
-    ip, usuario = f"ip:{request.remote}", f"usuario:{nombre}"
-    if ctx.limite.bloqueado(usuario) or ctx.limite_ip.bloqueado(ip):
-        return _login_error(
+    siguiente = siguiente_local(_texto(form.get("siguiente")))
+    ip = cliente(request.remote, request.headers.get("X-Forwarded-For"), ctx.proxies)
+    if not ctx.intentos.reservar(nombre, ip):
+        return await _login_form(
             ctx, request, "Demasiados intentos: espere unos minutos.", 429, siguiente
         )
     hash_ = await ctx.almacen.hash_de(nombre)
     if not nombre or not await asyncio.to_thread(clave_correcta, hash_, clave):
-        ctx.limite.fallo(usuario)
-        ctx.limite_ip.fallo(ip)
-        return _login_error(ctx, request, "Usuario o contraseña incorrectos.", 401, siguiente)
-    ctx.limite.exito(usuario)
+        return await _login_form(ctx, request, "Usuario o contraseña incorrectos.", 401, siguiente)
+    ctx.intentos.exito(nombre, ip)
     sesion, csrf = token(), token()
-    await ctx.almacen.abrir_sesion(sesion, nombre, csrf, time.time() + DURACION_SESION_S)
+    ahora = time.time()
+    await ctx.almacen.abrir_sesion(
+        hash_token(sesion), nombre, csrf, ahora, ahora + DURACION_SESION_S
+    )
     respuesta = web.HTTPSeeOther(siguiente)
     _cookie(respuesta, ctx, COOKIE_SESION, sesion, DURACION_SESION_S)
     respuesta.del_cookie(COOKIE_CSRF_LOGIN, path="/")
     raise respuesta
 
 
-def _login_error(
+async def _login_form(
     ctx: Contexto, request: web.Request, error: str, status: int, siguiente: str
 ) -> web.Response:
-    csrf = request.cookies.get(COOKIE_CSRF_LOGIN) or token()
+    """The login page with a signed CSRF token: the browser's, if the server signed it."""
+    secreto = await _secreto_csrf(ctx)
+    csrf = request.cookies.get(COOKIE_CSRF_LOGIN, "")
+    if not csrf_login_valido(secreto, csrf, csrf):
+        csrf = csrf_login(secreto)
     respuesta = _pagina(
         ctx, request, "login.html", status=status, csrf_login=csrf, error=error, siguiente=siguiente
     )
@@ -249,11 +279,11 @@ def _login_error(
     return respuesta
 
 
-def _siguiente(valor: str | None) -> str:
-    """Only a local path: never an open redirect."""
-    if valor and valor.startswith("/") and not valor.startswith("//") and "\\" not in valor:
-        return valor
-    return "/"
+async def _secreto_csrf(ctx: Contexto) -> bytes:
+    """The login CSRF key: read from the store once per process (every replica shares it)."""
+    if ctx.secreto_csrf is None:
+        ctx.secreto_csrf = await ctx.almacen.secreto(SECRETO_CSRF)
+    return ctx.secreto_csrf
 
 
 def _cookie(
@@ -273,7 +303,7 @@ def _cookie(
 async def logout(request: web.Request) -> web.Response:
     """Forget the session."""
     ctx = request.app[CTX]
-    await ctx.almacen.cerrar_sesion(request.cookies.get(COOKIE_SESION, ""))
+    await ctx.almacen.cerrar_sesion(hash_token(request.cookies.get(COOKIE_SESION, "")))
     respuesta = web.HTTPSeeOther("/login")
     respuesta.del_cookie(COOKIE_SESION, path="/")
     raise respuesta
@@ -312,11 +342,26 @@ async def cola(request: web.Request) -> web.Response:
         filtros=filtros,
         cuentas=cuentas,
         total=len(abiertos),
-        aviso=request.query.get("aviso", ""),
+        aviso=await _aviso(ctx, request),
         enlace=lambda **cambio: (
             "/?" + urlencode({k: v for k, v in {**filtros, **cambio}.items() if v})
         ),
     )
+
+
+async def _aviso(ctx: Contexto, request: web.Request) -> str:
+    """The banner after a decision, built only from what the app knows: ``aviso`` must be a
+    code of ``AVISOS`` and ``decidido`` an item with a stored decision; anything else shows
+    nothing."""
+    sufijo = AVISOS.get(request.query.get("aviso", ""))
+    event_id = request.query.get("decidido", "")
+    if sufijo is None or not event_id:
+        return ""
+    item = await ctx.almacen.item(event_id)
+    decision = await ctx.almacen.decision(event_id)
+    if item is None or decision is None or decision.decision not in VERBOS:
+        return ""
+    return f"{item.sku} v{item.version}: {VERBOS[decision.decision]}{sufijo}"
 
 
 def _muestra_retenidas(ctx: Contexto, item: Item) -> bool:
@@ -408,7 +453,7 @@ async def _render_item(
         muestra_retenidas=_muestra_retenidas(ctx, item),
         siguiente="/item?" + urlencode({"id": siguiente}) if siguiente else "",
         edad=time.time() - item.recibido_en,
-        aviso=request.query.get("aviso", "") if request.method == "GET" else "",
+        aviso=await _aviso(ctx, request) if request.method == "GET" else "",
     )
 
 
@@ -513,7 +558,7 @@ async def aprobar(request: web.Request) -> web.Response:
         registro=dec.registro_decision(item, decision, usuario, ahora, editados=editados),
         publicacion=dec.publicacion(item, ficha, usuario, bool(editados), ahora, ctx.modelo),
     )
-    return await _cerrar(ctx, request, item, cierre, "publicada")
+    return await _cerrar(ctx, request, item, cierre)
 
 
 async def rechazar(request: web.Request) -> web.Response:
@@ -534,7 +579,7 @@ async def rechazar(request: web.Request) -> web.Response:
             status=422,
         )
     cierre = _cierre_sin_publicar(item, DECISION_RECHAZADA, request["usuario"], criterios, nota)
-    return await _cerrar(ctx, request, item, cierre, "rechazada")
+    return await _cerrar(ctx, request, item, cierre)
 
 
 async def muestra(request: web.Request) -> web.Response:
@@ -560,7 +605,7 @@ async def muestra(request: web.Request) -> web.Response:
     if veredicto == DECISION_CORRECTA:
         criterios = []
     cierre = _cierre_sin_publicar(item, veredicto, request["usuario"], criterios, nota)
-    return await _cerrar(ctx, request, item, cierre, veredicto)
+    return await _cerrar(ctx, request, item, cierre)
 
 
 def _cierre_sin_publicar(
@@ -578,9 +623,7 @@ def _cierre_sin_publicar(
     )
 
 
-async def _cerrar(
-    ctx: Contexto, request: web.Request, item: Item, cierre: Cierre, hecho: str
-) -> web.Response:
+async def _cerrar(ctx: Contexto, request: web.Request, item: Item, cierre: Cierre) -> web.Response:
     """Persist the decision, then send it; the reviewer hears back only after both."""
     decision = await ctx.almacen.decidir(item, cierre)
     if decision is None:
@@ -594,7 +637,7 @@ async def _cerrar(
         cierre_puerta = asyncio.create_task(ctx.vigilancia.revisar_o_registrar())
         _TAREAS.add(cierre_puerta)
         cierre_puerta.add_done_callback(_TAREAS.discard)
-    aviso = f"{item.sku} v{item.version}: {hecho}"
+    aviso = "enviada"
     # The send goes on even if the reviewer stops waiting: cancelling it half-way could leave a
     # record in the producer's buffer that the outbox would then send a second time.
     envio = asyncio.create_task(ctx.flujo.enviar(decision.event_id))
@@ -603,12 +646,12 @@ async def _cerrar(
         await asyncio.wait_for(asyncio.shield(envio), ENVIO_S)
     except Exception:  # broker down or slow: the outbox sends it later, say so
         log.warning("decision %s stored, sending pending", decision.event_id)
-        aviso += " (guardada; se enviará en cuanto Kafka responda)"
+        aviso = "pendiente"
     siguiente = await ctx.almacen.siguiente(item.event_id)
     destino = (
-        "/item?" + urlencode({"id": siguiente, "aviso": aviso})
+        "/item?" + urlencode({"id": siguiente, "decidido": item.event_id, "aviso": aviso})
         if siguiente
-        else "/?" + urlencode({"aviso": aviso})
+        else "/?" + urlencode({"decidido": item.event_id, "aviso": aviso})
     )
     raise web.HTTPSeeOther(destino)
 
@@ -708,6 +751,7 @@ def crear_app(ctx: Contexto) -> web.Application:
 
     app = web.Application(middlewares=[seguridad], client_max_size=256 * 1024)
     app[CTX] = ctx
+    app.on_response_prepare.append(cabeceras)
     app.router.add_get("/", cola)
     app.router.add_get("/item", item_get)
     app.router.add_post("/item/aprobar", aprobar)

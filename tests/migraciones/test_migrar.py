@@ -18,6 +18,7 @@ import pytest
 
 from harness.basedatos import base_nueva
 from harness.procesos import LANZADOR, REPO, soltar
+from revision.almacen import ESQUEMA as ESQUEMA_REVISION
 
 VECES = 8
 
@@ -43,7 +44,7 @@ def _ocho_a_la_vez(env: dict[str, str], tmp: Path) -> list[tuple[int, str]]:
 def _comprobar(resultados: list[tuple[int, str]], dialecto: str) -> None:
     """All exit 0; exactly one migrated each store, the others found it current."""
     assert all(rc == 0 for rc, _ in resultados), [o for rc, o in resultados if rc]
-    for almacen, ultima in (("versiones", 1), ("revision", 1)):
+    for almacen, ultima in (("versiones", 1), ("revision", ESQUEMA_REVISION.ultima)):
         lineas = [
             linea
             for _, salida in resultados

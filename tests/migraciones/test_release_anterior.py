@@ -30,6 +30,9 @@ from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
+from revision.almacen import ESQUEMA as ESQUEMA_REVISION
+
+REVISION = ESQUEMA_REVISION.ultima  # the review store's version after migrating
 
 pytestmark = [pytest.mark.kafka]
 
@@ -263,7 +266,7 @@ async def test_postgres_de_la_version_anterior(kafka, fake_llm, postgres_dsn, tm
         env = revisor_env(kafka.bootstrap, {}, tmp_path / "d", FICHAS_POSTGRES_DSN=dsn)
         salida = await asyncio.to_thread(_migrar, env)
         assert "versiones (postgres): schema version none -> 1 (migrated)" in salida
-        assert "revision (postgres): schema version none -> 1 (migrated)" in salida
+        assert f"revision (postgres): schema version none -> {REVISION} (migrated)" in salida
         assert "(up to date)" in salida.splitlines()[1]  # the checkpoints were current
         assert _filas_postgres(dsn) == ESPERADAS
         assert "-> 1 (up to date)" in await asyncio.to_thread(_migrar, env)  # idempotent
@@ -278,7 +281,7 @@ async def test_sqlite_de_la_version_anterior(kafka, fake_llm, tmp_path):
     env = revisor_env(kafka.bootstrap, {}, data_dir)
     salida = await asyncio.to_thread(_migrar, env)
     assert "versiones (sqlite): schema version none -> 1 (migrated)" in salida
-    assert "revision (sqlite): schema version none -> 1 (migrated)" in salida
+    assert f"revision (sqlite): schema version none -> {REVISION} (migrated)" in salida
     assert _filas_sqlite(data_dir) == ESPERADAS
     await _en_uso(kafka, fake_llm, tmp_path, None, data_dir)
     assert _filas_sqlite(data_dir)["items"] == ESPERADAS["items"]

@@ -218,3 +218,52 @@ async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
     assert retenidas[retenida["event_id"]] == ("zapatillas", "aprobada")
     assert retenidas[abierta["event_id"]] == ("zapatillas", None)
     assert muestras[0]["event_id"] not in retenidas
+
+
+async def test_sesiones_por_hash_inactividad_un_login_y_baja(almacen):
+    """Sessions as the store keeps them (both dialects): found by the token's hash, ended by
+    60 s idle (kept alive by use), by the reviewer's next login, and by ``dar_de_baja``."""
+    usuario = f"u-{uuid.uuid4().hex[:8]}"
+    await almacen.guardar_usuario(usuario, "$argon2id$x")
+    t0 = time.time()
+    await almacen.abrir_sesion("h1", usuario, "c1", t0, t0 + 1000)
+    assert await almacen.sesion("h1", t0 + 50, 60) == (usuario, "c1")
+    assert await almacen.sesion("h1", t0 + 100, 60) == (usuario, "c1")  # 50 s since last use
+    assert await almacen.sesion("h1", t0 + 161, 60) is None  # 61 s idle
+    assert await almacen.sesion("otro-hash", t0, 60) is None
+    await almacen.abrir_sesion("h2", usuario, "c2", t0, t0 + 1000)
+    await almacen.abrir_sesion("h3", usuario, "c3", t0, t0 + 1000)
+    assert await almacen.sesion("h2", t0, 60) is None  # the new login ended it
+    assert await almacen.sesion("h3", t0 + 1001, 10_000) is None  # past its absolute expiry
+    assert await almacen.dar_de_baja(usuario)
+    assert await almacen.sesion("h3", t0, 60) is None
+    assert await almacen.hash_de(usuario) is None
+    assert not await almacen.dar_de_baja(f"nadie-{usuario}")
+    await almacen.guardar_usuario(usuario, "$argon2id$y")  # added again: enabled
+    assert await almacen.hash_de(usuario) == "$argon2id$y"
+    assert await almacen.secreto("prueba") == await almacen.secreto("prueba")
+
+
+async def test_la_migracion_2_no_deja_tokens_en_claro(tmp_path):
+    """A store at migration 1 with a live session (its token in plain text) and a reviewer:
+    after migrating, the session is gone and the reviewer is there, enabled."""
+    import sqlite3
+
+    import migraciones
+    from revision.almacen import ESQUEMA
+
+    conn = sqlite3.connect(tmp_path / "revision.sqlite", isolation_level=None)
+    anterior = migraciones.Esquema(ESQUEMA.nombre, ESQUEMA.tabla, ESQUEMA.migraciones[:2])
+    migraciones.migrar_sqlite(conn, anterior)
+    conn.execute("insert into revision_usuarios (nombre, hash) values ('ana', '$argon2id$x')")
+    conn.execute("insert into revision_sesiones values ('token-en-claro', 'ana', 'c', 9e12)")
+    conn.close()
+    almacen = await Almacen.abrir(None, tmp_path)
+    try:
+        assert await almacen.hash_de("ana") == "$argon2id$x"
+    finally:
+        await almacen.cerrar()
+    with sqlite3.connect(tmp_path / "revision.sqlite") as conn:
+        filas = conn.execute("select * from revision_sesiones").fetchall()
+    conn.close()
+    assert filas == []

@@ -1,15 +1,18 @@
-"""``fichas demo`` ends on the review app: URL and login printed, the queue filled by the run."""
+"""``fichas demo`` ends on the review app: URL, user and password file printed, the queue filled
+by the run."""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import threading
 import time
 import urllib.parse
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,9 +63,13 @@ def test_la_demo_termina_en_la_app_de_revision(kafka, fake_llm, tmp_path):
     salida = Salida(proc)
     try:
         m = salida.esperar(
-            r"Revisión: (http://127\.0\.0\.1:\d+)/\s+usuario (\S+)\s+contraseña (\S+)", 240
+            r"Revisión: (http://127\.0\.0\.1:\d+)/\s+usuario (\S+)\s+contraseña en (\S+)", 240
         )
-        url, usuario, clave = m.groups()
+        url, usuario, archivo = m.groups()
+        # The password is in a file only its owner can read, never on the terminal.
+        assert stat.S_IMODE(os.stat(archivo).st_mode) == 0o600
+        clave = Path(archivo).read_text(encoding="utf-8").strip()
+        assert len(clave) >= 8
         _, headers, cuerpo = pedir(url + "/login")
         cookie = headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
         token = re.search(r'name="csrf" value="([^"]+)"', cuerpo).group(1)
@@ -83,4 +90,5 @@ def test_la_demo_termina_en_la_app_de_revision(kafka, fake_llm, tmp_path):
         proc.wait(timeout=120)
     texto = salida.texto()
     assert proc.returncode == 0, texto
+    assert clave not in texto
     assert "stopping revisor" in texto and "stopping worker" in texto
