@@ -26,9 +26,9 @@ from selenium.webdriver.common.by import By
 
 from harness.kafka_broker import KafkaBroker
 from harness.procesos import REPO
-from harness.red import free_port
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics
+from infra.network import free_port
 from tests.revision.conftest import CLAVE, esperar, topics_env
 
 pytestmark = pytest.mark.kafka
