@@ -19,7 +19,6 @@ from esquemas.puerta import ClavePuerta, EstadoPuerta
 from grafo import FuentePuerta, PuertaCerrada
 from puerta.topico import LectorPuertas
 from stream.config import Settings
-from stream.kafka import connect_admin
 from stream.puerta import PuertaResuelta, razon
 from stream.sensor import WorkerSensor
 
@@ -98,10 +97,8 @@ async def seguir_puerta(
         if vigia is not None:
             vigia.al_cambiar(estado)
 
-    # The reader is the worker's first Kafka client: wait for the broker by the same rule as
-    # the rest of the start-up (retry for BROKER_WAIT_S, then exit 4), not fail at once.
-    admin = await connect_admin(settings.kafka_brokers)
-    await admin.close()
+    # ``serve`` calls ``ensure_topics`` first: the broker answered (or the start-up exited 4)
+    # and the gate topic exists before this reader connects.
     lector = LectorPuertas(
         settings.topic_puerta, al_cambiar=al_cambiar, client_id=f"{settings.grupo}-puerta"
     )

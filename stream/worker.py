@@ -357,30 +357,40 @@ async def serve(settings: Settings) -> None:
     """Start every part of the worker, run until a signal, stop them in order."""
     log.info("event loop: %s", eventloop.loop_name())
     sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
-    # The stores first: opening them sets up or migrates their schema under the schema lock
-    # (migraciones.cerrojo), a precondition of everything else and independent of Kafka.
-    async with (
-        seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
-        build_processor(settings, sensor=sensor, puerta=puerta) as procesador,
-        open_version_store(settings.postgres_dsn, settings.data_dir) as versions,
-    ):
+    # The version store first: opening it sets up or migrates the schemas under the schema
+    # lock (migraciones.cerrojo), independent of Kafka. Then the topics: ``ensure_topics``
+    # waits for the broker by the start-up rule (retry for BROKER_WAIT_S, then exit 4) and
+    # creates the gate topic, so the gate reader, the first Kafka client after it, meets a
+    # broker that answers. The graph (and its checkpointer) needs the gate source.
+    async with open_version_store(settings.postgres_dsn, settings.data_dir) as versions:
         await ensure_topics(settings)
-        consumer = build_consumer(settings)
-        emitter = Emitter(lambda txn_id: build_producer(settings, txn_id), settings.grupo)
-        worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
-        health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, worker.stop)
-        await health.start()
-        await consumer.start()
-        try:
-            await worker.run()
-        finally:
-            with contextlib.suppress(Exception):
-                await consumer.stop()
-            await emitter.close()
-            await health.stop()
+        async with (
+            seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
+            build_processor(settings, sensor=sensor, puerta=puerta) as procesador,
+        ):
+            await _serve(settings, sensor, procesador, versions)
+
+
+async def _serve(
+    settings: Settings, sensor: PrometheusSensor, procesador: Procesador, versions: ClaimStore
+) -> None:
+    """Run the worker on started parts until a signal, then stop Kafka clients and health."""
+    consumer = build_consumer(settings)
+    emitter = Emitter(lambda txn_id: build_producer(settings, txn_id), settings.grupo)
+    worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
+    health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, worker.stop)
+    await health.start()
+    await consumer.start()
+    try:
+        await worker.run()
+    finally:
+        with contextlib.suppress(Exception):
+            await consumer.stop()
+        await emitter.close()
+        await health.stop()
 
 
 def run_worker(settings: Settings) -> int:
