@@ -184,9 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.lines:
             print(f"fichas {args.command}: {line}", file=sys.stderr)
         return EXIT_USAGE
-    from stream import registro
+    from stream import logs
 
-    registro.configure(settings.log_nivel)
+    logs.configure(settings.log_nivel)
     log.info("configuration", extra={"configuracion": effective(settings)})
     if args.command == "procesar":
         return _procesar(settings, args.entrada, args.espera_llm, args.puerta)

@@ -103,9 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = _settings("fichas revisor")
     if settings is None:
         return EXIT_USAGE
-    from stream import eventloop, registro
+    from stream import eventloop, logs
 
-    registro.configure(settings.log_nivel)
+    logs.configure(settings.log_nivel)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
     if args.inactividad_min <= 0:

@@ -31,8 +31,8 @@ from grafo import (
 )
 from puerta.auditoria import estados_de_archivo
 from stream.config import Settings
+from stream.logs import mask_url
 from stream.puerta import PuertaResuelta, fija
-from stream.registro import mask_url
 
 
 def llm_settings(settings: Settings) -> LLMSettings:
