@@ -141,8 +141,8 @@ def _validar(
         try:
             evento = leer_evento(linea.raw, familias)
         except EventoInvalido as exc:
-            registro = evento_rechazado(exc, linea.raw, origen, 0, linea.offset)
-            rechazos[linea.offset] = {"destino": DESTINO_DLQ, "evento": registro}
+            rechazo = evento_rechazado(exc, linea.raw, origen, 0, linea.offset)
+            rechazos[linea.offset] = {"destino": DESTINO_DLQ, "evento": rechazo}
             continue
         por_sku[evento.sku].append((linea.offset, evento))
     return rechazos, por_sku

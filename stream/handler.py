@@ -44,7 +44,7 @@ from stream.fallos import FalloPermanente, Reintentos
 from stream.lanes import Item
 from stream.rechazo import cabeceras_dlq, clave_dlq, evento_rechazado
 from stream.sensor import WorkerSensor
-from stream.versiones import ClaimStore, Dictamen, Reclamo, Registro, huella, obsoleta
+from stream.versiones import ClaimStore, Dictamen, Reclamo, ResultadoGuardado, huella, obsoleta
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class Handler:
         if await self._obsoleta(evento):
             return Desenlace.OBSOLETO
         resultado = await self._run_graph(evento)
-        registro = Registro(
+        guardado = ResultadoGuardado(
             evento.event_id,
             evento.sku,
             evento.version,
@@ -122,7 +122,7 @@ class Handler:
             resultado.destino,
             resultado.salida,
         )
-        reclamo = await self.steps.run(lambda: self.versions.reclamar(registro), "store")
+        reclamo = await self.steps.run(lambda: self.versions.reclamar(guardado), "store")
         return await self._settle(item, reclamo, resultado)
 
     async def _run_graph(self, evento: EventoCambio) -> Resultado:
@@ -136,18 +136,18 @@ class Handler:
         evento = item.evento
         if reclamo.dictamen is Dictamen.REUTILIZADO:
             return await self._reject(item, _reused(evento))
-        if reclamo.dictamen is Dictamen.NUEVO and reclamo.registro is not None:
-            await self._emit(item, reclamo.registro, first=not resultado.reentregada)
+        if reclamo.dictamen is Dictamen.NUEVO and reclamo.guardado is not None:
+            await self._emit(item, reclamo.guardado, first=not resultado.reentregada)
             self.sensor.on_outcome(resultado, time.monotonic() - item.ticket.received)
-        elif reclamo.dictamen is Dictamen.REGISTRADO and reclamo.registro is not None:
-            await self._emit(item, reclamo.registro, first=False)
-            self._on_replayed(item, reclamo.registro)
+        elif reclamo.dictamen is Dictamen.REGISTRADO and reclamo.guardado is not None:
+            await self._emit(item, reclamo.guardado, first=False)
+            self._on_replayed(item, reclamo.guardado)
         await self._forget_thread(evento)
         if reclamo.dictamen is Dictamen.OBSOLETO:
             return Desenlace.OBSOLETO
         return Desenlace.EMITIDO
 
-    async def _replay(self, item: Item, stored: Registro, fingerprint: str) -> Desenlace:
+    async def _replay(self, item: Item, stored: ResultadoGuardado, fingerprint: str) -> Desenlace:
         """An outcome exists for this ``event_id``: re-emit it, unless the event differs."""
         evento = item.evento
         if not stored.mismo_evento(evento, fingerprint):
@@ -164,9 +164,9 @@ class Handler:
         stored = await self.steps.run(lambda: self.versions.get(evento.sku), "store")
         return obsoleta(evento.version, stored)
 
-    def _on_replayed(self, item: Item, registro: Registro) -> None:
+    def _on_replayed(self, item: Item, guardado: ResultadoGuardado) -> None:
         """A stored outcome was emitted again: counted as a redelivery."""
-        self.sensor.on_outcome(_replayed(registro), time.monotonic() - item.ticket.received)
+        self.sensor.on_outcome(_replayed(guardado), time.monotonic() - item.ticket.received)
 
     async def _forget_thread(self, evento: EventoCambio) -> None:
         """Delete the event's checkpoint thread: the outcome record now answers redeliveries."""
@@ -175,9 +175,9 @@ class Handler:
         except Exception:
             log.exception("could not delete the checkpoint thread of %s", evento.event_id)
 
-    async def _emit(self, item: Item, registro: Registro, first: bool) -> None:
+    async def _emit(self, item: Item, guardado: ResultadoGuardado, first: bool) -> None:
         """Write the outcome (and its human-review sample) and wait for the broker's ack."""
-        records, muestreada = outcome_records(self.settings, registro, item.evento)
+        records, muestreada = outcome_records(self.settings, guardado, item.evento)
         self._check_owner(item)
         await self.steps.run(lambda: self.emitter.send(item.tp, records), "produce")
         if muestreada and first:
@@ -202,8 +202,8 @@ class Handler:
 
         Also the worker's path for an invalid message, which never reaches a lane.
         """
-        registro = evento_rechazado(exc, record.value, tp.topic, tp.partition, record.offset)
-        value = encode(registro)
+        rechazo = evento_rechazado(exc, record.value, tp.topic, tp.partition, record.offset)
+        value = encode(rechazo)
         key = clave_dlq(record.key)
         headers = cabeceras_rechazo(cabeceras_dlq(record.headers))
         records = [Record(self.settings.topic_dlq, value, key, headers)]
@@ -212,31 +212,31 @@ class Handler:
 
 
 def outcome_records(
-    settings: Settings, registro: Registro, evento: EventoCambio
+    settings: Settings, guardado: ResultadoGuardado, evento: EventoCambio
 ) -> tuple[list[Record], bool]:
     """The outcome record, plus its human-review sample when sampled (and whether it was).
 
     The sample carries ``origen`` (the supplier's page and figures): a reviewer judges the
     published ficha against it. The published record itself stays as subscribers know it.
     """
-    publicada = registro.destino == DESTINO_PUBLICADAS
+    publicada = guardado.destino == DESTINO_PUBLICADAS
     topic = settings.topic_publicadas if publicada else settings.topic_revision
-    key = registro.sku.encode("utf-8")
-    headers = cabeceras_resultado(registro.destino, registro.salida)
-    records = [Record(topic, encode(registro.salida), key, headers)]
-    muestreada = publicada and sampled(registro.event_id, settings.muestra_proporcion)
+    key = guardado.sku.encode("utf-8")
+    headers = cabeceras_resultado(guardado.destino, guardado.salida)
+    records = [Record(topic, encode(guardado.salida), key, headers)]
+    muestreada = publicada and sampled(guardado.event_id, settings.muestra_proporcion)
     if muestreada:
         proveedor = evento.ficha_proveedor.model_dump()
         origen = Origen(ficha_proveedor=proveedor, cifras=evento.cifras)
-        muestra = encode(registro.salida | {"origen": origen.model_dump(mode="json")})
+        muestra = encode(guardado.salida | {"origen": origen.model_dump(mode="json")})
         records.append(Record(settings.topic_muestra, muestra, key, headers))
     return records, muestreada
 
 
-def _replayed(registro: Registro) -> Resultado:
+def _replayed(guardado: ResultadoGuardado) -> Resultado:
     """A stored outcome as a ``Resultado`` counted as a redelivery (its attempts were counted)."""
-    intentos = int(registro.salida.get("intentos") or 0)
-    r = registro
+    intentos = int(guardado.salida.get("intentos") or 0)
+    r = guardado
     return Resultado(r.destino, r.salida, r.sku, r.event_id, r.version, intentos, True)
 
 

@@ -40,7 +40,7 @@ def evento_rechazado(
     error_contrato = error.error()
     if truncado:
         error_contrato.mensaje += f"; payload truncado a los primeros {MAX_PAYLOAD_BYTES} bytes"
-    registro = EventoRechazado(
+    rechazo = EventoRechazado(
         error=error_contrato,
         payload=texto,
         payload_codificacion=codificacion,
@@ -49,7 +49,7 @@ def evento_rechazado(
         origen=OrigenMensaje(topic=topic, particion=particion, offset=offset),
         recibido_en=datetime.now(UTC),
     )
-    return registro.model_dump(mode="json", exclude_none=True)
+    return rechazo.model_dump(mode="json", exclude_none=True)
 
 
 def clave_dlq(key: bytes | None) -> bytes | None:

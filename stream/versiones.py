@@ -53,7 +53,7 @@ def huella(evento: EventoCambio) -> str:
 
 
 @dataclass(frozen=True)
-class Registro:
+class ResultadoGuardado:
     """The stored outcome of one ``event_id``: what was decided, for which input."""
 
     event_id: str
@@ -64,7 +64,7 @@ class Registro:
     salida: dict[str, Any]
 
     def mismo_evento(self, evento: EventoCambio, huella_evento: str) -> bool:
-        """The record belongs to this very event (same SKU, version and content)."""
+        """This stored outcome belongs to this very event (same SKU, version and content)."""
         return (
             self.sku == evento.sku
             and self.version == evento.version
@@ -86,7 +86,7 @@ class Reclamo:
     """The decision and the outcome to emit (the stored one when it already existed)."""
 
     dictamen: Dictamen
-    registro: Registro | None
+    guardado: ResultadoGuardado | None
 
 
 def obsoleta(version: int, vigente: int | None) -> bool:
@@ -101,20 +101,20 @@ def obsoleta(version: int, vigente: int | None) -> bool:
 
 
 def decidir_reclamo(
-    registro: Registro, stored_version: int | None, existente: Registro | None
+    guardado: ResultadoGuardado, stored_version: int | None, existente: ResultadoGuardado | None
 ) -> Reclamo:
     """The compare-and-set rule, the same for both backends (pure, so it is tested alone)."""
     if existente is not None:
-        if existente.sku != registro.sku or existente.version != registro.version:
+        if existente.sku != guardado.sku or existente.version != guardado.version:
             return Reclamo(Dictamen.REUTILIZADO, existente)
-        if existente.huella != registro.huella:
+        if existente.huella != guardado.huella:
             return Reclamo(Dictamen.REUTILIZADO, existente)
-        if obsoleta(registro.version, stored_version):
+        if obsoleta(guardado.version, stored_version):
             return Reclamo(Dictamen.OBSOLETO, None)
         return Reclamo(Dictamen.REGISTRADO, existente)
-    if obsoleta(registro.version, stored_version):
+    if obsoleta(guardado.version, stored_version):
         return Reclamo(Dictamen.OBSOLETO, None)
-    return Reclamo(Dictamen.NUEVO, registro)
+    return Reclamo(Dictamen.NUEVO, guardado)
 
 
 class VersionStore(Protocol):
@@ -134,12 +134,12 @@ class ClaimStore(VersionStore, Protocol):
     """The worker's fence: the outcome per ``event_id``, claimed together with the version,
     and the upkeep (retention, sizes) of both records."""
 
-    async def resultado(self, event_id: str) -> Registro | None:
+    async def resultado(self, event_id: str) -> ResultadoGuardado | None:
         """The stored outcome of ``event_id``, or None."""
         ...
 
-    async def reclamar(self, registro: Registro) -> Reclamo:
-        """Compare-and-set: record ``registro`` unless superseded or already decided."""
+    async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
+        """Compare-and-set: record ``guardado`` unless superseded or already decided."""
         ...
 
     async def podar(self, retencion_s: float) -> int:
@@ -151,27 +151,29 @@ class ClaimStore(VersionStore, Protocol):
         ...
 
 
-def _registro_de_fila(row: Any) -> Registro:
-    """A stored row (event_id, sku, version, huella, destino, salida) as a ``Registro``."""
+def _guardado_de_fila(row: Any) -> ResultadoGuardado:
+    """A stored row (event_id, sku, version, huella, destino, salida) as a ``ResultadoGuardado``."""
     salida = row[5] if isinstance(row[5], dict) else json.loads(row[5])
-    return Registro(str(row[0]), str(row[1]), int(row[2]), str(row[3]), str(row[4]), salida)
-
-
-def _fila_resultado(registro: Registro) -> tuple[str, str, int, str, str, str]:
-    """The columns of an outcome record both stores insert, in their order."""
-    return (
-        registro.event_id,
-        registro.sku,
-        registro.version,
-        registro.huella,
-        registro.destino,
-        _salida_json(registro),
+    return ResultadoGuardado(
+        str(row[0]), str(row[1]), int(row[2]), str(row[3]), str(row[4]), salida
     )
 
 
-def _salida_json(registro: Registro) -> str:
+def _fila_resultado(guardado: ResultadoGuardado) -> tuple[str, str, int, str, str, str]:
+    """The columns of an outcome record both stores insert, in their order."""
+    return (
+        guardado.event_id,
+        guardado.sku,
+        guardado.version,
+        guardado.huella,
+        guardado.destino,
+        _salida_json(guardado),
+    )
+
+
+def _salida_json(guardado: ResultadoGuardado) -> str:
     """The outcome as stored: compact JSON, so re-emission gives the same bytes."""
-    return json.dumps(registro.salida, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(guardado.salida, ensure_ascii=False, separators=(",", ":"))
 
 
 class SqliteVersionStore:
@@ -205,30 +207,30 @@ class SqliteVersionStore:
             (sku, version, time.time()),
         )
 
-    async def resultado(self, event_id: str) -> Registro | None:
+    async def resultado(self, event_id: str) -> ResultadoGuardado | None:
         """Look up one event's outcome."""
         row = self._conn.execute(
             "select event_id, sku, version, huella, destino, salida from fichas_resultados "
             "where event_id = ?",
             (event_id,),
         ).fetchone()
-        return _registro_de_fila(row) if row else None
+        return _guardado_de_fila(row) if row else None
 
-    async def reclamar(self, registro: Registro) -> Reclamo:
+    async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
         """Compare-and-set in one transaction."""
         with self._conn:
-            stored = await self.get(registro.sku)
-            reclamo = decidir_reclamo(registro, stored, await self.resultado(registro.event_id))
+            stored = await self.get(guardado.sku)
+            reclamo = decidir_reclamo(guardado, stored, await self.resultado(guardado.event_id))
             if reclamo.dictamen is Dictamen.NUEVO:
                 self._conn.execute(
                     "insert into fichas_resultados (event_id, sku, version, huella, destino, "
                     "salida, registrado_en) values (?, ?, ?, ?, ?, ?, ?)",
-                    (*_fila_resultado(registro), time.time()),
+                    (*_fila_resultado(guardado), time.time()),
                 )
-                self._record(registro.sku, registro.version)
+                self._record(guardado.sku, guardado.version)
                 self._conn.execute(
                     "delete from fichas_resultados where sku = ? and version < ?",
-                    (registro.sku, registro.version),
+                    (guardado.sku, guardado.version),
                 )
         return reclamo
 
@@ -282,48 +284,48 @@ class PostgresVersionStore:
             (sku, version),
         )
 
-    async def resultado(self, event_id: str) -> Registro | None:
+    async def resultado(self, event_id: str) -> ResultadoGuardado | None:
         """Look up one event's outcome."""
         async with self._pool.connection() as conn:
             return await self._resultado(conn, event_id)
 
     @staticmethod
-    async def _resultado(conn: Any, event_id: str) -> Registro | None:
+    async def _resultado(conn: Any, event_id: str) -> ResultadoGuardado | None:
         cursor = await conn.execute(
             "select event_id, sku, version, huella, destino, salida from fichas_resultados "
             "where event_id = %s",
             (event_id,),
         )
         row = await cursor.fetchone()
-        return _registro_de_fila(row) if row else None
+        return _guardado_de_fila(row) if row else None
 
-    async def reclamar(self, registro: Registro) -> Reclamo:
+    async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
         """Compare-and-set under the SKU's row lock, in one transaction."""
         async with self._pool.connection() as conn, conn.transaction():
             await conn.execute(
                 "insert into fichas_versiones (sku, version, actualizada_en) "
                 "values (%s, 0, now()) on conflict (sku) do nothing",
-                (registro.sku,),
+                (guardado.sku,),
             )
             cursor = await conn.execute(
-                "select version from fichas_versiones where sku = %s for update", (registro.sku,)
+                "select version from fichas_versiones where sku = %s for update", (guardado.sku,)
             )
             row = await cursor.fetchone()
             # The row exists now (at 0 if it is new): 0 is below every version, so
             # ``obsoleta`` never counts it as a newer one.
             stored = int(row[0])
-            existente = await self._resultado(conn, registro.event_id)
-            reclamo = decidir_reclamo(registro, stored, existente)
+            existente = await self._resultado(conn, guardado.event_id)
+            reclamo = decidir_reclamo(guardado, stored, existente)
             if reclamo.dictamen is Dictamen.NUEVO:
                 await conn.execute(
                     "insert into fichas_resultados (event_id, sku, version, huella, destino, "
                     "salida, registrado_en) values (%s, %s, %s, %s, %s, %s, now())",
-                    _fila_resultado(registro),
+                    _fila_resultado(guardado),
                 )
-                await self._record(conn, registro.sku, registro.version)
+                await self._record(conn, guardado.sku, guardado.version)
                 await conn.execute(
                     "delete from fichas_resultados where sku = %s and version < %s",
-                    (registro.sku, registro.version),
+                    (guardado.sku, guardado.version),
                 )
         return reclamo
 

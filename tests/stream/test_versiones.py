@@ -10,7 +10,7 @@ import pytest
 from esquemas import EventoCambio
 from esquemas.constantes import MAX_VERSION
 from harness.eventos import evento_dict
-from stream.versiones import Dictamen, Registro, huella, open_version_store
+from stream.versiones import Dictamen, ResultadoGuardado, huella, open_version_store
 
 STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -33,9 +33,9 @@ async def test_record_keeps_the_maximum_and_survives_a_reopen(
         assert await reopened.get(otro) == 1
 
 
-def _registro(sku: str, version: int, event_id: str, huella: str = "h") -> Registro:
+def _guardado(sku: str, version: int, event_id: str, huella: str = "h") -> ResultadoGuardado:
     salida = {"event_id": event_id, "sku": sku, "version": version, "intentos": 1}
-    return Registro(event_id, sku, version, huella, "fichas.publicadas", salida)
+    return ResultadoGuardado(event_id, sku, version, huella, "fichas.publicadas", salida)
 
 
 @pytest.mark.parametrize("store", STORES)
@@ -46,21 +46,21 @@ async def test_reclamar_is_a_compare_and_set_per_sku_and_event_id(
     sku = f"REC-{uuid.uuid4().hex[:8]}"
     e5, e6 = f"{sku}-v5", f"{sku}-v6"
     async with open_version_store(dsn, tmp_path) as store_:
-        primero = await store_.reclamar(_registro(sku, 5, e5))
+        primero = await store_.reclamar(_guardado(sku, 5, e5))
         assert primero.dictamen is Dictamen.NUEVO
         # a second run of the same event (another worker, a zombie) gets the stored outcome
-        otra = Registro(e5, sku, 5, "h", "fichas.revision_manual", {"distinta": True})
+        otra = ResultadoGuardado(e5, sku, 5, "h", "fichas.revision_manual", {"distinta": True})
         segundo = await store_.reclamar(otra)
         assert segundo.dictamen is Dictamen.REGISTRADO
-        assert segundo.registro == primero.registro
+        assert segundo.guardado == primero.guardado
         # the same event_id with other content or version is refused
-        assert (await store_.reclamar(_registro(sku, 5, e5, "otra"))).dictamen is (
+        assert (await store_.reclamar(_guardado(sku, 5, e5, "otra"))).dictamen is (
             Dictamen.REUTILIZADO
         )
-        assert (await store_.reclamar(_registro(sku, 7, e5))).dictamen is Dictamen.REUTILIZADO
+        assert (await store_.reclamar(_guardado(sku, 7, e5))).dictamen is Dictamen.REUTILIZADO
         # v6 wins; v5 is now superseded, and its record deleted (bounded by superseded version)
-        assert (await store_.reclamar(_registro(sku, 6, e6))).dictamen is Dictamen.NUEVO
-        assert (await store_.reclamar(_registro(sku, 5, f"{sku}-v5b"))).dictamen is (
+        assert (await store_.reclamar(_guardado(sku, 6, e6))).dictamen is Dictamen.NUEVO
+        assert (await store_.reclamar(_guardado(sku, 5, f"{sku}-v5b"))).dictamen is (
             Dictamen.OBSOLETO
         )
         assert await store_.resultado(e5) is None
@@ -68,7 +68,7 @@ async def test_reclamar_is_a_compare_and_set_per_sku_and_event_id(
         assert stored is not None and stored.version == 6 and stored.salida["version"] == 6
         assert await store_.get(sku) == 6
         # a version above 2^31 fits the column (bigint)
-        assert (await store_.reclamar(_registro(sku, MAX_VERSION, f"{sku}-max"))).dictamen is (
+        assert (await store_.reclamar(_guardado(sku, MAX_VERSION, f"{sku}-max"))).dictamen is (
             Dictamen.NUEVO
         )
         assert await store_.get(sku) == MAX_VERSION
