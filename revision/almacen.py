@@ -52,7 +52,7 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
 )
 from migraciones import Cambio, Esquema, Migracion, cerrojo_postgres, cerrojo_sqlite
-from revision.decisiones import registro_decision
+from revision.decisiones import decision_de
 from revision.item import Item
 
 SQLITE_FILE = "revision.sqlite"
@@ -668,7 +668,7 @@ async def _insert_obsoleta(run: Any, item: Item, ahora: float) -> Decision:
         criterios=[],
         revisor=REVISOR_SISTEMA,
         decidida_en=ahora,
-        registro=registro_decision(item, DECISION_OBSOLETA, REVISOR_SISTEMA, ahora),
+        registro=decision_de(item, DECISION_OBSOLETA, REVISOR_SISTEMA, ahora),
         publicacion=None,
     )
     return await _insert_decision(run, item, cierre)

@@ -28,7 +28,7 @@ from esquemas.puerta import EstadoPuerta
 from puerta.topico import LectorPuertas, escribir_estado
 from revision.almacen import Almacen
 from revision.flujo import Flujo
-from revision.metricas import registro
+from revision.metricas import metricas_revision
 from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
 from revision.web import Contexto, crear_app
@@ -222,7 +222,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 almacen=almacen,
                 flujo=flujo,
                 versiones=versiones,
-                metricas=registro(almacen, vigilancia, settings.muestra_proporcion),
+                metricas=metricas_revision(almacen, vigilancia, settings.muestra_proporcion),
                 modelo=settings.llm_modelo,
                 cookie_segura=seguridad.cookie_segura,
                 proxies=seguridad.proxies,

@@ -91,7 +91,7 @@ def campos_editados(original: dict[str, Any] | None, editada: dict[str, Any]) ->
     return cambiados
 
 
-def registro_decision(
+def decision_de(
     item: Item,
     decision: str,
     revisor: str,
@@ -101,7 +101,7 @@ def registro_decision(
     editados: list[str] | None = None,
 ) -> dict[str, Any]:
     """The ``DecisionRevision`` for ``fichas.decisiones``, validated, as JSON-ready data."""
-    registro = DecisionRevision(
+    validada = DecisionRevision(
         event_id=item.event_id,
         sku=item.sku,
         version=item.version,
@@ -113,7 +113,7 @@ def registro_decision(
         revisor=revisor,
         decidida_en=datetime.fromtimestamp(instante, UTC),
     )
-    return _json(registro.model_dump(mode="json"))
+    return _json(validada.model_dump(mode="json"))
 
 
 def publicacion(
@@ -126,7 +126,7 @@ def publicacion(
     the model that wrote the drafts (the item does not carry it: the app's configured one).
     """
     momento = datetime.fromtimestamp(instante, UTC)
-    registro = FichaPublicada(
+    publicada = FichaPublicada(
         event_id=item.event_id,
         sku=item.sku,
         version=item.version,
@@ -142,7 +142,7 @@ def publicacion(
             decidida_en=momento,
         ),
     )
-    return _json(registro.model_dump(mode="json", exclude={"origen"}))
+    return _json(publicada.model_dump(mode="json", exclude={"origen"}))
 
 
 def _json(data: dict[str, Any]) -> dict[str, Any]:

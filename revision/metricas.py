@@ -4,7 +4,7 @@ Everything is computed from the database at scrape time rather than counted in m
 numbers then survive restarts, agree between replicas sharing PostgreSQL, and a decision taken
 by another replica (or resent after a crash) is counted exactly once. The queries are a few
 aggregates over small tables. The store is asynchronous and a collector is not, so the
-``/metrics`` handler first awaits ``RegistroRevision.actualizar`` (the queries) and the
+``/metrics`` handler first awaits ``MetricasRevision.actualizar`` (the queries) and the
 collector then builds the families from those figures.
 """
 
@@ -222,7 +222,7 @@ class RevisionCollector(Collector):
         yield por_criterio
 
 
-class RegistroRevision(CollectorRegistry):
+class MetricasRevision(CollectorRegistry):
     """The app's registry; ``actualizar`` reads the store before each exposition."""
 
     def __init__(
@@ -240,8 +240,8 @@ class RegistroRevision(CollectorRegistry):
         )
 
 
-def registro(
+def metricas_revision(
     almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
-) -> RegistroRevision:
+) -> MetricasRevision:
     """A registry of its own with the app's collector (several apps may share a process)."""
-    return RegistroRevision(almacen, vigilancia, proporcion)
+    return MetricasRevision(almacen, vigilancia, proporcion)

@@ -45,7 +45,7 @@ from infra.fault_points import REVISOR_CAIDA_TRAS_DECISION, fault_point
 from revision import decisiones as dec
 from revision.almacen import ABIERTA, Almacen, Cierre, Item
 from revision.flujo import Flujo
-from revision.metricas import RegistroRevision
+from revision.metricas import MetricasRevision
 from revision.retenidas import en_muestra
 from revision.seguridad import (
     COOKIE_CSRF_LOGIN,
@@ -103,7 +103,7 @@ class Contexto:
     almacen: Almacen
     flujo: Flujo
     versiones: VersionStore
-    metricas: RegistroRevision
+    metricas: MetricasRevision
     modelo: str
     cookie_segura: bool = False
     vigilancia: Vigilancia | None = None
@@ -555,7 +555,7 @@ async def aprobar(request: web.Request) -> web.Response:
         criterios=[],
         revisor=usuario,
         decidida_en=ahora,
-        registro=dec.registro_decision(item, decision, usuario, ahora, editados=editados),
+        registro=dec.decision_de(item, decision, usuario, ahora, editados=editados),
         publicacion=dec.publicacion(item, ficha, usuario, bool(editados), ahora, ctx.modelo),
     )
     return await _cerrar(ctx, request, item, cierre)
@@ -618,7 +618,7 @@ def _cierre_sin_publicar(
         criterios=criterios,
         revisor=usuario,
         decidida_en=ahora,
-        registro=dec.registro_decision(item, decision, usuario, ahora, criterios, nota),
+        registro=dec.decision_de(item, decision, usuario, ahora, criterios, nota),
         publicacion=None,
     )
 

@@ -57,7 +57,7 @@ async def test_una_decision_por_item_aunque_compitan(almacen, dsn, tmp_path):
     async def decidir(revisor: str, donde: Almacen) -> None:
         ahora = time.time()
         cierre = Cierre("aprobada", [], revisor, ahora,
-                        dec.registro_decision(item, "aprobada", revisor, ahora),
+                        dec.decision_de(item, "aprobada", revisor, ahora),
                         dec.publicacion(item, registro["ficha"], revisor, False, ahora, "m"))
         if await donde.decidir(item, cierre) is not None:
             ganadores.append(revisor)
@@ -203,12 +203,12 @@ async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
         item = await almacen.item(m["event_id"])
         ahora = time.time()
         await almacen.decidir(item, Cierre(veredicto, [], "ana", ahora,
-                                           dec.registro_decision(item, veredicto, "ana", ahora),
+                                           dec.decision_de(item, veredicto, "ana", ahora),
                                            None))
     item = await almacen.item(retenida["event_id"])
     ahora = time.time()
     await almacen.decidir(item, Cierre("aprobada", [], "ana", ahora,
-                                       dec.registro_decision(item, "aprobada", "ana", ahora), None))
+                                       dec.decision_de(item, "aprobada", "ana", ahora), None))
     ids = {m["event_id"] for m in muestras}
     veredictos = [v for v in await almacen.veredictos_muestra() if v[0] in ids]
     assert [(e, d) for e, d, _ in veredictos] == [
