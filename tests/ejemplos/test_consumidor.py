@@ -26,7 +26,7 @@ from stream.kafka import COMPACTED
 pytestmark = pytest.mark.kafka
 
 REPO = Path(__file__).resolve().parents[2]
-Registro = tuple[str, bytes, list[tuple[str, bytes]]]
+Record = tuple[str, bytes, list[tuple[str, bytes]]]
 
 
 def _publicada(sku: str, version: int, event_id: str | None = None) -> dict[str, Any]:
@@ -39,18 +39,18 @@ def _publicada(sku: str, version: int, event_id: str | None = None) -> dict[str,
     return valor.model_dump(mode="json", exclude={"origen"})
 
 
-def _registro(valor: dict[str, Any], **cabeceras: str) -> Registro:
+def _record(valor: dict[str, Any], **cabeceras: str) -> Record:
     """A record as the worker writes it (headers from stream.cabeceras), headers overridable."""
     propias = dict(cabeceras_resultado("fichas.publicadas", valor))
     propias.update({k: v.encode() for k, v in cabeceras.items()})
     return valor["sku"], json.dumps(valor).encode(), list(propias.items())
 
 
-async def _escribir(bootstrap: str, topic: str, registros: list[Registro]) -> None:
+async def _escribir(bootstrap: str, topic: str, records: list[Record]) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
     await producer.start()
     try:
-        for sku, valor, cabeceras in registros:
+        for sku, valor, cabeceras in records:
             await producer.send_and_wait(topic, valor, key=sku.encode(), headers=cabeceras)
     finally:
         await producer.stop()
@@ -100,14 +100,14 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
         kafka.bootstrap,
         topic,
         [
-            _registro(_publicada("A", 1)),
-            _registro(a2),
-            _registro(a2),  # a redelivery: same event_id, same bytes
-            _registro(_publicada("B", 3)),
-            _registro(_publicada("B", 2, event_id="B-tarde")),  # older version, arrived later
-            _registro(_publicada("C", 9), esquema_version="2.0"),  # a major this code predates
-            _registro(_publicada("C", 8) | {"ficha": None}, event_id="C-roto"),  # fails the schema
-            _registro(_publicada("C", 1)),
+            _record(_publicada("A", 1)),
+            _record(a2),
+            _record(a2),  # a redelivery: same event_id, same bytes
+            _record(_publicada("B", 3)),
+            _record(_publicada("B", 2, event_id="B-tarde")),  # older version, arrived later
+            _record(_publicada("C", 9), esquema_version="2.0"),  # a major this code predates
+            _record(_publicada("C", 8) | {"ficha": None}, event_id="C-roto"),  # fails the schema
+            _record(_publicada("C", 1)),
         ],
     )
     salida = tmp_path / "catalogo.json"
@@ -127,7 +127,7 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
         # Live: new versions update the catalogue; a repeated one changes nothing.
         a3 = _publicada("A", 3)
         await _escribir(
-            kafka.bootstrap, topic, [_registro(a3), _registro(a3), _registro(_publicada("D", 1))]
+            kafka.bootstrap, topic, [_record(a3), _record(a3), _record(_publicada("D", 1))]
         )
         cambios = sorted((lineas.siguiente(), lineas.siguiente()), key=lambda c: c["sku"])
         assert cambios == [
