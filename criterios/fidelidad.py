@@ -376,7 +376,7 @@ def palabras_sin_respaldo(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -
     texto_origen = " ".join(textos_de_origen(origen))
     conocidas |= {_lema(w) for w in palabras_de_contenido(texto_origen)}
     conocidas |= set(palabras_de_contenido(texto_origen))
-    texto = " ".join(t for _, t in _textos_de_ficha(ficha))
+    texto = ". ".join(t for _, t in _textos_de_ficha(ficha))  # the description starts a sentence
     lemas = [_lema(w) for w in palabras_de_contenido(sin_nombres(texto)) if len(w) > 2]
     if not lemas:
         return {"proporcion": None, "palabras": []}
