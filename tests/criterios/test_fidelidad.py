@@ -110,6 +110,7 @@ def test_c08_la_marca_del_origen_no_cuenta_como_idioma() -> None:
         ({"color": "negro"}, "color"),
         ({"color": "azul"}, "color"),
         ({"talla": "43"}, "talla"),
+        ({"talla": "42-43"}, "talla"),  # more numbers than the origin gives
         ({"genero": "mujer"}, "genero"),
         ({"material": "piel"}, "material"),
     ],
