@@ -233,9 +233,10 @@ def _numeros(texto: str) -> set[float]:
 def _contradice(clave: str, valor: str, del_origen: str) -> bool:
     """A ficha value contradicts the origin's for the same key.
 
-    Numbers must be the origin's; named house values ("negro", "hombre") must be among the
-    origin's. A value that only adds words ("aluminio con revestimiento cerámico") or words
-    the vocabulary does not know does not contradict.
+    Numbers must be the origin's; named house values ("negro", "hombre", "elastano") must be
+    the origin's or more precise (``_igual_o_mas_preciso``). A value that only adds words
+    ("aluminio con revestimiento cerámico") or words the vocabulary does not know does not
+    contradict.
     """
     if normalizar(valor) == normalizar(del_origen):
         return False
@@ -243,7 +244,18 @@ def _contradice(clave: str, valor: str, del_origen: str) -> bool:
     if numeros and respaldo and not numeros <= respaldo:
         return True
     propios, ajenos = _terminos_en(valor, clave), _terminos_en(del_origen, clave)
-    return bool(propios and ajenos and not _compatibles(clave, propios, ajenos))
+    return bool(propios and ajenos and not _igual_o_mas_preciso(clave, propios, ajenos))
+
+
+def _igual_o_mas_preciso(clave: str, propios: set[str], ajenos: set[str]) -> bool:
+    """Every value an attribute names is the origin's, declared compatible with it, or more
+    precise ("azul marino" for "azul"); a less precise one ("piel" for "piel sintética")
+    changes the fact and contradicts it."""
+    return all(
+        compatibles(clave, p) & ajenos
+        or any(set(normalizar(a).split()) <= set(normalizar(p).split()) for a in ajenos)
+        for p in propios
+    )
 
 
 def _compatibles(clave: str, propios: set[str], ajenos: set[str]) -> bool:

@@ -147,6 +147,32 @@ def test_c09_casi_contradicciones_pasan(origen: dict[str, str], ficha: dict[str,
     assert r["ok"], r["detalle"]
 
 
+@pytest.mark.parametrize(
+    ("familia", "origen", "ficha"),
+    [
+        # less precise than the origin: "piel" is not "piel sintética"
+        ("zapatillas", {"material": "couro sintético"}, {"material": "piel"}),
+        # a fibre the origin does not give
+        ("camisetas", {"composição": "100% algodão"}, {"composicion": "algodón y elastano"}),
+        ("camisetas", {"composition": "100% lin"}, {"composicion": "100% algodón"}),
+    ],
+)
+def test_c09_valor_menos_preciso_o_con_otra_fibra_falla(
+    familia: str, origen: dict[str, str], ficha: dict[str, str]
+) -> None:
+    r = f.comprobar_contradicciones(
+        _ficha("Prenda", DESCRIPCION, **ficha), _origen(origen, familia)
+    )
+    assert not r["ok"]
+    assert f"atributo {next(iter(ficha))}" in r["detalle"]
+
+
+def test_c09_composicion_traducida_pasa() -> None:
+    origen = _origen({"composition": "95% cotton, 5% elastane"}, "camisetas")
+    ficha = _ficha("Camiseta", DESCRIPCION, composicion="95% algodón, 5% elastano")
+    assert f.comprobar_contradicciones(ficha, origen)["ok"]
+
+
 def test_c09_color_del_texto_contradice_el_atributo() -> None:
     r = f.comprobar_contradicciones(
         _ficha("Zapatilla de running negra", DESCRIPCION, **ZAP), _origen(ZAP)
