@@ -14,7 +14,6 @@ Usage: ``python docs/calidad/medir_bucle.py A.json B.parcial.jsonl ...``
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 from criterios import comprobar, fallos
 from criterios.fidelidad import probabilidad_espanol
 from criterios.vocabulario import datos_vocabulario
+from herramientas import evaluar_metricas as metricas
 from herramientas.evaluar import cargar_casos, origen_de_caso
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -45,13 +45,11 @@ def registros(path: str) -> dict[str, dict[str, Any]]:
 
 
 def wilson(k: int, n: int) -> str:
-    """k/n with its 95 % Wilson interval."""
-    if n == 0:
+    """k/n with its 95 % Wilson interval (``herramientas.evaluar_metricas.wilson``)."""
+    intervalo = metricas.wilson(k, n)
+    if intervalo is None:
         return "–"
-    z, p = 1.959964, k / n
-    centro = (p + z * z / (2 * n)) / (1 + z * z / n)
-    margen = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return f"{k}/{n} = {p:.2f} [{max(0.0, centro - margen):.2f}, {min(1.0, centro + margen):.2f}]"
+    return f"{k}/{n} = {k / n:.2f} [{intervalo[0]:.2f}, {intervalo[1]:.2f}]"
 
 
 def resumen(nombre: str, regs: dict[str, dict[str, Any]], ids: list[str]) -> None:

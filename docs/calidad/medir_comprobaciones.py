@@ -16,7 +16,6 @@ every flagged reference and candidate of the checks whose name contains TEXT).
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 from criterios import comprobar, fallos
 from criterios import fidelidad as f
 from criterios.vocabulario import mapear_origen
+from herramientas import evaluar_metricas as metricas
 from herramientas.evaluar import origen_de_caso
 
 CASOS = Path(__file__).resolve().parents[2] / "ejemplos" / "evaluacion" / "casos.jsonl"
@@ -39,13 +39,11 @@ UMBRALES = (0.2, 0.3, 0.4, 0.5)
 
 
 def wilson(k: int, n: int) -> str:
-    """95 % Wilson interval of k/n, as text."""
-    if n == 0:
+    """k/n with its 95 % Wilson interval (``herramientas.evaluar_metricas.wilson``), as text."""
+    intervalo = metricas.wilson(k, n)
+    if intervalo is None:
         return "indefinida"
-    z, p = 1.959964, k / n
-    centro = (p + z * z / (2 * n)) / (1 + z * z / n)
-    margen = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return f"{p:.2f} [{max(0, centro - margen):.2f}, {min(1, centro + margen):.2f}]"
+    return f"{k / n:.2f} [{intervalo[0]:.2f}, {intervalo[1]:.2f}]"
 
 
 def fila(nombre: str, refs: list[str], marcadas: list[bool], rechazos: int) -> str:
