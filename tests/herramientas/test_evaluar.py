@@ -86,6 +86,9 @@ def test_modo_evaluador_matriz_contra_veredicto_humano(
     assert all(r["llamadas"] == 1 and r["tokens_entrada"] > 0 for r in resultado["registros"])
     assert _calls(fake_llm, "evaluador") == 6
     assert _calls(fake_llm, "generador") == 0
+    # the unsupported-words signal rides along as a feature (criterios.fidelidad)
+    senal = {r["id"]: r["palabras_sin_respaldo"] for r in resultado["registros"]}
+    assert all(0.0 <= v <= 1.0 for v in senal.values()), senal
 
 
 def test_modo_evaluador_reanuda_sin_repetir_llamadas(
