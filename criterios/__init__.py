@@ -14,6 +14,7 @@ from criterios.comprobaciones import (
     comprobar_titulo,
     fallos,
 )
+from criterios.fidelidad import palabras_sin_respaldo
 from criterios.tablas import (
     CRITERIOS_VERSION,
     Criterio,
@@ -29,6 +30,7 @@ from criterios.tablas import (
     familias_conocidas,
     tablas_desde_datos,
 )
+from criterios.vocabulario import mapear_origen
 
 __all__ = [
     "CRITERIOS_EN_CODIGO",
@@ -51,5 +53,7 @@ __all__ = [
     "criterios_comprobados_en_codigo",
     "fallos",
     "familias_conocidas",
+    "mapear_origen",
+    "palabras_sin_respaldo",
     "tablas_desde_datos",
 ]

@@ -41,9 +41,7 @@ UNIDADES: dict[str, tuple[str, float]] = {
     **dict.fromkeys(("día", "días", "dia", "dias", "day", "days"), ("tiempo", 86400.0)),
     **dict.fromkeys(("semana", "semanas", "week", "weeks"), ("tiempo", 604800.0)),
     **dict.fromkeys(("mes", "meses", "month", "months"), ("calendario", 1.0)),
-    **dict.fromkeys(
-        ("año", "años", "anos", "ans", "year", "years"), ("calendario", 12.0)
-    ),
+    **dict.fromkeys(("año", "años", "anos", "ans", "year", "years"), ("calendario", 12.0)),
     "mw": ("potencia", 0.001),
     "w": ("potencia", 1.0),
     "kw": ("potencia", 1000.0),

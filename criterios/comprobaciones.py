@@ -1,4 +1,5 @@
-"""The code checks of a ficha: C01, C02, C03, C05 (mechanical part) and C07.
+"""The code checks of a ficha: C01, C02, C03, C05 (mechanical part), C07, and C08–C11 of
+``criterios.fidelidad`` (language, contradicted attributes, empty description, numbers).
 
 Pure functions over plain dicts, no I/O: they run between the generator and the evaluator,
 the evaluator receives their result, and a failure vetoes publication whatever the evaluator
@@ -22,20 +23,32 @@ from esquemas.constantes import MAX_DESCRIPCION, MAX_DETALLE, MAX_TITULO
 
 MAX_FRAGMENTO = 40
 
-CRITERIOS_EN_CODIGO = ("C01", "C02", "C03", "C05", "C07")
+CRITERIOS_EN_CODIGO = ("C01", "C02", "C03", "C05", "C07", "C08", "C09", "C10", "C11")
 
 # Supplier attributes whose capitals are a name, not shouting: "marca": "ASICS".
 NAME_KEYS = frozenset({"marca", "modelo", "fabricante", "brand", "model", "manufacturer"})
 
 
 def comprobar(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Run every code check; the keys are the criterion ids, in table order."""
+    """Run every code check; the keys are the criterion ids, in table order.
+
+    C08–C11 compare with the origin mapped to the house vocabulary (idempotent, so an origin
+    the graph already mapped gives the same result).
+    """
+    from criterios import fidelidad
+    from criterios.vocabulario import mapear_origen
+
+    mapeado = mapear_origen(origen).origen
     return {
         "C01": comprobar_titulo(ficha),
         "C02": comprobar_descripcion(ficha),
         "C03": comprobar_atributos(ficha, origen),
         "C05": comprobar_reglas_casa(ficha, origen),
         "C07": comprobar_cifras(ficha, origen),
+        "C08": fidelidad.comprobar_idioma(ficha, mapeado),
+        "C09": fidelidad.comprobar_contradicciones(ficha, mapeado),
+        "C10": fidelidad.comprobar_descripcion_vacia(ficha),
+        "C11": fidelidad.comprobar_numeros(ficha, mapeado),
     }
 
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 ARCHIVO_CRITERIOS = "criterios_v1.json"
 ARCHIVO_FAMILIAS = "familias_v1.json"
+ARCHIVO_VOCABULARIO = "vocabulario_v1.json"  # criterios.vocabulario
 DATA_DIR = "datos"
 
 
@@ -108,14 +109,22 @@ class Tablas:
     version: str
 
 
-def calcular_version(datos_criterios: Mapping[str, Any], datos_familias: Mapping[str, Any]) -> str:
+def calcular_version(
+    datos_criterios: Mapping[str, Any],
+    datos_familias: Mapping[str, Any],
+    datos_vocabulario: Mapping[str, Any] | None = None,
+) -> str:
     """Declared version plus a content hash, so editing any text yields a new version string.
 
-    The hash is over canonical JSON (sorted keys, no whitespace) of both tables, so
-    reformatting a file does not change it but changing a word does.
+    The hash is over canonical JSON (sorted keys, no whitespace) of the tables, the house
+    vocabulary included (it changes what the checks compare), so reformatting a file does
+    not change it but changing a word does.
     """
+    tablas: dict[str, Any] = {"criterios": datos_criterios, "familias": datos_familias}
+    if datos_vocabulario is not None:
+        tablas["vocabulario"] = datos_vocabulario
     canonical = json.dumps(
-        {"criterios": datos_criterios, "familias": datos_familias},
+        tablas,
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -125,7 +134,9 @@ def calcular_version(datos_criterios: Mapping[str, Any], datos_familias: Mapping
 
 
 def tablas_desde_datos(
-    datos_criterios: Mapping[str, Any], datos_familias: Mapping[str, Any]
+    datos_criterios: Mapping[str, Any],
+    datos_familias: Mapping[str, Any],
+    datos_vocabulario: Mapping[str, Any] | None = None,
 ) -> Tablas:
     """Validate raw table data; separate from file reading so tests can feed edited copies."""
     criterios = _TablaCriterios.model_validate(datos_criterios)
@@ -137,7 +148,7 @@ def tablas_desde_datos(
     return Tablas(
         criterios=criterios.criterios,
         familias=MappingProxyType(por_nombre),
-        version=calcular_version(datos_criterios, datos_familias),
+        version=calcular_version(datos_criterios, datos_familias, datos_vocabulario),
     )
 
 
@@ -153,8 +164,15 @@ def cargar_tablas(directorio: Traversable | Path | None = None) -> Tablas:
     """Load both tables; without a directory, the packaged ones (cached, read once)."""
     if directorio is None:
         return _tablas_empaquetadas()
+    vocabulario = (
+        read_json(directorio, ARCHIVO_VOCABULARIO)
+        if directorio.joinpath(ARCHIVO_VOCABULARIO).is_file()
+        else None
+    )
     return tablas_desde_datos(
-        read_json(directorio, ARCHIVO_CRITERIOS), read_json(directorio, ARCHIVO_FAMILIAS)
+        read_json(directorio, ARCHIVO_CRITERIOS),
+        read_json(directorio, ARCHIVO_FAMILIAS),
+        vocabulario,
     )
 
 

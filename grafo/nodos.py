@@ -18,6 +18,7 @@ the checks give the same result for the same ficha and criteria.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from typing import Any, Literal
 from criterios import comprobar as comprobar_ficha
 from criterios import fallos
 from criterios.limpieza import limpiar_origen
+from criterios.vocabulario import mapear_origen
 from esquemas import FichaEnRevision, FichaPublicada, Origen
 from esquemas.constantes import (
     CRITERIO_SALIDA_INVALIDA,
@@ -47,6 +49,7 @@ from grafo.mensajes import problemas_acumulados
 from grafo.puerta import FuentePuerta, PuertaCerrada
 
 Ruta = Literal["generar", "evaluar", "publicar", "descartar"]
+_log = logging.getLogger(__name__)
 
 
 def decidir(state: EstadoFicha, max_intentos: int, modo: ModoPuerta) -> Ruta:
@@ -119,6 +122,19 @@ def _ahora() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
+def _mapeado(origen: dict[str, Any], sku: Any) -> dict[str, Any]:
+    """The origin in the house vocabulary; supplier keys it does not know are kept as written
+    and logged, so a missing alias shows up instead of silently reaching the generator."""
+    mapeo = mapear_origen(origen)
+    if mapeo.claves_desconocidas:
+        _log.warning(
+            "claves de atributo fuera del vocabulario de la casa (se conservan): sku=%s %s",
+            sku,
+            ", ".join(mapeo.claves_desconocidas),
+        )
+    return mapeo.origen
+
+
 @dataclass
 class Nodos:
     """The node functions, bound to the agents and to the values they stamp on outcomes."""
@@ -138,7 +154,7 @@ class Nodos:
         problemas = problemas_acumulados(state.get("historial", []))
         origen = state["origen"]
         if self.limpiar_origen:  # the evaluator and the code checks still get the full one
-            origen = limpiar_origen(origen)
+            origen = _mapeado(limpiar_origen(origen), state["evento"].get("sku"))
         try:
             ficha = await self.agentes.generar(origen, problemas)
         except SalidaInvalida as exc:
@@ -156,7 +172,9 @@ class Nodos:
         ficha = state["ficha"] or {}
         comprobaciones = comprobar_ficha(ficha, state["origen"])
         try:
-            evaluacion = await self.agentes.evaluar(ficha, comprobaciones, state["origen"])
+            # the evaluator reads the origin in the house vocabulary, as the checks do
+            origen = mapear_origen(state["origen"]).origen
+            evaluacion = await self.agentes.evaluar(ficha, comprobaciones, origen)
         except SalidaInvalida as exc:
             invalida = self._salida_invalida(state["intentos"], exc, state["ficha"])
             return invalida | {"comprobaciones": comprobaciones}

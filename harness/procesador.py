@@ -40,6 +40,7 @@ async def abrir_procesador(
     timeout_s: float = 10.0,
     modo_puerta: ModoPuerta = PUERTA_VEREDICTO,
     puerta: FuentePuerta | None = None,
+    limpiar_origen: bool = False,
 ) -> AsyncIterator[tuple[Procesador, BaseCheckpointSaver]]:
     """A ``Procesador`` over the real graph and its saver, with fast retries (tests, bench)."""
     model = build_chat_model(LLMSettings(url=url, model="fake", timeout_s=timeout_s))
@@ -47,6 +48,7 @@ async def abrir_procesador(
         Agentes(model),
         modelo="fake",
         criterios_version=CRITERIOS_VERSION_PRUEBA,
+        limpiar_origen=limpiar_origen,
         modo_puerta=modo_puerta,
         puerta=puerta or PuertaCerrada(),
     )

@@ -39,6 +39,8 @@ from criterios import (
     atributos_obligatorios,
     comprobar,
     fallos,
+    mapear_origen,
+    palabras_sin_respaldo,
 )
 from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Resultado
@@ -279,7 +281,7 @@ async def evaluar_candidata(
     """The evaluator's verdict on one candidate, next to the human one and the code checks."""
     from grafo.errores import SalidaInvalida
 
-    origen = origen_de_caso(caso)
+    origen = mapear_origen(origen_de_caso(caso)).origen  # as the graph's evaluator reads it
     ficha = dict(candidata["ficha"])
     comprobaciones = comprobar(ficha, origen)
     codigo = [f["criterio"] for f in fallos(comprobaciones)]
@@ -311,6 +313,8 @@ async def evaluar_candidata(
             "puntuacion": puntuacion,
         },
         "codigo": codigo,
+        # the unsupported-words signal (criterios.fidelidad), a feature for the gate's score
+        "palabras_sin_respaldo": palabras_sin_respaldo(ficha, origen)["proporcion"],
         "sistema": {
             "aprobada": aprobada and not codigo,
             "criterios": sorted(set(criterios_ev) | set(codigo)),

@@ -67,11 +67,12 @@ def test_ficha_buena_pasa_todas_las_comprobaciones() -> None:
 
 
 def test_ficha_mala_falla_con_detalles_cortos() -> None:
-    ficha = _ficha(
-        titulo="OFERTA 🔥 " + "ñ" * 90,
-        descripcion="Entrega en 24 h. Precio 29,99 €. Visita www.tienda.es. Pesa 300 g. " * 30,
-        atributos={"color": ""},
-    )
+    # English (C08), a size the origin does not give (C09, C11), the title again (C10)
+    texto = (
+        "SALE 🔥 Delivery in 24 hours. Price 29,99 €. Visit www.tienda.es. Weighs 300 g. "
+        "Lightweight running shoe for the city with a breathable upper and a rubber sole. "
+    ) * 15
+    ficha = _ficha(titulo=texto, descripcion=texto, atributos={"color": "", "talla": "43"})
     resultado = comprobar(ficha, _origen())
     assert [f["criterio"] for f in fallos(resultado)] == list(CRITERIOS_EN_CODIGO)
     for r in resultado.values():

@@ -29,6 +29,7 @@ from criterios import (
 DATA_DIR = Path(str(files("criterios").joinpath("datos")))
 ARCHIVO_CRITERIOS = "criterios_v1.json"
 ARCHIVO_FAMILIAS = "familias_v1.json"
+ARCHIVO_VOCABULARIO = "vocabulario_v1.json"
 
 
 def _tabla_en_bruto(name: str) -> dict[str, Any]:
@@ -54,6 +55,10 @@ def _copiar_tablas(tmp_path: Path) -> Path:
         ("C05", "codigo+evaluador"),
         ("C06", "evaluador"),
         ("C07", "codigo"),
+        ("C08", "codigo"),
+        ("C09", "codigo"),
+        ("C10", "codigo"),
+        ("C11", "codigo"),
     ],
 )
 def test_criterios_como_en_el_contrato(criterio: str, comprobado_por: str) -> None:
@@ -65,7 +70,7 @@ def test_criterios_como_en_el_contrato(criterio: str, comprobado_por: str) -> No
 
 
 def test_criterios_en_orden_de_tabla() -> None:
-    assert [c.id for c in cargar_criterios()] == [f"C0{i}" for i in range(1, 8)]
+    assert [c.id for c in cargar_criterios()] == [f"C{i:02d}" for i in range(1, 12)]
 
 
 def test_criterios_en_codigo_coinciden_con_las_comprobaciones() -> None:
@@ -107,15 +112,21 @@ def test_familia_desconocida_lanza_key_error_claro(familia: str) -> None:
     assert "zapatillas" in str(info.value)
 
 
-def test_tablas_declaran_version_uno() -> None:
-    assert _tabla_en_bruto(ARCHIVO_CRITERIOS)["version"] == 1
+def test_tablas_declaran_su_version() -> None:
+    # criteria v2: C08–C11 and the house vocabulary (issue 22); families unchanged
+    assert _tabla_en_bruto(ARCHIVO_CRITERIOS)["version"] == 2
     assert _tabla_en_bruto(ARCHIVO_FAMILIAS)["version"] == 1
+    assert _tabla_en_bruto(ARCHIVO_VOCABULARIO)["version"] == 1
 
 
 def test_version_es_la_declarada_mas_hash_del_contenido() -> None:
-    assert re.fullmatch(r"1-[0-9a-f]{10}", CRITERIOS_VERSION)
+    assert re.fullmatch(r"2-[0-9a-f]{10}", CRITERIOS_VERSION)
     assert (
-        calcular_version(_tabla_en_bruto(ARCHIVO_CRITERIOS), _tabla_en_bruto(ARCHIVO_FAMILIAS))
+        calcular_version(
+            _tabla_en_bruto(ARCHIVO_CRITERIOS),
+            _tabla_en_bruto(ARCHIVO_FAMILIAS),
+            _tabla_en_bruto(ARCHIVO_VOCABULARIO),
+        )
         == CRITERIOS_VERSION
     )
     assert cargar_tablas(DATA_DIR).version == CRITERIOS_VERSION
@@ -146,6 +157,17 @@ def _anadir_familia(criterios: dict[str, Any], familias: dict[str, Any]) -> None
     familias["familias"]["mochilas"] = ["capacidad_l", "color"]
 
 
+def test_editar_el_vocabulario_cambia_la_version(tmp_path: Path) -> None:
+    """The vocabulary changes what C08–C11 compare, so it is part of the version."""
+    directorio = _copiar_tablas(tmp_path)
+    vocabulario = _tabla_en_bruto(ARCHIVO_VOCABULARIO)
+    vocabulario["valores"]["color"]["negro"].append("zwart")
+    (directorio / ARCHIVO_VOCABULARIO).write_text(json.dumps(vocabulario), encoding="utf-8")
+    editadas = cargar_tablas(directorio)
+    assert editadas.version != CRITERIOS_VERSION
+    assert editadas.version.startswith("2-")
+
+
 @pytest.mark.parametrize(
     "edit",
     [
@@ -164,8 +186,9 @@ def test_editar_cualquier_texto_cambia_la_version(tmp_path: Path, edit: Any) -> 
     (directorio / ARCHIVO_FAMILIAS).write_text(json.dumps(familias), encoding="utf-8")
     editadas = cargar_tablas(directorio)
     assert editadas.version != CRITERIOS_VERSION
-    assert editadas.version.startswith("1-")
-    assert tablas_desde_datos(criterios, familias).version == editadas.version
+    assert editadas.version.startswith("2-")
+    vocabulario = _tabla_en_bruto(ARCHIVO_VOCABULARIO)
+    assert tablas_desde_datos(criterios, familias, vocabulario).version == editadas.version
 
 
 def test_reformatear_una_tabla_conserva_la_version(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ def test_la_rueda_lleva_tablas_y_prompts(tmp_path: Path) -> None:
     for needed in (
         "criterios/datos/criterios_v1.json",
         "criterios/datos/familias_v1.json",
+        "criterios/datos/vocabulario_v1.json",
         "grafo/prompts/generador.md",
         "grafo/prompts/evaluador.md",
         "stream/worker.py",

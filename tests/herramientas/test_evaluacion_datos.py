@@ -67,11 +67,16 @@ def test_evento_valido_y_referencia_pasa_todas_las_comprobaciones(caso: dict[str
         assert caso["inyeccion"], "an injection case names the fragments to watch for"
 
 
+CRITERIOS_V2 = {"C08", "C09", "C10", "C11"}
+
+
 @pytest.mark.parametrize("caso", CASOS, ids=[c["id"] for c in CASOS])
 def test_veredictos_humanos_coherentes_con_el_codigo(caso: dict[str, Any]) -> None:
-    """A candidate the code vetoes is rejected by people too, naming at least those criteria;
-    the subtle ones (invented fact, superlative, empty description) pass every code check, so
-    only a reader can catch them."""
+    """A candidate the code vetoes is rejected by people too. The checks of criteria v1 name
+    at least the criteria people name; C08–C11 (criteria v2, issue 22) catch in code part of
+    what people file under C04, C06 or C07, so for them the veto rule is what holds: nothing
+    they flag is approved by people. Superlatives pass every code check (only a reader
+    catches them); an empty description is caught by C10 at most."""
     origen = origen_de_caso(caso)
     for candidata in caso["candidatas"]:
         codigo = {f["criterio"] for f in fallos(comprobar(candidata["ficha"], origen))}
@@ -79,7 +84,10 @@ def test_veredictos_humanos_coherentes_con_el_codigo(caso: dict[str, Any]) -> No
             assert not codigo and not candidata["criterios"], candidata["id"]
         else:
             assert candidata["criterios"], candidata["id"]
-            assert codigo <= set(candidata["criterios"]), (candidata["id"], codigo)
-        if candidata["tipo"] in {"superlativo", "vacia"}:
+            de_v1 = codigo - CRITERIOS_V2
+            assert de_v1 <= set(candidata["criterios"]), (candidata["id"], codigo)
+        if candidata["tipo"] == "superlativo":
             assert not codigo, candidata["id"]
+        if candidata["tipo"] == "vacia":
+            assert codigo <= {"C10"}, candidata["id"]
         assert candidata["ficha"] != caso["referencia"] or candidata["aprobada"]
