@@ -254,7 +254,10 @@ wait_ready() {
     # Cheap checks first (process alive, port open, "started" in the log) so the
     # JVM-based check below runs once, not in a tight loop.
     while ((SECONDS < deadline)); do
-        if ! pid_alive; then
+        # kill -0, not pid_alive: right after the fork the child may still be this script's
+        # bash (not yet exec'd into setsid/java), so its command line is not the broker's
+        # yet; on a loaded machine that window is long enough to be seen (a CI run did).
+        if ! kill -0 "$(cat "$PIDFILE" 2>/dev/null)" 2>/dev/null; then
             say "broker process exited during start-up; log tail:"
             tail -n 40 "$LOGFILE" >&2 || true
             return 1
