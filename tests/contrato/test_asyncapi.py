@@ -70,12 +70,14 @@ def _cli(args: list[str], tmp_path: Path, cwd: Path = CONTRATO) -> subprocess.Co
     )
 
 
+@pytest.mark.lento  # runs the AsyncAPI CLI (Node): seconds each
 def test_asyncapi_valida_con_la_cli(tmp_path: Path) -> None:
     r = _cli(["validate", "asyncapi.yaml", "--fail-severity", "warn"], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 errors, 0 warnings" in r.stdout + r.stderr
 
 
+@pytest.mark.lento  # runs the AsyncAPI CLI (Node): seconds each
 def test_la_cli_detecta_errores_en_el_documento_y_en_los_esquemas(tmp_path: Path) -> None:
     """The validator follows the $refs into the schema files: it is not a yes to everything."""
     copia = tmp_path / "contrato"
@@ -93,6 +95,7 @@ def test_la_cli_detecta_errores_en_el_documento_y_en_los_esquemas(tmp_path: Path
     assert "properties.version.type" in salida
 
 
+@pytest.mark.lento  # runs the AsyncAPI CLI (Node): seconds each
 def test_genera_modelos_de_cliente_que_leen_un_mensaje_real(tmp_path: Path) -> None:
     """A team generates its client models from the document alone, and they read our values."""
     paquete = f"modelos_{uuid.uuid4().hex[:8]}"

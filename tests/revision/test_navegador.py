@@ -261,7 +261,8 @@ def test_salida_invalida_se_escribe_a_mano_y_se_publica(kafka, revisor, revisor_
     campos = {e.get_attribute("data-campo") for e in
               navegador.find_elements(By.CSS_SELECTOR, ".error-campo")}
     assert {"titulo", "descripcion", "atributos"} <= campos
-    valores = {"titulo": "Botella de malla negra", "descripcion": "Botella de malla negra para llevar agua a cada entrenamiento.",
+    valores = {"titulo": "Botella de malla negra",
+               "descripcion": "Botella de malla negra para llevar agua a cada entrenamiento.",
                "atributo__capacidad_ml": "750", "atributo__material": "malla",
                "atributo__color": "negro"}
     for campo, valor in valores.items():
