@@ -44,6 +44,7 @@ from grafo.mensajes import (
     prompt_evaluador,
     prompt_evaluador_rubrica,
     prompt_generador,
+    senal_evaluador,
 )
 from grafo.puntuacion import TOP_LOGPROBS, puntuacion_rubrica, puntuacion_veredicto
 from grafo.rubrica import PREGUNTAS, Rubrica, veredicto_de_rubrica
@@ -75,17 +76,23 @@ class Agentes:
         sensor: Sensor | None = None,
         rubrica: bool = False,
         ejemplos: bool = False,
+        senal: bool = False,
     ) -> None:
         """``rubrica``: the evaluator answers three yes/no questions (``grafo.rubrica``)
         instead of giving the verdict itself; code maps the answers onto a ``Veredicto``.
         ``ejemplos``: the generator's prompt frames the origin as data and shows one example
-        ficha per family (``prompt_generador``)."""
+        ficha per family (``prompt_generador``). ``senal``: the single-verdict evaluator is
+        also shown the unsupported words of a ficha with a Spanish origin
+        (``senal_evaluador``); the rubric asks its own question on invented facts instead."""
+        if senal and rubrica:
+            raise ValueError("the unsupported-words signal goes with the single-verdict evaluator")
         self._sensor = sensor or NullSensor()
         self.rubrica = rubrica
+        self.senal = senal
         self._generador = self._build(model, "generador", prompt_generador(ejemplos), Ficha)
         evaluador = evaluator_chat_model(model, TOP_LOGPROBS)
         schema: type[BaseModel] = Rubrica if rubrica else Veredicto
-        prompt = prompt_evaluador_rubrica() if rubrica else prompt_evaluador()
+        prompt = prompt_evaluador_rubrica() if rubrica else prompt_evaluador(senal)
         self._evaluador = self._build(evaluador, "evaluador", prompt, schema)
 
     @staticmethod
@@ -121,7 +128,8 @@ class Agentes:
             assert isinstance(rubrica, Rubrica)
             puntuacion = puntuacion_rubrica(logprobs, tuple(PREGUNTAS))
             return Evaluacion(veredicto_de_rubrica(rubrica), puntuacion)
-        texto = mensaje_evaluador(ficha, comprobaciones, origen)
+        senal = senal_evaluador(ficha, origen) if self.senal else None
+        texto = mensaje_evaluador(ficha, comprobaciones, origen, senal)
         respuesta, logprobs = await self._ask(self._evaluador, "evaluador", texto)
         assert isinstance(respuesta, Veredicto)
         return Evaluacion(respuesta, puntuacion_veredicto(logprobs))

@@ -22,13 +22,16 @@ from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica
 __all__ = ["FuentePuerta", "PuertaCerrada", "clave_puerta"]
 
 
-def clave_puerta(modelo: str, rubrica: bool, criterios_version: str) -> ClavePuerta:
+def clave_puerta(
+    modelo: str, rubrica: bool, criterios_version: str, senal: bool = False
+) -> ClavePuerta:
     """The key a gate must carry to apply to a loop run with these settings.
 
     ``rubrica`` picks the evaluator (and its prompt) the loop runs: the rubric evaluator's
-    score is another quantity than the single verdict's, so it is another key.
+    score is another quantity than the single verdict's, so it is another key. ``senal``
+    (the unsupported-words signal shown to the evaluator) changes its prompt, so its key.
     """
-    prompt = prompt_evaluador_rubrica() if rubrica else prompt_evaluador()
+    prompt = prompt_evaluador_rubrica() if rubrica else prompt_evaluador(senal)
     return ClavePuerta(
         modelo=modelo,
         prompt_evaluador_sha256=hashlib.sha256(prompt.encode("utf-8")).hexdigest(),

@@ -326,7 +326,7 @@ def clave_desde_config() -> ClavePuerta:
 
     settings = Settings()
     clave: ClavePuerta = clave_puerta(
-        settings.llm_modelo, settings.evaluador_rubrica, CRITERIOS_VERSION
+        settings.llm_modelo, settings.evaluador_rubrica, CRITERIOS_VERSION, settings.evaluador_senal
     )
     return clave
 

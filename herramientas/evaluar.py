@@ -214,8 +214,11 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica, prompt_generador
     from grafo.puntuacion import TOP_LOGPROBS
 
-    prompt_ev = prompt_evaluador_rubrica() if settings.evaluador_rubrica else prompt_evaluador()
-    return {
+    if settings.evaluador_rubrica:
+        prompt_ev = prompt_evaluador_rubrica()
+    else:
+        prompt_ev = prompt_evaluador(settings.evaluador_senal)
+    config = {
         "modo": modo,
         "modelo": settings.llm_modelo,
         "url": settings.llm_url,
@@ -240,6 +243,9 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
         "casos": str(casos_path),
         "casos_sha256": _sha(casos_path.read_text(encoding="utf-8")),
     }
+    if settings.evaluador_senal:  # only when set: the caches written before it stay valid
+        config["evaluador_senal"] = True
+    return config
 
 
 def _sha(texto: str) -> str:
@@ -358,7 +364,9 @@ async def correr_evaluador(
 
     items = items_evaluador(casos, omitir_vetadas)
     model = build_chat_model(llm_settings(settings))
-    agentes = Agentes(model, SensorCuentas(), rubrica=settings.evaluador_rubrica)
+    agentes = Agentes(
+        model, SensorCuentas(), rubrica=settings.evaluador_rubrica, senal=settings.evaluador_senal
+    )
 
     async def trabajo(id_: str) -> dict[str, Any]:
         caso, candidata = items[id_]
@@ -525,6 +533,13 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluator as a rubric of yes/no questions (FICHAS_EVALUADOR_RUBRICA)",
     )
     p.add_argument(
+        "--senal",
+        action="store_true",
+        default=None,
+        help="show the evaluator the unsupported words of fichas with a Spanish origin "
+        "(FICHAS_EVALUADOR_SENAL)",
+    )
+    p.add_argument(
         "--limpiar-origen",
         action="store_true",
         default=None,
@@ -569,6 +584,8 @@ def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) 
     cambios: dict[str, Any] = {"postgres_dsn": None}
     if args.rubrica is not None:
         cambios["evaluador_rubrica"] = args.rubrica
+    if args.senal is not None:
+        cambios["evaluador_senal"] = args.senal
     if args.limpiar_origen is not None:
         cambios["limpiar_origen"] = args.limpiar_origen
     if args.ejemplos is not None:

@@ -56,6 +56,7 @@ class Settings(BaseSettings):
     evaluador_rubrica: bool = False
     limpiar_origen: bool = False
     generador_ejemplos: bool = False
+    evaluador_senal: bool = False
     # The publication gate (docs/puerta.md): ``certificada`` publishes only on a certified
     # score; ``veredicto`` on the judge's yes, uncertified (an explicit opt-in, logged).
     puerta: ModoPuerta = PUERTA_CERTIFICADA

@@ -49,7 +49,12 @@ def llm_settings(settings: Settings) -> LLMSettings:
 
 def clave_en_uso(settings: Settings) -> ClavePuerta:
     """The gate key of the loop these settings run: model, evaluator prompt, criteria, mode."""
-    return clave_puerta(settings.llm_modelo, settings.evaluador_rubrica, CRITERIOS_VERSION)
+    return clave_puerta(
+        settings.llm_modelo,
+        settings.evaluador_rubrica,
+        CRITERIOS_VERSION,
+        settings.evaluador_senal,
+    )
 
 
 def puerta_offline(settings: Settings, archivo: Path | None = None) -> PuertaResuelta:
@@ -77,7 +82,11 @@ async def build_processor(
     """
     model = build_chat_model(llm_settings(settings))
     agentes = Agentes(
-        model, sensor, rubrica=settings.evaluador_rubrica, ejemplos=settings.generador_ejemplos
+        model,
+        sensor,
+        rubrica=settings.evaluador_rubrica,
+        ejemplos=settings.generador_ejemplos,
+        senal=settings.evaluador_senal,
     )
     nodos = Nodos(
         agentes,

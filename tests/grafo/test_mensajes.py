@@ -10,6 +10,7 @@ import pytest
 
 from criterios import atributos_obligatorios, comprobar, familias_conocidas
 from esquemas import EventoCambio, Ficha
+from grafo import mensajes
 from grafo.estado import origen_de
 from grafo.mensajes import indented_json, mensaje_evaluador, prompt_generador
 from harness.eventos import evento_dict
@@ -70,3 +71,66 @@ def test_ejemplos_del_generador_son_fichas_validas_con_los_atributos_de_su_famil
         origen = origen_de(evento, atributos_obligatorios(familia))
         fallidas = {k: v for k, v in comprobar(ficha, origen).items() if not v["ok"]}
         assert fallidas == {}, (familia, fallidas)
+
+
+# -- the unsupported-words signal (FICHAS_EVALUADOR_SENAL) ------------------------------------
+
+ORIGEN_ES = {
+    "sku": "ZAP-1",
+    "familia": "zapatillas",
+    "atributos_obligatorios": ["color", "talla", "material", "genero"],
+    "ficha_proveedor": {
+        "titulo": "Zapatilla running Runner X2 negra",
+        "descripcion": "Zapatilla de running ligera con suela de goma.",
+        "atributos": {"color": "negro", "talla": "42", "material": "malla", "genero": "hombre"},
+        "idioma": "es",
+    },
+    "cifras": {},
+}
+INVENTA = {
+    "titulo": "Zapatilla de running Runner X2 negra",
+    "descripcion": "Zapatilla ligera con suela de goma que protege las rodillas del corredor.",
+    "atributos": {"color": "negro", "talla": "42", "material": "malla", "genero": "hombre"},
+}
+
+
+def test_senal_nombra_lo_que_el_origen_en_espanol_no_dice() -> None:
+    senal = mensajes.senal_evaluador(INVENTA, ORIGEN_ES)
+    assert senal is not None
+    assert "rodilla" in senal["palabras_sin_respaldo"]
+    assert "suela" not in senal["palabras_sin_respaldo"]  # the origin says it
+    assert 0 < senal["proporcion"] < 1
+
+
+def test_senal_no_se_muestra_con_origen_en_otro_idioma() -> None:
+    ingles = ORIGEN_ES | {
+        "ficha_proveedor": ORIGEN_ES["ficha_proveedor"] | {"idioma": "en"},
+    }
+    assert mensajes.senal_evaluador(INVENTA, ingles) is None
+
+
+def test_senal_sin_palabras_con_contenido_no_se_muestra() -> None:
+    vacia = {"titulo": "", "descripcion": "", "atributos": {}}
+    assert mensajes.senal_evaluador(vacia, ORIGEN_ES) is None
+
+
+def test_mensaje_evaluador_lleva_la_senal_solo_si_se_le_da() -> None:
+    comprobaciones = comprobar(INVENTA, ORIGEN_ES)
+    sin = mensaje_evaluador(INVENTA, comprobaciones, ORIGEN_ES)
+    senal = mensajes.senal_evaluador(INVENTA, ORIGEN_ES)
+    con = mensaje_evaluador(INVENTA, comprobaciones, ORIGEN_ES, senal)
+    assert '"senal"' not in sin
+    assert '"senal"' in con and '"rodilla"' in con
+    assert json.loads(_bloque(con))["senal"] == senal
+    assert json.loads(_bloque(sin)).keys() == {"ficha", "comprobaciones", "origen"}
+
+
+def test_prompt_con_senal_explica_como_leerla_y_es_otro_texto() -> None:
+    assert mensajes.prompt_evaluador(True).startswith(mensajes.prompt_evaluador())
+    assert '"senal"' in mensajes.prompt_evaluador(True)
+    assert '"senal"' not in mensajes.prompt_evaluador()
+
+
+def _bloque(texto: str) -> str:
+    """The fenced JSON block of a message."""
+    return texto.split("```json\n", 1)[1].split("\n```", 1)[0]

@@ -11,7 +11,15 @@ import pytest
 
 from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
 from esquemas.puerta import ClavePuerta, PuertaAplicada
-from grafo import Agentes, Nodos, PuertaCerrada, clave_puerta
+from grafo import (
+    Agentes,
+    LLMSettings,
+    Nodos,
+    PuertaCerrada,
+    build_chat_model,
+    clave_puerta,
+    close_chat_model,
+)
 from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
@@ -202,3 +210,26 @@ async def test_la_puerta_se_lee_en_cada_evaluacion(fake_llm: FakeLLM, data_dir: 
         pytest.approx(0.6),
         pytest.approx(0.99),
     ]
+
+
+def test_la_senal_del_evaluador_es_otra_clave() -> None:
+    """Showing the evaluator the unsupported words changes its prompt: a gate certified
+    without it does not apply to a loop that runs with it (and back)."""
+    sin = clave_puerta("qwen", rubrica=False, criterios_version="v1")
+    con = clave_puerta("qwen", rubrica=False, criterios_version="v1", senal=True)
+    assert con.prompt_evaluador_sha256 == (
+        hashlib.sha256(prompt_evaluador(True).encode()).hexdigest()
+    )
+    assert con.texto() != sin.texto()
+    assert con.modo_evaluador == sin.modo_evaluador == "veredicto"
+
+
+async def test_la_senal_no_va_con_la_rubrica() -> None:
+    """The rubric asks its own question on invented facts; a signal for it was not measured."""
+    model = build_chat_model(LLMSettings(url="http://127.0.0.1:9/v1", model="x", timeout_s=1))
+    try:
+        with pytest.raises(ValueError, match="single-verdict"):
+            Agentes(model, rubrica=True, senal=True)
+        assert Agentes(model, senal=True).senal
+    finally:
+        await close_chat_model(model)

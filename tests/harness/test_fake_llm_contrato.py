@@ -55,6 +55,13 @@ def _evaluador() -> dict[str, Any]:
     return _peticion(mensajes.prompt_evaluador(), texto, Veredicto)
 
 
+def _evaluador_senal() -> dict[str, Any]:
+    ficha = {"titulo": "Zapatilla", "descripcion": "Protege las rodillas.", "atributos": {}}
+    origen = _origen()
+    texto = mensajes.mensaje_evaluador(ficha, {}, origen, {"palabras_sin_respaldo": ["rodilla"]})
+    return _peticion(mensajes.prompt_evaluador(True), texto, Veredicto)
+
+
 def _rubrica() -> dict[str, Any]:
     ficha = {"titulo": "t", "descripcion": "d", "atributos": {}}
     texto = mensajes.mensaje_evaluador_rubrica(ficha, _origen())
@@ -63,7 +70,12 @@ def _rubrica() -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("peticion", "agente", "rubrica"),
-    [(_generador, GENERATOR, False), (_evaluador, EVALUATOR, False), (_rubrica, EVALUATOR, True)],
+    [
+        (_generador, GENERATOR, False),
+        (_evaluador, EVALUATOR, False),
+        (_evaluador_senal, EVALUATOR, False),
+        (_rubrica, EVALUATOR, True),
+    ],
 )
 def test_el_falso_distingue_cada_agente_y_encuentra_el_sku(peticion, agente, rubrica) -> None:
     cuerpo = peticion()

@@ -135,6 +135,38 @@ def test_modo_evaluador_reanuda_sin_repetir_llamadas(
     assert json.loads(salida.read_text())["configuracion"]["evaluador_rubrica"] is True
 
 
+def test_senal_llega_al_evaluador_solo_con_origen_en_espanol(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> None:
+    """``--senal``: the evaluator's prompt explains the signal and its message carries the
+    unsupported words for EV-ZAP-02 (Spanish origin), not for EV-ZAP-01 (English)."""
+    import hashlib
+
+    from grafo.mensajes import prompt_evaluador
+
+    salida = tmp_path / "ev.json"
+    args = ["--modo", "evaluador", "--senal", "--solo", "EV-ZAP-01", "EV-ZAP-02"]
+    proc = _evaluar(
+        [*args, "--salida", str(salida)],
+        _env(fake_llm, data_dir),
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    config = json.loads(salida.read_text())["configuracion"]
+    assert config["evaluador_senal"] is True
+    assert config["prompt_evaluador_sha256"] == (
+        hashlib.sha256(prompt_evaluador(True).encode()).hexdigest()
+    )
+    mensajes: dict[str, list[str]] = {"EV-ZAP-01": [], "EV-ZAP-02": []}
+    for peticion in fake_llm.requests(agent="evaluador"):
+        sistema, usuario = (m["content"] for m in peticion["body"]["messages"][:2])
+        assert '"senal"' in sistema
+        mensajes[str(peticion["sku"])].append(usuario)
+    assert len(mensajes["EV-ZAP-01"]) == len(mensajes["EV-ZAP-02"]) == 3
+    assert not any('"senal"' in m for m in mensajes["EV-ZAP-01"])
+    assert all('"palabras_sin_respaldo"' in m for m in mensajes["EV-ZAP-02"])
+
+
 def _config_bucle() -> dict[str, Any]:
     inyectada = {
         "titulo": "Zapatilla de running rosa",
