@@ -16,8 +16,10 @@ wheels, nothing is downloaded at run time.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
+from itertools import groupby
 from typing import Any
 
 from criterios.cifras import (
@@ -41,6 +43,11 @@ MIN_LETRAS_IDIOMA = 12
 # mate" as Portuguese): a text is foreign only if, besides, at least this share of its words
 # is not in simplemma's Spanish dictionary.
 MIN_PALABRAS_AJENAS = 0.4
+# Whatever the identifier says, a text with at least this many words copied untranslated from
+# a foreign origin (and MIN_PALABRAS_AJENAS of its words) is foreign. One alone is a loanword
+# ("Auriculares gaming"); the identifier reads "Zapatillas Kids Velcro Sneaker Red" as
+# Spanish (0.96), and short texts are where it errs.
+MIN_SIN_TRADUCIR = 2
 # An empty description: the title again, or fewer content words than this. The shortest
 # reference description has 4 ("Botella isotérmica de acero inoxidable."), the candidates
 # people call empty 2 or 3 (docs/calidad.md).
@@ -126,44 +133,92 @@ def _identificador() -> Any:
     return ident
 
 
-def sin_nombres(texto: str, nombres: Iterable[str] = ()) -> str:
-    """The text without what is not language: codes, numbers, names and shouted words.
+def _clases(texto: str) -> list[tuple[str, str, str]]:
+    """Each token of a text, its letters, and what it is.
 
-    A token with a digit (X2, 5.3), a word in capitals (USB), a capitalized word inside a
-    sentence (Runner, Bluetooth) and any word of ``nombres`` (the origin's brand and model)
-    are taken out, so "Zapatilla Runner X2" is judged on "Zapatilla".
+    "codigo": a digit or no letter (X2, 5.3, «–»), or a single capital inside a sentence (talla
+    M, 30 °C); "mayusculas": two or more letters, all capitals (USB, RUNNER); "modelo": a
+    capitalized word next to a model code (``_con_modelos``); "capitalizada": any other capital
+    inside a sentence (Runner, Bluetooth, Kids); "palabra": anything else, the first word of a
+    sentence included.
     """
     iniciales = {m.start(1) for m in _SENTENCE_START_RE.finditer(texto)}
-    excluidas = {normalizar(n) for nombre in nombres for n in _WORD_RE.findall(nombre)}
-    quedan = []
+    clases = []
     for match in _TOKEN_RE.finditer(texto):
         token = match.group(0)
         palabra = "".join(_WORD_RE.findall(token))
         if any(c.isdigit() for c in token) or not palabra:
-            continue
-        if palabra.isupper() and len(palabra) > 1:
-            continue
-        if palabra[0].isupper() and match.start() not in iniciales:
-            continue
-        if normalizar(palabra) in excluidas:
-            continue
-        quedan.append(token)
-    return " ".join(quedan)
+            clase = "codigo"
+        elif palabra.isupper() and len(palabra) > 1:
+            clase = "mayusculas"
+        elif palabra[0].isupper() and match.start() not in iniciales:
+            clase = "codigo" if len(palabra) == 1 else "capitalizada"
+        else:
+            clase = "palabra"
+        clases.append((token, palabra, clase))
+    return _con_modelos(clases)
 
 
-def probabilidad_espanol(texto: str, nombres: Iterable[str] = ()) -> float | None:
+# A model code: a letter first, a digit somewhere, only letters, digits and hyphens (X2, G733,
+# WH-1000XM5); not a quantity (350ml) nor a unit (g/m2).
+_MODELO_RE = re.compile(r"^\W*[^\W\d_][\w-]*\d[\w-]*\W*$")
+
+
+def _con_modelos(clases: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """A run of capitalized words, capitals and codes that holds a model code is a product
+    name: "Runner X2 Speed Mesh" is a name even if the origin never writes it, while "Kids
+    Velcro Sneaker Red" (no code) stays words."""
+    resultado = []
+    for en_racha, grupo in groupby(clases, key=lambda c: c[2] != "palabra"):
+        racha = list(grupo)
+        if en_racha and any(_MODELO_RE.match(token) for token, _, _ in racha):
+            racha = [(t, p, "modelo" if c == "capitalizada" else c) for t, p, c in racha]
+        resultado += racha
+    return resultado
+
+
+def _siempre(_palabra: str) -> bool:
+    """Every capitalized word inside a sentence is a name: the reading of the signal below."""
+    return True
+
+
+def sin_nombres(
+    texto: str, nombres: Iterable[str] = (), es_nombre: Callable[[str], bool] = _siempre
+) -> str:
+    """The text without what is not language: codes, numbers, names and shouted words.
+
+    A token with a digit (X2, 5.3), a word in capitals (USB), any word of ``nombres`` (the
+    origin's brand and model, in any case) and a capitalized word inside a sentence that
+    ``es_nombre`` takes for a name are taken out. By default every capitalized word is a name,
+    so "Zapatilla Runner X2" is judged on "Zapatilla"; C08 passes a stricter ``es_nombre``
+    (``comprobar_idioma``).
+    """
+    excluidas = {normalizar(n) for nombre in nombres for n in _WORD_RE.findall(nombre)}
+    return " ".join(
+        token
+        for token, palabra, clase in _clases(texto)
+        if clase == "palabra" or (clase == "capitalizada" and not es_nombre(palabra))
+        if normalizar(palabra) not in excluidas
+    )
+
+
+def probabilidad_espanol(
+    texto: str, nombres: Iterable[str] = (), es_nombre: Callable[[str], bool] = _siempre
+) -> float | None:
     """P(Spanish) among ``IDIOMAS`` of the text without names; None if too little is left."""
-    limpio = sin_nombres(texto, nombres)
+    limpio = sin_nombres(texto, nombres, es_nombre)
     if sum(c.isalpha() for c in limpio) < MIN_LETRAS_IDIOMA:
         return None
     return float(dict(_identificador().rank(limpio)).get("es", 0.0))
 
 
-def palabras_ajenas(texto: str, nombres: Iterable[str] = ()) -> float:
+def palabras_ajenas(
+    texto: str, nombres: Iterable[str] = (), es_nombre: Callable[[str], bool] = _siempre
+) -> float:
     """Share of the words (names and codes out) that simplemma's Spanish dictionary lacks."""
     from simplemma import is_known
 
-    palabras = [w.lower() for w in _WORD_RE.findall(sin_nombres(texto, nombres))]
+    palabras = [w.lower() for w in _WORD_RE.findall(sin_nombres(texto, nombres, es_nombre))]
     if not palabras:
         return 0.0
     return sum(not is_known(w, lang="es") for w in palabras) / len(palabras)
@@ -175,24 +230,147 @@ def _nombres_de_origen(origen: Mapping[str, Any]) -> list[str]:
     return [atributos[k] for k in ("marca", "modelo") if k in atributos]
 
 
-def comprobar_idioma(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, Any]:
-    """C08: the title and the description are in Spanish.
-
-    Foreign when py3langid (restricted to ``IDIOMAS``) gives Spanish less than
-    ``MIN_PROB_ESPANOL`` and at least ``MIN_PALABRAS_AJENAS`` of the words are not Spanish
-    words. Product names and codes do not count (``sin_nombres``); a text with too few
-    letters left is not judged.
+def nombres_escritos(origen: Mapping[str, Any]) -> frozenset[str]:
+    """Words the origin writes as names, normalized, in its title, description and attribute
+    values: capitalized inside a sentence («Trail shoe with Vibram outsole») or in
+    capitals amid lower case («RUNNER X2 black mesh sneaker»). A text with no lower case
+    («BOTELLA DEPORTIVA TRITAN AZUL») shouts: its capitals name nothing.
     """
-    nombres = _nombres_de_origen(origen)
-    titulo, descripcion = (t for _, t in _textos_de_ficha(ficha))
-    hallazgos = []
-    for campo, texto in (("título", titulo), ("descripción", descripcion)):
-        prob = probabilidad_espanol(texto, nombres)
-        if prob is None or prob >= MIN_PROB_ESPANOL:
-            continue
-        if palabras_ajenas(texto, nombres) >= MIN_PALABRAS_AJENAS:
-            idioma = _idioma_probable(texto, nombres)
-            hallazgos.append(f"{campo} en {idioma}, no en español: «{_corto(texto)}»")
+    proveedor = _proveedor(origen)
+    textos = [str(proveedor.get("titulo") or ""), str(proveedor.get("descripcion") or "")]
+    escritos: set[str] = set()
+    for texto in textos + list(_atributos(proveedor).values()):
+        clases = _clases(texto)
+        grita = not any(c.islower() for _, palabra, _ in clases for c in palabra)
+        escritos |= {
+            normalizar(palabra)
+            for _, palabra, clase in clases
+            if clase in ("capitalizada", "modelo") or (clase == "mayusculas" and not grita)
+        }
+    return frozenset(escritos)
+
+
+@cache
+def palabra_comun(palabra: str) -> bool:
+    """A word some dictionary of ``IDIOMAS`` knows (simplemma's, inside its wheel): "Kids",
+    "Sneaker" and "Red" are; "Bluetooth", "Tritan" and "SoundPro" are not. Each dictionary
+    loads the first time it is asked (English, French and Portuguese add about 180 MB to
+    Spanish's), which is why C08 asks only about a text that already reads as foreign."""
+    from simplemma import is_known
+
+    return any(is_known(palabra.lower(), lang=idioma) for idioma in IDIOMAS)
+
+
+@dataclass(frozen=True)
+class LecturaDeOrigen:
+    """What C08 reads of the origin (``leer_origen``)."""
+
+    # brand and model values: their words never count, in any case
+    nombres: tuple[str, ...]
+    # words it writes as names (``nombres_escritos``)
+    escritos: frozenset[str]
+    # the normalized words of its title and description when they are not in Spanish
+    extranjeras: frozenset[str]
+    # Spanish whatever the dictionaries say: function words and the family's house vocabulary
+    # (running and trail are zapatillas words)
+    de_la_casa: frozenset[str]
+
+
+def leer_origen(origen: Mapping[str, Any]) -> LecturaDeOrigen:
+    """The origin as C08 reads it. Its text is foreign when its ``idioma`` says so or, when it
+    does not say, when the identifier reads its title and description as not Spanish."""
+    proveedor = _proveedor(origen)
+    texto = f"{proveedor.get('titulo') or ''}. {proveedor.get('descripcion') or ''}"
+    idioma = proveedor.get("idioma")
+    if idioma:
+        extranjero = str(idioma) != "es"
+    else:
+        prob = probabilidad_espanol(texto)
+        extranjero = prob is not None and prob < MIN_PROB_ESPANOL
+    return LecturaDeOrigen(
+        nombres=tuple(_nombres_de_origen(origen)),
+        escritos=nombres_escritos(origen),
+        extranjeras=frozenset(_WORD_RE.findall(normalizar(texto))) if extranjero else frozenset(),
+        de_la_casa=_STOP_NORMAL | vocabulario_de_familia(str(origen.get("familia", ""))),
+    )
+
+
+def sin_traducir(
+    texto: str, lectura: LecturaDeOrigen, es_nombre: Callable[[str], bool]
+) -> list[str]:
+    """Words of the text (names and codes out) copied from an origin in another language that
+    are not Spanish: not function words, not the family's house vocabulary, and not in
+    simplemma's Spanish dictionary ("kids", "sneaker"; not "velcro", not "red")."""
+    from simplemma import is_known
+
+    palabras = _WORD_RE.findall(sin_nombres(texto, lectura.nombres, es_nombre))
+    return [
+        p.lower()
+        for p in palabras
+        if normalizar(p) in lectura.extranjeras
+        and normalizar(p) not in lectura.de_la_casa
+        and not is_known(p.lower(), lang="es")
+    ]
+
+
+def _hallazgo(
+    campo: str, texto: str, lectura: LecturaDeOrigen, es_nombre: Callable[[str], bool]
+) -> str | None:
+    """What C08 says of one text read with ``es_nombre``, or None if it reads as Spanish.
+
+    Foreign when the identifier gives Spanish less than ``MIN_PROB_ESPANOL`` and at least
+    ``MIN_PALABRAS_AJENAS`` of the words are not Spanish words; or, whatever the identifier
+    says, when at least ``MIN_SIN_TRADUCIR`` words, and ``MIN_PALABRAS_AJENAS`` of them, are
+    copied untranslated from a foreign origin (``sin_traducir``).
+    """
+    prob = probabilidad_espanol(texto, lectura.nombres, es_nombre)
+    if prob is None:
+        return None
+    if prob < MIN_PROB_ESPANOL and palabras_ajenas(texto, lectura.nombres, es_nombre) >= (
+        MIN_PALABRAS_AJENAS
+    ):
+        idioma = _idioma_probable(texto, lectura.nombres, es_nombre)
+        return f"{campo} en {idioma}, no en español: «{_corto(texto)}»"
+    copiadas = sin_traducir(texto, lectura, es_nombre)
+    palabras = _WORD_RE.findall(sin_nombres(texto, lectura.nombres, es_nombre))
+    if len(copiadas) >= MIN_SIN_TRADUCIR and len(copiadas) >= MIN_PALABRAS_AJENAS * len(palabras):
+        sin = ", ".join(dict.fromkeys(copiadas))
+        return f"{campo} con palabras del origen sin traducir ({sin}): «{_corto(texto)}»"
+    return None
+
+
+def comprobar_idioma(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, Any]:
+    """C08: the title and the description are in Spanish (``_hallazgo``).
+
+    Codes, numbers, words in capitals and the origin's brand and model do not count
+    (``sin_nombres``); a text with too few letters left is not judged. A capitalized word
+    inside a sentence is a name, and does not count, only if
+    1. the origin writes it as a name (``nombres_escritos``): "Runner" when the origin says
+       "RUNNER X2 black mesh sneaker", "Vibram" when it says "Trail shoe with Vibram outsole"; or
+    2. no dictionary of ``IDIOMAS`` knows it (``palabra_comun``: "Bluetooth", "SoundPro").
+       This is asked only when the text reads as foreign by 1 alone, and the text is foreign
+       only if it still does with these names out too: the dictionaries load only for
+       suspect texts.
+    Any other capitalized word counts. "Zapatillas Kids Velcro Sneaker Red", whose origin
+    writes "Kids velcro sneaker red 30", passed criteria v2 twice over: every capital was
+    taken for a name, so it was judged on "Zapatillas" alone; and with its words counted the
+    identifier still gives Spanish 0.96. It fails now by its untranslated words (kids,
+    sneaker: 2 of 5).
+    """
+    lectura = leer_origen(origen)
+
+    def del_origen(palabra: str) -> bool:
+        return normalizar(palabra) in lectura.escritos
+
+    def nombre(palabra: str) -> bool:
+        return del_origen(palabra) or not palabra_comun(palabra)
+
+    hallazgos = [
+        hallazgo
+        for campo, texto in _textos_de_ficha(ficha)
+        if _hallazgo(campo, texto, lectura, del_origen)
+        and (hallazgo := _hallazgo(campo, texto, lectura, nombre))
+    ]
     if not hallazgos:
         return _resultado("")
     return _resultado("; ".join(hallazgos) + ". Tradúcelo al español; marca y modelo se quedan")
@@ -201,9 +379,9 @@ def comprobar_idioma(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dic
 _NOMBRE_IDIOMA = {"en": "inglés", "pt": "portugués", "fr": "francés", "es": "español"}
 
 
-def _idioma_probable(texto: str, nombres: Iterable[str]) -> str:
+def _idioma_probable(texto: str, nombres: Iterable[str], es_nombre: Callable[[str], bool]) -> str:
     """The language name of the identifier's first choice, for the detail."""
-    codigo, _ = _identificador().classify(sin_nombres(texto, nombres))
+    codigo, _ = _identificador().classify(sin_nombres(texto, nombres, es_nombre))
     return _NOMBRE_IDIOMA.get(str(codigo), str(codigo))
 
 

@@ -22,6 +22,7 @@ def _origen(
     titulo: str = "Zapatilla",
     descripcion: str = "",
     cifras: dict[str, Any] | None = None,
+    idioma: str | None = None,
 ) -> dict[str, Any]:
     """A mapped origin as the graph and ``comprobar`` see it."""
     return mapear_origen(
@@ -32,6 +33,7 @@ def _origen(
                 "titulo": titulo,
                 "descripcion": descripcion,
                 "atributos": atributos,
+                "idioma": idioma,
             },
             "cifras": cifras or {},
         }
@@ -99,6 +101,136 @@ def test_c08_la_marca_del_origen_no_cuenta_como_idioma() -> None:
         "speedy running company trail master roja"  # lower case: only the origin says it is a name
     )
     assert f.sin_nombres(titulo, f._nombres_de_origen(origen)) == "roja"
+
+
+# The origin of EV-ZAP-06, from which the 1.5B wrote "Zapatillas Kids Velcro Sneaker Red".
+KIDS_TITULO = "Kids velcro sneaker red 30"
+KIDS_DESCRIPCION = (
+    "Easy on and off hook-and-loop closure, synthetic upper, non-marking rubber outsole."
+)
+
+
+def _origen_kids(titulo: str = KIDS_TITULO, idioma: str | None = "en") -> dict[str, Any]:
+    return _origen(ZAP, titulo=titulo, descripcion=KIDS_DESCRIPCION, idioma=idioma)
+
+
+def _origen_gaming(idioma: str | None) -> dict[str, Any]:
+    """A Spanish origin that writes English words: copying them is not leaving it untranslated."""
+    return _origen(
+        {"color": "rojo"},
+        familia="auriculares",
+        titulo="Auriculares gaming RGB",
+        descripcion="Auriculares gaming con sonido surround y micrófono.",
+        idioma=idioma,
+    )
+
+
+@pytest.mark.parametrize(
+    ("titulo", "origen", "dice"),
+    [
+        # the gap of criteria v2: Title Case took every word for a name, and with its words
+        # counted the identifier still reads it as Spanish (0.96): its untranslated words fail it
+        ("Zapatillas Kids Velcro Sneaker Red", _origen_kids(), "sin traducir (kids, sneaker)"),
+        ("Zapatillas kids velcro sneaker red", _origen_kids(), "sin traducir (kids, sneaker)"),
+        # an origin that does not say its language: the identifier reads it
+        ("Zapatillas Kids Velcro Sneaker Red", _origen_kids(idioma=None), "sin traducir"),
+        # an origin in capitals that is all capitals shouts: its capitals name nothing
+        ("Zapatillas Kids Velcro Sneaker Red", _origen_kids(KIDS_TITULO.upper()), "sin traducir"),
+        # a quantity is no model code: "Red 30" does not make a product name of the run
+        ("Zapatillas Kids Velcro Sneaker Red 30", _origen_kids(), "sin traducir"),
+        # read as English by the identifier once its capitals count (0.5B, EV-BOT-01)
+        (
+            "Insulated Steel Bottle 750 ml Black",
+            _origen(
+                {"color": "black"},
+                familia="botellas",
+                titulo="Insulated steel bottle 750 ml black",
+                idioma="en",
+            ),
+            "título en inglés",
+        ),
+    ],
+)
+def test_c08_titulo_en_ingles_con_mayusculas_iniciales_falla(
+    titulo: str, origen: dict[str, Any], dice: str
+) -> None:
+    r = f.comprobar_idioma(_ficha(titulo, DESCRIPCION), origen)
+    assert not r["ok"]
+    assert dice in r["detalle"]
+    assert "Tradúcelo al español" in r["detalle"]
+
+
+@pytest.mark.parametrize(
+    ("titulo", "origen"),
+    [
+        # brand and model in capitals, from an English origin: English words as names
+        (
+            "Zapatillas Nike Air Zoom Pegasus rojas para hombre",
+            _origen(
+                {**ZAP, "marca": "Nike", "modelo": "Air Zoom Pegasus 40"},
+                titulo="Nike Air Zoom Pegasus 40 running shoe men red",
+                idioma="en",
+            ),
+        ),
+        # a name the origin writes in capitals amid lower case (EV-ZAP-01's RUNNER)
+        (
+            "Zapatilla Runner X2 de malla negra para hombre",
+            _origen(ZAP, titulo="RUNNER X2 black mesh sneaker men 42", idioma="en"),
+        ),
+        ("Zapatillas Runner Kids rojas", _origen_kids("RUNNER KIDS velcro sneaker red 30")),
+        # a name the origin writes capitalized inside a sentence (Vibram is Portuguese too)
+        (
+            "Zapatilla de trail azul para mujer con suela Vibram",
+            _origen(
+                ZAP,
+                titulo="Trail running shoe women 37 blue Vibram sole",
+                descripcion="Trail shoe with Vibram outsole and waterproof membrane.",
+                idioma="en",
+            ),
+        ),
+        # a name no dictionary knows, that the origin does not write
+        ("Auriculares SoundPro ANC inalámbricos negros", _origen_kids()),
+        # one copied loanword is not an untranslated text; trail and running are house words
+        (
+            "Auriculares gaming",
+            _origen({"color": "rojo"}, familia="auriculares", titulo="Gaming headset", idioma="en"),
+        ),
+        (
+            "Zapatillas de trail running",
+            _origen(ZAP, titulo="Trail running shoe women", idioma="en"),
+        ),
+        # English words of a Spanish origin, said or read as Spanish
+        ("Auriculares gaming con sonido surround", _origen_gaming("es")),
+        ("Auriculares gaming con sonido surround", _origen_gaming(None)),
+        # Title Case in Spanish is Spanish
+        ("Zapatilla Infantil Roja con Cierre de Velcro", _origen_kids()),
+    ],
+)
+def test_c08_casi_fallos_nombres_en_mayusculas_pasan(titulo: str, origen: dict[str, Any]) -> None:
+    assert f.comprobar_idioma(_ficha(titulo, DESCRIPCION), origen)["ok"]
+
+
+def test_c08_un_texto_en_espanol_no_carga_los_otros_diccionarios() -> None:
+    """Only a text that reads as foreign with its capitals counted asks the en/pt/fr
+    dictionaries (about 180 MB) whether a capital is a word; "Runner" here is not asked."""
+    f.palabra_comun.cache_clear()
+    ficha = _ficha("Zapatilla de running Runner de malla negra para hombre", DESCRIPCION)
+    assert f.comprobar_idioma(ficha, _origen_kids())["ok"]
+    assert f.palabra_comun.cache_info().currsize == 0
+    extranjera = _ficha("Zapatilla Runner Speed Mesh roja", DESCRIPCION)
+    assert not f.comprobar_idioma(extranjera, _origen_kids())["ok"]
+    assert f.palabra_comun.cache_info().currsize == 3  # Runner, Speed, Mesh
+
+
+def test_c08_nombres_escritos_por_el_origen() -> None:
+    origen = _origen(
+        ZAP,
+        titulo="RUNNER X2 black mesh sneaker",
+        descripcion="Trail shoe with Vibram outsole. Mesh upper.",
+    )
+    assert f.nombres_escritos(origen) == {"runner", "vibram"}
+    gritado = _origen(ZAP, titulo="BOTELLA DEPORTIVA TRITAN AZUL", descripcion="")
+    assert f.nombres_escritos(gritado) == frozenset()
 
 
 # -- C09: contradicted attributes -----------------------------------------------------------------
