@@ -110,6 +110,7 @@ _SENTENCE_START = r"(?:^|(?<=[.!?¡¿:;])|(?<=[.!?¡¿:;]\s))"
 _NOT_A_WAY = r"(?!\s+(?:forma|manera|modo|way|results?|resultados?|temperatura)\b)"
 _NOT_A_NOUN = r"(?<!\bla\s)(?<!\btu\s)(?<!\bsu\s)(?<!\buna\s)(?<!\bde\s)(?<!\besta\s)"
 _NOT_SIZING = r"(?!\s+(?:en\s+(?:tu|su|una)\s+talla|una\s+talla))"
+_OF_THE_MARKET = r"(?:(?:\s+\w+){0,2}?\s+(?:del|de\s+todo\s+el)\s+(?:mercado|mundo|planeta)\b)?"
 SUPERLATIVOS: tuple[str, ...] = (
     # -- Spanish: ranked above everything else
     r"\bm[aá]s\s+vendid[oa]s?\b",  # la más vendida
@@ -119,8 +120,9 @@ SUPERLATIVOS: tuple[str, ...] = (
     r"\bm[aá]s\s+\w+\s+que\s+nunca\b",  # más alto que nunca
     r"\b(?:como\s+nunca|nunca\s+vist[oa]s?)\b",
     r"\bque\s+(?:hayas|has|habr[aá]s)\s+(?:probado|visto|tenido|usado|llevado|o[ií]do)\b",
-    rf"{_SENTENCE_START}\s*(?:el|la|los|las)\s+mejor(?:es)?\b{_NOT_A_WAY}",  # La mejor capa…
-    rf"\b(?:es|son|ser[aá]n?|sea|sean)\s+(?:el|la|los|las|lo)\s+mejor(?:es)?\b{_NOT_A_WAY}",
+    rf"{_SENTENCE_START}\s*(?:el|la|los|las)\s+mejor(?:es)?\b{_NOT_A_WAY}{_OF_THE_MARKET}",
+    rf"\b(?:es|son|ser[aá]n?|sea|sean)\s+(?:el|la|los|las|lo)\s+mejor(?:es)?\b{_NOT_A_WAY}"
+    rf"{_OF_THE_MARKET}",
     r"\b(?:un[oa]?|algun[oa])\s+de\s+(?:los|las)\s+mejores\b",
     r"\b(?:ofrecen?|brindan?|garantizan?|proporcionan?)\s+(?:el|la|los|las)\s+mejor(?:es)?\b",
     r"\b(?:el|la|tu|su)\s+mejor\s+(?:aliad[oa]|compañer[oa]|opci[oó]n|elecci[oó]n"
