@@ -225,9 +225,13 @@ def _alternativas_que_casan(frase: str) -> list[int]:
     """Indices of the SUPERLATIVOS alternatives that match somewhere in ``frase``."""
     return [
         i
-        for i, alternativa in enumerate(reglas_casa.SUPERLATIVOS)
+        for i, (_, alternativa) in enumerate(reglas_casa.SUPERLATIVOS)
         if re.search(alternativa, frase, re.IGNORECASE)
     ]
+
+
+# One expression of every alternative, without the stems: what ``superlativos`` must return.
+_TODAS = re.compile("|".join(f"(?:{a})" for _, a in reglas_casa.SUPERLATIVOS), re.IGNORECASE)
 
 
 @pytest.mark.parametrize(("frase", "fragmento"), SUPERLATIVOS)
@@ -260,49 +264,68 @@ def test_la_mejor_opcion_para_correr_es_promocional(frase: str) -> None:
     assert reglas_casa.superlativos("Zapatilla ligera pensada para correr.") == []
 
 
-@pytest.mark.parametrize(
-    "frase",
-    [
-        # care and use instructions that look like a superlative
-        "La mejor forma de limpiarla es a mano.",
-        "Para obtener el mejor resultado, lavar a 30 °C.",
-        "Los mejores resultados se obtienen lavándola a mano.",
-        "Lo único que necesitas para limpiarla es agua tibia.",
-        "El curado es un paso imprescindible antes del primer uso.",
-        "For best results, hand wash.",
-        "The best way to clean it is by hand.",
-        # ordinary product words
-        "Su filtro de carbón activo mejora el sabor del agua del grifo.",
-        "Sartén grill ya curada y apta para inducción.",
-        "Con un mejor agarre que el modelo anterior.",
-        "El modelo más ligero de la gama.",
-        "Más ligera que el modelo anterior.",
-        "Talla única.",
-        "Color único: negro.",
-        "De una única pieza de acero.",
-        "Ideal para el día a día.",
-        "Camiseta premium de algodón.",
-        "Instala la versión definitiva del firmware.",
-        "Número de serie en la base; camiseta con el número 10 a la espalda.",
-        "Pincel nº 1 de la serie.",
-        "La batería se agota en 8 h.",
-        "Nunca se oxida.",
-        "Quedan pocas arrugas tras el lavado.",
-        "Unidades de medida del sistema internacional.",
-        "Piel auténtica de vacuno.",
-        # buying words that are not a call to buy
-        "La compra ya incluye la funda.",
-        "Bolsa de la compra plegable.",
-        "Pídela en tu talla habitual.",
-        "Cómprala en una talla más.",
-        "Llévatela a cualquier parte: se pliega.",
-        "Se engancha al carrito del bebé.",
-        "We offer two sizes.",
-    ],
-)
+CASI_SUPERLATIVOS = [
+    # care and use instructions that look like a superlative
+    "La mejor forma de limpiarla es a mano.",
+    "Para obtener el mejor resultado, lavar a 30 °C.",
+    "Los mejores resultados se obtienen lavándola a mano.",
+    "Lo único que necesitas para limpiarla es agua tibia.",
+    "El curado es un paso imprescindible antes del primer uso.",
+    "For best results, hand wash.",
+    "The best way to clean it is by hand.",
+    # ordinary product words
+    "Su filtro de carbón activo mejora el sabor del agua del grifo.",
+    "Sartén grill ya curada y apta para inducción.",
+    "Con un mejor agarre que el modelo anterior.",
+    "El modelo más ligero de la gama.",
+    "Más ligera que el modelo anterior.",
+    "Talla única.",
+    "Color único: negro.",
+    "De una única pieza de acero.",
+    "Ideal para el día a día.",
+    "Camiseta premium de algodón.",
+    "Instala la versión definitiva del firmware.",
+    "Número de serie en la base; camiseta con el número 10 a la espalda.",
+    "Pincel nº 1 de la serie.",
+    "La batería se agota en 8 h.",
+    "Nunca se oxida.",
+    "Quedan pocas arrugas tras el lavado.",
+    "Unidades de medida del sistema internacional.",
+    "Piel auténtica de vacuno.",
+    # buying words that are not a call to buy
+    "La compra ya incluye la funda.",
+    "Bolsa de la compra plegable.",
+    "Pídela en tu talla habitual.",
+    "Cómprala en una talla más.",
+    "Llévatela a cualquier parte: se pliega.",
+    "Se engancha al carrito del bebé.",
+    "We offer two sizes.",
+]
+
+
+@pytest.mark.parametrize("frase", CASI_SUPERLATIVOS)
 def test_casi_superlativos_no_lo_son(frase: str) -> None:
     assert reglas_casa.superlativos(frase) == []
     assert comprobar_reglas_casa({"titulo": "Botella", "descripcion": frase, "atributos": {}})["ok"]
+
+
+def test_claves_de_superlativos_no_pierden_nada() -> None:
+    """Each alternative's stems are in every phrase it matches, so running only the
+    alternatives whose stem is in the text finds what one expression of all of them finds."""
+    frases = (
+        [f for f, _ in SUPERLATIVOS]
+        + CASI_SUPERLATIVOS
+        + [
+            "Camiseta premium ¡la MEJOR del mercado! Los mejores del mercado, sin duda. Compra ya.",
+            "CÓMPRALA HOY. NÚMERO UNO EN VENTAS. The world's best pan, number one. Buy now!",
+        ]
+    )
+    for frase in frases:
+        esperado = [m.group(0).strip() for m in _TODAS.finditer(frase)]
+        assert reglas_casa.superlativos(frase) == esperado, frase
+        for i in _alternativas_que_casan(frase):
+            claves, _ = reglas_casa.SUPERLATIVOS[i]
+            assert any(c in frase.lower() for c in claves), (frase, claves)
 
 
 def test_mensaje_de_superlativo_dice_que_hacer_aunque_el_detalle_sea_largo() -> None:
