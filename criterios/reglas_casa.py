@@ -116,10 +116,14 @@ _NOT_A_WAY = r"(?!\s+(?:forma|manera|modo|way|results?|resultados?|temperatura)\
 _NOT_A_NOUN = r"(?<!\bla\s)(?<!\btu\s)(?<!\bsu\s)(?<!\buna\s)(?<!\bde\s)(?<!\besta\s)"
 _NOT_SIZING = r"(?!\s+(?:en\s+(?:tu|su|una)\s+talla|una\s+talla))"
 _OF_THE_MARKET = r"(?:(?:\s+\w+){0,2}?\s+(?:del|de\s+todo\s+el)\s+(?:mercado|mundo|planeta)\b)?"
-_PRAISE_ES = ("incre", "espectac", "insuper", "inmejor", "inigual", "incompar", "imbat")
-_PRAISE_ES += ("revolucion", "sensacion", "impresion", "asombr", "fant", "maravill", "alucin")
-_PRAISE_EN = ("incredib", "amazing", "revolution", "unbeat", "unrival", "unparal", "spectac")
-_PRAISE_EN += ("sensation", "fantastic", "awesome", "must", "changer", "perfect")
+_PRAISE_ES: tuple[str, ...] = tuple(
+    "incre espectac insuper inmejor inigual incompar imbat revolucion sensacion impresion "
+    "asombr fant maravill alucin perfect".split()
+)
+_PRAISE_EN: tuple[str, ...] = tuple(
+    "incredib amazing revolution unbeat unrival unparal spectac sensation fantastic awesome "
+    "must changer perfect".split()
+)
 SUPERLATIVOS: tuple[tuple[tuple[str, ...], str], ...] = (
     # -- Spanish: ranked above everything else
     (("vendid",), r"\bm[aá]s\s+vendid[oa]s?\b"),  # la más vendida
@@ -175,7 +179,7 @@ SUPERLATIVOS: tuple[tuple[tuple[str, ...], str], ...] = (
     ),
     # -- Spanish: praise with no fact behind it
     (
-        (*_PRAISE_ES, "perfect"),
+        _PRAISE_ES,
         r"\b(?:incre[ií]bles?|incre[ií]blemente|espectaculares?|insuperables?|inmejorables?"
         r"|inigualables?|incomparables?|imbatibles?|revolucionari[oa]s?|revoluciona(?:r[aá])?"
         r"|sensacionales?|impresionantes?|asombros[oa]s?|fant[aá]stic[oa]s?|maravillos[oa]s?"
