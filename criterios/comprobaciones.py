@@ -95,9 +95,11 @@ def comprobar_atributos(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> 
 def comprobar_reglas_casa(
     ficha: Mapping[str, Any], origen: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """C05, mechanical part: no prices, promotions, delivery times, shouting, emojis or URLs.
+    """C05, mechanical part: no prices, promotions, delivery times, shouting, emojis, URLs,
+    unverifiable superlatives or calls to buy.
 
-    These are things a pattern finds better than a model; tone and superlatives stay with the
+    These are things a pattern finds better than a model; only the unambiguous superlatives
+    are here ("la más vendida", "compra ya"), tone that needs reading stays with the
     evaluator. ``origen`` is optional and only lends names the supplier writes in capitals in
     a brand or model attribute ("ASICS"), which are names rather than shouting.
     """
@@ -112,7 +114,22 @@ def comprobar_reglas_casa(
     for clave, valor in _attributes(ficha).items():
         if reglas_casa.clave_de_precio(clave) and valor.strip():
             hallazgos += _quote("precio", f"atributo {clave}", [valor])
+    if any(h.startswith(_SUPERLATIVO) for h in hallazgos):
+        return _with_instruction("; ".join(hallazgos), reglas_casa.INSTRUCCION_SUPERLATIVOS)
     return _result("; ".join(hallazgos))
+
+
+_SUPERLATIVO = next(n for n, f in reglas_casa.SUBREGLAS if f is reglas_casa.superlativos)
+
+
+def _with_instruction(detalle: str, instruccion: str) -> dict[str, Any]:
+    """A failed result that ends with what to do; the findings are cut, not the instruction,
+    when the detail would pass its 200 characters."""
+    cola = ". " + instruccion
+    espacio = MAX_DETALLE - len(cola)
+    if len(detalle) > espacio:
+        detalle = detalle[: espacio - 1] + "…"
+    return _result(detalle + cola)
 
 
 def _codes_of_origin(origen: Mapping[str, Any]) -> frozenset[str]:

@@ -1,15 +1,16 @@
 """Pre-cleaning of the origin the generator reads: what may never be published is removed first.
 
 Small models copy their input. A supplier text with a price, "¡¡OFERTA!!", a delivery promise,
-a web address, emojis or words in capitals comes back in the ficha, fails C05 in code and
-costs an attempt. Removing those fragments before the generator sees them is cheaper than
-asking it not to copy them. The evaluator still compares the ficha against the full origin:
-cleaning changes what the generator reads, never what the ficha is judged against.
+a web address, emojis, words in capitals or a superlative or call to buy ("Best seller!",
+"Compra ya") comes back in the ficha, fails C05 in code and costs an attempt. Removing those
+fragments before the generator sees them is cheaper than asking it not to copy them. The
+evaluator still compares the ficha against the full origin: cleaning changes what the
+generator reads, never what the ficha is judged against.
 
-Sentences of the description that carry a price, a promotion, a delivery time, a URL or a
-prompt injection are dropped whole (what is left of "Ahora solo 59,99 €" is noise); in the
-title and attribute values only the offending fragment goes. Shouted words become lower case.
-Pure functions, no I/O.
+Sentences of the description that carry a price, a promotion, a delivery time, a URL, a
+superlative or call to buy, or a prompt injection are dropped whole (what is left of "Ahora
+solo 59,99 €" is noise); in the title and attribute values only the offending fragment goes.
+Shouted words become lower case. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -43,12 +44,14 @@ _LEFTOVER_RE = re.compile(r"(?:\s*[-–|·:,;]\s*)+$|^\s*[-–|·:,;]\s*|[¡!]{2
 
 
 def _ofensivos(texto: str) -> list[str]:
-    """Fragments that may never reach a ficha: prices, promotions, delivery times, URLs."""
+    """Fragments that may never reach a ficha: prices, promotions, delivery times, URLs,
+    superlatives and calls to buy."""
     return [
         *reglas_casa.precios(texto),
         *reglas_casa.promociones(texto),
         *reglas_casa.plazos_entrega(texto),
         *reglas_casa.urls(texto),
+        *reglas_casa.superlativos(texto),
         *(m.group(0) for m in INYECCION_RE.finditer(texto)),
     ]
 

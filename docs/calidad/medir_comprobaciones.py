@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from criterios import comprobar, fallos
+from criterios import comprobar, fallos, reglas_casa
 from criterios import fidelidad as f
 from criterios.vocabulario import mapear_origen
 from herramientas import evaluar_metricas as metricas
@@ -29,7 +29,22 @@ from herramientas.evaluar import origen_de_caso
 
 CASOS = Path(__file__).resolve().parents[2] / "ejemplos" / "evaluacion" / "casos.jsonl"
 Check = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+
+def superlativos(ficha: dict[str, Any], _origen: dict[str, Any]) -> dict[str, Any]:
+    """C05's superlatives and calls to buy alone (``reglas_casa.superlativos``), on every
+    published text of the ficha, so the row measures this sub-rule and not the rest of C05."""
+    textos = [
+        ficha.get("titulo"),
+        ficha.get("descripcion"),
+        *(ficha.get("atributos") or {}).values(),
+    ]
+    hallazgos = [h for t in textos for h in reglas_casa.superlativos(str(t or ""))]
+    return {"ok": not hallazgos, "detalle": "; ".join(hallazgos)}
+
+
 CHECKS: dict[str, Check] = {
+    "C05 superlativo o llamada a comprar": superlativos,
     "C08 idioma": f.comprobar_idioma,
     "C09 atributo contradicho": f.comprobar_contradicciones,
     "C10 descripción vacía": lambda ficha, _origen: f.comprobar_descripcion_vacia(ficha),

@@ -248,6 +248,10 @@ def test_familia_desconocida_falla_c03() -> None:
         ("Visita www.marca.es.", "URL", "www.marca.es"),
         ("Disponible en tienda.com", "URL", "tienda.com"),
         ("Compra en shop.es hoy.", "URL", "shop.es"),
+        # superlatives and calls to buy
+        ("La más vendida de la temporada.", "superlativo o llamada a comprar", "más vendida"),
+        ("Compra ya, quedan pocas unidades.", "superlativo o llamada a comprar", "Compra ya"),
+        ("Best seller!", "superlativo o llamada a comprar", "Best seller"),
     ],
 )
 def test_reglas_casa_incumplidas(texto: str, subregla: str, fragmento: str) -> None:

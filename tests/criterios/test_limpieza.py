@@ -32,6 +32,15 @@ from criterios.limpieza import limpiar_descripcion, limpiar_fragmento, limpiar_o
             "Auriculares con Bluetooth 5.3 y 30 h de autonomía.",
         ),
         ("Camiseta ligera 🌞 de lino.", "Camiseta ligera de lino."),
+        (
+            "Trail shoe with Vibram outsole and waterproof membrane. Best seller!",
+            "Trail shoe with Vibram outsole and waterproof membrane.",
+        ),
+        (
+            "Auriculares con estuche de carga. Compra ya, stock limitado.",
+            "Auriculares con estuche de carga.",
+        ),
+        ("La mejor forma de limpiarla es a mano.", "La mejor forma de limpiarla es a mano."),
         ("Puerto USB y carga de 2 h.", "Puerto USB y carga de 2 h."),
     ],
 )
@@ -46,6 +55,11 @@ def test_limpiar_descripcion(texto: str, esperado: str) -> None:
         ("Sartén 30 cm aluminio - entrega en 2 días", "Sartén 30 cm aluminio"),
         ("Slip-on canvas shoe 40 beige 😍🔥", "Slip-on canvas shoe 40 beige"),
         ("Camiseta M fucsia BLACK FRIDAY", "Camiseta M fucsia"),
+        (
+            "Camiseta premium hombre M blanca ¡la MEJOR del mercado!",
+            "Camiseta premium hombre M blanca",
+        ),
+        ("Auriculares inalámbricos TOP VENTAS negros", "Auriculares inalámbricos negros"),
     ],
 )
 def test_limpiar_titulo(texto: str, esperado: str) -> None:

@@ -139,6 +139,216 @@ def test_casi_promociones_no_lo_son(frase: str) -> None:
     assert reglas_casa.urls(frase) == []
 
 
+# -- C05: every superlative and call to buy ------------------------------------------------------
+
+# (phrase, the exact fragment ``superlativos`` must return); each phrase is matched by exactly
+# one alternative of SUPERLATIVOS, so removing or weakening that alternative fails its case.
+SUPERLATIVOS = [
+    ("La más vendida de la temporada.", "más vendida"),
+    ("Un superventas del verano.", "superventas"),
+    ("Auriculares top ventas", "top ventas"),
+    ("Es la zapatilla más ligera del mercado.", "más ligera del mercado"),
+    ("Mejor agarre de todo el mundo.", "Mejor agarre de todo el mundo"),
+    ("Te hará saltar más alto que nunca.", "más alto que nunca"),
+    ("Suena como nunca.", "como nunca"),
+    ("Un diseño nunca visto.", "nunca visto"),
+    ("La camiseta más suave que hayas probado.", "que hayas probado"),
+    ("Ligera y cálida. La mejor primera capa para la montaña.", "La mejor"),
+    ("Los mejores auriculares para correr", "Los mejores"),
+    ("Esta sartén es la mejor para inducción.", "es la mejor"),
+    ("Una de las mejores botellas.", "Una de las mejores"),
+    ("Ofrece la mejor sujeción.", "Ofrece la mejor"),
+    ("Tu mejor aliada en la cocina.", "Tu mejor aliada"),
+    ("Con mejor relación calidad-precio.", "relación calidad-precio"),
+    ("La elección número uno de los chefs.", "número uno"),
+    ("Nº 1 en ventas.", "Nº 1 en ventas"),
+    ("Botella #1 en ventas", "#1 en"),
+    ("La favorita de los profesionales.", "favorita de los profesionales"),
+    ("Un agarre sin igual.", "sin igual"),
+    ("Sonido de otro nivel.", "de otro nivel"),
+    ("Increíble comodidad.", "Increíble"),
+    ("Un diseño revolucionario.", "revolucionario"),
+    ("Calidad insuperable.", "insuperable"),
+    ("La compañera perfecta.", "perfecta"),
+    ("Un clásico imprescindible.", "Un clásico imprescindible"),
+    ("Imprescindible en tu armario.", "Imprescindible en tu"),
+    ("Un diseño único.", "diseño único"),
+    ("Única en su clase.", "Única en su clase"),
+    ("La única sartén que necesitarás.", "La única sartén que necesitarás"),
+    ("Es la sartén definitiva.", "la sartén definitiva"),
+    ("Durará toda la vida.", "Durará toda la vida"),
+    ("Juega como un auténtico campeón.", "como un auténtico campeón"),
+    ("Sin duda, muy cómoda.", "Sin duda"),
+    ("Un estampado que enamora.", "que enamora"),
+    ("Te encantará su tacto.", "Te encantará"),
+    ("Te dejará sin palabras.", "Te dejará sin palabras"),
+    ("No querrás quitártela.", "No querrás"),
+    ("Compra ya.", "Compra ya"),
+    ("Cómprala hoy.", "Cómprala hoy"),
+    ("Cómpralo.", "Cómpralo"),
+    ("Pídela ya.", "Pídela ya"),
+    ("Pídelo antes del domingo.", "Pídelo"),
+    ("Hazte con la tuya.", "Hazte con"),
+    ("Consíguela.", "Consíguela"),
+    ("Llévate el tuyo.", "Llévate el tuyo"),
+    ("¡No te lo pierdas!", "No te lo pierdas"),
+    ("No la dejes escapar.", "No la dejes escapar"),
+    ("Date prisa.", "Date prisa"),
+    ("¿A qué esperas?", "A qué esperas"),
+    ("Añádelo al carrito.", "Añádelo al carrito"),
+    ("Quedan pocas unidades.", "Quedan pocas unidades"),
+    ("Corre, quedan pocas.", "quedan pocas"),
+    ("Stock limitado.", "Stock limitado"),
+    ("Solo quedan 3.", "Solo quedan"),
+    ("Solo hoy.", "Solo hoy"),
+    ("Best seller!", "Best seller"),
+    ("Best-selling shoe.", "Best-selling"),
+    ("The number one choice.", "number one"),
+    ("The world's lightest pan.", "world's lightest"),
+    ("The lightest shoe on the market.", "lightest shoe on the market"),
+    ("The best bottle for hiking.", "The best"),
+    ("This pan is the best.", "is the best"),
+    ("Lighter than ever.", "than ever"),
+    ("The only pan you'll ever need.", "you'll ever need"),
+    ("Amazing sound.", "Amazing"),
+    ("Revolutionary design.", "Revolutionary"),
+    ("A must-have.", "must-have"),
+    ("Buy now.", "Buy now"),
+    ("Order yours today.", "Order yours today"),
+    ("Add to cart.", "Add to cart"),
+    ("Don't miss out!", "Don't miss out"),
+    ("Only 3 left.", "Only 3 left"),
+]
+
+
+def _alternativas_que_casan(frase: str) -> list[int]:
+    """Indices of the SUPERLATIVOS alternatives that match somewhere in ``frase``."""
+    return [
+        i
+        for i, (_, alternativa) in enumerate(reglas_casa.SUPERLATIVOS)
+        if re.search(alternativa, frase, re.IGNORECASE)
+    ]
+
+
+# One expression of every alternative, without the stems: what ``superlativos`` must return.
+_TODAS = re.compile("|".join(f"(?:{a})" for _, a in reglas_casa.SUPERLATIVOS), re.IGNORECASE)
+
+
+@pytest.mark.parametrize(("frase", "fragmento"), SUPERLATIVOS)
+def test_cada_superlativo(frase: str, fragmento: str) -> None:
+    assert reglas_casa.superlativos(frase) == [fragmento]
+    assert len(_alternativas_que_casan(frase)) == 1, _alternativas_que_casan(frase)
+    resultado = comprobar_reglas_casa({"titulo": "Botella", "descripcion": frase, "atributos": {}})
+    assert not resultado["ok"]
+    assert f"superlativo o llamada a comprar en descripción: «{fragmento}»" in resultado["detalle"]
+
+
+def test_cada_alternativa_de_superlativo_tiene_su_caso() -> None:
+    """An alternative added to SUPERLATIVOS without a case here fails."""
+    cubiertas = {i for frase, _ in SUPERLATIVOS for i in _alternativas_que_casan(frase)}
+    assert cubiertas == set(range(len(reglas_casa.SUPERLATIVOS)))
+
+
+@pytest.mark.parametrize(
+    "frase",
+    [
+        "Es la mejor opción para correr.",
+        "Zapatilla ligera, la mejor opción para correr.",
+        "La mejor opción para correr.",
+    ],
+)
+def test_la_mejor_opcion_para_correr_es_promocional(frase: str) -> None:
+    """Decided: "la mejor opción para X" ranks the product above every other, which no origin
+    can back; the neutral form says what it is made for ("pensada para correr", which passes)."""
+    assert reglas_casa.superlativos(frase)
+    assert reglas_casa.superlativos("Zapatilla ligera pensada para correr.") == []
+
+
+CASI_SUPERLATIVOS = [
+    # care and use instructions that look like a superlative
+    "La mejor forma de limpiarla es a mano.",
+    "Para obtener el mejor resultado, lavar a 30 °C.",
+    "Los mejores resultados se obtienen lavándola a mano.",
+    "Lo único que necesitas para limpiarla es agua tibia.",
+    "El curado es un paso imprescindible antes del primer uso.",
+    "For best results, hand wash.",
+    "The best way to clean it is by hand.",
+    # ordinary product words
+    "Su filtro de carbón activo mejora el sabor del agua del grifo.",
+    "Sartén grill ya curada y apta para inducción.",
+    "Con un mejor agarre que el modelo anterior.",
+    "El modelo más ligero de la gama.",
+    "Más ligera que el modelo anterior.",
+    "Talla única.",
+    "Color único: negro.",
+    "De una única pieza de acero.",
+    "Ideal para el día a día.",
+    "Camiseta premium de algodón.",
+    "Instala la versión definitiva del firmware.",
+    "Número de serie en la base; camiseta con el número 10 a la espalda.",
+    "Pincel nº 1 de la serie.",
+    "La batería se agota en 8 h.",
+    "Nunca se oxida.",
+    "Quedan pocas arrugas tras el lavado.",
+    "Unidades de medida del sistema internacional.",
+    "Piel auténtica de vacuno.",
+    # buying words that are not a call to buy
+    "La compra ya incluye la funda.",
+    "Bolsa de la compra plegable.",
+    "Pídela en tu talla habitual.",
+    "Cómprala en una talla más.",
+    "Llévatela a cualquier parte: se pliega.",
+    "Se engancha al carrito del bebé.",
+    "We offer two sizes.",
+]
+
+
+@pytest.mark.parametrize("frase", CASI_SUPERLATIVOS)
+def test_casi_superlativos_no_lo_son(frase: str) -> None:
+    assert reglas_casa.superlativos(frase) == []
+    assert comprobar_reglas_casa({"titulo": "Botella", "descripcion": frase, "atributos": {}})["ok"]
+
+
+def test_claves_de_superlativos_no_pierden_nada() -> None:
+    """Each alternative's stems are in every phrase it matches, so running only the
+    alternatives whose stem is in the text finds what one expression of all of them finds."""
+    frases = (
+        [f for f, _ in SUPERLATIVOS]
+        + CASI_SUPERLATIVOS
+        + [
+            "Camiseta premium ¡la MEJOR del mercado! Los mejores del mercado, sin duda. Compra ya.",
+            "CÓMPRALA HOY. NÚMERO UNO EN VENTAS. The world's best pan, number one. Buy now!",
+        ]
+    )
+    for frase in frases:
+        esperado = [m.group(0).strip() for m in _TODAS.finditer(frase)]
+        assert reglas_casa.superlativos(frase) == esperado, frase
+        for i in _alternativas_que_casan(frase):
+            claves, _ = reglas_casa.SUPERLATIVOS[i]
+            assert any(c in frase.lower() for c in claves), (frase, claves)
+
+
+def test_mensaje_de_superlativo_dice_que_hacer_aunque_el_detalle_sea_largo() -> None:
+    """The generator is told to drop the phrase; a long detail loses findings, not that."""
+    corto = comprobar_reglas_casa(
+        {"titulo": "Botella", "descripcion": "Compra ya.", "atributos": {}}
+    )["detalle"]
+    assert corto == (
+        "superlativo o llamada a comprar en descripción: «Compra ya». "
+        + reglas_casa.INSTRUCCION_SUPERLATIVOS
+    )
+    largo = comprobar_reglas_casa(
+        {
+            "titulo": "Botella 🔥 www.botellas.es 19,99 € EXTRA",
+            "descripcion": "La más vendida. Envío en 24 h. Oferta 🔥 en tienda.com por 20 euros.",
+            "atributos": {"precio": "19,99"},
+        }
+    )["detalle"]
+    assert len(largo) <= 200
+    assert largo.endswith(". " + reglas_casa.INSTRUCCION_SUPERLATIVOS)
+    assert "…" in largo
+
+
 # -- C05: shouting threshold -----------------------------------------------------------------
 
 

@@ -75,8 +75,9 @@ def test_veredictos_humanos_coherentes_con_el_codigo(caso: dict[str, Any]) -> No
     """A candidate the code vetoes is rejected by people too. The checks of criteria v1 name
     at least the criteria people name; C08–C11 (criteria v2, issue 22) catch in code part of
     what people file under C04, C06 or C07, so for them the veto rule is what holds: nothing
-    they flag is approved by people. Superlatives pass every code check (only a reader
-    catches them); an empty description is caught by C10 at most."""
+    they flag is approved by people. Each superlative or call to buy of the set is caught by
+    C05's code part (``reglas_casa.superlativos``) and by nothing else; an empty description
+    is caught by C10 at most."""
     origen = origen_de_caso(caso)
     for candidata in caso["candidatas"]:
         codigo = {f["criterio"] for f in fallos(comprobar(candidata["ficha"], origen))}
@@ -87,7 +88,7 @@ def test_veredictos_humanos_coherentes_con_el_codigo(caso: dict[str, Any]) -> No
             de_v1 = codigo - CRITERIOS_V2
             assert de_v1 <= set(candidata["criterios"]), (candidata["id"], codigo)
         if candidata["tipo"] == "superlativo":
-            assert not codigo, candidata["id"]
+            assert codigo == {"C05"}, candidata["id"]
         if candidata["tipo"] == "vacia":
             assert codigo <= {"C10"}, candidata["id"]
         assert candidata["ficha"] != caso["referencia"] or candidata["aprobada"]
