@@ -75,18 +75,19 @@ def test_ejemplos_del_generador_son_fichas_validas_con_los_atributos_de_su_famil
 
 # -- the unsupported-words signal (FICHAS_EVALUADOR_SENAL) ------------------------------------
 
-ORIGEN_ES = {
-    "sku": "ZAP-1",
-    "familia": "zapatillas",
-    "atributos_obligatorios": ["color", "talla", "material", "genero"],
-    "ficha_proveedor": {
-        "titulo": "Zapatilla running Runner X2 negra",
-        "descripcion": "Zapatilla de running ligera con suela de goma.",
-        "atributos": {"color": "negro", "talla": "42", "material": "malla", "genero": "hombre"},
-        "idioma": "es",
-    },
-    "cifras": {},
-}
+ORIGEN_ES = origen_de(
+    evento_dict(
+        familia="zapatillas",
+        ficha_proveedor={
+            "titulo": "Zapatilla running Runner X2 negra",
+            "descripcion": "Zapatilla de running ligera con suela de goma.",
+            "atributos": {"color": "negro", "talla": "42", "material": "malla", "genero": "hombre"},
+            "idioma": "es",
+        },
+        cifras={},
+    ),
+    atributos_obligatorios("zapatillas"),
+)
 INVENTA = {
     "titulo": "Zapatilla de running Runner X2 negra",
     "descripcion": "Zapatilla ligera con suela de goma que protege las rodillas del corredor.",
