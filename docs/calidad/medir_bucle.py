@@ -8,7 +8,7 @@ origins in English, Portuguese or French whose last ficha is not in Spanish (C08
 and the stop-word count of ``copias_e_idioma.py``); titles and descriptions copied verbatim;
 code approval and evaluator approval per attempt (Wilson 95 %); tokens per ficha.
 
-Usage: ``python docs/calidad/medir_bucle.py A.json B.parcial.jsonl ...``
+Usage: ``python docs/calidad/medir_bucle.py A.json B.parcial.jsonl C1.json+C2.json ...``
 """
 
 from __future__ import annotations
@@ -35,7 +35,13 @@ CLAVES_CASA = frozenset(datos_vocabulario()["claves"])
 
 
 def registros(path: str) -> dict[str, dict[str, Any]]:
-    """Records by event id, from a result file or its partial JSON lines."""
+    """Records by event id, from a result file or its partial JSON lines; ``A.json+B.json``
+    joins the records of two runs over different events (one measurement in two parts)."""
+    if "+" in path:
+        unidos: dict[str, dict[str, Any]] = {}
+        for parte in path.split("+"):
+            unidos |= registros(parte)
+        return unidos
     texto = Path(path).read_text(encoding="utf-8")
     if path.endswith(".jsonl"):
         filas = [json.loads(linea)["registro"] for linea in texto.splitlines() if linea.strip()]
