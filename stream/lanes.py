@@ -119,6 +119,9 @@ class Lanes:
         """A revoke: drop the queued items, let running ones finish within the grace period,
         then cancel the lanes still running one."""
         self.drop(partitions)
+        running = self._inflight.running(partitions)
+        if running:  # on-call reads how much a rebalance had to wait for (and tests assert it)
+            log.info("revoked %d partitions with %d fichas running", len(partitions), running)
         deadline = time.monotonic() + grace_s
         while self._inflight.running(partitions) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
