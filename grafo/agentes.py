@@ -41,8 +41,7 @@ from grafo.mensajes import (
     mensaje_evaluador,
     mensaje_evaluador_rubrica,
     mensaje_generador,
-    prompt_evaluador,
-    prompt_evaluador_rubrica,
+    prompt_del_evaluador,
     prompt_generador,
     senal_evaluador,
 )
@@ -84,15 +83,13 @@ class Agentes:
         ficha per family (``prompt_generador``). ``senal``: the single-verdict evaluator is
         also shown the unsupported words of a ficha with a Spanish origin
         (``senal_evaluador``); the rubric asks its own question on invented facts instead."""
-        if senal and rubrica:
-            raise ValueError("the unsupported-words signal goes with the single-verdict evaluator")
+        prompt = prompt_del_evaluador(rubrica, senal)
         self._sensor = sensor or NullSensor()
         self.rubrica = rubrica
         self.senal = senal
         self._generador = self._build(model, "generador", prompt_generador(ejemplos), Ficha)
         evaluador = evaluator_chat_model(model, TOP_LOGPROBS)
         schema: type[BaseModel] = Rubrica if rubrica else Veredicto
-        prompt = prompt_evaluador_rubrica() if rubrica else prompt_evaluador(senal)
         self._evaluador = self._build(evaluador, "evaluador", prompt, schema)
 
     @staticmethod

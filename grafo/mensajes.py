@@ -77,6 +77,18 @@ def prompt_evaluador(senal: bool = False) -> str:
     return texto.format(criterios="\n".join(lineas))
 
 
+def prompt_del_evaluador(rubrica: bool = False, senal: bool = False) -> str:
+    """The system prompt of the evaluator the loop runs with these options: the one text the
+    agent is built with, the gate key hashes and ``fichas evaluar`` records.
+
+    The signal goes with the single-verdict evaluator only: the rubric asks its own question
+    on invented facts, and the signal's paragraph was written for the verdict's prompt.
+    """
+    if rubrica and senal:
+        raise ValueError("the unsupported-words signal goes with the single-verdict evaluator")
+    return prompt_evaluador_rubrica() if rubrica else prompt_evaluador(senal)
+
+
 @cache
 def prompt_evaluador_rubrica() -> str:
     """System prompt of the rubric evaluator: three yes/no questions (``grafo.rubrica``)."""

@@ -17,7 +17,7 @@ import hashlib
 from typing import Protocol
 
 from esquemas.puerta import ClavePuerta, PuertaAplicada
-from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica
+from grafo.mensajes import prompt_del_evaluador
 
 __all__ = ["FuentePuerta", "PuertaCerrada", "clave_puerta"]
 
@@ -31,7 +31,7 @@ def clave_puerta(
     score is another quantity than the single verdict's, so it is another key. ``senal``
     (the unsupported-words signal shown to the evaluator) changes its prompt, so its key.
     """
-    prompt = prompt_evaluador_rubrica() if rubrica else prompt_evaluador(senal)
+    prompt = prompt_del_evaluador(rubrica, senal)
     return ClavePuerta(
         modelo=modelo,
         prompt_evaluador_sha256=hashlib.sha256(prompt.encode("utf-8")).hexdigest(),

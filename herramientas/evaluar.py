@@ -211,13 +211,10 @@ async def _en_paralelo(
 def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     """Everything that changes the answers, recorded in the result and hashed for the cache."""
     from grafo.chat_model import NO_REPEAT_PENALTY
-    from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica, prompt_generador
+    from grafo.mensajes import prompt_del_evaluador, prompt_generador
     from grafo.puntuacion import TOP_LOGPROBS
 
-    if settings.evaluador_rubrica:
-        prompt_ev = prompt_evaluador_rubrica()
-    else:
-        prompt_ev = prompt_evaluador(settings.evaluador_senal)
+    prompt_ev = prompt_del_evaluador(settings.evaluador_rubrica, settings.evaluador_senal)
     config = {
         "modo": modo,
         "modelo": settings.llm_modelo,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -68,6 +68,15 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         """Manifests set every variable; an empty value means "not set", as when absent."""
         return None if value == "" else value
+
+    @field_validator("evaluador_senal")
+    @classmethod
+    def _senal_without_rubric(cls, value: bool, info: ValidationInfo) -> bool:
+        """The signal goes with the single-verdict evaluator (grafo.mensajes.prompt_del_evaluador):
+        both at once is refused at start-up, not when the first agent is built."""
+        if value and info.data.get("evaluador_rubrica"):
+            raise ValueError("false while FICHAS_EVALUADOR_RUBRICA is true")
+        return value
 
     @field_validator("llm_url")
     @classmethod

@@ -43,3 +43,14 @@ def test_valor_invalido_falla_al_arrancar(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("FICHAS_MAX_INTENTOS", "0")
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_senal_con_rubrica_falla_al_arrancar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unsupported-words signal goes with the single-verdict evaluator only."""
+    from stream.config import ConfigError, load_settings
+
+    monkeypatch.setenv("FICHAS_EVALUADOR_SENAL", "true")
+    assert load_settings().evaluador_senal  # alone it is fine
+    monkeypatch.setenv("FICHAS_EVALUADOR_RUBRICA", "true")
+    with pytest.raises(ConfigError, match=r"FICHAS_EVALUADOR_SENAL.*FICHAS_EVALUADOR_RUBRICA"):
+        load_settings()
