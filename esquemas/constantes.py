@@ -128,3 +128,11 @@ MotivoPuerta = Literal[
     "precision_no_certificada",
     "cota_en_linea_bajo_objetivo",
 ]
+# Who opened a gate (``EstadoPuerta.abierta_por``, v1.3): the reviewer app's sequential
+# certifier, the command line, or, in manual mode, the reviewer's name (any other string).
+ABIERTA_POR_AUTOMATICO: Final = "automatico"
+ABIERTA_POR_CALIBRAR: Final = "calibrar"
+# What a gate was certified on (``EstadoPuerta.origen_datos``, v1.3: method, then data).
+ORIGEN_SECUENCIAL_SOMBRA: Final = "secuencial:sombra"
+ORIGEN_LTT_CONJUNTO: Final = "ltt:conjunto"
+ORIGEN_LTT_RECALIFICADO: Final = "ltt:recalificado"

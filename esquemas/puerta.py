@@ -1,11 +1,12 @@
 """The publication gate's state (contract v1.2, topic ``fichas.puerta``).
 
-A gate says, for one family (or ``*`` pooled) and one configuration of the evaluator, whether
+A gate says, for one family (or ``*`` pooled) and one configuration of the loop, whether
 fichas may be published without a person, and from which score on. The configuration is the
-``ClavePuerta``: a threshold certified for one model, prompt, criteria version and evaluator
-mode says nothing about another, so a worker whose running configuration has another key treats
-the gate as closed. ``PuertaAplicada`` is what a ``FichaPublicada`` carries of the gate that let
-it through.
+``ClavePuerta``: a threshold certifies P(people approve | code checks pass, score >= λ), which
+depends on the fichas the generator writes as much as on the judge that scores them, so the key
+is the whole loop's (v1.3): model, generator prompt, evaluator prompt, criteria version and
+evaluator mode. A worker whose running configuration has another key treats the gate as
+closed. ``PuertaAplicada`` is what a ``FichaPublicada`` carries of the gate that let it through.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from esquemas.constantes import FAMILIA_TODAS, ModoEvaluador, MotivoPuerta
 
 
 class ClavePuerta(BaseModel):
-    """What a gate was measured on; a gate applies only where all four match."""
+    """What a gate was measured on; a gate applies only where every field matches.
+
+    ``prompt_generador_sha256`` (v1.3) is null only on records written under v1.2: such a key
+    never equals a running v1.3 key, so the gate it describes is closed, as the contract says.
+    It is optional rather than required so that those records still parse and keep their id
+    (``texto`` leaves a null out) instead of being logged as invalid.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -28,13 +35,16 @@ class ClavePuerta(BaseModel):
     prompt_evaluador_sha256: str
     criterios_version: str
     modo_evaluador: ModoEvaluador
+    prompt_generador_sha256: str | None = None
 
     def texto(self) -> str:
         """A short stable id of the key: the first 16 hex digits of its canonical JSON's sha256.
 
-        Not the fields joined with a separator: a model name may contain any character.
+        Not the fields joined with a separator: a model name may contain any character. A null
+        field is left out, so a v1.2 record keeps the id it was written under.
         """
-        canonico = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        campos = self.model_dump(mode="json", exclude_none=True)
+        canonico = json.dumps(campos, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonico.encode()).hexdigest()[:16]
 
 
@@ -62,6 +72,11 @@ class EstadoPuerta(BaseModel):
         default=None, description="the online lower confidence bound on precision, if any"
     )
     actualizada_en: datetime
+    abierta_por: str | None = Field(
+        default=None,
+        description="v1.3: 'automatico' (the reviewer app's certifier), 'calibrar' (the command "
+        "line) or the reviewer who opened it by hand; null when closed",
+    )
 
     @property
     def id(self) -> str:

@@ -21,7 +21,7 @@ from esquemas.constantes import (
     TipoRevision,
 )
 from esquemas.ficha import Ficha, Problema, Veredicto
-from esquemas.puerta import PuertaAplicada
+from esquemas.puerta import ClavePuerta, PuertaAplicada
 
 
 class Intento(BaseModel):
@@ -79,6 +79,9 @@ class FichaPublicada(BaseModel):
     # uncertified ``FICHAS_PUERTA=veredicto``), and the ficha's score.
     puerta: PuertaAplicada | None = None
     puntuacion: float | None = Field(default=None, ge=0.0, le=1.0)
+    # v1.3: the key of the loop that wrote the ficha (for a person's publication, the loop that
+    # drafted it); null only on records written before v1.3.
+    clave: ClavePuerta | None = None
 
 
 class FichaEnRevision(BaseModel):
@@ -98,6 +101,8 @@ class FichaEnRevision(BaseModel):
     criterios_version: str
     enviada_en: datetime
     origen: Origen | None = None
+    # v1.3: the key of the loop that wrote the ficha; null only on records written before v1.3.
+    clave: ClavePuerta | None = None
 
 
 class ErrorRechazo(BaseModel):
@@ -138,6 +143,23 @@ class EventoRechazado(BaseModel):
     recibido_en: datetime
 
 
+class Evidencia(BaseModel):
+    """What a decision proves about a gate, on its own (v1.3): no join with another topic.
+
+    The certifier reads decisions in ``llegada`` order (the ficha's arrival position in its
+    gate's sequence), never in the order people decided them, so reviewers who decide the easy
+    fichas first cannot open a gate early.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    familia: str
+    clave: ClavePuerta
+    puntuacion: float = Field(ge=0.0, le=1.0, description="the decided attempt's score")
+    codigo_ok: bool = Field(description="the decided attempt passed every code check")
+    llegada: int = Field(ge=0, description="arrival position in the gate's sequence")
+
+
 class DecisionRevision(BaseModel):
     """Written to ``fichas.decisiones`` by the reviewer app: one person's verdict (v1.1)."""
 
@@ -153,3 +175,5 @@ class DecisionRevision(BaseModel):
     campos_editados: list[str] = Field(default_factory=list)
     revisor: str
     decidida_en: datetime
+    # v1.3: null when the decided ficha carries no score (or predates v1.3).
+    evidencia: Evidencia | None = None

@@ -41,6 +41,7 @@ from esquemas.constantes import (
     ModoPuerta,
     Motivo,
 )
+from esquemas.puerta import ClavePuerta
 from grafo.agentes import Agentes
 from grafo.contexto import en_intento
 from grafo.errores import SalidaInvalida
@@ -53,29 +54,35 @@ _log = logging.getLogger(__name__)
 
 
 def decidir(state: EstadoFicha, max_intentos: int, modo: ModoPuerta) -> Ruta:
-    """After evaluar: publish, stop, or try again, by the rule of ``FICHAS_PUERTA``.
+    """After evaluar: try again, or end the loop and send the final ficha where it belongs.
 
-    ``certificada`` (docs/puerta.md): publish only when the code checks pass and the score
-    reaches the threshold of the gate snapshot ``evaluar`` took. A closed gate (no snapshot)
-    can publish nothing, so another attempt could not change where the ficha ends: it goes to
-    review now. An open gate with a score below its threshold (or no score) tries again while
-    attempts remain: a new ficha can score higher. ``veredicto``: publish on the judge's yes
-    (code failures veto it, ``forzar_rechazo``), otherwise try again up to the cap.
+    One loop, whatever the gate says (docs/grafo.md, "decidir"):
+
+    | latest attempt                        | attempts left | route                         |
+    | ------------------------------------- | ------------- | ----------------------------- |
+    | an invalid answer                     | any           | descartar                     |
+    | code checks fail, or the judge rejects | yes          | generar (with the problems)   |
+    | code checks fail, or the judge rejects | no           | final ficha, routed below     |
+    | code checks pass and the judge approves | any         | final ficha, routed below     |
+
+    The final ficha is published under ``veredicto`` when the judge approved it (a code failure
+    vetoes the approval, ``forzar_rechazo``); under ``certificada`` when the gate snapshot
+    ``evaluar`` took is open, the code checks pass and the score reaches its threshold. Anything
+    else goes to review. Retries never depend on the gate: with the gate closed (shadow mode)
+    people judge exactly the final fichas an open gate would publish or hold, and a draft reaches
+    them only after the loop has done its work.
     """
     if state.get("invalida"):
         return "descartar"
+    aprobada = bool(state["veredicto"]["aprobada"])
+    if not aprobada and state["intentos"] < max_intentos:
+        return "generar"
     if modo == PUERTA_VEREDICTO:
-        publicable = bool(state["veredicto"]["aprobada"])
-    else:
-        puerta = state.get("puerta")
-        if puerta is None:
-            return "descartar"
-        publicable = supera_umbral(state, puerta["umbral"])
-    if publicable:
+        return "publicar" if aprobada else "descartar"
+    puerta = state.get("puerta")
+    if puerta is not None and supera_umbral(state, puerta["umbral"]):
         return "publicar"
-    if state["intentos"] >= max_intentos:
-        return "descartar"
-    return "generar"
+    return "descartar"
 
 
 def codigo_aprobado(state: EstadoFicha) -> bool:
@@ -146,6 +153,8 @@ class Nodos:
     # FICHAS_PUERTA and where the gate is read from; with no source every gate is closed.
     modo_puerta: ModoPuerta = PUERTA_CERTIFICADA
     puerta: FuentePuerta = field(default_factory=PuertaCerrada)
+    # The running loop's gate key, stamped on every outcome (contract v1.3).
+    clave: ClavePuerta | None = None
 
     async def generar(self, state: EstadoFicha) -> dict[str, Any]:
         """Write a ficha from the origin and the problems found so far; count the attempt."""
@@ -227,6 +236,7 @@ class Nodos:
             publicada_en=_ahora(),  # type: ignore[arg-type]
             puerta=state.get("puerta"),  # type: ignore[arg-type]
             puntuacion=state["veredicto"].get("puntuacion"),
+            clave=self.clave,
         )
         # ``origen`` belongs to the human-review sample only; the stream layer adds it there.
         datos = salida.model_dump(mode="json", exclude={"origen"})
@@ -257,6 +267,7 @@ class Nodos:
             criterios_version=self.criterios_version,
             enviada_en=_ahora(),  # type: ignore[arg-type]
             origen=origen_revision(evento),
+            clave=self.clave,
         )
         return {"salida": {"destino": DESTINO_REVISION, "evento": salida.model_dump(mode="json")}}
 

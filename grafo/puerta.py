@@ -6,9 +6,12 @@ under the configuration I run with?" through ``FuentePuerta``. The answer is wri
 state by ``evaluar`` and read by the pure ``decidir``, so a run resumed from its checkpoint
 decides on the snapshot it took, not on whatever the gate says after the restart.
 
-``clave_puerta`` is here because only the graph knows which evaluator prompt it sends: the
-key is the sha256 of that exact text, so an edited prompt (or criteria table, which fills the
-prompt) is a new key, and a gate certified on the old one no longer applies.
+``clave_puerta`` is here because only the graph knows which prompts it sends: the key holds the
+sha256 of the evaluator's exact text and of the generator's configuration, so an edited prompt
+(or criteria table, which fills both prompts) is a new key, and a gate certified on the old one
+no longer applies. The generator is in the key (contract v1.3) because a threshold certifies
+P(people approve | code passes, score >= λ) over the fichas the loop writes: a new generator
+writes other fichas, and the old evidence says nothing of them.
 """
 
 from __future__ import annotations
@@ -17,26 +20,55 @@ import hashlib
 from typing import Protocol
 
 from esquemas.puerta import ClavePuerta, PuertaAplicada
-from grafo.mensajes import prompt_del_evaluador
+from grafo.mensajes import prompt_del_evaluador, prompt_generador
 
-__all__ = ["FuentePuerta", "PuertaCerrada", "clave_puerta"]
+__all__ = ["FuentePuerta", "PuertaCerrada", "clave_puerta", "configuracion_generador"]
+
+
+def configuracion_generador(ejemplos: bool, limpiar_origen: bool, max_intentos: int) -> str:
+    """The text whose sha256 is the key's ``prompt_generador_sha256``.
+
+    The generator's system prompt as sent, followed by the two settings that change which fichas
+    reach people without changing that prompt: whether the generator reads the cleaned origin
+    (``FICHAS_LIMPIAR_ORIGEN``) and the attempt cap (``FICHAS_MAX_INTENTOS``: a third attempt
+    writes fichas the first never would). Either one changed keeps the prompt's text and still
+    changes the population a threshold was certified on, so it must be another key.
+    """
+    ajustes = f"\n\n[fichas: limpiar_origen={limpiar_origen} max_intentos={max_intentos}]\n"
+    return prompt_generador(ejemplos) + ajustes
+
+
+def _sha256(texto: str) -> str:
+    """Hex sha256 of a text's UTF-8 bytes."""
+    return hashlib.sha256(texto.encode("utf-8")).hexdigest()
 
 
 def clave_puerta(
-    modelo: str, rubrica: bool, criterios_version: str, senal: bool = False
+    modelo: str,
+    rubrica: bool,
+    criterios_version: str,
+    senal: bool = False,
+    *,
+    ejemplos: bool = False,
+    limpiar_origen: bool = False,
+    max_intentos: int = 3,
 ) -> ClavePuerta:
     """The key a gate must carry to apply to a loop run with these settings.
 
     ``rubrica`` picks the evaluator (and its prompt) the loop runs: the rubric evaluator's
     score is another quantity than the single verdict's, so it is another key. ``senal``
     (the unsupported-words signal shown to the evaluator) changes its prompt, so its key.
+    ``ejemplos``, ``limpiar_origen`` and ``max_intentos`` are the generator's side
+    (``configuracion_generador``).
     """
-    prompt = prompt_del_evaluador(rubrica, senal)
     return ClavePuerta(
         modelo=modelo,
-        prompt_evaluador_sha256=hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+        prompt_evaluador_sha256=_sha256(prompt_del_evaluador(rubrica, senal)),
         criterios_version=criterios_version,
         modo_evaluador="rubrica" if rubrica else "veredicto",
+        prompt_generador_sha256=_sha256(
+            configuracion_generador(ejemplos, limpiar_origen, max_intentos)
+        ),
     )
 
 

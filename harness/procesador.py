@@ -23,6 +23,7 @@ from grafo import (
     Procesador,
     PuertaCerrada,
     build_chat_model,
+    clave_puerta,
     close_chat_model,
     construir_grafo,
     open_checkpointer,
@@ -51,6 +52,13 @@ async def abrir_procesador(
         limpiar_origen=limpiar_origen,
         modo_puerta=modo_puerta,
         puerta=puerta or PuertaCerrada(),
+        clave=clave_puerta(
+            "fake",
+            False,
+            CRITERIOS_VERSION_PRUEBA,
+            limpiar_origen=limpiar_origen,
+            max_intentos=max_intentos,
+        ),
     )
     try:
         async with open_checkpointer(postgres_dsn, data_dir) as saver:

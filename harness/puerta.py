@@ -29,9 +29,12 @@ from puerta.topico import escribir_estado
 MODELO_FAKE = "fake"  # FICHAS_LLM_MODELO of harness.worker.worker_env
 
 
-def clave_fake(rubrica: bool = False, modelo: str = MODELO_FAKE) -> ClavePuerta:
-    """The gate key of a worker of ``worker_env`` (model ``fake``, the repository's criteria)."""
-    return clave_puerta(modelo, rubrica, CRITERIOS_VERSION)
+def clave_fake(
+    rubrica: bool = False, modelo: str = MODELO_FAKE, max_intentos: int = 3
+) -> ClavePuerta:
+    """The gate key of a worker of ``worker_env`` (model ``fake``, the repository's criteria,
+    ``FICHAS_MAX_INTENTOS`` as given: it is part of the generator's side of the key)."""
+    return clave_puerta(modelo, rubrica, CRITERIOS_VERSION, max_intentos=max_intentos)
 
 
 def estado(

@@ -48,12 +48,15 @@ def llm_settings(settings: Settings) -> LLMSettings:
 
 
 def clave_en_uso(settings: Settings) -> ClavePuerta:
-    """The gate key of the loop these settings run: model, evaluator prompt, criteria, mode."""
+    """The gate key of the loop these settings run: model, both prompts, criteria, mode."""
     return clave_puerta(
         settings.llm_modelo,
         settings.evaluador_rubrica,
         CRITERIOS_VERSION,
         settings.evaluador_senal,
+        ejemplos=settings.generador_ejemplos,
+        limpiar_origen=settings.limpiar_origen,
+        max_intentos=settings.max_intentos,
     )
 
 
@@ -95,6 +98,7 @@ async def build_processor(
         limpiar_origen=settings.limpiar_origen,
         modo_puerta=settings.puerta,
         puerta=puerta or PuertaCerrada(),
+        clave=clave_en_uso(settings),
     )
     try:
         async with open_checkpointer(

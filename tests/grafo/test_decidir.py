@@ -64,19 +64,36 @@ def test_modo_veredicto_no_lee_la_puerta() -> None:
     assert decidir(abierta, 3, "veredicto") == "generar"
 
 
-# FICHAS_PUERTA=certificada (the default): the rule of docs/puerta.md, as a table.
-# Each row names the mutation of ``decidir`` it kills.
+# FICHAS_PUERTA=certificada (the default): one loop whatever the gate says (docs/grafo.md).
+# Retries depend on the code checks and the judge only; the gate decides where the final ficha
+# goes. Each row names the mutation of ``decidir`` it kills.
 CERTIFICADA = [
     # s exactly at λ publishes: kills ">=" written as ">".
-    pytest.param(dict(puntuacion=UMBRAL, puerta=PUERTA), 1, 3, "publicar", id="s=umbral"),
-    # just below λ retries: kills a rounded or ">= umbral - eps" comparison.
-    pytest.param(dict(puntuacion=UMBRAL - 1e-9, puerta=PUERTA), 1, 3, "generar", id="s=umbral-eps"),
-    # no score is "not approved", even at λ = 0: kills "None counts as 0" and "None passes".
-    pytest.param(dict(puntuacion=None, puerta=PUERTA), 1, 3, "generar", id="sin-puntuacion"),
     pytest.param(
-        dict(puntuacion=None, puerta={"umbral": 0.0}), 1, 3, "generar", id="sin-puntuacion-l0"
+        dict(aprobada=True, puntuacion=UMBRAL, puerta=PUERTA), 1, 3, "publicar", id="s=umbral"
     ),
-    # low score on the last attempt goes to review: kills "intentos > max" for ">=".
+    # the judge approved just below λ: the loop is done, the ficha goes to review; kills the
+    # v1.2 rule "an open gate retries a score below λ" (which made the published population
+    # differ from the certified one) and a rounded or ">= umbral - eps" comparison.
+    pytest.param(
+        dict(aprobada=True, puntuacion=UMBRAL - 1e-9, puerta=PUERTA),
+        1,
+        3,
+        "descartar",
+        id="s=umbral-eps",
+    ),
+    # no score is "not approvable", even at λ = 0: kills "None counts as 0" and "None passes".
+    pytest.param(
+        dict(aprobada=True, puntuacion=None, puerta=PUERTA), 1, 3, "descartar", id="sin-puntuacion"
+    ),
+    pytest.param(
+        dict(aprobada=True, puntuacion=None, puerta={"umbral": 0.0}),
+        1,
+        3,
+        "descartar",
+        id="sin-puntuacion-l0",
+    ),
+    # the judge rejects on the last attempt: review; kills "intentos > max" for ">=".
     pytest.param(dict(puntuacion=0.5, puerta=PUERTA), 3, 3, "descartar", id="ultimo-intento"),
     pytest.param(dict(puntuacion=0.5, puerta=PUERTA), 2, 3, "generar", id="penultimo-intento"),
     # code failure with an open gate and a high score retries: kills "publish on score
@@ -97,31 +114,36 @@ CERTIFICADA = [
     ),
     # no code checks recorded is not "they passed": kills "missing checks = passed".
     pytest.param(
-        dict(puntuacion=0.99, puerta=PUERTA, comprobaciones=None),
+        dict(aprobada=True, puntuacion=0.99, puerta=PUERTA, comprobaciones=None),
         1,
         3,
-        "generar",
+        "descartar",
         id="sin-comprobaciones",
     ),
-    # closed gate, first attempt: review now, no attempt that cannot change the outcome;
-    # kills "closed gate retries" and "closed gate falls back to the judge's yes".
-    pytest.param(
-        dict(aprobada=True, puntuacion=1.0, puerta=None), 1, 3, "descartar", id="cerrada-si"
-    ),
-    pytest.param(dict(puntuacion=0.2, puerta=None), 1, 3, "descartar", id="cerrada-no"),
+    # closed gate (shadow mode): the loop still retries a rejection; kills the v1.2 rule
+    # "a closed gate sends the first attempt to review".
+    pytest.param(dict(puntuacion=0.2, puerta=None), 1, 3, "generar", id="cerrada-no"),
     pytest.param(
         dict(puntuacion=0.99, puerta=None, comprobaciones=FALLA),
         1,
         3,
-        "descartar",
+        "generar",
         id="cerrada-codigo-falla",
     ),
-    # the score decides, not the judge's yes/no: kills "certificada reads aprobada".
+    pytest.param(dict(puntuacion=0.2, puerta=None), 3, 3, "descartar", id="cerrada-ultimo"),
+    # closed gate, the judge approves: review, never published; kills "closed gate falls back
+    # to the judge's yes".
     pytest.param(
-        dict(aprobada=False, puntuacion=0.9, puerta=PUERTA), 1, 3, "publicar", id="no-s-alta"
+        dict(aprobada=True, puntuacion=1.0, puerta=None), 1, 3, "descartar", id="cerrada-si"
+    ),
+    # where the final ficha goes, the score decides, not the judge's yes/no: kills
+    # "certificada publishes on aprobada". A rejection still retries first: kills "retries
+    # read the score".
+    pytest.param(
+        dict(aprobada=False, puntuacion=0.9, puerta=PUERTA), 3, 3, "publicar", id="no-s-alta-final"
     ),
     pytest.param(
-        dict(aprobada=True, puntuacion=0.7, puerta=PUERTA), 1, 3, "generar", id="si-s-baja"
+        dict(aprobada=False, puntuacion=0.9, puerta=PUERTA), 1, 3, "generar", id="no-s-alta"
     ),
     # an invalid answer goes to review whatever the gate: kills a dropped invalida check.
     pytest.param(
@@ -137,6 +159,30 @@ def test_decidir_modo_certificada(
     aprobada = campos.pop("aprobada", False)
     estado = _estado(aprobada, intentos, **campos)
     assert decidir(estado, max_intentos, "certificada") == ruta
+
+
+@pytest.mark.parametrize("aprobada", [True, False])
+@pytest.mark.parametrize("codigo", [OK, FALLA, None])
+@pytest.mark.parametrize("puntuacion", [None, 0.0, 0.5, UMBRAL, 0.99])
+@pytest.mark.parametrize("intentos", [1, 2, 3])
+def test_la_puerta_no_cambia_los_reintentos(
+    aprobada: bool, codigo: dict[str, Any] | None, puntuacion: float | None, intentos: int
+) -> None:
+    """Shadow mode runs the loop an open gate runs: whether the loop tries again never depends
+    on the gate, only where the final ficha goes does. Kills any gate-dependent retry."""
+    rutas = {
+        nombre: decidir(
+            _estado(
+                aprobada, intentos, puntuacion=puntuacion, puerta=puerta, comprobaciones=codigo
+            ),
+            3,
+            "certificada",
+        )
+        for nombre, puerta in {"cerrada": None, "abierta": PUERTA, "l0": {"umbral": 0.0}}.items()
+    }
+    reintenta = {nombre: ruta == "generar" for nombre, ruta in rutas.items()}
+    assert len(set(reintenta.values())) == 1, rutas
+    assert rutas["cerrada"] in {"generar", "descartar"}
 
 
 def test_decidir_es_pura() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -20,7 +21,8 @@ from grafo import (
     clave_puerta,
     close_chat_model,
 )
-from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica
+from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica, prompt_generador
+from grafo.puerta import configuracion_generador
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.procesador import abrir_procesador
@@ -36,18 +38,41 @@ def test_clave_es_el_sha256_del_prompt_del_evaluador_en_uso() -> None:
         hashlib.sha256(prompt_evaluador_rubrica().encode()).hexdigest()
     )
     assert (clave.modo_evaluador, rubrica.modo_evaluador) == ("veredicto", "rubrica")
+    generador = configuracion_generador(ejemplos=False, limpiar_origen=False, max_intentos=3)
     assert clave == ClavePuerta(
         modelo="qwen",
         prompt_evaluador_sha256=clave.prompt_evaluador_sha256,
         criterios_version="v1",
         modo_evaluador="veredicto",
+        prompt_generador_sha256=hashlib.sha256(generador.encode()).hexdigest(),
     )
+    assert generador.startswith(prompt_generador(False))
     otras = {
         clave_puerta("otro", False, "v1").texto(),
         clave_puerta("qwen", False, "v2").texto(),
         rubrica.texto(),
     }
     assert clave.texto() not in otras and len(otras) == 3
+
+
+def test_el_generador_es_parte_de_la_clave() -> None:
+    """Contract v1.3: a threshold certifies the fichas the generator writes, so its prompt, the
+    cleaned origin and the attempt cap are in the key; a v1.2 record (no generator field) is
+    another key and keeps the id it was written under."""
+    base = clave_puerta("qwen", False, "v1")
+    variantes = [
+        clave_puerta("qwen", False, "v1", ejemplos=True),
+        clave_puerta("qwen", False, "v1", limpiar_origen=True),
+        clave_puerta("qwen", False, "v1", max_intentos=2),
+    ]
+    assert {v.prompt_evaluador_sha256 for v in variantes} == {base.prompt_evaluador_sha256}
+    assert len({base.texto(), *(v.texto() for v in variantes)}) == 4
+    v12 = base.model_copy(update={"prompt_generador_sha256": None})
+    campos_v12 = v12.model_dump(mode="json", exclude_none=True)
+    assert "prompt_generador_sha256" not in campos_v12
+    canonico = json.dumps(campos_v12, sort_keys=True, separators=(",", ":"))
+    assert v12.texto() == hashlib.sha256(canonico.encode()).hexdigest()[:16]
+    assert v12 != base and v12.texto() != base.texto()
 
 
 def _aplicada(familia: str = "zapatillas", umbral: float = 0.8) -> PuertaAplicada:
@@ -163,7 +188,7 @@ class _Cambiante:
         return self.respuestas.pop(0) if self.respuestas else self.despues
 
 
-async def test_puerta_cerrada_va_a_revision_tras_un_intento_con_su_puntuacion(
+async def test_puerta_cerrada_el_si_del_juez_acaba_el_bucle_en_revision(
     fake_llm: FakeLLM, data_dir: Path
 ) -> None:
     fake_llm.configure(
@@ -174,13 +199,26 @@ async def test_puerta_cerrada_va_a_revision_tras_un_intento_con_su_puntuacion(
     revision = FichaEnRevision.model_validate(resultado.salida)
     assert (revision.motivo, revision.intentos) == ("sin_garantia", 1)
     assert [h.puntuacion for h in revision.historial] == [pytest.approx(0.97)]
-    assert len(fake_llm.requests(agent="generador")) == 1  # no attempt that cannot publish
+    assert len(fake_llm.requests(agent="generador")) == 1  # approved: nothing left to improve
 
 
-async def test_puerta_abierta_reintenta_bajo_el_umbral_y_publica_con_la_puerta(
+async def test_puerta_cerrada_reintenta_como_una_abierta(fake_llm: FakeLLM, data_dir: Path) -> None:
+    """Shadow mode runs the whole loop: a rejected first draft is tried again before people see
+    it, as it would be with the gate open."""
+    pasos = [{"accion": "rechazar", "puntuacion": 0.1}, {"accion": "aprobar", "puntuacion": 0.93}]
+    fake_llm.configure({"rules": [{"sku": "ZAP-S", "evaluador": pasos}]})
+    async with abrir_procesador(fake_llm.url, data_dir, modo_puerta="certificada") as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-S"))
+    revision = FichaEnRevision.model_validate(resultado.salida)
+    assert (revision.motivo, revision.intentos) == ("sin_garantia", 2)
+    assert [h.puntuacion for h in revision.historial] == [pytest.approx(0.1), pytest.approx(0.93)]
+    assert len(fake_llm.requests(agent="generador")) == 2
+
+
+async def test_puerta_abierta_reintenta_el_rechazo_y_publica_con_la_puerta(
     fake_llm: FakeLLM, data_dir: Path
 ) -> None:
-    pasos = [{"accion": "aprobar", "puntuacion": 0.6}, {"accion": "aprobar", "puntuacion": 0.9}]
+    pasos = [{"accion": "rechazar", "puntuacion": 0.3}, {"accion": "aprobar", "puntuacion": 0.9}]
     fake_llm.configure({"rules": [{"sku": "ZAP-A", "evaluador": pasos}]})
     fuente = _Fuente({"zapatillas": _aplicada(umbral=0.8)})
     async with abrir_procesador(
@@ -191,13 +229,31 @@ async def test_puerta_abierta_reintenta_bajo_el_umbral_y_publica_con_la_puerta(
     assert publicada.intentos == 2
     assert publicada.puntuacion == pytest.approx(0.9)
     assert publicada.puerta == _aplicada(umbral=0.8)
+    assert publicada.clave is not None and publicada.clave.modelo == "fake"
     assert fuente.preguntas == ["zapatillas", "zapatillas"]  # asked at every evaluation
 
 
+async def test_puerta_abierta_un_si_bajo_el_umbral_va_a_revision_sin_reintentar(
+    fake_llm: FakeLLM, data_dir: Path
+) -> None:
+    """The judge approved: the loop is done; the gate only holds the ficha back (v1.2 tried
+    again, so an open gate published fichas a closed gate's shadow mode never showed people)."""
+    pasos = [{"accion": "aprobar", "puntuacion": 0.6}, {"accion": "aprobar", "puntuacion": 0.9}]
+    fake_llm.configure({"rules": [{"sku": "ZAP-B", "evaluador": pasos}]})
+    fuente = _Fuente({"zapatillas": _aplicada(umbral=0.8)})
+    async with abrir_procesador(
+        fake_llm.url, data_dir, modo_puerta="certificada", puerta=fuente
+    ) as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-B"))
+    revision = FichaEnRevision.model_validate(resultado.salida)
+    assert (revision.motivo, revision.intentos) == ("sin_garantia", 1)
+    assert revision.clave is not None and revision.clave.modelo == "fake"
+
+
 async def test_la_puerta_se_lee_en_cada_evaluacion(fake_llm: FakeLLM, data_dir: Path) -> None:
-    # Open at the first evaluation (score below λ: retry), closed at the second: the second
+    # Open at the first evaluation (rejected: retry), closed at the second: the second
     # attempt's score would pass, but the gate closed meanwhile decides.
-    pasos = [{"accion": "aprobar", "puntuacion": 0.6}, {"accion": "aprobar", "puntuacion": 0.99}]
+    pasos = [{"accion": "rechazar", "puntuacion": 0.6}, {"accion": "aprobar", "puntuacion": 0.99}]
     fake_llm.configure({"rules": [{"sku": "ZAP-X", "evaluador": pasos}]})
     fuente = _Cambiante(_aplicada(umbral=0.8), None, n=1)
     async with abrir_procesador(
