@@ -165,7 +165,7 @@ def _cuantas(aperturas: list[Apertura], campo: Callable[[Apertura], int | None])
         valor = percentile(tiempos, q)
         return f"> {HORIZONTE_POTENCIA}" if valor == math.inf else f"{valor:.0f}"
 
-    return f"{texto(0.5)} / {texto(0.9)}" + (f" ({sin_abrir} sin abrir)" if sin_abrir else "")
+    return f"{texto(0.5)} / {texto(0.9)}" + (f" ({sin_abrir} never)" if sin_abrir else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,11 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         return a.en_el_tope
 
     print(
-        f"objetivo {OBJETIVO}, delta {DELTA}, {args.secuencias} secuencias por celda, "
-        f"semilla {args.semilla}\n"
+        f"objetivo {OBJETIVO}, delta {DELTA}, {args.secuencias} sequences per row, "
+        f"seed {args.semilla}\n"
     )
-    print(f"Aperturas falsas, mirando tras cada decisión, {HORIZONTE_NULO} decisiones:\n")
-    print("| puntuaciones | precisión real | secuencial | LTT repetido |")
+    print(f"False openings, looking after every decision, within {HORIZONTE_NULO} decisions:\n")
+    print("| scores | true precision | `puerta.secuencial` | LTT re-run after every decision |")
     print("| --- | --- | --- | --- |")
     for escenario in ESCENARIOS:
         for precision in (0.85, 0.88):
@@ -198,10 +198,10 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"| {escenario} | {precision} | {_tasa(celda, secuencial)} | {_tasa(celda, ltt)} |"
             )
-    print(f"\nDecisiones hasta abrir (mediana / p90), hasta {HORIZONTE_POTENCIA} decisiones:\n")
+    print(f"\nDecisions to open (median / p90), within {HORIZONTE_POTENCIA} decisions:\n")
     print(
-        "| puntuaciones | precisión real | secuencial: decisiones "
-        f"| secuencial: aprobaciones en λ = {REJILLA[0]} | LTT repetido (no válido): decisiones |"
+        "| scores | true precision | `puerta.secuencial`: decisions "
+        f"| its approvals at λ = {REJILLA[0]} | repeated LTT (not valid): decisions |"
     )
     print("| --- | --- | --- | --- | --- |")
     for escenario in ESCENARIOS:

@@ -40,7 +40,7 @@ clips the result to [0, TRUNCAMIENTO / objetivo]:
 - the truncation ``TRUNCAMIENTO`` = 0.75 bounds what one rejection can cost (the capital keeps
   at least a quarter). Closer to 1 opens a perfect judge a few approvals sooner and a 0.95 one
   later, because each of its rejections costs more; 0.75 is the middle of that trade-off in the
-  simulation of docs/puerta.md (median 38 approvals at precision 0.99, about 190 at 0.95).
+  simulation of docs/puerta.md (median 38 approvals at precision 0.99, 201 at 0.95).
 
 Which rule is used changes only how fast a gate opens, never the guarantee: any predictable
 bet keeps K a supermartingale under the null.
