@@ -1374,6 +1374,8 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_puerta_cota_inferior": ("gauge", ("family", "key")),
         "fichas_sin_garantia_total": ("counter", ("family", "key")),
         "fichas_puerta_sin_certificar": ("gauge", ()),
+        "fichas_llm_logprobs": ("gauge", ()),
+        "fichas_evaluator_scores_total": ("counter", ("family", "score")),
     }
 
 
