@@ -126,8 +126,9 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
             "rules": [
                 {"sku": "A1", "evaluador": [_paso(0.95)]},  # well above: attempt 1
                 {"sku": "A2", "evaluador": [_paso(0.81)]},  # just above
-                {"sku": "A3", "evaluador": [_paso(0.79)]},  # just below: approved, held back
-                # rejected, then a new ficha approved with a higher score
+                # just below: the judge approved, so the loop is done; the gate holds it back
+                {"sku": "A3", "evaluador": [_paso(0.79)]},
+                # rejected, then a new ficha approved above λ: retries follow the judge
                 {"sku": "A4", "evaluador": [_paso(0.5, "rechazar"), _paso(0.85)]},
                 {"sku": "A5", "evaluador": [_paso(None)]},  # no logprobs: never published
                 # the code checks veto a high score: retried, then rejected by code
@@ -160,15 +161,11 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
         assert publicada.puerta is not None
         assert publicada.puerta.clave == clave and publicada.puerta.umbral == UMBRAL
     assert por_sku["A4"]["value"]["intentos"] == 2
-    # One loop whatever the gate says (contract v1.3): the judge approved A3 and A5, so the
-    # loop ends after one attempt and the gate routes them; A6's code failures are retried.
-    for sku, motivo, intentos in (
-        ("A3", "sin_garantia", 1),
-        ("A5", "sin_garantia", 1),
-        ("A6", "rechazada", 3),
-    ):
+    esperado = {"A3": ("sin_garantia", 1), "A5": ("sin_garantia", 1), "A6": ("rechazada", 3)}
+    for sku, (motivo, intentos) in esperado.items():
         enviada = FichaEnRevision.model_validate(por_sku[sku]["value"])
         assert (enviada.motivo, enviada.intentos) == (motivo, intentos), sku
+        assert enviada.clave == clave, sku
     puntuaciones = {
         s["value"]["sku"]: [h["puntuacion"] for h in s["value"]["historial"]] for s in revision
     }
