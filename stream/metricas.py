@@ -28,6 +28,7 @@ from esquemas.puerta import EstadoPuerta
 from grafo import LogprobsProbe, Resultado, ResumenIntento
 from stream.series import (
     AGENTS,
+    FICHA_RESULTS,
     LLM_ERROR_KINDS,
     METRIC_NAMES,
     NODES,
@@ -159,6 +160,7 @@ class PrometheusSensor:
             return
         self.series.events.labels(result=result).inc()
         familia = str(resultado.salida.get("familia"))
+        self.series.outcomes.labels(family=familia, key=self._clave_puerta, result=result).inc()
         if resultado.salida.get("motivo") == MOTIVO_SIN_GARANTIA:
             self.series.sin_garantia.labels(family=familia, key=self._clave_puerta).inc()
         attempts = len(resultado.resumen) or resultado.intentos
@@ -257,6 +259,8 @@ class PrometheusSensor:
         for familia in familias:
             for score in SCORE_STATES:
                 self.series.evaluator_scores.labels(family=familia, score=score)
+            for result in FICHA_RESULTS:
+                self.series.outcomes.labels(family=familia, key=clave, result=result)
         if modo == PUERTA_VEREDICTO:
             self.series.puerta_sin_certificar.set(1)
             return

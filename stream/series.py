@@ -47,6 +47,7 @@ METRIC_NAMES: frozenset[str] = frozenset(
         "fichas_puerta_sin_certificar",
         "fichas_llm_logprobs",
         "fichas_evaluator_scores_total",
+        "fichas_outcomes_total",
     }
 )
 
@@ -58,6 +59,7 @@ TOKEN_TYPES = ("prompt", "completion")
 OTHER_CRITERION = "otro"
 STEPS = ("store", "graph", "produce")
 SCORE_STATES = ("present", "missing")
+FICHA_RESULTS = ("publicada", "revision_manual")
 
 ATTEMPT_BUCKETS = (1, 2, 3, 4, 5)
 # An event waits for up to 2 × FICHAS_MAX_INTENTOS model calls on a shared GPU: minutes, not ms.
@@ -211,6 +213,14 @@ class Series:
             "fichas_evaluator_scores",
             "Evaluator answers per family, by whether they carried a score (present|missing)",
             ["family", "score"],
+            registry=r,
+        )
+        # Per family and key, so review alerts can tell a family in shadow mode (gate closed,
+        # everything to review by design) from one whose open gate sends too much to review.
+        self.outcomes = Counter(
+            "fichas_outcomes",
+            "Fichas finished per family and gate key: publicada or revision_manual",
+            ["family", "key", "result"],
             registry=r,
         )
         self.puerta_sin_certificar = Gauge(

@@ -415,3 +415,25 @@ def test_logprobs_gauge_is_unknown_until_the_probe_answers() -> None:
     assert _value(sensor, "fichas_llm_logprobs") == 1
     sensor.on_logprobs_probe(LogprobsProbe("no_answer"))
     assert math.isnan(_value(sensor, "fichas_llm_logprobs") or 0.0)
+
+
+def test_outcomes_per_family_and_key_count_first_outcomes_only() -> None:
+    sensor = PrometheusSensor()
+    sensor.on_modo_puerta("certificada", "k1", ("zapatillas", "moviles"))
+    assert (
+        _value(sensor, "fichas_outcomes_total", family="moviles", key="k1", result="publicada") == 0
+    )
+
+    def con(destino: str, familia: str, reentregada: bool = False) -> Resultado:
+        r = _resultado(destino, 1, (_intento(1, destino == DESTINO_PUBLICADAS),), reentregada)
+        return dataclasses.replace(r, salida=r.salida | {"familia": familia})
+
+    sensor.on_outcome(con(DESTINO_PUBLICADAS, "zapatillas"), 1.0)
+    sensor.on_outcome(con(DESTINO_REVISION, "zapatillas"), 1.0)
+    sensor.on_outcome(con(DESTINO_REVISION, "zapatillas", reentregada=True), 1.0)
+    sensor.on_outcome(con(DESTINO_REVISION, "moviles"), 1.0)
+    zapatillas = {"family": "zapatillas", "key": "k1"}
+    assert _value(sensor, "fichas_outcomes_total", **zapatillas, result="publicada") == 1
+    assert _value(sensor, "fichas_outcomes_total", **zapatillas, result="revision_manual") == 1
+    moviles = {"family": "moviles", "key": "k1", "result": "revision_manual"}
+    assert _value(sensor, "fichas_outcomes_total", **moviles) == 1
