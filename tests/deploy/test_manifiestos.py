@@ -1186,6 +1186,20 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("40m", False), ("100m", False)],
     ),
     (
+        # A rollout: the old key (k1) has the gate open and little review; the new key (k2)
+        # is in shadow mode, 100 % to review. Nothing fires.
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+1x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+9x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            (_SALIDAS.format(f="zapatillas", r="revision_manual").replace("k1", "k2"), "0+9x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k2"}', "0x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
+        ],
+        [("40m", False), ("100m", False)],
+    ),
+    (
         # FICHAS_PUERTA=veredicto (sin puerta): el 30 % a revisión dispara como antes.
         "FichasRevisionManualAlta",
         [
@@ -1408,7 +1422,7 @@ ETIQUETAS_DE_LA_SERIE: dict[str, dict[str, str]] = {
     "FichasWorkerCaido": {"job": "fichas", "instance": "worker-1:9100"},
     "FichasPuertaCerradaPorCota": {"family": "zapatillas", "key": "0123456789abcdef"},
     "FichasPublicacionSinCertificar": {"instance": "w1"},
-    "FichasRevisionManualAlta": {"family": "zapatillas"},
+    "FichasRevisionManualAlta": {"family": "zapatillas", "key": "k1"},
     "FichasLLMSinLogprobs": {"instance": "w1"},
     "FichasPuntuacionesAusentes": {"family": "zapatillas"},
 }
