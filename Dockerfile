@@ -24,6 +24,12 @@ ARG FICHAS_EXTRAS=""
 # hadolint ignore=DL3013
 RUN pip install ".${FICHAS_EXTRAS}" \
  && test -x /opt/venv/bin/fichas
+# Lo que los comandos leen fuera de los paquetes: `fichas evaluar` busca el conjunto
+# etiquetado en ejemplos/evaluacion/ junto a los paquetes instalados (herramientas/evaluar.py,
+# CASOS_POR_DEFECTO), y el runbook (docs/operacion.md) lo ejecuta en un pod.
+RUN sitio="$(python -c 'import herramientas, pathlib; print(pathlib.Path(herramientas.__file__).resolve().parents[1])')" \
+ && cp -r ejemplos "${sitio}/ejemplos" \
+ && test -f "${sitio}/ejemplos/evaluacion/casos.jsonl"
 
 FROM ${PYTHON_IMAGE}
 LABEL org.opencontainers.image.title="fichas" \

@@ -3,7 +3,8 @@
 Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits the outcome the
 graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes``, ``Nodos``,
 ``construir_grafo``, ``open_checkpointer`` and ``Procesador``; for the publication gate,
-``clave_puerta`` (the running key) and ``FuentePuerta`` (where the gate is read from).
+``clave_puerta`` (the running key) and ``FuentePuerta`` (where the gate is read from);
+``probe_logprobs``, the start-up check that the server gives the evaluator's log-probabilities.
 """
 
 from grafo.agentes import Agentes, Evaluacion
@@ -18,6 +19,7 @@ from grafo.ejecucion import (
     Resultado,
     ResumenIntento,
 )
+from grafo.logprobs_probe import LogprobsProbe, probe_logprobs
 from grafo.nodos import Nodos, decidir
 from grafo.puerta import FuentePuerta, PuertaCerrada, clave_puerta
 from grafo.retry import Backoff
@@ -31,6 +33,7 @@ __all__ = [
     "LLMHealth",
     "LLMSettings",
     "LLMUnavailable",
+    "LogprobsProbe",
     "Nodos",
     "NullSensor",
     "Procesador",
@@ -45,4 +48,5 @@ __all__ = [
     "construir_grafo",
     "decidir",
     "open_checkpointer",
+    "probe_logprobs",
 ]

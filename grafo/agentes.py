@@ -119,20 +119,45 @@ class Agentes:
         origen: dict[str, Any],
     ) -> Evaluacion:
         """Ask the evaluator for a verdict and its score; raise ``SalidaInvalida`` if invalid."""
+        evaluacion, _ = await self._evaluar(ficha, comprobaciones, origen, observar=True)
+        return evaluacion
+
+    async def sondear(
+        self,
+        ficha: dict[str, Any],
+        comprobaciones: dict[str, dict[str, Any]],
+        origen: dict[str, Any],
+    ) -> tuple[Evaluacion, Mapping[str, Any] | None]:
+        """``evaluar``'s very request, plus the raw logprobs the server gave.
+
+        For the start-up probe (``grafo.logprobs_probe``). Not reported to the sensor: the
+        probe is not a ficha's model call, and the loop's metrics (calls, tokens, error rate)
+        count only those.
+        """
+        return await self._evaluar(ficha, comprobaciones, origen, observar=False)
+
+    async def _evaluar(
+        self,
+        ficha: dict[str, Any],
+        comprobaciones: dict[str, dict[str, Any]],
+        origen: dict[str, Any],
+        observar: bool,
+    ) -> tuple[Evaluacion, Mapping[str, Any] | None]:
+        """One evaluator request, as the loop sends it; its evaluation and raw logprobs."""
         if self.rubrica:
             texto = mensaje_evaluador_rubrica(ficha, origen)
-            rubrica, logprobs = await self._ask(self._evaluador, "evaluador", texto)
+            rubrica, logprobs = await self._ask(self._evaluador, "evaluador", texto, observar)
             assert isinstance(rubrica, Rubrica)
             puntuacion = puntuacion_rubrica(logprobs, tuple(PREGUNTAS))
-            return Evaluacion(veredicto_de_rubrica(rubrica), puntuacion)
+            return Evaluacion(veredicto_de_rubrica(rubrica), puntuacion), logprobs
         senal = senal_evaluador(ficha, origen) if self.senal else None
         texto = mensaje_evaluador(ficha, comprobaciones, origen, senal)
-        respuesta, logprobs = await self._ask(self._evaluador, "evaluador", texto)
+        respuesta, logprobs = await self._ask(self._evaluador, "evaluador", texto, observar)
         assert isinstance(respuesta, Veredicto)
-        return Evaluacion(respuesta, puntuacion_veredicto(logprobs))
+        return Evaluacion(respuesta, puntuacion_veredicto(logprobs)), logprobs
 
     async def _ask(
-        self, agent: Any, name: str, content: str
+        self, agent: Any, name: str, content: str, observar: bool = True
     ) -> tuple[BaseModel, Mapping[str, Any] | None]:
         """Invoke one agent with one user message; return its structured response and logprobs.
 
@@ -166,7 +191,8 @@ class Agentes:
                 name, f"el servidor rechazó la petición ({exc.status_code})"
             ) from exc
         finally:
-            self._observe(name, time.perf_counter() - start, message)
+            if observar:
+                self._observe(name, time.perf_counter() - start, message)
         respuesta = salida.get("structured_response")
         if not isinstance(respuesta, BaseModel):
             raise SalidaInvalida(name, "la respuesta no trae salida estructurada")

@@ -25,14 +25,16 @@ from esquemas.constantes import (
     ModoPuerta,
 )
 from esquemas.puerta import EstadoPuerta
-from grafo import Resultado, ResumenIntento
+from grafo import LogprobsProbe, Resultado, ResumenIntento
 from stream.series import (
     AGENTS,
+    FICHA_RESULTS,
     LLM_ERROR_KINDS,
     METRIC_NAMES,
     NODES,
     OTHER_CRITERION,
     RESULTS,
+    SCORE_STATES,
     STEPS,
     TOKEN_TYPES,
     Series,
@@ -85,6 +87,7 @@ class PrometheusSensor:
         self._preinitialise(criteria_pairs, max_intentos)
         self._clave_puerta = ""  # the running gate key's id, set by ``on_modo_puerta``
         self.series.puerta_sin_certificar.set(0)
+        self.series.llm_logprobs.set(math.nan)  # unknown until the start-up probe answers
 
     def _preinitialise(self, criteria_pairs: list[tuple[str, str]], max_intentos: int) -> None:
         """Create the known label sets at 0 so dashboards and rate() see series from the start."""
@@ -156,14 +159,16 @@ class PrometheusSensor:
             log.warning("outcome with unknown destino %r not counted", resultado.destino)
             return
         self.series.events.labels(result=result).inc()
+        familia = str(resultado.salida.get("familia"))
+        self.series.outcomes.labels(family=familia, key=self._clave_puerta, result=result).inc()
         if resultado.salida.get("motivo") == MOTIVO_SIN_GARANTIA:
-            familia = str(resultado.salida.get("familia"))
             self.series.sin_garantia.labels(family=familia, key=self._clave_puerta).inc()
         attempts = len(resultado.resumen) or resultado.intentos
         self.series.attempts.inc(attempts)
         self.series.attempts_per_ficha.observe(attempts)
         for intento in resultado.resumen:
             self._count_attempt(intento)
+            self._count_score(familia, intento)
 
     def _count_attempt(self, intento: ResumenIntento) -> None:
         """One verdict per attempt, one rejection per criterion, one error per invalid answer."""
@@ -176,6 +181,13 @@ class PrometheusSensor:
             ).inc()
         if intento.invalida:
             self.series.llm_errors.labels(kind="invalid_output").inc()
+
+    def _count_score(self, familia: str, intento: ResumenIntento) -> None:
+        """An evaluator answer with or without a score; an invalid answer is neither."""
+        if intento.invalida:
+            return
+        score = "missing" if intento.puntuacion is None else "present"
+        self.series.evaluator_scores.labels(family=familia, score=score).inc()
 
     def _criterion_label(self, criterio: str) -> str:
         """Criterion ids come from the model's answer: bound the label set to the table."""
@@ -227,6 +239,12 @@ class PrometheusSensor:
             except KeyError:
                 pass
 
+    @_never_raise
+    def on_logprobs_probe(self, probe: LogprobsProbe) -> None:
+        """The start-up probe answered (``grafo.logprobs_probe``): 1, 0, or NaN (not asked)."""
+        ok = probe.logprobs_ok
+        self.series.llm_logprobs.set(math.nan if ok is None else 1 if ok else 0)
+
     # -- the publication gate (docs/puerta.md) ----------------------------------------------
 
     @_never_raise
@@ -238,6 +256,11 @@ class PrometheusSensor:
         "uncertified" flag is set: no gate applies.
         """
         self._clave_puerta = clave
+        for familia in familias:
+            for score in SCORE_STATES:
+                self.series.evaluator_scores.labels(family=familia, score=score)
+            for result in FICHA_RESULTS:
+                self.series.outcomes.labels(family=familia, key=clave, result=result)
         if modo == PUERTA_VEREDICTO:
             self.series.puerta_sin_certificar.set(1)
             return

@@ -8,7 +8,9 @@ command an audit file or none (closed).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from grafo import (
     Backoff,
     FuentePuerta,
     LLMSettings,
+    LogprobsProbe,
     Nodos,
     Procesador,
     PuertaCerrada,
@@ -28,6 +31,7 @@ from grafo import (
     close_chat_model,
     construir_grafo,
     open_checkpointer,
+    probe_logprobs,
 )
 from puerta.auditoria import estados_de_archivo
 from stream.config import Settings
@@ -77,11 +81,15 @@ async def build_processor(
     sensor: Sensor | None = None,
     policy: Backoff | None = None,
     puerta: FuentePuerta | None = None,
+    on_probe: Callable[[LogprobsProbe], None] | None = None,
 ) -> AsyncIterator[Procesador]:
     """Open the checkpointer and yield a ready ``Procesador``; close everything on exit.
 
     ``puerta`` is where the loop reads the gate under ``FICHAS_PUERTA=certificada``; without
-    one every gate is closed and nothing is published by the loop.
+    one every gate is closed and nothing is published by the loop. With ``on_probe`` (the
+    worker), the same agents ask the LLM once, in the background, whether it gives the
+    evaluator its log-probabilities (``grafo.logprobs_probe``, which logs the one line), and
+    ``on_probe`` gets the answer; start-up never waits for it, and it is cancelled on exit.
     """
     model = build_chat_model(llm_settings(settings))
     agentes = Agentes(
@@ -105,8 +113,30 @@ async def build_processor(
             settings.postgres_dsn, settings.data_dir, pool_size=min(settings.concurrencia, 16)
         ) as saver:
             graph = construir_grafo(nodos, settings.max_intentos, saver, sensor)
-            yield Procesador(
-                graph, policy=policy, sensor=sensor, llm_url=mask_url(settings.llm_url)
-            )
+            async with _probe(settings, agentes, on_probe):
+                yield Procesador(
+                    graph, policy=policy, sensor=sensor, llm_url=mask_url(settings.llm_url)
+                )
     finally:
         await close_chat_model(model)
+
+
+@asynccontextmanager
+async def _probe(
+    settings: Settings, agentes: Agentes, on_probe: Callable[[LogprobsProbe], None] | None
+) -> AsyncIterator[None]:
+    """Run the log-probabilities probe beside the caller's work; cancel it if still running."""
+    if on_probe is None:
+        yield
+        return
+
+    async def probe() -> None:
+        on_probe(await probe_logprobs(agentes, mask_url(settings.llm_url), settings.llm_modelo))
+
+    task = asyncio.create_task(probe(), name="logprobs-probe")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

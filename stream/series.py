@@ -45,6 +45,9 @@ METRIC_NAMES: frozenset[str] = frozenset(
         "fichas_puerta_cota_inferior",
         "fichas_sin_garantia_total",
         "fichas_puerta_sin_certificar",
+        "fichas_llm_logprobs",
+        "fichas_evaluator_scores_total",
+        "fichas_outcomes_total",
     }
 )
 
@@ -55,6 +58,8 @@ LLM_ERROR_KINDS = ("connection", "timeout", "rate_limit", "server", "request", "
 TOKEN_TYPES = ("prompt", "completion")
 OTHER_CRITERION = "otro"
 STEPS = ("store", "graph", "produce")
+SCORE_STATES = ("present", "missing")
+FICHA_RESULTS = ("publicada", "revision_manual")
 
 ATTEMPT_BUCKETS = (1, 2, 3, 4, 5)
 # An event waits for up to 2 × FICHAS_MAX_INTENTOS model calls on a shared GPU: minutes, not ms.
@@ -194,6 +199,28 @@ class Series:
             "fichas_sin_garantia",
             "Fichas whose code checks passed but that the gate alone sent to review",
             gate,
+            registry=r,
+        )
+        # The evaluator's score, read from the server's log-probabilities (grafo.puntuacion):
+        # without them every ficha carries puntuacion null and no gate can ever open.
+        self.llm_logprobs = Gauge(
+            "fichas_llm_logprobs",
+            "Start-up probe: 1 if the LLM gives the evaluator log-probabilities, 0 if not, "
+            "NaN until it answered",
+            registry=r,
+        )
+        self.evaluator_scores = Counter(
+            "fichas_evaluator_scores",
+            "Evaluator answers per family, by whether they carried a score (present|missing)",
+            ["family", "score"],
+            registry=r,
+        )
+        # Per family and key, so review alerts can tell a family in shadow mode (gate closed,
+        # everything to review by design) from one whose open gate sends too much to review.
+        self.outcomes = Counter(
+            "fichas_outcomes",
+            "Fichas finished per family and gate key: publicada or revision_manual",
+            ["family", "key", "result"],
             registry=r,
         )
         self.puerta_sin_certificar = Gauge(

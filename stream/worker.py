@@ -366,7 +366,9 @@ async def serve(settings: Settings) -> None:
         await ensure_topics(settings)
         async with (
             seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
-            build_processor(settings, sensor=sensor, puerta=puerta) as procesador,
+            build_processor(
+                settings, sensor=sensor, puerta=puerta, on_probe=sensor.on_logprobs_probe
+            ) as procesador,
         ):
             await _serve(settings, sensor, procesador, versions)
 

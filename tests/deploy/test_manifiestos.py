@@ -666,6 +666,94 @@ def test_revisor_en_k8s():
     )
 
 
+CALIBRAR = BASE / "calibrar"
+CALIBRAR_PRODUCCION = PRODUCCION / "calibrar"
+
+
+def test_job_de_calibrar():
+    """`fichas calibrar` en k8s: un Job a mano, fuera del despliegue, con la imagen de producción.
+
+    Fuera de k8s/base y de k8s/overlays/produccion (un Job corre al crearse: `kubectl apply -k`
+    lo lanzaría en cada despliegue); con la configuración y los secretos de los workers; sus
+    pods no los seleccionan el Service, el PDB ni la NetworkPolicy del worker.
+    """
+    for o in renderizar(CALIBRAR) + renderizar(CALIBRAR_PRODUCCION):
+        validar_objeto(o)
+    assert not any(o["kind"] == "Job" for o in render_base() + render_produccion())
+    base = renderizar(CALIBRAR)
+    job = uno(tuple(base), "Job", "fichas-calibrar")
+    assert job["metadata"]["namespace"] == "fichas"
+    pod = job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"
+    (c,) = pod["containers"]
+    guion = " ".join(c["args"])
+    assert c["command"] == ["/bin/sh", "-c"] and guion.startswith("fichas calibrar ")
+    assert '--publicar "$FICHAS_KAFKA_BROKERS"' in guion
+    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    secretos = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c["env"]}
+    assert secretos == {
+        "FICHAS_LLM_API_KEY": {"name": "fichas-secretos", "key": "llm-api-key"},
+        "FICHAS_POSTGRES_DSN": {"name": "fichas-secretos", "key": "postgres-dsn"},
+    }
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    montajes = {v["mountPath"] for v in c["volumeMounts"]}
+    assert {"/tmp", "/var/lib/fichas"} <= montajes and "/var/lib/fichas/puerta.json" in guion
+    (regla,) = job["spec"]["podFailurePolicy"]["rules"]
+    assert regla["action"] == "FailJob" and regla["onExitCodes"]["values"] == [2]
+    etiquetas = job["spec"]["template"]["metadata"]["labels"]
+    objetos = render_base()
+    for kind in ("Service", "PodDisruptionBudget", "NetworkPolicy"):
+        o = uno(objetos, kind, "fichas")
+        selector = o["spec"].get("selector") or o["spec"]["podSelector"]
+        selector = selector.get("matchLabels", selector)
+        assert not selector.items() <= etiquetas.items(), kind
+    np_ = uno(tuple(base), "NetworkPolicy", "fichas-calibrar")
+    assert np_["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
+    assert np_["spec"]["ingress"] == []
+    assert np_["spec"]["egress"] == uno(objetos, "NetworkPolicy", "fichas")["spec"]["egress"]
+    imagen_prod = uno(render_produccion(), "Deployment", "fichas")["spec"]["template"]["spec"][
+        "containers"
+    ][0]["image"]
+    prod = uno(tuple(renderizar(CALIBRAR_PRODUCCION)), "Job", "fichas-calibrar")
+    assert prod["spec"]["template"]["spec"]["containers"][0]["image"] == imagen_prod
+    kubectl = shutil.which("kubectl")
+    if kubectl is not None:
+        for directorio in (CALIBRAR, CALIBRAR_PRODUCCION):
+            salida = subprocess.run(
+                [kubectl, "kustomize", str(directorio)], capture_output=True, text=True, timeout=120
+            )
+            assert salida.returncode == 0, salida.stderr
+            suyo = [d for d in yaml.safe_load_all(salida.stdout) if d]
+            assert _por_clave(suyo) == _por_clave(renderizar(directorio))
+
+
+def test_la_imagen_lleva_lo_que_leen_los_comandos():
+    """`fichas evaluar` lee el conjunto etiquetado junto a los paquetes instalados: el contexto
+    de la imagen lo incluye y el Dockerfile lo copia allí, con la misma ruta que usa el código."""
+    import herramientas
+    from herramientas.evaluar import CASOS_POR_DEFECTO
+
+    sitio = Path(herramientas.__file__).resolve().parents[1]
+    assert CASOS_POR_DEFECTO == sitio / "ejemplos" / "evaluacion" / "casos.jsonl"
+    patrones = [ln.strip() for ln in DOCKERIGNORE.read_text().splitlines() if ln.strip()]
+    assert not any(p.startswith("ejemplos") for p in patrones if not p.startswith("#"))
+    runs = " ".join(resto for i, resto in instrucciones_dockerfile() if i == "RUN")
+    assert "herramientas.__file__" in runs and "parents[1]" in runs
+    assert 'cp -r ejemplos "${sitio}/ejemplos"' in runs
+    assert 'test -f "${sitio}/ejemplos/evaluacion/casos.jsonl"' in runs
+
+
+def test_los_comentarios_de_despliegue_apuntan_dentro_del_repositorio():
+    """Las rutas .md que citan k8s/, deploy/, Dockerfile y compose existen en el repositorio."""
+    ficheros = [*K8S.rglob("*.yaml"), *(RAIZ / "deploy").rglob("*.y*ml")]
+    ficheros += [RAIZ / "Dockerfile", RAIZ / "docker-compose.yml", DOCKERIGNORE]
+    for f in ficheros:
+        texto = f.read_text(encoding="utf-8")
+        assert "/work/" not in texto, f
+        for ruta in re.findall(r"[A-Za-z0-9_./-]+\.md\b", texto):
+            assert (RAIZ / ruta).is_file(), f"{f.relative_to(RAIZ)} cita {ruta}"
+
+
 def test_overlay_produccion():
     dep = uno(render_produccion(), "Deployment", "fichas")
     (c,) = dep["spec"]["template"]["spec"]["containers"]
@@ -986,6 +1074,8 @@ def test_alertas_requeridas():
         "FichasRevisionPendienteAntigua",
         "FichasPuertaCerradaPorCota",
         "FichasPublicacionSinCertificar",
+        "FichasLLMSinLogprobs",
+        "FichasPuntuacionesAusentes",
     } <= set(por_nombre)
     ultimo = por_nombre["FichasUltimoIntentoAportaPoco"]
     assert ultimo["labels"]["attempt"] == "3"
@@ -999,7 +1089,35 @@ def test_alertas_requeridas():
         assert r["annotations"]["summary"] and r["annotations"]["description"]
 
 
+def _ancla(titulo: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation out, spaces to -."""
+    texto = re.sub(r"[^\w\- ]", "", titulo.strip().lower())
+    return texto.replace(" ", "-")
+
+
+def test_runbook_de_las_alertas_apunta_a_secciones_que_existen():
+    """Each runbook_url is docs/<file>.md#<anchor> of a heading; the gate's alerts have one."""
+    por_nombre = {r["alert"]: r for r in reglas()}
+    for nombre in (
+        "FichasRevisionManualAlta",
+        "FichasLLMSinLogprobs",
+        "FichasPuntuacionesAusentes",
+        "FichasPuertaCerradaPorCota",
+        "FichasPublicacionSinCertificar",
+    ):
+        assert "runbook_url" in por_nombre[nombre]["annotations"], nombre
+    for nombre, regla in por_nombre.items():
+        enlace = regla["annotations"].get("runbook_url")
+        if enlace is None:
+            continue
+        ruta, _, ancla = enlace.partition("#")
+        assert ruta.startswith("docs/") and ancla, (nombre, enlace)
+        titulos = re.findall(r"^#{1,6} (.+)$", (RAIZ / ruta).read_text(), flags=re.M)
+        assert ancla in {_ancla(t) for t in titulos}, (nombre, enlace)
+
+
 # Casos de `promtool test rules`: (alerta, series de entrada, [(minuto, ¿dispara?)]).
+_SALIDAS = 'fichas_outcomes_total{{family="{f}",key="k1",result="{r}"}}'
 CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] = [
     (
         "FichasLagCreciente",
@@ -1042,21 +1160,93 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("30m", False)],
     ),
     (
+        # Puerta abierta en zapatillas y el 30 % a revisión: dispara, con la familia.
         "FichasRevisionManualAlta",
         [
-            ('fichas_events_total{result="revision_manual"}', "0+3x120"),
-            ('fichas_events_total{result="publicada"}', "0+7x120"),
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+3x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+7x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
         ],
         [("10m", False), ("40m", True)],
     ),
     (
+        # Modo sombra: la puerta cerrada manda el 100 % a revisión a propósito; no dispara.
+        # Otra familia con la puerta abierta y poca revisión tampoco.
         "FichasRevisionManualAlta",
         [
-            ('fichas_events_total{result="revision_manual"}', "0+1x120"),
-            ('fichas_events_total{result="publicada"}', "0+9x120"),
-            ('fichas_events_total{result="dlq"}', "0+20x120"),
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+10x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "0x120"),
+            (_SALIDAS.format(f="moviles", r="revision_manual"), "0+1x120"),
+            (_SALIDAS.format(f="moviles", r="publicada"), "0+9x120"),
+            ('fichas_puerta_abierta{family="moviles",key="k1"}', "1x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
         ],
-        [("40m", False)],
+        [("40m", False), ("100m", False)],
+    ),
+    (
+        # A rollout: the old key (k1) has the gate open and little review; the new key (k2)
+        # is in shadow mode, 100 % to review. Nothing fires.
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+1x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+9x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            (_SALIDAS.format(f="zapatillas", r="revision_manual").replace("k1", "k2"), "0+9x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k2"}', "0x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
+        ],
+        [("40m", False), ("100m", False)],
+    ),
+    (
+        # FICHAS_PUERTA=veredicto (sin puerta): el 30 % a revisión dispara como antes.
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+3x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+7x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "1x120"),
+        ],
+        [("40m", True)],
+    ),
+    (
+        "FichasLLMSinLogprobs",
+        [
+            ('fichas_llm_logprobs{instance="w1"}', "0x30"),
+            ('fichas_llm_logprobs{instance="w2"}', "1x30"),
+        ],
+        [("5m", True)],
+    ),
+    (
+        "FichasLLMSinLogprobs",  # NaN: the probe has not answered (LLM down at start-up)
+        [('fichas_llm_logprobs{instance="w1"}', "NaN 1x30")],
+        [("5m", False)],
+    ),
+    (
+        "FichasPuntuacionesAusentes",
+        [
+            ('fichas_evaluator_scores_total{family="zapatillas",score="missing"}', "0+4x90"),
+            ('fichas_evaluator_scores_total{family="zapatillas",score="present"}', "0+1x90"),
+            ('fichas_evaluator_scores_total{family="moviles",score="missing"}', "0x90"),
+            ('fichas_evaluator_scores_total{family="moviles",score="present"}', "0+5x90"),
+        ],
+        [("10m", False), ("60m", True)],
+    ),
+    (
+        "FichasPuntuacionesAusentes",  # a few scores missing: the model's answer, not the server
+        [
+            ('fichas_evaluator_scores_total{family="zapatillas",score="missing"}', "0+1x90"),
+            ('fichas_evaluator_scores_total{family="zapatillas",score="present"}', "0+9x90"),
+        ],
+        [("60m", False)],
+    ),
+    (
+        "FichasPuntuacionesAusentes",  # too few answers to tell
+        [
+            ('fichas_evaluator_scores_total{family="zapatillas",score="missing"}', "0+0.1x90"),
+            ('fichas_evaluator_scores_total{family="zapatillas",score="present"}', "0x90"),
+        ],
+        [("60m", False)],
     ),
     (
         # Ninguna aprobada en el intento 3: la serie approved="true" no existe.
@@ -1232,6 +1422,9 @@ ETIQUETAS_DE_LA_SERIE: dict[str, dict[str, str]] = {
     "FichasWorkerCaido": {"job": "fichas", "instance": "worker-1:9100"},
     "FichasPuertaCerradaPorCota": {"family": "zapatillas", "key": "0123456789abcdef"},
     "FichasPublicacionSinCertificar": {"instance": "w1"},
+    "FichasRevisionManualAlta": {"family": "zapatillas", "key": "k1"},
+    "FichasLLMSinLogprobs": {"instance": "w1"},
+    "FichasPuntuacionesAusentes": {"family": "zapatillas"},
 }
 
 
@@ -1364,6 +1557,16 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_puerta_bajo_objetivo": ("gauge", ("family", "key")),
         "fichas_revision_puertas_cerradas_total": ("counter", ("family", "key")),
         "fichas_revision_recall": ("gauge", ("family",)),
+        # The gate that opens itself (revision/apertura.py).
+        "fichas_revision_apertura_evidencia_log10": ("gauge", ("family", "key")),
+        "fichas_revision_apertura_umbral_bloqueo": ("gauge", ("family", "key")),
+        "fichas_revision_apertura_faltan": ("gauge", ("family", "key")),
+        "fichas_revision_apertura_llegadas": ("gauge", ("family", "key")),
+        "fichas_revision_apertura_prefijo_decidido": ("gauge", ("family", "key")),
+        "fichas_revision_apertura_pendientes": ("gauge", ("family", "key")),
+        "fichas_revision_apertura_lista": ("gauge", ("family", "key")),
+        "fichas_revision_apertura_umbral_certificado": ("gauge", ("family", "key")),
+        "fichas_revision_puertas_abiertas_total": ("counter", ("family", "key")),
         "fichas_revision_retenidas_muestra": ("gauge", ("family", "state")),
         "fichas_step_failures_total": ("counter", ("step", "transient")),
         "fichas_oldest_event_age_seconds": ("gauge", ("topic", "partition")),
@@ -1374,6 +1577,9 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_puerta_cota_inferior": ("gauge", ("family", "key")),
         "fichas_sin_garantia_total": ("counter", ("family", "key")),
         "fichas_puerta_sin_certificar": ("gauge", ()),
+        "fichas_llm_logprobs": ("gauge", ()),
+        "fichas_evaluator_scores_total": ("counter", ("family", "score")),
+        "fichas_outcomes_total": ("counter", ("family", "key", "result")),
     }
 
 
@@ -1451,6 +1657,21 @@ def test_panel_cubre_lo_pedido():
         "fichas_revision_recall",
     ):
         assert m in exprs, f"el panel no muestra {m}"
+    for m in (  # the row "Puertas": shadow mode, scores, and the app's opener, per family and key
+        "fichas_sin_garantia_total",
+        "fichas_outcomes_total",
+        "fichas_evaluator_scores_total",
+        "fichas_llm_logprobs",
+        "fichas_revision_apertura_evidencia_log10",
+        "fichas_revision_apertura_prefijo_decidido",
+        "fichas_revision_apertura_pendientes",
+        "fichas_revision_apertura_faltan",
+        "fichas_revision_apertura_lista",
+        "fichas_revision_puertas_abiertas_total",
+    ):
+        assert m in exprs, f"el panel no muestra {m}"
+    dash = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    assert {"family", "key"} <= {v["name"] for v in dash["templating"]["list"]}
     for q in ("0.5", "0.95", "0.99"):
         assert (
             f"histogram_quantile({q}, sum by (le) (rate(fichas_event_duration_seconds_bucket"

@@ -13,7 +13,7 @@ from prometheus_client import generate_latest
 
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
 from esquemas.puerta import ClavePuerta, EstadoPuerta
-from grafo import Rechazo, Resultado, ResumenIntento
+from grafo import LogprobsProbe, Rechazo, Resultado, ResumenIntento
 from stream.http import HealthServer
 from stream.metricas import METRIC_NAMES, PrometheusSensor
 
@@ -378,3 +378,62 @@ def test_veredicto_mode_flags_uncertified_publication() -> None:
     sensor.on_modo_puerta("veredicto", "k1", ("zapatillas",))
     assert _value(sensor, "fichas_puerta_sin_certificar") == 1
     assert _value(sensor, "fichas_puerta_abierta", family="zapatillas", key="k1") is None
+
+
+def test_evaluator_scores_count_present_and_missing_per_family_once() -> None:
+    sensor = PrometheusSensor()
+    sensor.on_modo_puerta("veredicto", "k1", ("zapatillas", "moviles"))  # any mode
+    for familia in ("zapatillas", "moviles"):
+        for score in ("present", "missing"):
+            labels = {"family": familia, "score": score}
+            assert _value(sensor, "fichas_evaluator_scores_total", **labels) == 0
+
+    def con(familia: str, *intentos: ResumenIntento, reentregada: bool = False) -> Resultado:
+        r = _resultado(DESTINO_REVISION, len(intentos), intentos, reentregada)
+        return dataclasses.replace(r, salida=r.salida | {"familia": familia})
+
+    puntuado = dataclasses.replace(_intento(1, False), puntuacion=0.4)
+    sin = _intento(2, False)  # no score: the server gave no usable logprobs
+    invalido = _intento(3, False, invalida=True)  # no evaluator answer at all: neither
+    sensor.on_outcome(con("zapatillas", puntuado, sin, invalido), 1.0)
+    sensor.on_outcome(con("zapatillas", puntuado, sin, reentregada=True), 1.0)  # counted once
+    sensor.on_outcome(con("moviles", sin), 1.0)
+    scores = "fichas_evaluator_scores_total"
+    assert _value(sensor, scores, family="zapatillas", score="present") == 1
+    assert _value(sensor, scores, family="zapatillas", score="missing") == 1
+    assert _value(sensor, scores, family="moviles", score="missing") == 1
+
+
+def test_logprobs_gauge_is_unknown_until_the_probe_answers() -> None:
+    sensor = PrometheusSensor()
+    assert math.isnan(_value(sensor, "fichas_llm_logprobs") or 0.0)
+    sensor.on_logprobs_probe(LogprobsProbe("missing"))
+    assert _value(sensor, "fichas_llm_logprobs") == 0
+    sensor.on_logprobs_probe(LogprobsProbe("refused"))
+    assert _value(sensor, "fichas_llm_logprobs") == 0
+    sensor.on_logprobs_probe(LogprobsProbe("present", 0.9))
+    assert _value(sensor, "fichas_llm_logprobs") == 1
+    sensor.on_logprobs_probe(LogprobsProbe("no_answer"))
+    assert math.isnan(_value(sensor, "fichas_llm_logprobs") or 0.0)
+
+
+def test_outcomes_per_family_and_key_count_first_outcomes_only() -> None:
+    sensor = PrometheusSensor()
+    sensor.on_modo_puerta("certificada", "k1", ("zapatillas", "moviles"))
+    assert (
+        _value(sensor, "fichas_outcomes_total", family="moviles", key="k1", result="publicada") == 0
+    )
+
+    def con(destino: str, familia: str, reentregada: bool = False) -> Resultado:
+        r = _resultado(destino, 1, (_intento(1, destino == DESTINO_PUBLICADAS),), reentregada)
+        return dataclasses.replace(r, salida=r.salida | {"familia": familia})
+
+    sensor.on_outcome(con(DESTINO_PUBLICADAS, "zapatillas"), 1.0)
+    sensor.on_outcome(con(DESTINO_REVISION, "zapatillas"), 1.0)
+    sensor.on_outcome(con(DESTINO_REVISION, "zapatillas", reentregada=True), 1.0)
+    sensor.on_outcome(con(DESTINO_REVISION, "moviles"), 1.0)
+    zapatillas = {"family": "zapatillas", "key": "k1"}
+    assert _value(sensor, "fichas_outcomes_total", **zapatillas, result="publicada") == 1
+    assert _value(sensor, "fichas_outcomes_total", **zapatillas, result="revision_manual") == 1
+    moviles = {"family": "moviles", "key": "k1", "result": "revision_manual"}
+    assert _value(sensor, "fichas_outcomes_total", **moviles) == 1

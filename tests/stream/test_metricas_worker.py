@@ -78,6 +78,14 @@ async def test_contadores_exactos_por_resultado_criterio_e_intento(
         assert m("fichas_llm_request_duration_seconds_count", agent="evaluador") == 9
         assert m("fichas_llm_tokens_total", agent="generador", type="completion") > 0
         assert m("fichas_attempts_per_ficha_count") == 5
+        # Every evaluator answer of the fake carries logprobs (the start-up probe said so too):
+        # one present score per evaluator call above.
+        assert m("fichas_llm_logprobs") == 1
+        scores = m("fichas_evaluator_scores_total", family="zapatillas", score="present")
+        assert (
+            scores == 9
+            and m("fichas_evaluator_scores_total", family="zapatillas", score="missing") == 0
+        )
         assert m("fichas_in_flight") == 0
         assert m("fichas_llm_paused") == 0
         assert m("fichas_sample_total") == 4  # proportion 1: every published ficha

@@ -14,6 +14,7 @@ from typing import Any
 
 from esquemas import FichaEnRevision, FichaPublicada
 from esquemas.puerta import ClavePuerta
+from grafo.logprobs_probe import PROBE_SKU
 from harness.contrato import validar_registros
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
@@ -76,7 +77,8 @@ async def test_clave_distinta_cierra_la_puerta(
         # one attempt (another could not have been published either).
         assert revision.motivo == "sin_garantia"
         assert revision.intentos == 1
-    assert len(fake_llm.requests(agent="evaluador")) == 2
+    evaluador = fake_llm.requests(agent="evaluador", bodies=False)
+    assert len([r for r in evaluador if r["sku"] != PROBE_SKU]) == 2  # the start-up probe aside
     assert abierta == 0 and sin_garantia == 2
     texto = log.read_text()
     assert "gate of zapatillas closed: gate records only for other keys" in texto
