@@ -172,6 +172,35 @@ def test_dry_run_no_escribe(tmp_path: Path) -> None:
     assert {e.familia for e in estados} == {FAMILIA_TODAS, "zapatillas"}
 
 
+def test_ficheros_con_la_clave_de_la_configuracion(tmp_path: Path) -> None:
+    """A result file records the evaluator side of the key only; --clave-desde-config adds the
+    running generator side, so the gate applies to the worker; without it the summary warns."""
+    from harness.puerta import clave_fake
+
+    en_uso = clave_fake()
+    lado = {
+        "criterios_version": en_uso.criterios_version,
+        "prompt_evaluador_sha256": en_uso.prompt_evaluador_sha256,
+    }
+    entrada = _fichero(tmp_path / "ev.json", _certificables(), **lado)
+    env = {"FICHAS_LLM_MODELO": "fake"}
+    proc = _fichas([str(entrada), "--clave-desde-config", "--dry-run"], env)
+    assert proc.returncode == 0, proc.stderr
+    estados = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
+    assert {e.clave for e in estados} == {en_uso}
+    assert {e.abierta_por for e in estados} == {"calibrar"}
+    assert all(e.origen_datos.startswith("ltt:conjunto; fichas evaluar ev.json") for e in estados)
+    assert "no generator side" not in proc.stdout
+
+    proc = _fichas([str(entrada), "--dry-run"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: this key has no generator side" in proc.stdout
+
+    otra = _fichero(tmp_path / "otra.json", _certificables(), **lado, modelo="otro")
+    proc = _fichas([str(otra), "--clave-desde-config", "--dry-run"], env)
+    assert proc.returncode == 2 and "another evaluator key" in proc.stderr
+
+
 @pytest.mark.kafka
 def test_publica_en_el_topic_y_cierra_la_propia_que_ya_no_certifica(
     kafka: KafkaBroker, tmp_path: Path
