@@ -16,7 +16,7 @@ then checks that the scores the command computed are those of the recording (rep
 and prints the audit's certification.
 
     python docs/calidad/medir_recalificar.py docs/calidad/puerta/ev15-base.jsonl.gz \\
-        --modelo qwen2.5-coder-1.5b-instruct-q4_k_m [--control]
+        --modelo qwen2.5-coder-1.5b-instruct-q4_k_m [--control] [--mismas-que OTRA.jsonl.gz]
 
 ``--control`` replaces every score by a synthetic judge that separates the labels (good ~ U(0.5,
 1), bad ~ U(0, 0.5), seed 7): the control that the command certifies when the labels allow.
@@ -36,10 +36,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from medir_puerta import cargar  # noqa: E402  (the recordings' reader, scored by the product)
+from medir_puerta import auc, cargar
 
-from harness.fake_llm_client import FakeLLM  # noqa: E402
-from herramientas.evaluar import CASOS_POR_DEFECTO, cargar_casos  # noqa: E402
+from harness.fake_llm_client import FakeLLM
+from herramientas.evaluar import CASOS_POR_DEFECTO, cargar_casos
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,8 +78,14 @@ def main() -> int:
     p.add_argument("captura", type=Path)
     p.add_argument("--modelo", required=True, help="FICHAS_LLM_MODELO: the replayed model")
     p.add_argument("--control", action="store_true")
+    p.add_argument(
+        "--mismas-que", type=Path, help="only the candidates another recording has (paired)"
+    )
     args = p.parse_args()
     filas = {r["id"]: r for r in cargar(args.captura, rubrica=False)}
+    if args.mismas_que:
+        otras = {r["id"] for r in cargar(args.mismas_que, rubrica=False)}
+        filas = {i: r for i, r in filas.items() if i in otras}
     if args.control:
         azar = random.Random(7)
         for r in filas.values():
@@ -120,6 +126,13 @@ def main() -> int:
             "aprobadas_por_personas": sum(r["humano"]["aprobada"] for r in registros),
             "vetadas_por_codigo": sum(bool(r["codigo"]) for r in registros),
             "puntuaciones_distintas_de_la_grabacion": len(distintas),
+            "auc_sin_veto_codigo": auc(
+                [
+                    (r["evaluador"]["puntuacion"], r["humano"]["aprobada"])
+                    for r in registros
+                    if not r["codigo"]
+                ]
+            ),
             "puertas": [
                 {
                     k: p["estado"][k]
