@@ -572,7 +572,13 @@ def _certificar_y_escribir(
         auditoria.escribir(args.salida, doc)
         print(f"audit file: {args.salida}")
     if args.publicar:
-        asyncio.run(_publicar(args.publicar, settings, estados))
+        try:
+            asyncio.run(_publicar(args.publicar, settings, estados))
+        except Exception as exc:
+            if _es_de_kafka(exc):
+                print(f"fichas calibrar: Kafka unreachable: {exc}", file=sys.stderr)
+                return EXIT_BROKER_UNREACHABLE
+            raise
         print(f"published {len(estados)} gate state(s) to {settings.topic_puerta}")
     return 0
 
@@ -605,7 +611,9 @@ def _es_de_kafka(exc: BaseException) -> bool:
     """Whether an exception is the broker's (unreachable, timed out)."""
     from aiokafka.errors import KafkaError
 
-    return isinstance(exc, KafkaError | TimeoutError | ConnectionError)
+    from stream.kafka import BrokerUnreachable
+
+    return isinstance(exc, KafkaError | TimeoutError | ConnectionError | BrokerUnreachable)
 
 
 async def _cerrar_propias_que_ya_no_certifican(
