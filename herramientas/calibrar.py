@@ -206,6 +206,12 @@ def leer_evaluar(path: Path, datos: Datos) -> None:
 
 # -- decisions on Kafka: keyed evidence ---------------------------------------------------
 
+AVISO_SESGO = (
+    "selection bias: some decisions are on the sample of fichas a gate published, so the "
+    "review-queue decisions of this key hold only what that gate held back; calibrate on "
+    "shadow-mode decisions and the random sample (docs/puerta.md)"
+)
+
 # Why a decision is left out of a certification; every count is printed and kept in the audit.
 FUERA = {
     "otra_clave": "evidence of another key (another loop's fichas never count for this one)",
@@ -266,13 +272,7 @@ def seleccionar_evidencia(
             cuentas["usadas"] += 1
             tipos.add(decision.tipo)
     cuentas["otras_claves"] = otras
-    avisos = []
-    if {TIPO_MUESTRA, TIPO_REVISION} <= tipos:
-        avisos.append(
-            "selection bias: some decisions are on the sample of fichas an open gate published, "
-            "so the review-queue decisions of this key hold only what that gate held back; "
-            "calibrate on shadow-mode decisions and the random sample (docs/puerta.md)"
-        )
+    avisos = [AVISO_SESGO] if {TIPO_MUESTRA, TIPO_REVISION} <= tipos else []
     return candidatas, cuentas, avisos
 
 
@@ -389,6 +389,8 @@ def leer_recalificadas(
         datos.origen.setdefault("recalificado", []).append(
             {"fuente": lote.fuente, "candidatas": len(nuevas), "cache": str(cache), **lote.fuera}
         )
+        if {TIPO_MUESTRA, TIPO_REVISION} <= lote.tipos:
+            datos.avisos.append(AVISO_SESGO)
     datos.metodos.append(ORIGEN_LTT_RECALIFICADO)
 
 

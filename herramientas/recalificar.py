@@ -76,6 +76,7 @@ class Lote:
     fuente: str
     fuera: dict[str, int] = field(default_factory=dict)
     huella: str = ""  # in the cache key: a labelled set edited since is scored anew
+    tipos: set[str] = field(default_factory=set)  # revision / muestra items among the cases
 
 
 def mismo_generador(a: ClavePuerta, b: ClavePuerta) -> bool:
@@ -128,7 +129,8 @@ def lote_del_almacen(
             "the new key needs new labels. Run it in shadow mode (its gate closed: every ficha "
             "goes to review with its score) and certify on those decisions"
         )
-    return Lote(casos, fuente, fuera)
+    tipos = {c["candidatas"][0]["tipo"] for c in casos}
+    return Lote(casos, fuente, fuera, tipos=tipos)
 
 
 def _caso(item: Any, datos: Mapping[str, Any], aprobada: bool) -> dict[str, Any]:

@@ -93,7 +93,9 @@ def _en_revision(sku: str, caso: dict, ficha: dict, clave: ClavePuerta | None) -
 
 
 async def _guardar(
-    data_dir: Path, items: Sequence[tuple[str, dict, dict, ClavePuerta | None, str]]
+    data_dir: Path,
+    items: Sequence[tuple[str, dict, dict, ClavePuerta | None, str]],
+    tipo: str = "revision",
 ) -> None:
     """Store each item and close it with a person's decision (or as obsoleta)."""
     almacen = await Almacen.abrir(None, data_dir)
@@ -101,7 +103,7 @@ async def _guardar(
         for i, (sku, caso, ficha, clave, decision) in enumerate(items):
             datos = _en_revision(sku, caso, ficha, clave)
             await almacen.guardar_item(
-                sku, "revision", "sin_garantia", sku, 1, datos["familia"], [], datos, float(i)
+                sku, tipo, "sin_garantia", sku, 1, datos["familia"], [], datos, float(i)
             )
             if decision == "obsoleta":
                 await almacen.observar_version(sku, 2, float(i))
@@ -166,12 +168,19 @@ def test_recalifica_el_almacen_y_certifica_la_clave_nueva(
     assert conjunta.origen_datos.startswith("ltt:recalificado; almacen ")
     assert doc["origen"]["recalificado"][0]["otro_generador"] == 3
 
-    # A second run scores nothing again: the cache beside the audit file has every answer.
+    assert "selection bias" not in proc.stdout
+
+    # A sampled ficha (published by a gate) decided since: a second run scores only it, the
+    # cache beside the audit file has every other answer, and the mix of sample and queue
+    # decisions is a biased sample: calibrar warns.
+    muestra = [("S-000", buenas[42][0], buenas[42][1]["ficha"], EVALUADOR_VIEJO, "correcta")]
+    asyncio.run(_guardar(data_dir, muestra, tipo="muestra"))
     fake_llm.reset()
     proc = _calibrar(args, _env(fake_llm, data_dir), tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert int(fake_llm.stats()["by_agent"].get("evaluador", 0)) == 0
-    assert auditoria.leer(salida)[0][0].umbral == conjunta.umbral
+    assert int(fake_llm.stats()["by_agent"].get("evaluador", 0)) == 1
+    assert "re-scored by the running evaluator: 35 from almacen" in proc.stdout
+    assert "warning: selection bias" in proc.stdout
 
 
 def test_se_niega_si_cambio_el_generador(fake_llm: FakeLLM, data_dir: Path, tmp_path: Path) -> None:
