@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from esquemas.constantes import (
     DECISION_APROBADA,
     DECISION_CORRECTA,
@@ -61,6 +63,7 @@ FUERA = {
     "anterior_v1_3": "written before v1.3 (no key: which generator wrote it is unknown)",
     "obsoletas": "obsolete (closed by a newer version: nobody judged the ficha)",
     "sin_ficha": "no ficha or no origin stored (nothing to score)",
+    "clave_invalida": "a stored key that is not a ClavePuerta",
 }
 
 
@@ -115,7 +118,9 @@ def lote_del_almacen(
             fuera["obsoletas"] += 1
         elif not datos.get("clave"):
             fuera["anterior_v1_3"] += 1
-        elif not mismo_generador(ClavePuerta.model_validate(datos["clave"]), clave):
+        elif (suya := _clave(datos["clave"])) is None:
+            fuera["clave_invalida"] += 1
+        elif not mismo_generador(suya, clave):
             fuera["otro_generador"] += 1
         elif not datos.get("ficha") or not datos.get("origen"):
             fuera["sin_ficha"] += 1
@@ -131,6 +136,14 @@ def lote_del_almacen(
         )
     tipos = {c["candidatas"][0]["tipo"] for c in casos}
     return Lote(casos, fuente, fuera, tipos=tipos)
+
+
+def _clave(valor: Any) -> ClavePuerta | None:
+    """A stored key, or None when it is not one (counted, never a crash)."""
+    try:
+        return ClavePuerta.model_validate(valor)
+    except ValidationError:
+        return None
 
 
 def _caso(item: Any, datos: Mapping[str, Any], aprobada: bool) -> dict[str, Any]:
