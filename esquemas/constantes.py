@@ -136,3 +136,5 @@ ABIERTA_POR_CALIBRAR: Final = "calibrar"
 ORIGEN_SECUENCIAL_SOMBRA: Final = "secuencial:sombra"
 ORIGEN_LTT_CONJUNTO: Final = "ltt:conjunto"
 ORIGEN_LTT_RECALIFICADO: Final = "ltt:recalificado"
+# fixed-n Learn-then-Test on a batch of people's decisions read with their evidence
+ORIGEN_LTT_DECISIONES: Final = "ltt:decisiones"

@@ -4,18 +4,28 @@ Reads scored candidates that people labelled, certifies a threshold per family (
 family's data certify alone) and pooled (``*``) with ``puerta.certificacion``, and writes the
 gate states: to a JSON audit file (``--salida``) and/or to ``fichas.puerta`` (``--publicar``).
 
-Two sources, combinable:
+The tool for offline data and audits: opening a gate in production is the reviewer app's
+certifier's job (anytime-valid, over shadow-mode decisions in arrival order); this command
+certifies a batch with the fixed-n test, and signs what it opens ``abierta_por: calibrar``,
+with ``origen_datos`` naming the method and the data (``ltt:conjunto``, ``ltt:decisiones``,
+``ltt:recalificado``).
+
+Sources:
 
 - ``fichas evaluar --modo evaluador`` result files: every labelled candidate with the
   evaluator's ``puntuacion`` and the human label (``humano.aprobada``). A candidate a code
   check vetoes (``codigo`` not empty) or whose evaluation was invalid is never approved by the
   gate, whatever its score: its score counts as absent.
 - ``--desde-decisiones --kafka BOOTSTRAP``: the reviewer app's decisions on
-  ``fichas.decisiones`` joined by ``event_id`` with what was decided: a ``FichaEnRevision``
-  (score of its last attempt; approvable by the gate only if its motivo is ``sin_garantia``,
-  i.e. the code checks passed) or a sampled ``FichaPublicada`` (its ``puntuacion``). Labels:
-  ``aprobada``/``correcta`` good; ``rechazada``/``incorrecta``/``editada`` bad (a ficha a
-  person had to edit was not publishable as generated); ``obsoleta`` skipped.
+  ``fichas.decisiones``, each read with its own evidence (v1.3: family, key, the decided
+  attempt's score, whether its code checks passed). Only the certified key's decisions count;
+  every decision left out (another key, no evidence, written before v1.3, obsolete, invalid)
+  is counted and printed. Labels: ``aprobada``/``correcta`` good;
+  ``rechazada``/``incorrecta``/``editada`` bad (a ficha a person had to edit was not
+  publishable as generated).
+- ``--recalificar`` (``herramientas.recalificar``): the stored decided fichas
+  (``--desde-almacen``) and/or the labelled set (``--casos``) re-scored by the running
+  evaluator, certifying the running key; refused when the generator side of the key changed.
 
 The selection-bias trap (docs/puerta.md): calibrate only on data whose scores were not chosen
 by a gate: the labelled set, shadow mode (the gate closed: everything goes to review with its
@@ -24,38 +34,42 @@ then holds only what the gate held back (low scores), so above the threshold the
 to measure, and what is there is not representative.
 
 Exit codes: 0 done (the gate may be open or closed: a gate that does not certify is a result,
-not an error); 2 bad usage or unreadable input; 4 no Kafka broker answered.
+not an error); 2 bad usage, unreadable input, or --recalificar refused; 3 the LLM did not
+answer while re-scoring; 4 no Kafka broker answered.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import hashlib
 import json
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from esquemas.constantes import (
-    DECISION_APROBADA,
-    DECISION_CORRECTA,
-    DECISION_EDITADA,
-    DECISION_INCORRECTA,
+    ABIERTA_POR_CALIBRAR,
     DECISION_OBSOLETA,
-    DECISION_RECHAZADA,
     DELTA_PUERTA,
     FAMILIA_TODAS,
     MOTIVO_PUERTA_COTA_BAJA,
-    MOTIVO_SIN_GARANTIA,
     OBJETIVO_PUERTA,
+    ORIGEN_LTT_CONJUNTO,
+    ORIGEN_LTT_DECISIONES,
+    ORIGEN_LTT_RECALIFICADO,
+    TIPO_MUESTRA,
+    TIPO_REVISION,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.salidas import DecisionRevision
+from herramientas import recalificar
+from herramientas.recalificar import ETIQUETAS
 from puerta import auditoria
 from puerta.certificacion import (
     Candidata,
@@ -67,10 +81,11 @@ from puerta.certificacion import (
 )
 
 EXIT_USAGE = 2
+EXIT_LLM_UNAVAILABLE = 3
 EXIT_BROKER_UNREACHABLE = 4
 FORMATO_EVALUAR = "fichas-evaluar/1"
-BUENAS = {DECISION_APROBADA, DECISION_CORRECTA}
-MALAS = {DECISION_RECHAZADA, DECISION_INCORRECTA, DECISION_EDITADA}
+BUENAS = {d for d, buena in ETIQUETAS.items() if buena}
+MALAS = {d for d, buena in ETIQUETAS.items() if not buena}
 
 AYUDA = """\
 Certify the publication gate's threshold against people (docs/puerta.md).
@@ -86,7 +101,14 @@ score), and the random sample of published fichas. NEVER on the review queue alo
 is open: the queue then holds only what the gate held back, so the data say nothing about the
 fichas the gate lets through.
 
-Exit 0 done (gate open or closed); 2 bad usage or unreadable input; 4 Kafka unreachable."""
+For offline data and audits: in production the reviewer app's certifier opens gates.
+--recalificar: a new evaluator (prompt, rubric, signal) certified on people's old labels,
+re-scoring the stored decided fichas (--desde-almacen) or the labelled set (--casos) with the
+running FICHAS_* evaluator; refused when the generator (model, generator prompt, criteria)
+changed: new fichas need new labels (shadow mode).
+
+Exit 0 done (gate open or closed); 2 bad usage, unreadable input or refused; 3 LLM down;
+4 Kafka unreachable."""
 
 
 class Entrada(Exception):
@@ -101,6 +123,7 @@ class Datos:
     origen: dict[str, Any] = field(default_factory=dict)
     avisos: list[str] = field(default_factory=list)
     claves: list[ClavePuerta] = field(default_factory=list)  # keys the files were measured with
+    metodos: list[str] = field(default_factory=list)  # ORIGEN_*: how each source was certified
 
 
 # -- fichas evaluar files ---------------------------------------------------------------------
@@ -170,6 +193,7 @@ def leer_evaluar(path: Path, datos: Datos) -> None:
     nuevas = [candidata_de_registro(r) for r in registros]
     datos.candidatas += nuevas
     datos.claves.append(clave_de_configuracion(doc.get("configuracion") or {}))
+    datos.metodos.append(ORIGEN_LTT_CONJUNTO)
     datos.origen.setdefault("ficheros", []).append(
         {
             "ruta": str(path),
@@ -180,60 +204,98 @@ def leer_evaluar(path: Path, datos: Datos) -> None:
     )
 
 
-# -- decisions on Kafka -----------------------------------------------------------------------
+# -- decisions on Kafka: keyed evidence ---------------------------------------------------
+
+AVISO_SESGO = (
+    "selection bias: some decisions are on the sample of fichas a gate published, so the "
+    "review-queue decisions of this key hold only what that gate held back; calibrate on "
+    "shadow-mode decisions and the random sample (docs/puerta.md)"
+)
+
+# Why a decision is left out of a certification; every count is printed and kept in the audit.
+FUERA = {
+    "otra_clave": "evidence of another key (another loop's fichas never count for this one)",
+    "sin_evidencia": "no evidence: the decided ficha carried no score",
+    "anterior_v1_3": "written before v1.3 (no evidence; its ficha carries no key, so it can "
+    "never count for a v1.3 key)",
+    "obsoletas": "obsolete (closed by a newer version: nobody judged the ficha)",
+    "invalidas": "not a DecisionRevision",
+}
 
 
-async def _leer_topics(bootstrap: str, topics: Sequence[str]) -> dict[str, list[Any]]:
-    """Every committed record of ``topics`` up to the end offsets seen at the start."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-    from aiokafka.admin import AIOKafkaAdminClient
+def seleccionar_evidencia(
+    decisiones: Sequence[Mapping[str, Any]], clave: ClavePuerta
+) -> tuple[list[Candidata], dict[str, Any], list[str]]:
+    """The candidates ``clave``'s decisions prove, each on its own evidence; no join.
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="fichas-calibrar")
-    await admin.start()
-    try:
-        descripciones = await admin.describe_topics(list(topics))
-    finally:
-        await admin.close()
-    particiones = [
-        TopicPartition(d["topic"], p["partition"])
-        for d in descripciones
-        if not d.get("error_code")
-        for p in d.get("partitions") or []
-    ]
-    salida: dict[str, list[Any]] = {t: [] for t in topics}
-    if not particiones:
-        return salida
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
-        group_id=None,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        isolation_level="read_committed",
-        client_id="fichas-calibrar",
-    )
-    await consumer.start()
-    try:
-        consumer.assign(particiones)
-        await consumer.seek_to_beginning(*particiones)
-        finales = await consumer.end_offsets(particiones)
-        pendientes = {tp for tp in particiones if finales[tp] > 0}
-        limite = time.monotonic() + 120
-        while pendientes:
-            if time.monotonic() > limite:
-                raise TimeoutError(f"could not read {sorted(str(tp) for tp in pendientes)}")
-            lotes = await consumer.getmany(*pendientes, timeout_ms=1000)
-            for tp, registros in lotes.items():
-                salida[tp.topic] += [r for r in registros if r.offset < finales[tp]]
-            for tp in list(pendientes):
-                if await consumer.position(tp) >= finales[tp]:
-                    pendientes.discard(tp)
-    finally:
-        await consumer.stop()
-    return salida
+    Pure. A v1.3 decision carries its ``evidencia`` (family, key, the decided attempt's score,
+    whether its code checks passed): only decisions of ``clave`` count, so evidence from
+    another configuration of the loop is never pooled. The newest decision per event wins.
+    Returns the candidates, the counts (``usadas`` and one per reason in ``FUERA``, with the
+    other keys seen) and warnings. Nothing is left out silently: the caller prints the counts.
+
+    Decisions written before v1.3 are left out, not joined with ``fichas.revision_manual`` as
+    before: their fichas carry no key (no ``prompt_generador_sha256``), which never equals a
+    running v1.3 key, so they could only certify a gate no v1.3 worker applies; and the join
+    depended on a topic kept 30 days, so evidence expired without a word.
+    """
+    ultima: dict[str, Mapping[str, Any]] = {}
+    cuentas: dict[str, Any] = {"decisiones": 0, "usadas": 0, **dict.fromkeys(FUERA, 0)}
+    for d in decisiones:
+        try:
+            DecisionRevision.model_validate(d)
+        except ValidationError:
+            cuentas["invalidas"] += 1
+            continue
+        ultima[str(d["event_id"])] = d
+    cuentas["decisiones"] = len(ultima) + cuentas["invalidas"]
+    otras: dict[str, int] = {}
+    candidatas: list[Candidata] = []
+    tipos: set[str] = set()
+    for event_id, d in ultima.items():
+        decision = DecisionRevision.model_validate(d)
+        if decision.decision == DECISION_OBSOLETA or decision.decision not in BUENAS | MALAS:
+            cuentas["obsoletas"] += 1
+        elif "evidencia" not in d:
+            cuentas["anterior_v1_3"] += 1
+        elif decision.evidencia is None:
+            cuentas["sin_evidencia"] += 1
+        elif decision.evidencia.clave != clave:
+            cuentas["otra_clave"] += 1
+            texto = decision.evidencia.clave.texto()
+            otras[texto] = otras.get(texto, 0) + 1
+        else:
+            ev = decision.evidencia
+            puntuacion = ev.puntuacion if ev.codigo_ok else None  # a code veto never approves
+            buena = decision.decision in BUENAS
+            candidatas.append(Candidata(puntuacion, buena, ev.familia, event_id))
+            cuentas["usadas"] += 1
+            tipos.add(decision.tipo)
+    cuentas["otras_claves"] = otras
+    avisos = [AVISO_SESGO] if {TIPO_MUESTRA, TIPO_REVISION} <= tipos else []
+    return candidatas, cuentas, avisos
+
+
+def leer_decisiones(bootstrap: str, settings: Any, clave: ClavePuerta, datos: Datos) -> None:
+    """Add the candidates of ``clave``'s decisions on ``fichas.decisiones``."""
+    from infra.kafka_read import read_to_end
+
+    topic = settings.topic_decisiones
+    registros, faltan = asyncio.run(read_to_end(bootstrap, [topic], client_id="fichas-calibrar"))
+    if faltan:
+        raise Entrada(f"topic {topic} does not exist on {bootstrap} (FICHAS_TOPIC_DECISIONES)")
+    valores = [v for v in map(_json, registros) if v is not None]
+    candidatas, cuentas, avisos = seleccionar_evidencia(valores, clave)
+    cuentas["invalidas"] += len(registros) - len(valores)
+    cuentas["decisiones"] += len(registros) - len(valores)
+    datos.candidatas += candidatas
+    datos.avisos += avisos
+    datos.metodos.append(ORIGEN_LTT_DECISIONES)
+    datos.origen["decisiones"] = {"kafka": bootstrap, "topic": topic, **cuentas}
 
 
 def _json(registro: Any) -> dict[str, Any] | None:
-    """A record's value as a JSON object, or None when it is not one (skipped, counted)."""
+    """A record's value as a JSON object, or None when it is not one (counted as invalid)."""
     try:
         valor = json.loads(registro.value) if registro.value is not None else None
     except ValueError:
@@ -241,130 +303,95 @@ def _json(registro: Any) -> dict[str, Any] | None:
     return valor if isinstance(valor, dict) else None
 
 
-def unir_decisiones(
-    decisiones: Sequence[Mapping[str, Any]],
-    revision: Sequence[Mapping[str, Any]],
-    muestra: Sequence[Mapping[str, Any]],
-) -> tuple[list[Candidata], dict[str, int], list[str]]:
-    """Join people's decisions with the scores of what they decided, by ``event_id``.
-
-    Pure. Returns the candidates, counts for the audit, and warnings (selection bias). The
-    newest decision per event wins; ``obsoleta`` means nobody judged the ficha.
-    """
-    ultima: dict[str, Mapping[str, Any]] = {}
-    for d in decisiones:
-        if "event_id" in d and "decision" in d:
-            ultima[str(d["event_id"])] = d
-    en_revision = {str(r["event_id"]): r for r in revision if "event_id" in r}
-    en_muestra = {str(r["event_id"]): r for r in muestra if "event_id" in r}
-    candidatas: list[Candidata] = []
-    cuentas = {"decisiones": len(ultima), "revision": 0, "muestra": 0, "sin_ficha": 0}
-    cuentas["obsoletas"] = 0
-    publicadas_por_puerta = False
-    for event_id, d in ultima.items():
-        decision = d["decision"]
-        if decision == DECISION_OBSOLETA or decision not in BUENAS | MALAS:
-            cuentas["obsoletas"] += 1
-            continue
-        buena = decision in BUENAS
-        if event_id in en_muestra:
-            ficha = en_muestra[event_id]
-            publicadas_por_puerta |= ficha.get("puerta") is not None
-            puntuacion = ficha.get("puntuacion")
-            cuentas["muestra"] += 1
-        elif event_id in en_revision:
-            ficha = en_revision[event_id]
-            historial = ficha.get("historial") or [{}]
-            puntuacion = historial[-1].get("puntuacion")
-            if ficha.get("motivo") != MOTIVO_SIN_GARANTIA:
-                puntuacion = None  # code checks failed or invalid output: never approvable
-            cuentas["revision"] += 1
-        else:
-            cuentas["sin_ficha"] += 1
-            continue
-        familia = str(ficha.get("familia") or FAMILIA_TODAS)
-        candidatas.append(Candidata(puntuacion, buena, familia, event_id))
-    avisos = []
-    if publicadas_por_puerta and cuentas["revision"]:
-        avisos.append(
-            "selection bias: some sampled fichas were published by an open gate, so the review "
-            "queue in these data holds only what that gate held back; calibrate on shadow-mode "
-            "decisions and the random sample (docs/puerta.md)"
-        )
-    return candidatas, cuentas, avisos
-
-
-def leer_decisiones(bootstrap: str, settings: Any, datos: Datos) -> None:
-    """Add the candidates joined from the decisions and the output topics."""
-    topics = [settings.topic_decisiones, settings.topic_revision, settings.topic_muestra]
-    leidos = asyncio.run(_leer_topics(bootstrap, topics))
-    valores = {t: [v for v in map(_json, leidos[t]) if v is not None] for t in topics}
-    candidatas, cuentas, avisos = unir_decisiones(
-        valores[settings.topic_decisiones],
-        valores[settings.topic_revision],
-        valores[settings.topic_muestra],
-    )
-    datos.candidatas += candidatas
-    datos.avisos += avisos
-    datos.origen["decisiones"] = {"kafka": bootstrap, "topics": topics, **cuentas}
-
-
 # -- the key ----------------------------------------------------------------------------------
 
 
-def clave_desde_config() -> ClavePuerta:
-    """The running configuration's key, as the worker computes it (``grafo.clave_puerta``)."""
-    try:
-        from grafo import clave_puerta  # type: ignore[attr-defined]
-    except ImportError as exc:
-        raise Entrada(
-            "--clave-desde-config needs grafo.clave_puerta, which this version lacks; give "
-            "--modelo, --prompt-sha, --criterios-version and --modo-evaluador"
-        ) from exc
-    from criterios import CRITERIOS_VERSION
-    from stream.config import Settings
+def clave_desde_config(settings: Any) -> ClavePuerta:
+    """The running configuration's key, exactly as the worker computes it."""
+    from stream.runtime import clave_en_uso
 
-    settings = Settings()
-    clave: ClavePuerta = clave_puerta(
-        settings.llm_modelo, settings.evaluador_rubrica, CRITERIOS_VERSION, settings.evaluador_senal
-    )
-    return clave
+    return clave_en_uso(settings)
 
 
-def elegir_clave(args: argparse.Namespace, datos: Datos) -> ClavePuerta:
+def elegir_clave(args: argparse.Namespace, settings: Any, datos: Datos) -> ClavePuerta:
     """The key to certify for: from the options, the configuration, or the files' own key.
 
-    Result files record the key they were measured with: a key given by hand must match it,
-    because a threshold certified on one evaluator says nothing about another.
+    Result files record the evaluator side of the key they were measured with (modelo, evaluator
+    prompt, criteria version, mode): a key given by hand must match it, because a threshold
+    certified on one evaluator says nothing about another. They record no generator side (the
+    labelled candidates were not written by the loop): that comes from the configuration
+    (``--clave-desde-config``) or ``--prompt-generador-sha``.
     """
     campos = (args.modelo, args.prompt_sha, args.criterios_version, args.modo_evaluador)
-    if args.clave_desde_config:
-        clave = clave_desde_config()
+    if args.clave_desde_config or args.recalificar:
+        clave = clave_desde_config(settings)
     elif all(campos):
         clave = ClavePuerta(
             modelo=args.modelo,
             prompt_evaluador_sha256=args.prompt_sha,
             criterios_version=args.criterios_version,
             modo_evaluador=args.modo_evaluador,
+            prompt_generador_sha256=args.prompt_generador_sha,
         )
     elif any(campos):
         raise Entrada(
             "give all four of --modelo, --prompt-sha, --criterios-version, --modo-evaluador"
         )
     elif datos.claves:
-        clave = datos.claves[0]
+        clave = datos.claves[0].model_copy(
+            update={"prompt_generador_sha256": args.prompt_generador_sha}
+        )
     else:
         raise Entrada(
             "no gate key: give --modelo, --prompt-sha, --criterios-version and "
             "--modo-evaluador, or --clave-desde-config"
         )
-    distintas = [c for c in datos.claves if c != clave]
+    distintas = [c for c in datos.claves if c != _lado_evaluador(clave)]
     if distintas:
         raise Entrada(
             f"the result files were measured with another evaluator key ({distintas[0]!r}) "
-            f"than the one to certify ({clave!r})"
+            f"than the one to certify ({_lado_evaluador(clave)!r})"
         )
     return clave
+
+
+def _lado_evaluador(clave: ClavePuerta) -> ClavePuerta:
+    """The key without its generator side: what an evaluator-mode result file records."""
+    return clave.model_copy(update={"prompt_generador_sha256": None})
+
+
+# -- re-scoring (--recalificar) ---------------------------------------------------------------
+
+
+def leer_recalificadas(
+    args: argparse.Namespace, settings: Any, clave: ClavePuerta, datos: Datos
+) -> None:
+    """Add the stored decided fichas and/or the labelled set, scored by the running evaluator."""
+    lotes = []
+    if args.casos is not None:
+        from herramientas.evaluar import CASOS_POR_DEFECTO
+
+        lotes.append(recalificar.lote_del_conjunto(Path(args.casos or CASOS_POR_DEFECTO)))
+    if args.desde_almacen:
+        from stream import eventloop
+
+        cerrados = eventloop.run(recalificar.leer_almacen(settings))
+        fuente = "almacen " + ("postgres" if settings.postgres_dsn else str(settings.data_dir))
+        lotes.append(recalificar.lote_del_almacen(cerrados, clave, fuente))
+    base = args.salida or Path("calibrar")
+    cache = base.with_name(base.name + ".recalificar.parcial.jsonl")
+    for lote in lotes:
+        registros = recalificar.recalificar(
+            settings, lote, clave, cache, args.concurrencia, args.espera_llm
+        )
+        nuevas = [candidata_de_registro(r) for r in registros]
+        datos.candidatas += nuevas
+        datos.origen.setdefault("recalificado", []).append(
+            {"fuente": lote.fuente, "candidatas": len(nuevas), "cache": str(cache), **lote.fuera}
+        )
+        if {TIPO_MUESTRA, TIPO_REVISION} <= lote.tipos:
+            datos.avisos.append(AVISO_SESGO)
+    datos.metodos.append(ORIGEN_LTT_RECALIFICADO)
 
 
 # -- command line -----------------------------------------------------------------------------
@@ -387,17 +414,49 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--desde-decisiones",
         action="store_true",
-        help="also read people's decisions (FICHAS_TOPIC_DECISIONES) joined with the scores on "
-        "FICHAS_TOPIC_REVISION and FICHAS_TOPIC_MUESTRA; needs --kafka",
+        help="also read people's decisions (FICHAS_TOPIC_DECISIONES), each with its own "
+        "evidence (v1.3); only the certified key's count; needs --kafka",
     )
     p.add_argument("--kafka", metavar="BOOTSTRAP", help="brokers to read the decisions from")
+    p.add_argument(
+        "--recalificar",
+        action="store_true",
+        help="re-score people-labelled fichas with the RUNNING evaluator (FICHAS_* settings) "
+        "and certify the running key on (new score, old label); needs --desde-almacen and/or "
+        "--casos; refused when the generator side of the key changed",
+    )
+    p.add_argument(
+        "--desde-almacen",
+        action="store_true",
+        help="with --recalificar: the decided fichas in the reviewer app's store "
+        "(FICHAS_POSTGRES_DSN, or FICHAS_DATA_DIR's SQLite)",
+    )
+    p.add_argument(
+        "--casos",
+        nargs="?",
+        const="",  # the default set, resolved when used (herramientas.evaluar is heavy)
+        metavar="CASOS.jsonl",
+        help="with --recalificar: the labelled set (default ejemplos/evaluacion/casos.jsonl)",
+    )
+    p.add_argument("--concurrencia", type=int, default=1, help="re-scoring: parallel LLM calls")
+    p.add_argument(
+        "--espera-llm",
+        type=float,
+        default=300.0,
+        help="re-scoring: seconds to keep retrying an LLM that does not answer (300)",
+    )
     p.add_argument("--objetivo", type=float, default=OBJETIVO_PUERTA, help="precision (0.9)")
     p.add_argument("--delta", type=float, default=DELTA_PUERTA, help="risk (0.05)")
-    p.add_argument("--modelo", help="gate key: the evaluator's model name")
+    p.add_argument("--modelo", help="gate key: the model name")
     p.add_argument("--prompt-sha", help="gate key: sha256 of the evaluator's system prompt")
     p.add_argument("--criterios-version", help="gate key: the criteria version")
     p.add_argument(
         "--modo-evaluador", choices=("veredicto", "rubrica"), help="gate key: evaluator mode"
+    )
+    p.add_argument(
+        "--prompt-generador-sha",
+        help="gate key: the generator side (grafo.puerta.configuracion_generador's sha256); "
+        "without it a key given by hand or read from result files applies to no v1.3 worker",
     )
     p.add_argument(
         "--clave-desde-config",
@@ -420,15 +479,37 @@ def _error(mensaje: str) -> int:
     return EXIT_USAGE
 
 
+def _uso(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, or None."""
+    if not 0 < args.objetivo < 1 or not 0 < args.delta < 1:
+        return "--objetivo and --delta must be in (0, 1)"
+    if args.recalificar:
+        if args.entradas or args.desde_decisiones:
+            return (
+                "--recalificar certifies the running key on fichas it re-scores itself; it "
+                "takes no result files nor --desde-decisiones (their scores are another key's)"
+            )
+        if not args.desde_almacen and args.casos is None:
+            return "--recalificar needs --desde-almacen and/or --casos"
+        if any((args.modelo, args.prompt_sha, args.criterios_version, args.modo_evaluador)):
+            return "--recalificar certifies the running key: give no key options"
+        return None
+    if args.desde_almacen or args.casos is not None:
+        return "--desde-almacen and --casos go with --recalificar"
+    if not args.entradas and not args.desde_decisiones:
+        return "nothing to calibrate on: give result files, --desde-decisiones or --recalificar"
+    if args.desde_decisiones and not args.kafka:
+        return "--desde-decisiones needs --kafka BOOTSTRAP"
+    return None
+
+
 def main(argv: list[str]) -> int:
     """Entry point of ``fichas calibrar``."""
     args = _parser().parse_args(argv)
-    if not 0 < args.objetivo < 1 or not 0 < args.delta < 1:
-        return _error("--objetivo and --delta must be in (0, 1)")
-    if not args.entradas and not args.desde_decisiones:
-        return _error("nothing to calibrate on: give result files and/or --desde-decisiones")
-    if args.desde_decisiones and not args.kafka:
-        return _error("--desde-decisiones needs --kafka BOOTSTRAP")
+    problema = _uso(args)
+    if problema:
+        return _error(problema)
+    from grafo import LLMUnavailable
     from stream.config import ConfigError, load_settings
 
     try:
@@ -439,20 +520,38 @@ def main(argv: list[str]) -> int:
     try:
         for entrada in args.entradas:
             leer_evaluar(entrada, datos)
+        clave = elegir_clave(args, settings, datos)
         if args.desde_decisiones:
-            leer_decisiones(args.kafka, settings, datos)
-        clave = elegir_clave(args, datos)
-    except Entrada as exc:
+            leer_decisiones(args.kafka, settings, clave, datos)
+        if args.recalificar:
+            leer_recalificadas(args, settings, clave, datos)
+    except (Entrada, ValueError) as exc:
         return _error(str(exc))
+    except recalificar.GeneradorDistinto as exc:
+        return _error(f"--recalificar refused: {exc}")
+    except LLMUnavailable as exc:
+        print(
+            f"fichas calibrar: {exc} (what was scored stays in the cache; run the same command "
+            "again to go on)",
+            file=sys.stderr,
+        )
+        return EXIT_LLM_UNAVAILABLE
     except Exception as exc:  # the broker: aiokafka's connection errors
         if _es_de_kafka(exc):
             print(f"fichas calibrar: Kafka unreachable: {exc}", file=sys.stderr)
             return EXIT_BROKER_UNREACHABLE
         raise
+    return _certificar_y_escribir(args, settings, clave, datos)
+
+
+def _certificar_y_escribir(
+    args: argparse.Namespace, settings: Any, clave: ClavePuerta, datos: Datos
+) -> int:
+    """Certify per family and pooled, print the summary, write the audit file and the topic."""
     ahora = datetime.now(UTC)
     certificaciones = certificar_por_familia(datos.candidatas, args.objetivo, args.delta)
     origen_datos = describir_origen(datos)
-    estados = [estado_puerta(f, clave, c, origen_datos, ahora) for f, c in certificaciones.items()]
+    estados = [_estado(f, clave, c, origen_datos, ahora) for f, c in certificaciones.items()]
     try:
         if args.publicar and not args.dry_run:
             estados += asyncio.run(
@@ -467,7 +566,7 @@ def main(argv: list[str]) -> int:
         raise
     origen = {**datos.origen, "avisos": datos.avisos, "clave": clave.model_dump()}
     doc = auditoria.documento(estados, certificaciones, origen, ahora)
-    print(resumen(estados, certificaciones, datos, args.objetivo, args.delta))
+    print(resumen(estados, certificaciones, datos, args.objetivo, args.delta, clave))
     if args.dry_run:
         print(json.dumps([e.model_dump(mode="json") for e in estados], ensure_ascii=False))
         return 0
@@ -475,42 +574,48 @@ def main(argv: list[str]) -> int:
         auditoria.escribir(args.salida, doc)
         print(f"audit file: {args.salida}")
     if args.publicar:
-        asyncio.run(_publicar(args.publicar, settings, estados))
+        try:
+            asyncio.run(_publicar(args.publicar, settings, estados))
+        except Exception as exc:
+            if _es_de_kafka(exc):
+                print(f"fichas calibrar: Kafka unreachable: {exc}", file=sys.stderr)
+                return EXIT_BROKER_UNREACHABLE
+            raise
         print(f"published {len(estados)} gate state(s) to {settings.topic_puerta}")
     return 0
 
 
+def _estado(
+    familia: str,
+    clave: ClavePuerta,
+    certificacion: Certificacion,
+    origen_datos: str,
+    ahora: datetime,
+) -> EstadoPuerta:
+    """The state of one certification, signed by this command when it opens (v1.3)."""
+    estado = estado_puerta(familia, clave, certificacion, origen_datos, ahora)
+    return estado.model_copy(
+        update={"abierta_por": ABIERTA_POR_CALIBRAR if estado.abierta else None}
+    )
+
+
 async def _publicar(bootstrap: str, settings: Any, estados: Sequence[EstadoPuerta]) -> None:
-    """Create the gate topic if missing (compacted, as the worker would), then write."""
-    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-    from aiokafka.errors import TopicAlreadyExistsError
-
+    """Write the states to the gate topic; a missing topic is created by the worker's own
+    ``ensure_topics`` (every topic of the contract, with its settings), never by hand here."""
     from puerta.topico import escribir_estados
-    from stream.kafka import topic_configs
+    from stream.kafka import ensure_topics
 
-    topic = settings.topic_puerta
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="fichas-calibrar")
-    await admin.start()
-    try:
-        if topic not in set(await admin.list_topics()):
-            nuevo = NewTopic(
-                topic,
-                settings.particiones,
-                settings.replicacion,
-                topic_configs=topic_configs(settings)[topic],
-            )
-            with contextlib.suppress(TopicAlreadyExistsError):
-                await admin.create_topics([nuevo])
-    finally:
-        await admin.close()
-    await escribir_estados(bootstrap, estados, topic)
+    await ensure_topics(settings.model_copy(update={"kafka_brokers": bootstrap}))
+    await escribir_estados(bootstrap, estados, settings.topic_puerta)
 
 
 def _es_de_kafka(exc: BaseException) -> bool:
     """Whether an exception is the broker's (unreachable, timed out)."""
     from aiokafka.errors import KafkaError
 
-    return isinstance(exc, KafkaError | TimeoutError | ConnectionError)
+    from stream.kafka import BrokerUnreachable
+
+    return isinstance(exc, KafkaError | TimeoutError | ConnectionError | BrokerUnreachable)
 
 
 async def _cerrar_propias_que_ya_no_certifican(
@@ -542,12 +647,14 @@ async def _cerrar_propias_que_ya_no_certifican(
             continue
         propias = [c for c in datos.candidatas if c.familia == estado.familia]
         cert = certificar(propias, args.objetivo, args.delta)
-        cerrar.append(estado_puerta(estado.familia, clave, cert, describir_origen(datos), ahora))
+        cerrar.append(_estado(estado.familia, clave, cert, describir_origen(datos), ahora))
     return cerrar
 
 
 def describir_origen(datos: Datos) -> str:
-    """A short text for ``EstadoPuerta.origen_datos``; the audit file has the details."""
+    """``EstadoPuerta.origen_datos``: the method, then the data (v1.3); the audit file has
+    the details. E.g. ``ltt:recalificado; conjunto ejemplos/evaluacion/casos.jsonl (188)``."""
+    metodos = "+".join(dict.fromkeys(datos.metodos))
     partes = [
         f"fichas evaluar {Path(f['ruta']).name} sha256:{f['sha256'][:12]} "
         f"({f['candidatas']} candidatas)"
@@ -555,10 +662,33 @@ def describir_origen(datos: Datos) -> str:
     ]
     if "decisiones" in datos.origen:
         d = datos.origen["decisiones"]
-        partes.append(
-            f"decisiones {d['topics'][0]} ({d['revision']} revision, {d['muestra']} muestra)"
+        partes.append(f"decisiones {d['topic']} ({d['usadas']} de {d['decisiones']})")
+    partes += [f"{r['fuente']} ({r['candidatas']})" for r in datos.origen.get("recalificado", [])]
+    return "; ".join([metodos, *partes])
+
+
+def fuera_de_la_cuenta(datos: Datos) -> list[str]:
+    """One line per source saying what was left out and why: evidence never expires silently."""
+    lineas = []
+    if "decisiones" in datos.origen:
+        d = datos.origen["decisiones"]
+        lineas.append(
+            f"decisions on {d['topic']}: {d['decisiones']} read, {d['usadas']} used for this key"
         )
-    return "; ".join(partes)
+        lineas += [
+            f"  left out: {d[motivo]} {texto}" for motivo, texto in FUERA.items() if d[motivo]
+        ]
+        if d["otras_claves"]:
+            claves = ", ".join(f"{k} ({n})" for k, n in sorted(d["otras_claves"].items()))
+            lineas.append(f"  other keys seen: {claves}")
+    for r in datos.origen.get("recalificado", []):
+        lineas.append(f"re-scored by the running evaluator: {r['candidatas']} from {r['fuente']}")
+        lineas += [
+            f"  left out: {r[motivo]} {texto}"
+            for motivo, texto in recalificar.FUERA.items()
+            if r.get(motivo)
+        ]
+    return lineas
 
 
 def resumen(
@@ -567,11 +697,19 @@ def resumen(
     datos: Datos,
     objetivo: float,
     delta: float,
+    clave: ClavePuerta,
 ) -> str:
-    """A few lines for the terminal: each gate open or closed, with n, k, λ and why."""
+    """A few lines for the terminal: what was left out, each gate open or closed, n, k, λ."""
     minimo = minimo_aprobaciones(objetivo, delta)
     puntuadas = sum(1 for c in datos.candidatas if c.puntuacion is not None)
-    lineas = [
+    lineas = [f"key {clave.texto()}: {clave.model_dump_json(exclude_none=True)}"]
+    if clave.prompt_generador_sha256 is None:
+        lineas.append(
+            "warning: this key has no generator side (prompt_generador_sha256): no v1.3 worker "
+            "applies it; give --clave-desde-config or --prompt-generador-sha"
+        )
+    lineas += fuera_de_la_cuenta(datos)
+    lineas += [
         f"candidates: {len(datos.candidatas)} labelled, {puntuadas} scored and approvable; "
         f"objective {objetivo}, delta {delta} (at least {minimo} people-approved needed)"
     ]

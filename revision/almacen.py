@@ -486,6 +486,18 @@ class Almacen:
         )
         return [(str(e), str(f), None if d is None else str(d)) for e, f, d in rows]
 
+    async def cerrados(self) -> list[tuple[Item, str | None]]:
+        """(item, its decision) of every closed item, in arrival order: the stored fichas with
+        people's labels that ``fichas calibrar --recalificar`` re-scores. Read-only; an item
+        closed ``obsoleta`` is returned too, so the command can count what it leaves out."""
+        rows = await self._query(
+            f"select {_ITEM_COLUMNS}, (select d.decision from revision_decisiones d "
+            "where d.event_id = revision_items.event_id) "
+            "from revision_items where estado <> $1 order by recibido_en, event_id",
+            (ABIERTA,),
+        )
+        return [(_item(row), None if row[11] is None else str(row[11])) for row in rows]
+
     async def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
         """Decisions per (tipo, decision), for the ``_total`` counter read at scrape time."""
         rows = await self._query(

@@ -172,6 +172,35 @@ def test_dry_run_no_escribe(tmp_path: Path) -> None:
     assert {e.familia for e in estados} == {FAMILIA_TODAS, "zapatillas"}
 
 
+def test_ficheros_con_la_clave_de_la_configuracion(tmp_path: Path) -> None:
+    """A result file records the evaluator side of the key only; --clave-desde-config adds the
+    running generator side, so the gate applies to the worker; without it the summary warns."""
+    from harness.puerta import clave_fake
+
+    en_uso = clave_fake()
+    lado = {
+        "criterios_version": en_uso.criterios_version,
+        "prompt_evaluador_sha256": en_uso.prompt_evaluador_sha256,
+    }
+    entrada = _fichero(tmp_path / "ev.json", _certificables(), **lado)
+    env = {"FICHAS_LLM_MODELO": "fake"}
+    proc = _fichas([str(entrada), "--clave-desde-config", "--dry-run"], env)
+    assert proc.returncode == 0, proc.stderr
+    estados = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
+    assert {e.clave for e in estados} == {en_uso}
+    assert {e.abierta_por for e in estados} == {"calibrar"}
+    assert all(e.origen_datos.startswith("ltt:conjunto; fichas evaluar ev.json") for e in estados)
+    assert "no generator side" not in proc.stdout
+
+    proc = _fichas([str(entrada), "--dry-run"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: this key has no generator side" in proc.stdout
+
+    otra = _fichero(tmp_path / "otra.json", _certificables(), **lado, modelo="otro")
+    proc = _fichas([str(otra), "--clave-desde-config", "--dry-run"], env)
+    assert proc.returncode == 2 and "another evaluator key" in proc.stderr
+
+
 @pytest.mark.kafka
 def test_publica_en_el_topic_y_cierra_la_propia_que_ya_no_certifica(
     kafka: KafkaBroker, tmp_path: Path
@@ -231,99 +260,114 @@ async def _politica(bootstrap: str, topic: str) -> str:
     return str({e[0]: e[1] for e in recurso[4]}["cleanup.policy"])
 
 
-def _decision(event_id: str, decision: str, tipo: str = "revision") -> tuple[bytes, bytes]:
-    valor = {
+GENERADOR = "e" * 64
+CLAVE_V13 = CLAVE.model_copy(update={"prompt_generador_sha256": GENERADOR})
+OTRA = CLAVE_V13.model_copy(update={"modelo": "otro"})
+
+
+def _decision(
+    event_id: str,
+    decision: str,
+    puntuacion: float | None = None,
+    *,
+    tipo: str = "revision",
+    clave: ClavePuerta = CLAVE_V13,
+    codigo_ok: bool = True,
+    evidencia: str = "si",  # "si", "null" (no score), "ninguna" (written before v1.3)
+) -> tuple[bytes, bytes]:
+    valor: dict[str, Any] = {
         "event_id": event_id, "sku": event_id, "version": 1, "tipo": tipo,
         "decision": decision, "criterios": [], "nota": "", "campos_editados": [],
         "revisor": "ana", "decidida_en": "2026-01-01T00:00:00Z",
     }  # fmt: skip
+    if evidencia == "si":
+        valor["evidencia"] = {
+            "familia": "zapatillas", "clave": clave.model_dump(), "puntuacion": puntuacion,
+            "codigo_ok": codigo_ok, "llegada": 0,
+        }  # fmt: skip
+    elif evidencia == "null":
+        valor["evidencia"] = None
     return event_id.encode(), json.dumps(valor).encode()
 
 
-def _en_revision(event_id: str, puntuacion: float | None, motivo: str = "sin_garantia") -> bytes:
-    return json.dumps(
-        {
-            "event_id": event_id,
-            "sku": event_id,
-            "version": 1,
-            "familia": "zapatillas",
-            "motivo": motivo,
-            "historial": [{"intento": 1, "puntuacion": puntuacion}],
-        }
-    ).encode()
-
-
-def _publicada(event_id: str, puntuacion: float, puerta: dict | None = None) -> bytes:
-    return json.dumps(
-        {"event_id": event_id, "sku": event_id, "version": 1, "familia": "zapatillas",
-         "puntuacion": puntuacion, "puerta": puerta}
-    ).encode()  # fmt: skip
-
-
 @pytest.mark.kafka
-def test_desde_decisiones(kafka: KafkaBroker, tmp_path: Path) -> None:
-    """Decisions joined with the queue's and the sample's scores, by event_id.
+def test_desde_decisiones_solo_la_evidencia_de_la_clave(kafka: KafkaBroker, tmp_path: Path) -> None:
+    """Each decision stands on its own evidence; another key's is never pooled.
 
-    Clean: r1..r29 approved in review (0.899 .. 0.871; r0's newest decision is obsoleta) and
-    m0..m4 correct in the sample (0.97): 34. The walk starts at n = 29 (k = 0, p = 0.047),
-    passes down to r29 (n = 34), and stops at "mala" (0.3, n = 35, k = 1, p = 0.12).
-    "vetada" scored 0.99 but its code checks failed (motivo rechazada): never approvable.
+    Own key: r1..r29 approved (0.899 .. 0.871; r0's newest decision is obsoleta), "mala"
+    rejected at 0.3, "vetada" rejected at 0.99 but its code checks failed (never approvable).
+    The walk starts at n = 29 (k = 0, p = 0.047), passes, and stops at "mala" (n = 30, k = 1).
+    Another model's five rejections at 0.99 would close the gate if they were pooled; they are
+    left out and counted, as are the decisions with no evidence, those written before v1.3 and
+    an invalid record: the summary prints every count.
     """
     topics = Topics()
     decisiones_topic = f"{topics.prefix}.fichas.decisiones"
     env = topics.env() | {"FICHAS_TOPIC_DECISIONES": decisiones_topic}
-    revision = [(f"r{i}".encode(), _en_revision(f"r{i}", 0.9 - i * 0.001)) for i in range(30)]
-    revision += [
-        (b"mala", _en_revision("mala", 0.3)),
-        (b"vetada", _en_revision("vetada", 0.99, motivo="rechazada")),
-    ]
-    muestra = [(f"m{i}".encode(), _publicada(f"m{i}", 0.97)) for i in range(5)]
-    decisiones = [_decision(f"r{i}", "aprobada") for i in range(30)]
-    decisiones += [_decision(f"m{i}", "correcta", "muestra") for i in range(5)]
+    decisiones = [_decision(f"r{i}", "aprobada", 0.9 - i * 0.001) for i in range(30)]
     decisiones += [
-        _decision("mala", "rechazada"), _decision("vetada", "rechazada"),
-        _decision("r0", "obsoleta"), _decision("nadie", "aprobada"),
+        _decision("mala", "rechazada", 0.3),
+        _decision("vetada", "rechazada", 0.99, codigo_ok=False),
+        _decision("r0", "obsoleta", 0.9),
+        *[_decision(f"o{i}", "rechazada", 0.99, clave=OTRA) for i in range(5)],
+        _decision("sin", "rechazada", evidencia="null"),
+        _decision("vieja1", "rechazada", evidencia="ninguna"),
+        _decision("vieja2", "aprobada", evidencia="ninguna"),
+        (b"basura", b"{no"),
     ]  # fmt: skip
-    for topic in (topics.revision, topics.muestra, decisiones_topic):
-        kafka.create_topic(topic, 2)
-    asyncio.run(produce(kafka.bootstrap, topics.revision, revision))
-    asyncio.run(produce(kafka.bootstrap, topics.muestra, muestra))
+    kafka.create_topic(decisiones_topic, 2)
     asyncio.run(produce(kafka.bootstrap, decisiones_topic, decisiones))
     salida = tmp_path / "puerta.json"
     args = ["--desde-decisiones", "--kafka", kafka.bootstrap, "--salida", str(salida)]
-    proc = _fichas([*args, *OPCIONES_CLAVE, "--publicar", kafka.bootstrap], env)
+    clave = [*OPCIONES_CLAVE, "--prompt-generador-sha", GENERADOR]
+    proc = _fichas([*args, *clave, "--publicar", kafka.bootstrap], env)
     assert proc.returncode == 0, proc.stderr
-    # the gate topic did not exist: calibrar created it compacted, as the worker would
+    assert f"decisions on {decisiones_topic}: 41 read, 31 used for this key" in proc.stdout
+    assert "left out: 5 evidence of another key" in proc.stdout
+    assert f"other keys seen: {OTRA.texto()} (5)" in proc.stdout
+    assert "left out: 1 no evidence: the decided ficha carried no score" in proc.stdout
+    assert "left out: 2 written before v1.3" in proc.stdout
+    assert "left out: 1 obsolete" in proc.stdout
+    assert "left out: 1 not a DecisionRevision" in proc.stdout
+    # the gate topic did not exist: the worker's own topic creation made it compacted
     assert asyncio.run(_politica(kafka.bootstrap, topics.puerta)) == "compact"
-    assert len(asyncio.run(leer_estados(kafka.bootstrap, topics.puerta))) == 2
+    publicados = asyncio.run(leer_estados(kafka.bootstrap, topics.puerta))
+    assert {e.abierta_por for e in publicados.values()} == {"calibrar"}
     estados, doc = auditoria.leer(salida)
     assert [(e.familia, e.abierta, e.n, e.k) for e in estados] == [
-        (FAMILIA_TODAS, True, 34, 0),
-        ("zapatillas", True, 34, 0),
+        (FAMILIA_TODAS, True, 29, 0),
+        ("zapatillas", True, 29, 0),
     ]
     assert estados[0].umbral == pytest.approx(0.871)
-    assert estados[0].clave == CLAVE
+    assert estados[0].clave == CLAVE_V13
+    assert estados[0].abierta_por == "calibrar"
+    assert estados[0].origen_datos.startswith("ltt:decisiones; decisiones ")
     cuentas = doc["origen"]["decisiones"]
-    assert cuentas["revision"] == 31 and cuentas["muestra"] == 5
-    assert cuentas["obsoletas"] == 1 and cuentas["sin_ficha"] == 1
+    assert (cuentas["usadas"], cuentas["otra_clave"], cuentas["anterior_v1_3"]) == (31, 5, 2)
     assert "selection bias" not in proc.stdout
 
-    # A ficha a person had to edit counts as rejected: at 0.95 it comes before the queue's
-    # approvals, and the walk fails at its first step. A sampled ficha that an open gate
-    # published makes the queue a biased sample: calibrar warns.
-    asyncio.run(
-        produce(kafka.bootstrap, topics.revision, [(b"editada", _en_revision("editada", 0.95))])
-    )
-    puerta = {"umbral": 0.9}
-    asyncio.run(produce(kafka.bootstrap, topics.muestra, [(b"m9", _publicada("m9", 0.1, puerta))]))
+    # Certifying the other key sees only its five rejections: closed, too few labels.
+    otra = ["--modelo", "otro", *OPCIONES_CLAVE[2:], "--prompt-generador-sha", GENERADOR]
+    proc = _fichas([*args, *otra], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "41 read, 5 used for this key" in proc.stdout
+    assert "CLOSED, too few labels: 0 people-approved" in proc.stdout
+    assert auditoria.leer(salida)[0][0].abierta_por is None
+
+    # A ficha a person had to edit counts as rejected: at 0.95 it comes before the approvals,
+    # and the walk fails at its first step. A decision on the sample of what a gate published
+    # makes the queue's decisions a biased sample: calibrar warns.
     asyncio.run(
         produce(
             kafka.bootstrap,
             decisiones_topic,
-            [_decision("editada", "editada"), _decision("m9", "correcta", "muestra")],
+            [
+                _decision("editada", "editada", 0.95),
+                _decision("m9", "correcta", 0.1, tipo="muestra"),
+            ],
         )
     )
-    proc = _fichas([*args, *OPCIONES_CLAVE], env)
+    proc = _fichas([*args, *clave], env)
     assert proc.returncode == 0, proc.stderr
     estados, doc = auditoria.leer(salida)
     assert [(e.familia, e.abierta, e.motivo) for e in estados] == [
@@ -332,6 +376,6 @@ def test_desde_decisiones(kafka: KafkaBroker, tmp_path: Path) -> None:
     assert "warning: selection bias" in proc.stdout
     assert doc["origen"]["avisos"] and "selection bias" in doc["origen"]["avisos"][0]
 
-    # Decisions record no evaluator key: it must be given.
+    # Decisions record their key, but the command must be told which one to certify.
     proc = _fichas(args, env)
     assert proc.returncode == 2 and "no gate key" in proc.stderr

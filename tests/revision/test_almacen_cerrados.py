@@ -1,0 +1,50 @@
+"""``Almacen.cerrados``: the decided items ``fichas calibrar --recalificar`` re-scores, with their
+decision, in arrival order; open items never, obsolete ones with theirs. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness.revisor import ficha_en_revision
+from revision import decisiones as dec
+from revision.almacen import Almacen, Cierre
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def dsn(request: pytest.FixtureRequest) -> str | None:
+    return request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
+
+
+async def test_cerrados_con_su_decision_en_orden_de_llegada(dsn: str | None, tmp_path: Path):
+    almacen = await Almacen.abrir(dsn, tmp_path)
+    prefijo = f"C-{uuid.uuid4().hex[:8]}"
+    try:
+        registros = {n: ficha_en_revision(f"{prefijo}-{n}") for n in ("a", "b", "c", "d")}
+        for llegada, r in enumerate(registros.values()):
+            await almacen.guardar_item(
+                r["event_id"], "revision", r["motivo"], r["sku"], r["version"], r["familia"],
+                [], r, 100.0 - llegada,  # arrival order d, c, b, a
+            )  # fmt: skip
+        for n, decision in (("a", "aprobada"), ("c", "rechazada")):
+            item = await almacen.item(registros[n]["event_id"])
+            assert item is not None
+            registro = dec.decision_de(item, decision, "ana", 200.0)
+            await almacen.decidir(item, Cierre(decision, [], "ana", 200.0, registro, None))
+        await almacen.observar_version(registros["b"]["sku"], 99, 300.0)  # b: obsoleta
+        cerrados = [
+            (i.event_id, i.datos["ficha"] == registros[n]["ficha"], d)
+            for i, d in await almacen.cerrados()
+            for n in registros
+            if i.event_id == registros[n]["event_id"]
+        ]
+        ids = {n: registros[n]["event_id"] for n in registros}
+        assert cerrados == [
+            (ids["c"], True, "rechazada"),
+            (ids["b"], True, "obsoleta"),
+            (ids["a"], True, "aprobada"),
+        ]  # d is still open
+    finally:
+        await almacen.cerrar()
