@@ -5,6 +5,8 @@ people is certified (docs/puerta.md). The modules, each with one reason to chang
 
 - ``certificacion``: Learn-then-Test fixed-sequence testing of the thresholds (pure);
 - ``cota``: an anytime-valid confidence bound on precision from sample verdicts (pure);
+- ``secuencial``: opening from shadow-mode decisions with a betting e-process per threshold,
+  valid however often one looks (pure);
 - ``resolucion``: which gate state applies to a family under the running key (pure);
 - ``topico``: the compacted topic ``fichas.puerta`` every worker reads (Kafka);
 - ``auditoria``: the JSON audit file of what was certified, on which data.

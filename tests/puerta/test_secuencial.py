@@ -1,0 +1,234 @@
+"""The anytime-valid opener: the betting e-process per threshold and the fixed-sequence walk."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from puerta.secuencial import (
+    REJILLA,
+    TRUNCAMIENTO,
+    Observacion,
+    ProcesoE,
+    SecuenciaPuerta,
+    certificar_secuencia,
+)
+
+OBJETIVO = 0.9
+DELTA = 0.05
+
+
+def _aprobadas(cuantas: int, puntuacion: float = 1.0) -> list[Observacion]:
+    return [Observacion(puntuacion, True, True) for _ in range(cuantas)]
+
+
+def _rechazadas(cuantas: int, puntuacion: float = 1.0) -> list[Observacion]:
+    return [Observacion(puntuacion, True, False) for _ in range(cuantas)]
+
+
+def _al_azar(rng: random.Random, precision: float, largo: int) -> list[Observacion]:
+    """Decided fichas with scores spread over the grid and labels independent of them."""
+    return [
+        Observacion(rng.uniform(0.5, 1.0), True, rng.random() < precision) for _ in range(largo)
+    ]
+
+
+def test_el_primer_factor_es_la_apuesta_de_kelly_truncada() -> None:
+    """Before any data the shrunk mean is 1, so the bet is the cap: 0.75 / 0.9."""
+    apuesta = TRUNCAMIENTO / OBJETIVO
+    arriba = certificar_secuencia(_aprobadas(1), OBJETIVO, DELTA).umbrales[0]
+    abajo = certificar_secuencia(_rechazadas(1), OBJETIVO, DELTA).umbrales[0]
+    assert arriba.e_valor == pytest.approx(1 + apuesta * (1 - OBJETIVO))
+    assert abajo.e_valor == pytest.approx(1 - apuesta * OBJETIVO)
+    assert (arriba.n, arriba.k, abajo.n, abajo.k) == (1, 0, 1, 1)
+
+
+def test_una_secuencia_toda_aprobada_abre_en_el_umbral_mas_laxo() -> None:
+    cerrada = certificar_secuencia(_aprobadas(37), OBJETIVO, DELTA)
+    abierta = certificar_secuencia(_aprobadas(38), OBJETIVO, DELTA)
+    assert cerrada.umbral is None and not cerrada.abierta
+    assert (cerrada.n, cerrada.k, cerrada.bloqueo, cerrada.faltan) == (0, 0, REJILLA[0], 1)
+    assert abierta.umbral == REJILLA[-1]
+    assert (abierta.n, abierta.k, abierta.bloqueo, abierta.faltan) == (38, 0, None, None)
+    assert all(e.cruzado and e.e_max >= 1 / DELTA for e in abierta.umbrales)
+
+
+def test_alta_precision_con_algun_rechazo_abre() -> None:
+    """Precision 0.97 over 400 fichas: the opener must find it (the power side)."""
+    rng = random.Random(11)
+    secuencia = [Observacion(1.0, True, rng.random() < 0.97) for _ in range(400)]
+    resultado = certificar_secuencia(secuencia, OBJETIVO, DELTA)
+    assert resultado.umbral == REJILLA[-1]
+    assert resultado.k > 0
+
+
+@pytest.mark.parametrize("precision", [0.8, 0.85])
+def test_una_secuencia_mezclada_bajo_el_objetivo_no_abre(precision: float) -> None:
+    rng = random.Random(5)
+    resultado = certificar_secuencia(_al_azar(rng, precision, 600), OBJETIVO, DELTA)
+    assert resultado.umbral is None
+    assert not any(e.cruzado for e in resultado.umbrales)
+    assert resultado.bloqueo == REJILLA[0]
+
+
+def test_en_el_objetivo_exacto_un_patron_fijo_no_abre() -> None:
+    """Nine approvals then one rejection, 100 times: precision exactly 0.9 never crosses."""
+    secuencia = (_aprobadas(9) + _rechazadas(1)) * 100
+    resultado = certificar_secuencia(secuencia, OBJETIVO, DELTA)
+    assert resultado.umbral is None
+    assert resultado.umbrales[0].e_max < 1 / DELTA
+
+
+def test_el_recorrido_se_para_en_el_primer_umbral_sin_cruzar() -> None:
+    """λ <= 0.7 crossed on their own, but 0.85 did not: the gate stays at 0.9."""
+    secuencia = _aprobadas(200, 0.72) + _rechazadas(20, 0.87) + _aprobadas(60, 0.97)
+    resultado = certificar_secuencia(secuencia, OBJETIVO, DELTA)
+    cruzados = {e.umbral: e.cruzado for e in resultado.umbrales}
+    assert cruzados == {
+        0.95: True,
+        0.9: True,
+        0.85: False,
+        0.8: False,
+        0.75: False,
+        0.7: True,
+        0.65: True,
+        0.6: True,
+        0.55: True,
+        0.5: True,
+    }
+    assert (resultado.umbral, resultado.n, resultado.k) == (0.9, 60, 0)
+    assert resultado.bloqueo == 0.85
+    por_umbral = {e.umbral: (e.n, e.k) for e in resultado.umbrales}
+    assert por_umbral[0.85] == (80, 20)
+    assert por_umbral[0.7] == (280, 20)
+
+
+def test_un_umbral_estricto_sin_aprobaciones_bloquea_todo() -> None:
+    """Why the grid's top matters: fichas all at 0.9 never reach 0.95, so nothing opens."""
+    resultado = certificar_secuencia(_aprobadas(300, 0.9), OBJETIVO, DELTA)
+    assert resultado.umbral is None
+    assert [e.cruzado for e in resultado.umbrales] == [False] + [True] * (len(REJILLA) - 1)
+    assert (resultado.bloqueo, resultado.faltan) == (0.95, 38)
+
+
+def test_las_obsoletas_y_las_no_aprobables_no_cuentan() -> None:
+    rng = random.Random(3)
+    base = _al_azar(rng, 0.95, 150)
+    ruido = [
+        Observacion(1.0, True, None),  # obsolete: nobody judged it
+        Observacion(0.99, False, False),  # code failed: an open gate would not publish it
+        Observacion(None, True, False),  # no score: never approvable
+        Observacion(0.3, True, False),  # below every threshold
+    ]
+    mezclada: list[Observacion] = []
+    for i, observacion in enumerate(base):
+        mezclada.append(observacion)
+        mezclada.extend(ruido if i % 7 == 0 else ())
+    assert len(mezclada) > len(base)
+    assert certificar_secuencia(mezclada, OBJETIVO, DELTA) == certificar_secuencia(
+        base, OBJETIVO, DELTA
+    )
+    # and obsolete ones do not help: 37 approvals among 100 obsolete still do not open
+    casi = _aprobadas(37) + [Observacion(1.0, True, None)] * 100
+    assert certificar_secuencia(casi, OBJETIVO, DELTA).umbral is None
+
+
+@pytest.mark.parametrize("semilla", range(8))
+def test_faltan_es_exacto(semilla: int) -> None:
+    """Feeding exactly ``faltan`` approvals at ``bloqueo`` crosses it; one fewer does not."""
+    rng = random.Random(semilla)
+    prefijo = _al_azar(rng, rng.choice([0.8, 0.9, 0.95]), rng.randint(5, 120))
+    antes = certificar_secuencia(prefijo, OBJETIVO, DELTA)
+    assert antes.bloqueo is not None and antes.faltan is not None and antes.faltan >= 1
+    indice = REJILLA.index(antes.bloqueo)
+    corto = certificar_secuencia(
+        prefijo + _aprobadas(antes.faltan - 1, antes.bloqueo), OBJETIVO, DELTA
+    )
+    justo = certificar_secuencia(prefijo + _aprobadas(antes.faltan, antes.bloqueo), OBJETIVO, DELTA)
+    assert not corto.umbrales[indice].cruzado
+    assert corto.umbral == antes.umbral
+    assert justo.umbrales[indice].cruzado
+    assert justo.umbral is not None and justo.umbral <= antes.bloqueo
+
+
+def test_el_orden_de_llegada_es_el_que_cuenta() -> None:
+    """Same decisions, other order: the running maximum keeps an early crossing, and an early
+    rejection delays it. The result depends on the sequence only as given."""
+    primero_bien = _aprobadas(38) + _rechazadas(3)
+    primero_mal = _rechazadas(3) + _aprobadas(38)
+    bien = certificar_secuencia(primero_bien, OBJETIVO, DELTA)
+    mal = certificar_secuencia(primero_mal, OBJETIVO, DELTA)
+    assert bien.umbral == REJILLA[-1] and (bien.n, bien.k) == (41, 3)
+    assert bien.umbrales[0].e_valor < 1 / DELTA <= bien.umbrales[0].e_max  # crossed, stays
+    assert mal.umbral is None
+    assert mal.faltan is not None and mal.faltan > 0
+
+
+def test_mirar_tras_cada_decision_da_lo_mismo_y_solo_se_relaja() -> None:
+    """The incremental walk equals the batch one at every prefix, and λ only moves down."""
+    rng = random.Random(17)
+    secuencia = _al_azar(rng, 0.99, 600)
+    incremental = SecuenciaPuerta(OBJETIVO, DELTA)
+    anterior: float | None = None
+    abrio = False
+    for i, observacion in enumerate(secuencia):
+        incremental.actualizar(observacion)
+        ahora = incremental.resultado()
+        if i % 60 == 0:
+            assert ahora == certificar_secuencia(secuencia[: i + 1], OBJETIVO, DELTA)
+        if anterior is not None:
+            assert ahora.umbral is not None and ahora.umbral <= anterior
+        anterior = ahora.umbral
+        abrio = abrio or ahora.abierta
+    assert abrio
+
+
+def test_bajo_la_hipotesis_nula_se_cruza_como_mucho_delta() -> None:
+    """1000 seeded sequences of 300 approvals at precision 0.88 (< 0.9), each watched at every
+    decision: the e-process ever reaches 1/delta in at most ~delta of them (Ville)."""
+    rng = random.Random(2029)
+    cruces = 0
+    for _ in range(1000):
+        proceso = ProcesoE(OBJETIVO, DELTA)
+        for _ in range(300):
+            proceso.actualizar(rng.random() < 0.88)
+            if proceso.cruzado:
+                cruces += 1
+                break
+    # binomial sd over 1000 runs at 0.05 is 0.007; allow 3 sd of sampling noise
+    assert cruces / 1000 <= DELTA + 0.021, cruces
+
+
+@pytest.mark.parametrize(
+    ("objetivo", "delta", "rejilla", "mensaje"),
+    [
+        (0.0, DELTA, REJILLA, "objetivo"),
+        (1.0, DELTA, REJILLA, "objetivo"),
+        (OBJETIVO, 0.0, REJILLA, "delta"),
+        (OBJETIVO, 1.5, REJILLA, "delta"),
+        (OBJETIVO, DELTA, (), "empty"),
+        (OBJETIVO, DELTA, (0.9, 0.95), "strictly decreasing"),
+        (OBJETIVO, DELTA, (0.9, 0.9, 0.8), "strictly decreasing"),
+        (OBJETIVO, DELTA, (1.2, 0.9), r"\[0, 1\]"),
+        (OBJETIVO, DELTA, (0.9, math.nan), r"\[0, 1\]"),
+    ],
+)
+def test_parametros_invalidos(
+    objetivo: float, delta: float, rejilla: tuple[float, ...], mensaje: str
+) -> None:
+    with pytest.raises(ValueError, match=mensaje):
+        certificar_secuencia(_aprobadas(3), objetivo, delta, rejilla)
+
+
+@pytest.mark.parametrize("puntuacion", [1.2, -0.1, math.nan, math.inf])
+def test_puntuacion_fuera_de_rango(puntuacion: float) -> None:
+    with pytest.raises(ValueError, match="puntuacion"):
+        Observacion(puntuacion, True, True)
+
+
+def test_puntuaciones_en_los_bordes_valen() -> None:
+    assert Observacion(0.0, True, True).aprobacion_en(0.0)
+    assert Observacion(1.0, True, False).aprobacion_en(0.95)
+    assert not Observacion(None, True, True).aprobacion_en(0.0)
