@@ -294,3 +294,23 @@ async def test_la_migracion_3_sobre_un_almacen_en_uso(tmp_path):
         assert (await almacen.item(nueva["event_id"])).evidencia["llegada"] == 0
     finally:
         await almacen.cerrar()
+
+
+def test_llegada_de_sombra_por_la_puerta_que_rige():
+    """Shadow mode is read on the gate that governs the family under the record's key: the
+    family's own open gate, else the pooled one; another key's open gate does not count; a
+    sampled publication is never shadow; a record without a key is evidence of nothing."""
+    clave = _clave()
+    registro = _registro(clave, familia="botellas")
+    conjunta = estado_abierto(modelo=clave.modelo).model_copy(update={"clave": clave})
+    propia = conjunta.model_copy(update={"familia": "botellas"})
+    otra = conjunta.model_copy(update={"clave": _clave()})
+    assert llegada_de(registro, "revision", {}).sombra
+    assert llegada_de(registro, "revision", {otra.id: otra}).sombra
+    assert not llegada_de(registro, "revision", {conjunta.id: conjunta}).sombra
+    assert not llegada_de(registro, "revision", {propia.id: propia}).sombra
+    llegada = llegada_de(registro, "revision", {})
+    assert (llegada.clave, llegada.puntuacion, llegada.codigo_ok) == (clave, 0.97, True)
+    muestra = dict(registro, puntuacion=0.91)
+    assert llegada_de(muestra, "muestra", {}) == type(llegada)(clave, 0.91, True, False)
+    assert llegada_de(dict(registro, clave=None), "revision", {}) is None
