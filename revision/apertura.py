@@ -280,7 +280,11 @@ class Apertura:
             self._reiniciadas.add(marca)
 
     async def calcular(self) -> list[Secuencia]:
-        """Restarts, then every sequence from the store (the test runs on a thread)."""
+        """Restarts, then every sequence from the store (the test runs on a thread).
+
+        Safe to call concurrently with ``revisar`` (the Puertas page does): both compute from
+        the store, and a restart point written twice is written once (its primary key).
+        """
         await self._reiniciar(self.estados())
         filas = await self.almacen.secuencias()
         reinicios = await self.almacen.reinicios()
