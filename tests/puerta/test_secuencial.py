@@ -176,6 +176,7 @@ def test_mirar_tras_cada_decision_da_lo_mismo_y_solo_se_relaja() -> None:
     for i, observacion in enumerate(secuencia):
         incremental.actualizar(observacion)
         ahora = incremental.resultado()
+        assert incremental.umbral() == ahora.umbral
         if i % 60 == 0:
             assert ahora == certificar_secuencia(secuencia[: i + 1], OBJETIVO, DELTA)
         if anterior is not None:
