@@ -30,7 +30,7 @@ from esquemas import (
     RevisionHumana,
     Veredicto,
 )
-from esquemas.constantes import ESQUEMA_EVENTO_CAMBIO, ESQUEMAS
+from esquemas.constantes import ESQUEMA_EVENTO_CAMBIO, ESQUEMA_VERSION, ESQUEMAS
 from esquemas.json_schema import (
     DIRECTORIO,
     campos,
@@ -92,7 +92,7 @@ def test_cada_esquema_es_draft07_y_abierto_a_campos_nuevos(nombre: str) -> None:
     datos = json.loads((DIRECTORIO / f"{nombre}.json").read_text(encoding="utf-8"))
     jsonschema.Draft7Validator.check_schema(datos)
     assert datos["$schema"] == "http://json-schema.org/draft-07/schema#"
-    assert datos["title"] == nombre and datos["x-esquema-version"] == "1.2"
+    assert datos["title"] == nombre and datos["x-esquema-version"] == ESQUEMA_VERSION == "1.3"
     assert "$defs" not in json.dumps(datos)
     assert '"additionalProperties": false' not in json.dumps(datos)
 
@@ -121,8 +121,15 @@ def _salidas_de_ejemplo() -> dict[str, list[dict[str, Any]]]:
     """One value per shape the models allow, as the processor writes it (JSON mode)."""
     ficha = Ficha(titulo="Zapatilla", descripcion="Para correr.", atributos={"talla": "42"})
     publicada = FichaPublicada(
-        event_id="e1", sku="S1", version=3, familia="zapatillas", ficha=ficha, intentos=1,
-        criterios_version="v1", modelo="m", publicada_en=AHORA,
+        event_id="e1",
+        sku="S1",
+        version=3,
+        familia="zapatillas",
+        ficha=ficha,
+        intentos=1,
+        criterios_version="v1",
+        modelo="m",
+        publicada_en=AHORA,
     )
     humana = publicada.model_copy(
         update={"revision": RevisionHumana(revisor="ana", decision="editada", decidida_en=AHORA)}
@@ -132,31 +139,55 @@ def _salidas_de_ejemplo() -> dict[str, list[dict[str, Any]]]:
     )
     veredicto = Veredicto(aprobada=False, problemas=[Problema(criterio="C04", detalle="x")])
     revision = FichaEnRevision(
-        event_id="e2", sku="S2", version=1, familia="zapatillas", ficha=None, intentos=3,
-        motivo="salida_invalida", problemas=veredicto.problemas,
+        event_id="e2",
+        sku="S2",
+        version=1,
+        familia="zapatillas",
+        ficha=None,
+        intentos=3,
+        motivo="salida_invalida",
+        problemas=veredicto.problemas,
         historial=[Intento(intento=1, ficha=ficha, veredicto=veredicto)],
-        criterios_version="v1", enviada_en=AHORA,
+        criterios_version="v1",
+        enviada_en=AHORA,
     )
     rechazado = EventoRechazado(
-        error=ErrorRechazo(codigo="error_procesamiento", mensaje="m"), payload="AAEC",
-        payload_codificacion="base64", payload_sha256="0" * 64, truncado=True,
-        origen=OrigenMensaje(topic="t", particion=0, offset=7), recibido_en=AHORA,
+        error=ErrorRechazo(codigo="error_procesamiento", mensaje="m"),
+        payload="AAEC",
+        payload_codificacion="base64",
+        payload_sha256="0" * 64,
+        truncado=True,
+        origen=OrigenMensaje(topic="t", particion=0, offset=7),
+        recibido_en=AHORA,
     )
     decision = DecisionRevision(
-        event_id="e1", sku="S1", version=3, tipo="muestra", decision="incorrecta",
-        criterios=["C04"], revisor="ana", decidida_en=AHORA,
+        event_id="e1",
+        sku="S1",
+        version=3,
+        tipo="muestra",
+        decision="incorrecta",
+        criterios=["C04"],
+        revisor="ana",
+        decidida_en=AHORA,
     )
     # v1.2: the gate that let a ficha through, its score, and the gate's own record.
     clave = ClavePuerta(
-        modelo="m", prompt_evaluador_sha256="0" * 64, criterios_version="v1",
+        modelo="m",
+        prompt_evaluador_sha256="0" * 64,
+        criterios_version="v1",
         modo_evaluador="veredicto",
     )
     por_la_puerta = publicada.model_copy(
         update={
             "puntuacion": 0.97,
             "puerta": PuertaAplicada(
-                umbral=0.93, objetivo=0.9, clave=clave, familia="zapatillas",
-                certificada_en=AHORA, n=41, k=1,
+                umbral=0.93,
+                objetivo=0.9,
+                clave=clave,
+                familia="zapatillas",
+                certificada_en=AHORA,
+                n=41,
+                k=1,
             ),
         }
     )
@@ -167,14 +198,27 @@ def _salidas_de_ejemplo() -> dict[str, list[dict[str, Any]]]:
         }
     )
     cerrada = EstadoPuerta(
-        familia="*", clave=clave, abierta=False, umbral=None, objetivo=0.9, delta=0.05, n=12,
-        k=0, origen_datos="fichas evaluar: casos.jsonl", motivo="sin_datos_suficientes",
+        familia="*",
+        clave=clave,
+        abierta=False,
+        umbral=None,
+        objetivo=0.9,
+        delta=0.05,
+        n=12,
+        k=0,
+        origen_datos="fichas evaluar: casos.jsonl",
+        motivo="sin_datos_suficientes",
         actualizada_en=AHORA,
     )
     abierta = cerrada.model_copy(
         update={
-            "familia": "zapatillas", "abierta": True, "umbral": 0.93, "n": 41, "k": 1,
-            "motivo": "certificada", "cota_inferior": 0.91,
+            "familia": "zapatillas",
+            "abierta": True,
+            "umbral": 0.93,
+            "n": 41,
+            "k": 1,
+            "motivo": "certificada",
+            "cota_inferior": 0.91,
         }
     )
     return {

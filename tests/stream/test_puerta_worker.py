@@ -124,9 +124,11 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
             "rules": [
                 {"sku": "A1", "evaluador": [_paso(0.95)]},  # well above: attempt 1
                 {"sku": "A2", "evaluador": [_paso(0.81)]},  # just above
-                {"sku": "A3", "evaluador": [_paso(0.79)]},  # just below, every attempt
-                {"sku": "A4", "evaluador": [_paso(0.5), _paso(0.85)]},  # a new ficha scores higher
-                {"sku": "A5", "evaluador": [_paso(None)]},  # no logprobs: never approved
+                # just below: the judge approved, so the loop is done; the gate holds it back
+                {"sku": "A3", "evaluador": [_paso(0.79)]},
+                # rejected, then a new ficha approved above λ: retries follow the judge
+                {"sku": "A4", "evaluador": [_paso(0.5, "rechazar"), _paso(0.85)]},
+                {"sku": "A5", "evaluador": [_paso(None)]},  # no logprobs: never published
                 # the code checks veto a high score: retried, then rejected by code
                 {"sku": "A6", "generador": ["sin_atributos"], "evaluador": [_paso(0.99)]},
             ]
@@ -157,13 +159,15 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
         assert publicada.puerta is not None
         assert publicada.puerta.clave == clave and publicada.puerta.umbral == UMBRAL
     assert por_sku["A4"]["value"]["intentos"] == 2
-    for sku, motivo in (("A3", "sin_garantia"), ("A5", "sin_garantia"), ("A6", "rechazada")):
+    esperado = {"A3": ("sin_garantia", 1), "A5": ("sin_garantia", 1), "A6": ("rechazada", 3)}
+    for sku, (motivo, intentos) in esperado.items():
         enviada = FichaEnRevision.model_validate(por_sku[sku]["value"])
-        assert (enviada.motivo, enviada.intentos) == (motivo, 3), sku
+        assert (enviada.motivo, enviada.intentos) == (motivo, intentos), sku
+        assert enviada.clave == clave, sku
     puntuaciones = {
         s["value"]["sku"]: [h["puntuacion"] for h in s["value"]["historial"]] for s in revision
     }
-    assert puntuaciones["A5"] == [None, None, None]
+    assert puntuaciones["A5"] == [None]
     assert all(p is not None and abs(p - 0.79) < 1e-6 for p in puntuaciones["A3"])
     assert sin_garantia == 2 and umbral == UMBRAL
 
