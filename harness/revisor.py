@@ -8,12 +8,8 @@ usuarios``, and wait for ``/health/ready``.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
-import urllib.error
-import urllib.parse
-import urllib.request
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,78 +70,6 @@ class RevisorProcess(CommandProcess):
             self.terminate(timeout=30)
         except subprocess.TimeoutExpired:
             self.kill()
-
-
-class _SinRedireccion(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_CSRF = re.compile(r'name="csrf" value="([^"]+)"')
-
-
-class ClienteRevisor:
-    """A scripted reviewer over HTTP, as a browser's forms do it: login (signed CSRF cookie),
-    then the session cookie and its CSRF token on every POST. Redirects are not followed:
-    each call returns the status (303 after a decision, 409 when the item was already closed).
-    """
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.cookies: dict[str, str] = {}
-        self.csrf = ""
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _SinRedireccion)
-
-    def pedir(self, ruta: str, datos: dict[str, Any] | None = None) -> tuple[int, str]:
-        """One request (a POST when ``datos``); (status, body). Keeps the cookies it is given."""
-        cuerpo = urllib.parse.urlencode(datos, doseq=True).encode() if datos is not None else None
-        peticion = urllib.request.Request(self.url + ruta, data=cuerpo)
-        if self.cookies:
-            peticion.add_header("Cookie", "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
-        try:
-            with self._opener.open(peticion, timeout=30) as resp:
-                status, cabeceras, texto = resp.status, resp.headers, resp.read().decode()
-        except urllib.error.HTTPError as err:
-            status, cabeceras, texto = err.code, err.headers, err.read().decode()
-        for cookie in cabeceras.get_all("Set-Cookie") or []:
-            nombre, _, valor = cookie.split(";")[0].partition("=")
-            self.cookies[nombre.strip()] = valor
-        return status, texto
-
-    def entrar(self, usuario: str, clave: str) -> None:
-        """Log in through the form; keeps the session cookie and its CSRF token."""
-        _, pagina = self.pedir("/login")
-        token = _CSRF.search(pagina)
-        assert token, "no CSRF token on the login page"
-        status, _ = self.pedir(
-            "/login",
-            {"csrf": token.group(1), "usuario": usuario, "clave": clave, "siguiente": "/"},
-        )
-        assert status == 303, f"login failed with {status}"
-        _, cola = self.pedir("/")
-        token = _CSRF.search(cola)
-        assert token, "no session CSRF token on the queue page"
-        self.csrf = token.group(1)
-
-    def aprobar(self, event_id: str, ficha: dict[str, Any]) -> int:
-        """Approve ``ficha`` for the item (unchanged from the stored one: ``aprobada``)."""
-        datos = {
-            "csrf": self.csrf,
-            "event_id": event_id,
-            "titulo": ficha["titulo"],
-            "descripcion": ficha["descripcion"],
-            **{f"atributo__{k}": v for k, v in ficha.get("atributos", {}).items()},
-        }
-        return self.pedir("/item/aprobar", datos)[0]
-
-    def rechazar(self, event_id: str, criterios: tuple[str, ...] = ("C06",), nota: str = "") -> int:
-        """Reject the item with these failing criteria."""
-        datos = {"csrf": self.csrf, "event_id": event_id, "criterio": list(criterios), "nota": nota}
-        return self.pedir("/item/rechazar", datos)[0]
-
-    def abrir_puerta(self, puerta_id: str) -> int:
-        """``--apertura manual``: the one-click opening of a gate on the Puertas page."""
-        return self.pedir("/puertas/abrir", {"csrf": self.csrf, "puerta": puerta_id})[0]
 
 
 def revisor_env(

@@ -22,7 +22,8 @@ from esquemas.constantes import (
     ORIGEN_SECUENCIAL_SOMBRA,
 )
 from esquemas.puerta import ClavePuerta, id_puerta
-from harness.revisor import ClienteRevisor, RevisorProcess, ficha_en_revision, revisor_env
+from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
+from harness.revisor_http import RevisorHttp
 from harness.topicos import Topics
 from infra.network import free_port
 from puerta.topico import leer_estados
@@ -78,10 +79,11 @@ def _app(kafka: Any, tmp_path_factory: Any, apertura: str) -> tuple[RevisorProce
     return app, topics
 
 
-def _decidir_todas(cliente: ClienteRevisor, registros: list[dict[str, Any]]) -> None:
+def _decidir_todas(cliente: RevisorHttp, registros: list[dict[str, Any]]) -> None:
     """Approve each over HTTP, waiting for the consumer to have stored it."""
     for r in registros:
-        esperar(lambda r=r: cliente.aprobar(r["event_id"], r["ficha"]) == 303, r["event_id"])
+        esperar(lambda r=r: cliente.formulario(r["event_id"], "form-aprobar"), r["event_id"])
+        assert cliente.aprobar(r["event_id"]) == 303
 
 
 def _estado(kafka: Any, topics: Topics, puerta_id: str) -> Any:
@@ -99,9 +101,13 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
         clave = _clave()
         conjunta = id_puerta(FAMILIA_TODAS, clave)
         registros = _sombra(clave, FICHAS)
-        producir(kafka, topics.revision, registros)
-        cliente = ClienteRevisor(app.url)
+        cliente = RevisorHttp(app.url)
         cliente.entrar(OTRO_USUARIO, CLAVE)
+        # The first is stored before the others are produced: it is the first to arrive (the
+        # topic has two partitions, so a batch's arrival order is not the order produced).
+        producir(kafka, topics.revision, registros[:1])
+        esperar(lambda: cliente.formulario(registros[0]["event_id"], "form-aprobar"), "first")
+        producir(kafka, topics.revision, registros[1:])
         _decidir_todas(cliente, registros[1:])  # everything but the first to arrive
 
         entrar(navegador, app)
@@ -128,6 +134,7 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
         assert bloque.find_element(By.CSS_SELECTOR, ".decididas").text == str(FICHAS)
         assert _estado(kafka, topics, conjunta) is None  # manual: nothing opened by itself
 
+        assert cliente.formulario_en("/puertas", f"form-abrir-{conjunta}")  # the helper's view
         bloque.find_element(By.CSS_SELECTOR, "form.abrir-puerta button").click()
         esperar(
             lambda: "Puerta abierta" in navegador.find_element(By.TAG_NAME, "body").text,
@@ -145,6 +152,11 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
             return "abierta" in texto and f"abierta por {USUARIO}" in texto
 
         esperar(abierta_en_la_pagina, "the page showing the open gate")
+        # The family's own gate, opened over HTTP by the other reviewer (the scripted helper).
+        propia = id_puerta("zapatillas", clave)
+        assert cliente.abrir_puerta(propia) == 303
+        estado = _estado(kafka, topics, propia)
+        assert estado is not None and estado.abierta and estado.abierta_por == OTRO_USUARIO
 
         decisiones = [
             d for d in leer(kafka, decisiones_topic(topics)) if d["evidencia"] is not None
@@ -165,6 +177,7 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
             re.M,
         )
         assert f"fichas_revision_puertas_abiertas_total{{{etiquetas}}} 1.0" in metricas
+        assert "fichas_revision_puertas_abiertas_total{family=\"zapatillas\"" in metricas
     finally:
         app.stop()
 
@@ -175,8 +188,13 @@ def test_apertura_automatica(kafka, tmp_path_factory):
         clave = _clave()
         registros = _sombra(clave, FICHAS)
         producir(kafka, topics.revision, registros)
-        cliente = ClienteRevisor(app.url)
+        cliente = RevisorHttp(app.url)
         cliente.entrar(USUARIO, CLAVE)
+        conjunta = id_puerta(FAMILIA_TODAS, clave)
+        campos = esperar(
+            lambda: cliente.formulario(registros[0]["event_id"], "form-aprobar"), "the item"
+        )
+        csrf = campos["csrf"]
         _decidir_todas(cliente, registros)
         for familia in (FAMILIA_TODAS, "zapatillas"):
             estado = esperar(
@@ -185,6 +203,9 @@ def test_apertura_automatica(kafka, tmp_path_factory):
             )
             assert estado.abierta and estado.abierta_por == ABIERTA_POR_AUTOMATICO
             assert estado.clave == clave and estado.umbral == 0.5
-        assert cliente.abrir_puerta(id_puerta(FAMILIA_TODAS, clave)) == 400  # not in this mode
+        # Not in this mode: the page offers no button, and a forged post is refused.
+        assert cliente.formulario_en("/puertas", f"form-abrir-{conjunta}") is None
+        status, _, _ = cliente.pedir("/puertas/abrir", {"csrf": csrf, "puerta": conjunta})
+        assert status == 400
     finally:
         app.stop()
