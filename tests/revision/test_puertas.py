@@ -203,6 +203,10 @@ def test_apertura_automatica(kafka, tmp_path_factory):
             )
             assert estado.abierta and estado.abierta_por == ABIERTA_POR_AUTOMATICO
             assert estado.clave == clave and estado.umbral == 0.5
+        anonimo = RevisorHttp(app.url)  # no session: the page sends to the login, a post fails
+        status, cabeceras, _ = anonimo.pedir("/puertas")
+        assert status == 302 and cabeceras["Location"].startswith("/login")
+        assert anonimo.pedir("/puertas/abrir", {"puerta": conjunta})[0] == 403
         # Not in this mode: the page offers no button, and a forged post is refused.
         assert cliente.formulario_en("/puertas", f"form-abrir-{conjunta}") is None
         status, _, _ = cliente.pedir("/puertas/abrir", {"csrf": csrf, "puerta": conjunta})
