@@ -27,13 +27,23 @@ from puerta.resolucion import umbral_aplicable
 
 
 class RevisorProcess(CommandProcess):
-    """One ``fichas revisor`` process on 127.0.0.1 and a free port."""
+    """One ``fichas revisor`` process on 127.0.0.1 and a free port.
+
+    ``apertura`` passes ``--apertura automatica|manual`` (None: the command's default).
+    """
 
     name = "revisor"
 
+    def __init__(
+        self, env: dict[str, str], port: int, log_path: Path, apertura: str | None = None
+    ) -> None:
+        super().__init__(env, port, log_path)
+        self.apertura = apertura
+
     def command(self) -> list[str]:
-        """``fichas revisor --port PORT``."""
-        return ["revisor", "--port", str(self.port)]
+        """``fichas revisor --port PORT [--apertura MODO]``."""
+        extra = ["--apertura", self.apertura] if self.apertura else []
+        return ["revisor", "--port", str(self.port), *extra]
 
     def add_user(self, nombre: str, clave: str) -> None:
         """``fichas revisor usuarios NOMBRE`` with the password on stdin."""

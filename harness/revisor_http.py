@@ -99,13 +99,26 @@ class RevisorHttp:
 
     def formulario(self, event_id: str, form_id: str) -> dict[str, str] | None:
         """The fields of the item's form ``form_id``; None while the app has no such open item."""
-        query = urllib.parse.urlencode({"event_id": event_id})
-        estado, _, cuerpo = self.pedir(f"/item?{query}")
+        query = urllib.parse.urlencode({"id": event_id})  # the item page's parameter
+        return self.formulario_en(f"/item?{query}", form_id)
+
+    def formulario_en(self, ruta: str, form_id: str) -> dict[str, str] | None:
+        """The fields of the form ``form_id`` on the page at ``ruta``; None if it has none."""
+        estado, _, cuerpo = self.pedir(ruta)
         if estado != 200:
             return None
         lector = _Formulario(form_id)
         lector.feed(cuerpo)
         return lector.campos if lector.encontrado else None
+
+    def abrir_puerta(self, puerta_id: str) -> int:
+        """``fichas revisor --apertura manual``: the one click on the Puertas page that opens
+        gate ``puerta_id`` (``<familia or *>|<key id>``); raises while the page does not offer
+        it (not certified yet, already open, or the app opens gates by itself)."""
+        campos = self.formulario_en("/puertas", f"form-abrir-{puerta_id}")
+        if campos is None:
+            raise LookupError(f"{puerta_id}: the Puertas page offers no opening")
+        return self.pedir("/puertas/abrir", dict(campos))[0]
 
     def aprobar(self, event_id: str) -> int:
         """Approve the ficha as the page shows it (no edit); the HTTP status of the post."""

@@ -51,6 +51,7 @@ from esquemas.constantes import (
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
+from esquemas.puerta import ClavePuerta
 from migraciones import Cambio, Esquema, Migracion, cerrojo_postgres, cerrojo_sqlite
 from revision.decisiones import decision_de
 from revision.item import Item
@@ -124,6 +125,40 @@ _ESQUEMA_2 = (
     "create table revision_secretos (nombre text primary key, valor text not null)",
 )
 
+# The gates' evidence (issue 29, docs/puerta.md "Abrir la puerta"): one row per item whose
+# record carries the loop's key (``clave``, contract v1.3), written in the item's own
+# transaction and kept as long as the store (never dependent on a topic's retention).
+# ``orden`` is the store-wide arrival order (the pooled sequence of a key is its rows in this
+# order); ``llegada`` the position in the (key, family) sequence, what ``Evidencia.llegada``
+# carries. Both are computed inside the insert's transaction and held unique, so a second
+# writer racing on the same number fails and its batch is read again, never numbered twice.
+# ``sombra`` is 1 when the gate of the item's family and key was closed when the app stored it
+# (shadow mode: every final ficha reaches people, unselected). ``revision_reinicios`` holds, per
+# gate, where its sequence starts again after the online bound closed it.
+_ESQUEMA_3 = (
+    """create table revision_evidencias (
+        event_id text primary key,
+        clave_id text not null,
+        clave text not null,
+        familia text not null,
+        puntuacion double precision,
+        codigo_ok integer not null,
+        sombra integer not null,
+        orden bigint not null,
+        llegada bigint not null
+    )""",
+    "create unique index revision_evidencias_orden on revision_evidencias (orden)",
+    "create unique index revision_evidencias_llegada "
+    "on revision_evidencias (clave_id, familia, llegada)",
+    """create table revision_reinicios (
+        familia text not null,
+        clave_id text not null,
+        cerrada_en text not null,
+        desde bigint not null,
+        primary key (familia, clave_id, cerrada_en)
+    )""",
+)
+
 ESQUEMA = Esquema(
     nombre="revision",
     tabla="revision_migraciones",
@@ -135,7 +170,36 @@ ESQUEMA = Esquema(
             _ESQUEMA_2,
             _ESQUEMA_2,
         ),
+        Migracion(
+            "the gates' evidence: key, score, code checks, shadow mode, arrival order; restarts",
+            _ESQUEMA_3,
+            _ESQUEMA_3,
+        ),
     ),
+)
+
+# The store's statements on the gates' evidence (the same text on both dialects).
+SQL_INSERTAR_EVIDENCIA = (
+    "insert into revision_evidencias (event_id, clave_id, clave, familia, puntuacion, codigo_ok, "
+    "sombra, orden, llegada) values ($1, $2, $3, $4, $5, $6, $7, "
+    "(select coalesce(max(orden), -1) + 1 from revision_evidencias), "
+    "(select coalesce(max(llegada), -1) + 1 from revision_evidencias "
+    "where clave_id = $2 and familia = $4)) on conflict (event_id) do nothing"
+)
+SQL_REINICIAR = (
+    "insert into revision_reinicios (familia, clave_id, cerrada_en, desde) values ($1, $2, $3, "
+    "(select coalesce(max(orden), -1) + 1 from revision_evidencias)) "
+    "on conflict (familia, clave_id, cerrada_en) do nothing"
+)
+SQL_REINICIOS = (
+    "select familia, clave_id, max(desde) from revision_reinicios group by familia, clave_id"
+)
+SQL_SECUENCIAS = (
+    "select e.event_id, e.clave_id, e.clave, e.familia, e.puntuacion, e.codigo_ok, e.orden, "
+    "e.llegada, i.estado, d.decision from revision_evidencias e "
+    "join revision_items i on i.event_id = e.event_id "
+    "left join revision_decisiones d on d.event_id = e.event_id "
+    "where e.sombra = 1 order by e.orden"
 )
 
 
@@ -205,6 +269,36 @@ class Cierre:
     decidida_en: float
     registro: dict[str, Any]
     publicacion: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Llegada:
+    """What the store keeps of an arriving item as a gate's evidence (docs/puerta.md).
+
+    ``clave``: the key of the loop that wrote the ficha. ``puntuacion``: its final attempt's
+    score (None: no score). ``codigo_ok``: its code checks passed. ``sombra``: the gate of its
+    family and key was closed when the app stored it (``revision.flujo.llegada_de``).
+    """
+
+    clave: ClavePuerta
+    puntuacion: float | None
+    codigo_ok: bool
+    sombra: bool
+
+
+@dataclass(frozen=True)
+class FilaSecuencia:
+    """One shadow-mode item of a gate's sequence, as the certifier reads it."""
+
+    event_id: str
+    clave: ClavePuerta
+    familia: str
+    puntuacion: float | None
+    codigo_ok: bool
+    orden: int  # store-wide arrival order: the pooled sequence
+    llegada: int  # position in the (key, family) sequence
+    estado: str  # the item's: abierta, decidida, obsoleta
+    decision: str | None
 
 
 class _Sqlite:
@@ -323,11 +417,14 @@ class Almacen:
         criterios: list[str],
         datos: dict[str, Any],
         ahora: float,
+        llegada: Llegada | None = None,
     ) -> list[Decision]:
         """Store an item once per ``event_id`` and apply supersession in one transaction.
 
         Returns the decisions ``obsoleta`` written for older open items of the SKU (and for this
-        item itself when a newer version was already seen), for the caller to send.
+        item itself when a newer version was already seen), for the caller to send. ``llegada``
+        (when the record carries the loop's key) is stored in the same transaction as the
+        gates' evidence, with its arrival positions.
         """
         async with self._transaction() as run:
             previa = await _max_version(run, sku)
@@ -352,6 +449,19 @@ class Almacen:
             )
             if not insertado.cuenta:
                 return []
+            if llegada is not None:
+                await run(
+                    SQL_INSERTAR_EVIDENCIA,
+                    (
+                        event_id,
+                        llegada.clave.texto(),
+                        llegada.clave.model_dump_json(),
+                        familia,
+                        llegada.puntuacion,
+                        int(llegada.codigo_ok),
+                        int(llegada.sombra),
+                    ),
+                )
             cerradas = await _supersede(run, sku, version, ahora)
             if estado == OBSOLETA:
                 item = await _item_row(run, event_id)
@@ -377,9 +487,7 @@ class Almacen:
     async def abiertos(self) -> list[Item]:
         """Every open item, oldest first (the queue; filters are applied by the caller)."""
         rows = await self._query(
-            f"select {_ITEM_COLUMNS} from revision_items where estado = $1 "
-            "order by recibido_en, event_id",
-            (ABIERTA,),
+            f"{_ITEM_SELECT} where i.estado = $1 order by i.recibido_en, i.event_id", (ABIERTA,)
         )
         return [_item(row) for row in rows]
 
@@ -505,6 +613,39 @@ class Almacen:
         )
         return {(str(t), str(d)): int(n) for t, d, n in rows}
 
+    # ------------------------------------------------------------------ the gates' evidence
+
+    async def secuencias(self) -> list[FilaSecuencia]:
+        """Every shadow-mode item with its state and decision, in store-wide arrival order:
+        what ``revision.apertura`` cuts into each gate's sequence."""
+        rows = await self._query(SQL_SECUENCIAS)
+        return [
+            FilaSecuencia(
+                event_id=str(r[0]),
+                clave=ClavePuerta.model_validate_json(r[2]),
+                familia=str(r[3]),
+                puntuacion=None if r[4] is None else float(r[4]),
+                codigo_ok=bool(r[5]),
+                orden=int(r[6]),
+                llegada=int(r[7]),
+                estado=str(r[8]),
+                decision=None if r[9] is None else str(r[9]),
+            )
+            for r in rows
+        ]
+
+    async def reiniciar(self, familia: str, clave_id: str, cerrada_en: str) -> None:
+        """The gate (``familia`` or ``*``, key id) was closed by the online bound at
+        ``cerrada_en``: its sequence starts again after every item stored so far. Once per
+        closure (a closure seen again changes nothing)."""
+        async with self._transaction() as run:
+            await run(SQL_REINICIAR, (familia, clave_id, cerrada_en))
+
+    async def reinicios(self) -> dict[tuple[str, str], int]:
+        """(familia, key id) -> the store-wide arrival order its sequence starts at now."""
+        rows = await self._query(SQL_REINICIOS)
+        return {(str(f), str(c)): int(d) for f, c, d in rows}
+
     # ------------------------------------------------------------------ users and sessions
 
     async def guardar_usuario(self, nombre: str, hash_: str) -> None:
@@ -594,9 +735,11 @@ class Almacen:
             return bytes.fromhex(str(fila[0]))
 
 
-_ITEM_COLUMNS = (
-    "event_id, tipo, motivo, sku, version, familia, criterios, datos, recibido_en, estado, "
-    "cerrado_en"
+# An item with its evidence (if any), which every decision on it carries (``Evidencia``).
+_ITEM_SELECT = (
+    "select i.event_id, i.tipo, i.motivo, i.sku, i.version, i.familia, i.criterios, i.datos, "
+    "i.recibido_en, i.estado, i.cerrado_en, e.clave, e.puntuacion, e.codigo_ok, e.llegada "
+    "from revision_items i left join revision_evidencias e on e.event_id = i.event_id"
 )
 _DECISION_COLUMNS = (
     "event_id, tipo, decision, familia, criterios, revisor, decidida_en, segundos, registro, "
@@ -617,7 +760,23 @@ def _item(row: Sequence[Any]) -> Item:
         recibido_en=float(row[8]),
         estado=str(row[9]),
         cerrado_en=None if row[10] is None else float(row[10]),
+        evidencia=_evidencia(row[5], row[11:15]) if len(row) > 11 else None,
     )
+
+
+def _evidencia(familia: str, columnas: Sequence[Any]) -> dict[str, Any] | None:
+    """The ``Evidencia`` of an item (JSON-ready), or None: no key, or no score (contract v1.3:
+    a decision on a ficha without a score is evidence of nothing)."""
+    clave, puntuacion, codigo_ok, llegada = columnas
+    if clave is None or puntuacion is None:
+        return None
+    return {
+        "familia": str(familia),
+        "clave": json.loads(clave),
+        "puntuacion": float(puntuacion),
+        "codigo_ok": bool(codigo_ok),
+        "llegada": int(llegada),
+    }
 
 
 def _decision(row: Sequence[Any]) -> Decision:
@@ -637,9 +796,7 @@ def _decision(row: Sequence[Any]) -> Decision:
 
 
 async def _item_row(run: Any, event_id: str) -> Item | None:
-    filas = await run(
-        f"select {_ITEM_COLUMNS} from revision_items where event_id = $1", (event_id,)
-    )
+    filas = await run(f"{_ITEM_SELECT} where i.event_id = $1", (event_id,))
     found = filas.primera()
     return _item(found) if found else None
 
@@ -658,8 +815,7 @@ async def _supersede(run: Any, sku: str, version: int, ahora: float) -> list[Dec
         (sku, version),
     )
     viejos = await run(
-        f"select {_ITEM_COLUMNS} from revision_items "
-        "where sku = $1 and estado = $2 and version < $3",
+        f"{_ITEM_SELECT} where i.sku = $1 and i.estado = $2 and i.version < $3",
         (sku, ABIERTA, version),
     )
     cerradas = []
@@ -735,5 +891,7 @@ __all__ = [
     "Almacen",
     "Cierre",
     "Decision",
+    "FilaSecuencia",
     "Item",
+    "Llegada",
 ]

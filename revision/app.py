@@ -8,6 +8,8 @@ rather than ``FICHAS_*`` variables: only this process reads them, and the worker
 (shared ConfigMap, ``deploy/variables.txt``) stay the contract's. ``--proxies`` names the
 reverse proxies whose ``X-Forwarded-For`` is believed; ``--inactividad-min`` the idle timeout.
 ``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions.
+``--apertura automatica|manual`` says whether the app opens a certified gate itself or offers a
+reviewer the click (``revision.apertura`` says why automatic is the default).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from aiohttp import web
 from esquemas.puerta import EstadoPuerta
 from puerta.topico import LectorPuertas, escribir_estado
 from revision.almacen import Almacen
+from revision.apertura import APERTURA_AUTOMATICA, APERTURAS, Apertura
 from revision.flujo import Flujo
 from revision.metricas import metricas_revision
 from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
@@ -50,6 +53,7 @@ class Seguridad:
     cookie_segura: bool = False
     proxies: tuple[Red, ...] = ()
     inactividad_s: float = INACTIVIDAD_S
+    apertura: str = APERTURA_AUTOMATICA
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,6 +87,14 @@ def _parser() -> argparse.ArgumentParser:
         help=f"minutes without a request after which a session ends (default "
         f"{INACTIVIDAD_S // 60:.0f}; sessions end 12 h after login in any case)",
     )
+    parser.add_argument(
+        "--apertura",
+        choices=APERTURAS,
+        default=APERTURA_AUTOMATICA,
+        help="automatica (default): the app opens a gate on fichas.puerta as soon as the "
+        "shadow-mode decisions certify it (anytime-valid, in arrival order); manual: the "
+        "'Puertas' page shows it ready to open and a reviewer opens it with one click",
+    )
     return parser
 
 
@@ -111,7 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.inactividad_min <= 0:
         print("fichas revisor: --inactividad-min must be positive", file=sys.stderr)
         return EXIT_USAGE
-    seguridad = Seguridad(args.cookie_segura, args.proxies, args.inactividad_min * 60)
+    seguridad = Seguridad(
+        args.cookie_segura, args.proxies, args.inactividad_min * 60, args.apertura
+    )
     eventloop.run(servir(settings, args.host, args.port, seguridad))
     return 0
 
@@ -206,10 +220,16 @@ async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuer
 
 
 async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad) -> None:
-    """Store, stream, gate monitor, web server; until SIGTERM or SIGINT."""
+    """Store, stream, gate monitor and certifier, web server; until SIGTERM or SIGINT."""
     almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
-    flujo = Flujo(settings, almacen)
     lector = LectorPuertas(settings.topic_puerta, client_id="fichas-revisor-puerta")
+    # The consumer marks an arriving item shadow-mode evidence on the reader's view of the gates.
+    flujo = Flujo(settings, almacen, lector.estados)
+
+    async def escribir(estado: EstadoPuerta) -> None:
+        await escribir_estado(settings.kafka_brokers, estado, topic=settings.topic_puerta)
+
+    apertura = Apertura(almacen, lector.estados, escribir, seguridad.apertura)
     parar = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -222,27 +242,35 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 almacen=almacen,
                 flujo=flujo,
                 versiones=versiones,
-                metricas=metricas_revision(almacen, vigilancia, settings.muestra_proporcion),
+                metricas=metricas_revision(
+                    almacen, vigilancia, settings.muestra_proporcion, apertura
+                ),
                 modelo=settings.llm_modelo,
                 cookie_segura=seguridad.cookie_segura,
                 proxies=seguridad.proxies,
                 inactividad_s=seguridad.inactividad_s,
                 vigilancia=vigilancia,
                 muestra_proporcion=settings.muestra_proporcion,
+                apertura=apertura,
             )
             runner = web.AppRunner(crear_app(ctx), access_log=None)
             await runner.setup()
             site = web.TCPSite(runner, host, port)
             await site.start()
             vigilar = asyncio.create_task(vigilancia.vigilar(), name="revisor-puerta")
+            # Restart points of closures that happened while the app was down are written
+            # before the consumer stores anything (revision.apertura, "Restarts").
+            await apertura.revisar_o_registrar()
+            abrir = asyncio.create_task(apertura.vigilar(), name="revisor-apertura")
             try:
                 await flujo.start()
                 print(f"fichas revisor serving http://{host}:{port}/", flush=True)
                 await parar.wait()
             finally:
-                vigilar.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await vigilar
+                for tarea in (vigilar, abrir):
+                    tarea.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await tarea
                 await runner.cleanup()
                 await flujo.stop()
     finally:

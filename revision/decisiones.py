@@ -100,7 +100,11 @@ def decision_de(
     nota: str = "",
     editados: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The ``DecisionRevision`` for ``fichas.decisiones``, validated, as JSON-ready data."""
+    """The ``DecisionRevision`` for ``fichas.decisiones``, validated, as JSON-ready data.
+
+    It carries the item's ``evidencia`` (contract v1.3: family, key, score of the decided
+    attempt, code checks, arrival position), so the decision is evidence for a gate on its own.
+    """
     validada = DecisionRevision(
         event_id=item.event_id,
         sku=item.sku,
@@ -112,6 +116,7 @@ def decision_de(
         campos_editados=list(editados or []),
         revisor=revisor,
         decidida_en=datetime.fromtimestamp(instante, UTC),
+        evidencia=item.evidencia,  # type: ignore[arg-type]
     )
     return _json(validada.model_dump(mode="json"))
 
@@ -122,6 +127,8 @@ def publicacion(
     """The ``FichaPublicada`` a human approval writes: the ficha as approved, ``revision`` set.
 
     ``event_id`` is the item's, so subscribers deduplicate a resend as they do the loop's;
+    ``clave`` is the key of the loop that drafted the ficha (contract v1.3), as the item's
+    record carries it (null on records older than v1.3);
     ``criterios_version`` is of the criteria the app just checked the ficha with; ``modelo`` is
     the model that wrote the drafts (the item does not carry it: the app's configured one).
     """
@@ -141,6 +148,7 @@ def publicacion(
             decision=DECISION_EDITADA if editada else DECISION_APROBADA,
             decidida_en=momento,
         ),
+        clave=item.datos.get("clave"),  # type: ignore[arg-type]
     )
     return _json(publicada.model_dump(mode="json", exclude={"origen"}))
 

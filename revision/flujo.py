@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -32,10 +33,13 @@ from esquemas.constantes import (
     DESTINO_PUBLICADAS,
     ESQUEMA_DECISION_REVISION,
     MOTIVO_MUESTRA,
+    MOTIVO_SIN_GARANTIA,
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
-from revision.almacen import Almacen, Decision
+from esquemas.puerta import ClavePuerta, EstadoPuerta
+from puerta.resolucion import puerta_para, umbral_aplicable
+from revision.almacen import Almacen, Decision, Llegada
 from stream.cabeceras import Cabeceras, cabeceras_esquema, cabeceras_resultado
 from stream.config import Settings
 from stream.kafka import topic_configs
@@ -108,6 +112,52 @@ def item_de_registro(
     return None
 
 
+def llegada_de(
+    datos: Mapping[str, Any], tipo: str, estados: Mapping[str, EstadoPuerta]
+) -> Llegada | None:
+    """What the store keeps of an arriving item as a gate's evidence; None without a key.
+
+    - ``clave``: the key of the loop that wrote the ficha (v1.3); a record without one (older
+      than v1.3) is evidence of no gate.
+    - ``puntuacion``: the final attempt's score (the review record's last ``historial`` entry;
+      the sample record's own ``puntuacion``).
+    - ``codigo_ok``: a review item passed its code checks exactly when its motivo is
+      ``sin_garantia`` (the worker sends a ficha whose checks failed as ``rechazada``, and an
+      unusable answer as ``salida_invalida``); a sampled publication passed them (the loop never
+      publishes over a code failure). Under ``FICHAS_PUERTA=veredicto`` a ficha the judge rejected
+      is ``rechazada`` even when its checks passed: it counts as no approval at any λ, which
+      can only slow an opening, and that mode publishes without a gate anyway.
+    - ``sombra``: the gate that governs the family under this key (``puerta.resolucion.
+      puerta_para``, on the app's view of ``fichas.puerta``) is closed now, when the app stores
+      the item. A sampled publication is never shadow: an open gate let it through.
+
+    The race around a transition, and why it is harmless: the worker routed the ficha on its
+    own view of the gate, a few seconds apart from the app's. A ficha routed while the gate was
+    closed and stored after the app saw it open is left out of the sequence (the gate is open:
+    nothing more is needed of it). A ficha held back by an open gate (score under λ) and stored
+    after the app saw the gate closed joins the new sequence, while the fichas published in
+    those seconds do not. Either way, which fichas enter depends on their score and on timing,
+    never on what people decide about them, which is what the e-processes need (the bets are
+    placed before the labels are seen); and only the seconds the workers take to read a
+    transition are affected.
+    """
+    if datos.get("clave") is None:
+        return None
+    clave = ClavePuerta.model_validate(datos["clave"])
+    if tipo == TIPO_MUESTRA:
+        puntuacion = datos.get("puntuacion")
+        return Llegada(clave, None if puntuacion is None else float(puntuacion), True, False)
+    historial = datos.get("historial") or []
+    final = historial[-1].get("puntuacion") if historial else None
+    estado = puerta_para(str(datos["familia"]), clave, estados)
+    return Llegada(
+        clave=clave,
+        puntuacion=None if final is None else float(final),
+        codigo_ok=datos.get("motivo") == MOTIVO_SIN_GARANTIA,
+        sombra=umbral_aplicable(estado) is None,
+    )
+
+
 def _conocidos(valor: bytes, modelo: type[BaseModel]) -> dict[str, Any]:
     """The record's fields the model knows: a consumer ignores fields added by later versions
     of the contract (the models forbid extras because they are what the worker writes)."""
@@ -120,9 +170,17 @@ def _conocidos(valor: bytes, modelo: type[BaseModel]) -> dict[str, Any]:
 class Flujo:
     """Consumer and outbox of one app process."""
 
-    def __init__(self, settings: Settings, almacen: Almacen) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        almacen: Almacen,
+        estados: Callable[[], Mapping[str, EstadoPuerta]] = dict,
+    ) -> None:
         self.settings = settings
         self.almacen = almacen
+        # The app's view of fichas.puerta (``LectorPuertas.estados``): whether an arriving item
+        # is in shadow mode. Without one every gate is closed, as with no record.
+        self.estados = estados
         self.producer: AIOKafkaProducer | None = None
         self.consumer: AIOKafkaConsumer | None = None
         self._envio = asyncio.Lock()
@@ -227,6 +285,11 @@ class Flujo:
             log.warning("unreadable record on %s skipped: %s", topic, exc)
             return []
         datos, tipo, motivo, criterios = item
+        try:
+            llegada = llegada_de(datos, tipo, self.estados())
+        except (ValidationError, ValueError, TypeError) as exc:
+            log.warning("unreadable gate key on %s record %s: %s", topic, datos["event_id"], exc)
+            llegada = None
         return await self.almacen.guardar_item(
             event_id=datos["event_id"],
             tipo=tipo,
@@ -237,6 +300,7 @@ class Flujo:
             criterios=criterios,
             datos=datos,
             ahora=ahora,
+            llegada=llegada,
         )
 
     # ------------------------------------------------------------------ the outbox

@@ -21,3 +21,6 @@ class Item:
     recibido_en: float
     estado: str
     cerrado_en: float | None
+    # The ``Evidencia`` (JSON-ready) every decision on this item carries; None without a key
+    # or a score (contract v1.3).
+    evidencia: dict[str, Any] | None = None

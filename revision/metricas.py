@@ -33,6 +33,7 @@ from esquemas.constantes import (
 )
 from revision import retenidas
 from revision.almacen import Almacen
+from revision.apertura import Apertura
 from revision.confianza import VENTANA_MUESTRA, DecisionResumen, calcular
 from revision.vigilancia import Vigilancia, actuales
 
@@ -53,6 +54,17 @@ GATE_SAMPLE = "fichas_revision_puerta_muestra"
 GATE_ERRORS = "fichas_revision_puerta_errores"
 GATE_BELOW = "fichas_revision_puerta_bajo_objetivo"
 GATE_CLOSED = "fichas_revision_puertas_cerradas"  # exported as ..._total
+# The gate that opens itself (revision/apertura.py), per gate (family or "*", key) while its
+# sequence has any shadow-mode ficha since its last restart.
+OPEN_EVIDENCE = "fichas_revision_apertura_evidencia_log10"
+OPEN_THRESHOLD = "fichas_revision_apertura_umbral_bloqueo"
+OPEN_MISSING = "fichas_revision_apertura_faltan"
+OPEN_ARRIVED = "fichas_revision_apertura_llegadas"
+OPEN_DECIDED = "fichas_revision_apertura_prefijo_decidido"
+OPEN_PENDING = "fichas_revision_apertura_pendientes"
+OPEN_READY = "fichas_revision_apertura_lista"
+OPEN_CERTIFIED = "fichas_revision_apertura_umbral_certificado"
+OPENED = "fichas_revision_puertas_abiertas"  # exported as ..._total
 # Recall of the gate (revision/retenidas.py).
 RECALL = "fichas_revision_recall"
 HELD_BACK = "fichas_revision_retenidas_muestra"
@@ -98,10 +110,16 @@ async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
 class RevisionCollector(Collector):
     """Builds the families from the figures read for the current scrape."""
 
-    def __init__(self, vigilancia: Vigilancia | None = None, proporcion: float = 0.0) -> None:
+    def __init__(
+        self,
+        vigilancia: Vigilancia | None = None,
+        proporcion: float = 0.0,
+        apertura: Apertura | None = None,
+    ) -> None:
         self.cifras = Cifras()
         self.vigilancia = vigilancia
         self.proporcion = proporcion
+        self.apertura = apertura
 
     def collect(self) -> Iterator[Metric]:
         cuentas, primero = self.cifras.abiertos, self.cifras.primero
@@ -129,7 +147,67 @@ class RevisionCollector(Collector):
         )
         if self.vigilancia is not None:
             yield from self._puertas(self.vigilancia)
+        if self.apertura is not None:
+            yield from self._apertura(self.apertura)
         yield from self._recall(self.vigilancia)
+
+    def _apertura(self, apertura: Apertura) -> Iterator[Metric]:
+        """Per gate (family or "*", key), how far shadow mode is from opening it: the evidence
+        at the λ where the walk stops, how many consecutive approvals would cross it, the
+        decided prefix against the arrivals, the pending fichas, and whether it is ready."""
+        etiquetas = ["family", "key"]
+        familias = {
+            OPEN_EVIDENCE: GaugeMetricFamily(
+                OPEN_EVIDENCE, "log10 e-value at the blocking threshold", labels=etiquetas
+            ),
+            OPEN_THRESHOLD: GaugeMetricFamily(
+                OPEN_THRESHOLD, "Threshold where the walk stops", labels=etiquetas
+            ),
+            OPEN_MISSING: GaugeMetricFamily(
+                OPEN_MISSING, "Consecutive approvals that would open", labels=etiquetas
+            ),
+            OPEN_ARRIVED: GaugeMetricFamily(
+                OPEN_ARRIVED, "Shadow-mode fichas that can count", labels=etiquetas
+            ),
+            OPEN_DECIDED: GaugeMetricFamily(
+                OPEN_DECIDED, "Of them, in the decided prefix", labels=etiquetas
+            ),
+            OPEN_PENDING: GaugeMetricFamily(
+                OPEN_PENDING, "Of them, still undecided", labels=etiquetas
+            ),
+            OPEN_READY: GaugeMetricFamily(
+                OPEN_READY, "1 when certified and not open", labels=etiquetas
+            ),
+            OPEN_CERTIFIED: GaugeMetricFamily(
+                OPEN_CERTIFIED, "Threshold the decided prefix certifies", labels=etiquetas
+            ),
+        }
+        listas = {s.id for s in apertura.listas()}
+        for sec in list(apertura.secuencias):
+            if not sec.llegadas:
+                continue
+            res = sec.resultado
+            valores = [sec.familia, sec.clave.texto()]
+            nan = float("nan")
+            cifras = {
+                OPEN_EVIDENCE: sec.log10_evidencia,
+                OPEN_THRESHOLD: nan if res.bloqueo is None else res.bloqueo,
+                OPEN_MISSING: nan if res.faltan is None else res.faltan,
+                OPEN_ARRIVED: sec.llegadas,
+                OPEN_DECIDED: sec.decididas,
+                OPEN_PENDING: sec.pendientes,
+                OPEN_READY: 1 if sec.id in listas else 0,
+                OPEN_CERTIFIED: nan if res.umbral is None else res.umbral,
+            }
+            for nombre, valor in cifras.items():
+                familias[nombre].add_metric(valores, valor)
+        yield from familias.values()
+        abiertas = CounterMetricFamily(
+            OPENED, "Gates this app opened from shadow-mode evidence", labels=etiquetas
+        )
+        for (familia, clave), veces in sorted(dict(apertura.abiertas).items()):
+            abiertas.add_metric([familia, clave], veces)
+        yield abiertas
 
     def _puertas(self, vigilancia: Vigilancia) -> Iterator[Metric]:
         """Per gate (family and key, as the worker labels its gate), the online bounds of its
@@ -226,11 +304,15 @@ class MetricasRevision(CollectorRegistry):
     """The app's registry; ``actualizar`` reads the store before each exposition."""
 
     def __init__(
-        self, almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
+        self,
+        almacen: Almacen,
+        vigilancia: Vigilancia | None = None,
+        proporcion: float = 0.0,
+        apertura: Apertura | None = None,
     ) -> None:
         super().__init__()
         self.almacen = almacen
-        self.colector = RevisionCollector(vigilancia, proporcion)
+        self.colector = RevisionCollector(vigilancia, proporcion, apertura)
         self.register(self.colector)
 
     async def actualizar(self) -> None:
@@ -241,7 +323,10 @@ class MetricasRevision(CollectorRegistry):
 
 
 def metricas_revision(
-    almacen: Almacen, vigilancia: Vigilancia | None = None, proporcion: float = 0.0
+    almacen: Almacen,
+    vigilancia: Vigilancia | None = None,
+    proporcion: float = 0.0,
+    apertura: Apertura | None = None,
 ) -> MetricasRevision:
     """A registry of its own with the app's collector (several apps may share a process)."""
-    return MetricasRevision(almacen, vigilancia, proporcion)
+    return MetricasRevision(almacen, vigilancia, proporcion, apertura)

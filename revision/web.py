@@ -6,6 +6,8 @@ Routes (every page and action needs a session, except login, static files, healt
 - ``POST /item/aprobar``: approve, as is or edited (the code checks run first);
 - ``POST /item/rechazar``: reject with criteria and a note;
 - ``POST /item/muestra``: a sample item is correct, or wrong with the failing criteria;
+- ``GET /puertas``, ``POST /puertas/abrir``: the gates and their shadow-mode evidence
+  (``revision.puertas``);
 - ``GET|POST /login``, ``POST /logout``; ``/metrics``, ``/health/live``, ``/health/ready``.
 
 Why an approval is safe to click twice, from two browsers, or across a crash: see
@@ -44,6 +46,7 @@ from esquemas.puerta import ClavePuerta
 from infra.fault_points import REVISOR_CAIDA_TRAS_DECISION, fault_point
 from revision import decisiones as dec
 from revision.almacen import ABIERTA, Almacen, Cierre, Item
+from revision.apertura import Apertura
 from revision.flujo import Flujo
 from revision.metricas import MetricasRevision
 from revision.retenidas import en_muestra
@@ -112,6 +115,7 @@ class Contexto:
     proxies: tuple[Red, ...] = ()  # trusted proxies whose X-Forwarded-For is believed
     inactividad_s: float = INACTIVIDAD_S
     secreto_csrf: bytes | None = None  # read from the store on first use (``_secreto_csrf``)
+    apertura: Apertura | None = None  # the certifier that opens gates (revision/apertura.py)
 
     def __post_init__(self) -> None:
         if self.intentos is None:
@@ -637,6 +641,8 @@ async def _cerrar(ctx: Contexto, request: web.Request, item: Item, cierre: Cierr
         cierre_puerta = asyncio.create_task(ctx.vigilancia.revisar_o_registrar())
         _TAREAS.add(cierre_puerta)
         cierre_puerta.add_done_callback(_TAREAS.discard)
+    if ctx.apertura is not None and decision.tipo != TIPO_MUESTRA:
+        _en_segundo_plano(ctx.apertura.revisar_o_registrar())
     aviso = "enviada"
     # The send goes on even if the reviewer stops waiting: cancelling it half-way could leave a
     # record in the producer's buffer that the outbox would then send a second time.
@@ -654,6 +660,13 @@ async def _cerrar(ctx: Contexto, request: web.Request, item: Item, cierre: Cierr
         else "/?" + urlencode({"decidido": item.event_id, "aviso": aviso})
     )
     raise web.HTTPSeeOther(destino)
+
+
+def _en_segundo_plano(corrutina: Any) -> None:
+    """Run a coroutine the request does not wait for, keeping a reference until it ends."""
+    tarea = asyncio.create_task(corrutina)
+    _TAREAS.add(tarea)
+    tarea.add_done_callback(_TAREAS.discard)
 
 
 def _registrar_fallo(envio: asyncio.Task[bool]) -> None:
@@ -749,6 +762,8 @@ def crear_app(ctx: Contexto) -> web.Application:
     """The aiohttp application with its routes and the security middleware."""
     from importlib.resources import files
 
+    from revision import puertas
+
     app = web.Application(middlewares=[seguridad], client_max_size=256 * 1024)
     app[CTX] = ctx
     app.on_response_prepare.append(cabeceras)
@@ -757,6 +772,7 @@ def crear_app(ctx: Contexto) -> web.Application:
     app.router.add_post("/item/aprobar", aprobar)
     app.router.add_post("/item/rechazar", rechazar)
     app.router.add_post("/item/muestra", muestra)
+    puertas.rutas(app)  # the Puertas page, a module of its own (it imports this one)
     app.router.add_get("/login", login_get)
     app.router.add_post("/login", login_post)
     app.router.add_post("/logout", logout)

@@ -1,0 +1,215 @@
+"""The gate that opens itself, end to end with a real broker, the app as a process (with
+``--apertura manual`` and ``automatica``) and a real Chromium: the Puertas page while shadowing
+(decided prefix, what blocks it, evidence per λ, how many approvals are missing), the one-click
+opening recorded with the reviewer's name on ``fichas.puerta``, the automatic opening, the
+evidence on the decisions and the metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from typing import Any
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from criterios import CRITERIOS_VERSION
+from esquemas.constantes import (
+    ABIERTA_POR_AUTOMATICO,
+    FAMILIA_TODAS,
+    MOTIVO_SIN_GARANTIA,
+    ORIGEN_SECUENCIAL_SOMBRA,
+)
+from esquemas.puerta import ClavePuerta, id_puerta
+from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
+from harness.revisor_http import RevisorHttp
+from harness.topicos import Topics
+from infra.network import free_port
+from puerta.topico import leer_estados
+from tests.revision.conftest import (
+    CLAVE,
+    OTRO_USUARIO,
+    USUARIO,
+    decisiones_topic,
+    entrar,
+    esperar,
+    leer,
+    producir,
+    topics_env,
+)
+
+pytestmark = pytest.mark.kafka
+
+FICHAS = 45  # 38 consecutive approvals open at 0.9 / 0.05 (puerta.secuencial); a margin
+
+
+def _clave() -> ClavePuerta:
+    return ClavePuerta(
+        modelo=f"m-{uuid.uuid4().hex[:8]}",
+        prompt_evaluador_sha256="e" * 64,
+        criterios_version=CRITERIOS_VERSION,
+        modo_evaluador="veredicto",
+        prompt_generador_sha256="g" * 64,
+    )
+
+
+def _sombra(clave: ClavePuerta, n: int) -> list[dict[str, Any]]:
+    """``n`` final fichas in shadow mode, as the worker sends them: code checks passed, a
+    high score, the loop's key."""
+    registros = []
+    for i in range(n):
+        r = ficha_en_revision(
+            f"PU-{uuid.uuid4().hex[:6]}-{i}", motivo=MOTIVO_SIN_GARANTIA, puntuaciones=(0.97,)
+        )
+        r["clave"] = clave.model_dump(mode="json")
+        registros.append(r)
+    return registros
+
+
+def _app(kafka: Any, tmp_path_factory: Any, apertura: str) -> tuple[RevisorProcess, Topics]:
+    topics = Topics()
+    data_dir = tmp_path_factory.mktemp(f"revisor-{apertura}")
+    env = revisor_env(kafka.bootstrap, topics_env(topics), data_dir)
+    app = RevisorProcess(env, free_port(), data_dir / "revisor.log", apertura=apertura)
+    app.add_user(USUARIO, CLAVE)
+    app.add_user(OTRO_USUARIO, CLAVE)
+    app.start()
+    app.wait_ready()
+    return app, topics
+
+
+def _decidir_todas(cliente: RevisorHttp, registros: list[dict[str, Any]]) -> None:
+    """Approve each over HTTP, waiting for the consumer to have stored it."""
+    for r in registros:
+        esperar(lambda r=r: cliente.formulario(r["event_id"], "form-aprobar"), r["event_id"])
+        assert cliente.aprobar(r["event_id"]) == 303
+
+
+def _estado(kafka: Any, topics: Topics, puerta_id: str) -> Any:
+    estados = asyncio.run(leer_estados(kafka.bootstrap, topics.puerta, espera_s=30))
+    return estados.get(puerta_id)
+
+
+def _bloque(navegador: Any, puerta_id: str) -> Any:
+    return navegador.find_element(By.CSS_SELECTOR, f'section[data-puerta="{puerta_id}"]')
+
+
+def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
+    app, topics = _app(kafka, tmp_path_factory, "manual")
+    try:
+        clave = _clave()
+        conjunta = id_puerta(FAMILIA_TODAS, clave)
+        registros = _sombra(clave, FICHAS)
+        cliente = RevisorHttp(app.url)
+        cliente.entrar(OTRO_USUARIO, CLAVE)
+        # The first is stored before the others are produced: it is the first to arrive (the
+        # topic has two partitions, so a batch's arrival order is not the order produced).
+        producir(kafka, topics.revision, registros[:1])
+        esperar(lambda: cliente.formulario(registros[0]["event_id"], "form-aprobar"), "first")
+        producir(kafka, topics.revision, registros[1:])
+        _decidir_todas(cliente, registros[1:])  # everything but the first to arrive
+
+        entrar(navegador, app)
+        navegador.find_element(By.ID, "enlace-puertas").click()
+        esperar(lambda: "/puertas" in navegador.current_url, "the Puertas page")
+        bloque = _bloque(navegador, conjunta)
+        assert "cerrada" in bloque.find_element(By.CSS_SELECTOR, ".estado-puerta").text
+        assert clave.texto() in bloque.find_element(By.CSS_SELECTOR, ".clave-id").text
+        # Deciding the later ones first does not advance it: the first undecided blocks.
+        assert bloque.find_element(By.CSS_SELECTOR, ".decididas").text == "0"
+        assert bloque.find_element(By.CSS_SELECTOR, ".llegadas").text == str(FICHAS)
+        enlace = bloque.find_element(By.CSS_SELECTOR, "a.bloqueo").get_attribute("href")
+        assert registros[0]["event_id"] in enlace
+        faltan = int(bloque.find_element(By.CSS_SELECTOR, ".faltan-n").text)
+        assert faltan > 0
+        filas = bloque.find_elements(By.CSS_SELECTOR, "table.evidencia tbody tr")
+        assert len(filas) == 10 and "0.95" in filas[0].text
+        assert not bloque.find_elements(By.CSS_SELECTOR, "form.abrir-puerta")
+
+        _decidir_todas(cliente, registros[:1])
+        navegador.get(app.url + "/puertas")
+        bloque = _bloque(navegador, conjunta)
+        assert "lista para abrir" in bloque.find_element(By.CSS_SELECTOR, ".estado-puerta").text
+        assert bloque.find_element(By.CSS_SELECTOR, ".decididas").text == str(FICHAS)
+        assert _estado(kafka, topics, conjunta) is None  # manual: nothing opened by itself
+
+        assert cliente.formulario_en("/puertas", f"form-abrir-{conjunta}")  # the helper's view
+        bloque.find_element(By.CSS_SELECTOR, "form.abrir-puerta button").click()
+        esperar(
+            lambda: "Puerta abierta" in navegador.find_element(By.TAG_NAME, "body").text,
+            "the opening's banner",
+        )
+        estado = _estado(kafka, topics, conjunta)
+        assert estado is not None and estado.abierta and estado.clave == clave
+        assert estado.abierta_por == USUARIO
+        assert estado.origen_datos == ORIGEN_SECUENCIAL_SOMBRA
+        assert (estado.n, estado.k) == (FICHAS, 0) and estado.umbral == 0.5
+
+        def abierta_en_la_pagina() -> bool:
+            navegador.get(app.url + "/puertas")
+            texto = _bloque(navegador, conjunta).text
+            return "abierta" in texto and f"abierta por {USUARIO}" in texto
+
+        esperar(abierta_en_la_pagina, "the page showing the open gate")
+        # The family's own gate, opened over HTTP by the other reviewer (the scripted helper).
+        propia = id_puerta("zapatillas", clave)
+        assert cliente.abrir_puerta(propia) == 303
+        estado = _estado(kafka, topics, propia)
+        assert estado is not None and estado.abierta and estado.abierta_por == OTRO_USUARIO
+
+        decisiones = [
+            d for d in leer(kafka, decisiones_topic(topics)) if d["evidencia"] is not None
+        ]
+        llegadas = sorted(d["evidencia"]["llegada"] for d in decisiones)
+        assert llegadas == list(range(FICHAS))
+        assert all(d["evidencia"]["clave"] == clave.model_dump(mode="json") for d in decisiones)
+        publicadas = [r for r in leer(kafka, topics.publicadas) if r.get("revision")]
+        assert publicadas and all(
+            p["clave"] == clave.model_dump(mode="json") for p in publicadas
+        )
+
+        metricas = app.metrics()
+        etiquetas = f'family="{FAMILIA_TODAS}",key="{clave.texto()}"'
+        assert re.search(
+            rf"^fichas_revision_apertura_prefijo_decidido\{{{re.escape(etiquetas)}\}} 45\.0$",
+            metricas,
+            re.M,
+        )
+        assert f"fichas_revision_puertas_abiertas_total{{{etiquetas}}} 1.0" in metricas
+        assert "fichas_revision_puertas_abiertas_total{family=\"zapatillas\"" in metricas
+    finally:
+        app.stop()
+
+
+def test_apertura_automatica(kafka, tmp_path_factory):
+    app, topics = _app(kafka, tmp_path_factory, "automatica")
+    try:
+        clave = _clave()
+        registros = _sombra(clave, FICHAS)
+        producir(kafka, topics.revision, registros)
+        cliente = RevisorHttp(app.url)
+        cliente.entrar(USUARIO, CLAVE)
+        conjunta = id_puerta(FAMILIA_TODAS, clave)
+        campos = esperar(
+            lambda: cliente.formulario(registros[0]["event_id"], "form-aprobar"), "the item"
+        )
+        csrf = campos["csrf"]
+        _decidir_todas(cliente, registros)
+        for familia in (FAMILIA_TODAS, "zapatillas"):
+            estado = esperar(
+                lambda f=familia: _estado(kafka, topics, id_puerta(f, clave)),
+                f"the automatic opening of {familia}",
+            )
+            assert estado.abierta and estado.abierta_por == ABIERTA_POR_AUTOMATICO
+            assert estado.clave == clave and estado.umbral == 0.5
+        anonimo = RevisorHttp(app.url)  # no session: the page sends to the login, a post fails
+        status, cabeceras, _ = anonimo.pedir("/puertas")
+        assert status == 302 and cabeceras["Location"].startswith("/login")
+        assert anonimo.pedir("/puertas/abrir", {"puerta": conjunta})[0] == 403
+        # Not in this mode: the page offers no button, and a forged post is refused.
+        assert cliente.formulario_en("/puertas", f"form-abrir-{conjunta}") is None
+        status, _, _ = cliente.pedir("/puertas/abrir", {"csrf": csrf, "puerta": conjunta})
+        assert status == 400
+    finally:
+        app.stop()
