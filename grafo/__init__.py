@@ -3,7 +3,8 @@
 Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits the outcome the
 graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes``, ``Nodos``,
 ``construir_grafo``, ``open_checkpointer`` and ``Procesador``; for the publication gate,
-``clave_puerta`` (the running key) and ``FuentePuerta`` (where the gate is read from).
+``clave_puerta`` (the running key) and ``FuentePuerta`` (where the gate is read from);
+``origen_revision``, the one builder of what a reviewer compares a ficha against.
 """
 
 from grafo.agentes import Agentes, Evaluacion
@@ -18,7 +19,7 @@ from grafo.ejecucion import (
     Resultado,
     ResumenIntento,
 )
-from grafo.nodos import Nodos, decidir
+from grafo.nodos import Nodos, decidir, origen_revision
 from grafo.puerta import FuentePuerta, PuertaCerrada, clave_puerta
 from grafo.retry import Backoff
 from grafo.sensores import NullSensor, Sensor
@@ -45,4 +46,5 @@ __all__ = [
     "construir_grafo",
     "decidir",
     "open_checkpointer",
+    "origen_revision",
 ]

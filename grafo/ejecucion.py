@@ -29,7 +29,7 @@ from langgraph.graph.state import CompiledStateGraph
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio
 from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
-from grafo.contexto import en_intento, sobre_evento
+from grafo.contexto import en_intento
 from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
 from grafo.retry import Attempts, Backoff, BudgetSpent, retry
@@ -199,15 +199,18 @@ class Procesador:
         self._sleep = sleep
 
     async def procesar(self, evento: EventoCambio) -> Resultado:
-        """Run (or resume, or replay) one event to its outcome."""
-        with sobre_evento(evento.sku, evento.event_id, evento.version):
-            config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
-            snapshot = await self._graph.aget_state(config)
-            if snapshot.values.get("salida") and not snapshot.next:
-                return self._resultado(snapshot.values, reentregada=True)
-            entrada: dict[str, Any] | None = None if snapshot.next else entrada_inicial(evento)
-            valores = await self._run_with_retries(entrada, evento, config)
-            return self._resultado(valores, reentregada=False)
+        """Run (or resume, or replay) one event to its outcome.
+
+        The caller enters the event's log context (``grafo.contexto.sobre_evento``) once,
+        where its handling of the event starts: the worker's lane, ``fichas procesar``.
+        """
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
+        snapshot = await self._graph.aget_state(config)
+        if snapshot.values.get("salida") and not snapshot.next:
+            return self._resultado(snapshot.values, reentregada=True)
+        entrada: dict[str, Any] | None = None if snapshot.next else entrada_inicial(evento)
+        valores = await self._run_with_retries(entrada, evento, config)
+        return self._resultado(valores, reentregada=False)
 
     async def guardado(self, evento: EventoCambio) -> dict[str, Any] | None:
         """The outcome stored for this event by an earlier run, if it finished; else None."""

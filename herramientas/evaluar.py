@@ -44,6 +44,7 @@ from criterios import (
 )
 from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Resultado
+from grafo.contexto import sobre_evento
 from herramientas import evaluar_metricas as metricas
 
 FORMATO = "fichas-evaluar/1"
@@ -478,7 +479,9 @@ async def correr_bucle(
             cuenta = Cuenta()
             _CUENTA.set(cuenta)
             inicio = time.perf_counter()
-            resultado = await proc.procesar(EventoCambio.model_validate(caso["evento"]))
+            evento = EventoCambio.model_validate(caso["evento"])
+            with sobre_evento(evento.sku, evento.event_id, evento.version):
+                resultado = await proc.procesar(evento)
             return registro_bucle(caso, resultado, cuenta, time.perf_counter() - inicio)
 
         await _en_paralelo(list(por_id), trabajo, cache, concurrencia)

@@ -18,8 +18,9 @@ superseded nor already decided. Superseded outcomes are deleted in the same tran
 ``get`` and ``record`` (the newest version of a SKU, and raising it; protocol ``VersionStore``)
 are usable from outside the worker, e.g. by an app that publishes a human decision and must
 refuse an older version; ``resultado``, ``reclamar``, ``podar`` and ``tamanos`` (protocol
-``ClaimStore``) are the worker's. Whether a version is obsolete is decided in one place,
-``obsoleta``, which the worker's lanes and handler ask too.
+``ClaimStore``) are the worker's. What an event may become (new, already decided, obsolete,
+a reused ``event_id``) is decided by one pure rule, ``dictaminar``, which the handler asks
+before the graph and ``reclamar`` asks at the claim.
 The store lives next to the checkpoints: ``versiones.sqlite`` in ``FICHAS_DATA_DIR``, or the
 same PostgreSQL database.
 """
@@ -53,6 +54,20 @@ def huella(evento: EventoCambio) -> str:
 
 
 @dataclass(frozen=True)
+class Clave:
+    """What makes an event the same event: its SKU, its version and its content's fingerprint."""
+
+    sku: str
+    version: int
+    huella: str
+
+    @classmethod
+    def de_evento(cls, evento: EventoCambio) -> Clave:
+        """The key of an event as it arrived."""
+        return cls(evento.sku, evento.version, huella(evento))
+
+
+@dataclass(frozen=True)
 class ResultadoGuardado:
     """The stored outcome of one ``event_id``: what was decided, for which input."""
 
@@ -63,21 +78,18 @@ class ResultadoGuardado:
     destino: str
     salida: dict[str, Any]
 
-    def mismo_evento(self, evento: EventoCambio, huella_evento: str) -> bool:
-        """This stored outcome belongs to this very event (same SKU, version and content)."""
-        return (
-            self.sku == evento.sku
-            and self.version == evento.version
-            and self.huella == huella_evento
-        )
+    @property
+    def clave(self) -> Clave:
+        """The key of the event this outcome was decided for."""
+        return Clave(self.sku, self.version, self.huella)
 
 
 class Dictamen(enum.Enum):
-    """What ``reclamar`` decided (not ``esquemas.Veredicto``, the evaluator's judgement)."""
+    """What the claim rule decided (not ``esquemas.Veredicto``, the evaluator's judgement)."""
 
-    NUEVO = "nuevo"  # recorded now: emit this outcome
+    NUEVO = "nuevo"  # nothing decided yet: run it (before the graph), record it (at the claim)
     REGISTRADO = "registrado"  # already decided for this event_id: emit the stored outcome
-    OBSOLETO = "obsoleto"  # a newer version of the SKU was handled: emit nothing
+    OBSOLETO = "obsoleto"  # a newer version of the SKU is known: emit nothing
     REUTILIZADO = "reutilizado"  # the event_id was seen with another SKU, version or content
 
 
@@ -93,28 +105,43 @@ def obsoleta(version: int, vigente: int | None) -> bool:
     """The one rule of an obsolete version: a newer version of the same SKU is known.
 
     ``vigente`` is the newest version known elsewhere (queued behind the event, recorded in
-    the store, or None when there is none). Every path asks this function: the lane (a newer
-    version waits behind), the handler (the store holds a newer one) and ``decidir_reclamo``.
-    Versions start at 1 (``EventoCambio.version``), so a stored 0 never makes one obsolete.
+    the store, or None when there is none); ``dictaminar`` is its one caller. Versions start at
+    1 (``EventoCambio.version``), so a stored 0 never makes one obsolete.
     """
     return vigente is not None and vigente > version
+
+
+def mas_nueva(*versiones: int | None) -> int | None:
+    """The newest of the versions known (None when none is)."""
+    return max((v for v in versiones if v is not None), default=None)
+
+
+def dictaminar(clave: Clave, vigente: int | None, existente: ResultadoGuardado | None) -> Dictamen:
+    """The claim rule, pure: asked once before the graph and once at the claim.
+
+    Those are the two steps after which the answer can change: before the graph it is asked
+    with what the lane and the store know (an event the rule does not let through costs no
+    LLM call); at the claim, under the SKU's lock, with what the store knows after the run (a
+    newer version handled meanwhile, or another run that won). An ``event_id`` seen with
+    another SKU, version or content is refused first, then a newer version makes it obsolete.
+    """
+    if existente is not None and existente.clave != clave:
+        return Dictamen.REUTILIZADO
+    if obsoleta(clave.version, vigente):
+        return Dictamen.OBSOLETO
+    return Dictamen.REGISTRADO if existente is not None else Dictamen.NUEVO
 
 
 def decidir_reclamo(
     guardado: ResultadoGuardado, stored_version: int | None, existente: ResultadoGuardado | None
 ) -> Reclamo:
-    """The compare-and-set rule, the same for both backends (pure, so it is tested alone)."""
-    if existente is not None:
-        if existente.sku != guardado.sku or existente.version != guardado.version:
-            return Reclamo(Dictamen.REUTILIZADO, existente)
-        if existente.huella != guardado.huella:
-            return Reclamo(Dictamen.REUTILIZADO, existente)
-        if obsoleta(guardado.version, stored_version):
-            return Reclamo(Dictamen.OBSOLETO, None)
-        return Reclamo(Dictamen.REGISTRADO, existente)
-    if obsoleta(guardado.version, stored_version):
-        return Reclamo(Dictamen.OBSOLETO, None)
-    return Reclamo(Dictamen.NUEVO, guardado)
+    """The compare-and-set of both backends: ``dictaminar``, and the outcome it lets emit."""
+    dictamen = dictaminar(guardado.clave, stored_version, existente)
+    if dictamen is Dictamen.NUEVO:
+        return Reclamo(dictamen, guardado)
+    if dictamen is Dictamen.OBSOLETO:
+        return Reclamo(dictamen, None)
+    return Reclamo(dictamen, existente)
 
 
 class VersionStore(Protocol):
