@@ -38,22 +38,14 @@ from aiokafka import ConsumerRecord, TopicPartition
 from esquemas import EventoCambio, EventoInvalido
 from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Procesador, Resultado, origen_revision
-from stream.cabeceras import cabeceras_rechazo, cabeceras_resultado
+from stream.cabeceras import cabeceras_resultado
 from stream.config import Settings
 from stream.emitter import Emitter, Record
 from stream.fallos import FalloPermanente, Reintentos
 from stream.lanes import Item
-from stream.rechazo import cabeceras_dlq, clave_dlq, evento_rechazado
+from stream.rechazo import registro_dlq
 from stream.sensor import WorkerSensor
-from stream.versiones import (
-    ClaimStore,
-    Clave,
-    Dictamen,
-    Reclamo,
-    ResultadoGuardado,
-    dictaminar,
-    mas_nueva,
-)
+from stream.versiones import ClaimStore, Dictamen, Reclamo, ResultadoGuardado, dictamen_previo
 
 log = logging.getLogger(__name__)
 
@@ -108,11 +100,11 @@ class Handler:
     ) -> tuple[Reclamo, Resultado | None]:
         """Steps 1 and 2 of the module's list: the claim rule before the graph, then the run
         and its claim when the rule lets the event through (with the run's ``Resultado``)."""
-        clave = Clave.de_evento(evento)
-        existente, vigente = await self.steps.run(lambda: self._lookup(evento), "store")
-        dictamen = dictaminar(clave, mas_nueva(newest_waiting, vigente), existente)
-        if dictamen is not Dictamen.NUEVO:
-            return Reclamo(dictamen, existente), None
+        clave, previo = await self.steps.run(
+            lambda: dictamen_previo(self.versions, evento, newest_waiting), "store"
+        )
+        if previo.dictamen is not Dictamen.NUEVO:
+            return previo, None
         resultado = await self._run_graph(evento)
         guardado = ResultadoGuardado(
             evento.event_id,
@@ -124,11 +116,6 @@ class Handler:
         )
         reclamo = await self.steps.run(lambda: self.versions.reclamar(guardado), "store")
         return reclamo, resultado
-
-    async def _lookup(self, evento: EventoCambio) -> tuple[ResultadoGuardado | None, int | None]:
-        """What the store knows before the graph: this event_id's outcome, the SKU's version."""
-        existente = await self.versions.resultado(evento.event_id)
-        return existente, await self.versions.get(evento.sku)
 
     async def _run_graph(self, evento: EventoCambio) -> Resultado:
         """Wait while the LLM is down, then run the graph within the concurrency limit."""
@@ -187,11 +174,7 @@ class Handler:
 
         Also the worker's path for an invalid message, which never reaches a lane.
         """
-        rechazo = evento_rechazado(exc, record.value, tp.topic, tp.partition, record.offset)
-        value = encode(rechazo)
-        key = clave_dlq(record.key)
-        headers = cabeceras_rechazo(cabeceras_dlq(record.headers))
-        records = [Record(self.settings.topic_dlq, value, key, headers)]
+        records = [registro_dlq(self.settings.topic_dlq, tp, record, exc)]
         await self.steps.run(lambda: self.emitter.send(tp, records), "produce", acotado=False)
         self.sensor.on_dlq()
 

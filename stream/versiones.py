@@ -178,6 +178,23 @@ class ClaimStore(VersionStore, Protocol):
         ...
 
 
+async def dictamen_previo(
+    store: ClaimStore, evento: EventoCambio, en_cola: int | None
+) -> tuple[Clave, Reclamo]:
+    """The claim rule before the graph: what the store knows of this ``event_id`` and SKU, and
+    ``en_cola``, the newest version queued behind the event in its lane.
+
+    ``Dictamen.NUEVO`` means "run it"; any other answer ends the event without an LLM call.
+    The event's key comes back too: the claim after the run needs its fingerprint.
+    """
+    clave = Clave.de_evento(evento)
+    existente = await store.resultado(evento.event_id)
+    vigente = await store.get(evento.sku)
+    dictamen = dictaminar(clave, mas_nueva(en_cola, vigente), existente)
+    guardado = existente if dictamen is not Dictamen.OBSOLETO else None
+    return clave, Reclamo(dictamen, guardado)
+
+
 def _guardado_de_fila(row: Any) -> ResultadoGuardado:
     """A stored row (event_id, sku, version, huella, destino, salida) as a ``ResultadoGuardado``."""
     salida = row[5] if isinstance(row[5], dict) else json.loads(row[5])
