@@ -7,7 +7,10 @@ starts from the event.
 
 Transient LLM failures are retried here, forever, with exponential backoff, full jitter and the
 server's Retry-After: the failing node's writes are never committed, so a failure is not an
-attempt. ``LLMHealth`` tells the caller when the LLM is down, so it can stop taking new events,
+attempt. This is the one retry loop around the graph: a caller with its own rule for the other
+failures (the worker: the checkpointer's database down, a bug on one event) passes it in
+(``grafo.retry.FailureRule``) instead of wrapping a second loop around this one.
+``LLMHealth`` tells the caller when the LLM is down, so it can stop taking new events,
 and tells the operator: one WARNING when it pauses (the URL and the real cause), a reminder
 while it stays down, one INFO when it answers again. ``fichas procesar``, where one person waits
 for one run, also reports every retry at WARNING (``Backoff.report_each``).
@@ -32,7 +35,7 @@ from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
 from grafo.contexto import en_intento
 from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
-from grafo.retry import Attempts, Backoff, BudgetSpent, retry
+from grafo.retry import Attempts, Backoff, BudgetSpent, FailureRule, retry
 from grafo.sensores import NullSensor, Sensor
 
 log = logging.getLogger(__name__)
@@ -198,19 +201,65 @@ class Procesador:
         self.health = health or LLMHealth(self._sensor, llm_url)
         self._sleep = sleep
 
-    async def procesar(self, evento: EventoCambio) -> Resultado:
+    async def procesar(
+        self, evento: EventoCambio, otros: FailureRule | None = None
+    ) -> Resultado:
         """Run (or resume, or replay) one event to its outcome.
+
+        The one retry loop around the graph: the LLM's transient failures are retried here
+        (forever, or within ``Backoff.max_wait_s``); any other failure is given to ``otros``,
+        the caller's rule (the worker's: a database outage is retried, a bug on one event is
+        given up after a few tries), or raised when there is none. Every try reads the
+        thread's checkpoint first, so it resumes where the last one stopped.
 
         The caller enters the event's log context (``grafo.contexto.sobre_evento``) once,
         where its handling of the event starts: the worker's lane, ``fichas procesar``.
         """
         config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
-        snapshot = await self._graph.aget_state(config)
-        if snapshot.values.get("salida") and not snapshot.next:
-            return self._resultado(snapshot.values, reentregada=True)
-        entrada: dict[str, Any] | None = None if snapshot.next else entrada_inicial(evento)
-        valores = await self._run_with_retries(entrada, evento, config)
-        return self._resultado(valores, reentregada=False)
+        failure: LLMFailure | None = None  # the last failure, when it was a transient LLM one
+        ran = reentregada = False
+
+        async def invoke() -> dict[str, Any]:
+            nonlocal ran, reentregada
+            snapshot = await self._graph.aget_state(config)
+            if snapshot.values.get("salida") and not snapshot.next:
+                reentregada = True
+                return dict(snapshot.values)
+            entrada = None if snapshot.next else entrada_inicial(evento)
+            ran = True
+            return dict(await self._graph.ainvoke(entrada, config, durability="sync"))
+
+        async def on_failure(exc: Exception, attempts: Attempts) -> float | None:
+            nonlocal failure
+            failure = classify(exc)
+            if failure is None or not failure.transient:
+                failure = None
+                if otros is None:
+                    raise exc
+                return await otros.on_failure(exc, attempts)
+            await self._mark_attempt(config)
+            self._sensor.on_llm_error(failure.kind)
+            self.health.mark_down(failure)
+            return failure.retry_after_s
+
+        def on_wait(exc: Exception, attempts: Attempts) -> None:
+            if failure is not None:
+                self._report_retry(failure, attempts.failures, attempts.delay_s)
+            elif otros is not None:
+                otros.on_wait(exc, attempts)
+
+        try:
+            valores = await retry(invoke, self._policy, on_failure, on_wait, self._sleep)
+        except BudgetSpent as spent:
+            cause = failure.cause if failure is not None else "unknown"
+            raise LLMUnavailable(
+                f"LLM at {self.health.url} unavailable after {spent}: {cause}"
+            ) from spent.__cause__
+        if ran:
+            self.health.mark_up()
+        if otros is not None:
+            otros.on_success()
+        return self._resultado(valores, reentregada=reentregada)
 
     async def guardado(self, evento: EventoCambio) -> dict[str, Any] | None:
         """The outcome stored for this event by an earlier run, if it finished; else None."""
@@ -220,41 +269,14 @@ class Procesador:
             return dict(snapshot.values["salida"])
         return None
 
-    async def _run_with_retries(
-        self, entrada: dict[str, Any] | None, evento: EventoCambio, config: RunnableConfig
-    ) -> dict[str, Any]:
-        """Invoke until the graph ends; a transient LLM failure waits, then resumes the thread
-        at its last checkpoint (or starts it anew when the failure came before the first)."""
-        failure: LLMFailure | None = None
-
-        async def invoke() -> dict[str, Any]:
-            return dict(await self._graph.ainvoke(entrada, config, durability="sync"))
-
-        async def on_failure(exc: Exception, attempts: Attempts) -> float | None:
-            nonlocal entrada, failure
-            failure = classify(exc)
-            if failure is None or not failure.transient:
-                raise exc
-            snapshot = await self._graph.aget_state(config)
-            en_intento(_intento_en_curso(snapshot.values, snapshot.next))
-            self._sensor.on_llm_error(failure.kind)
-            self.health.mark_down(failure)
-            entrada = None if snapshot.next else entrada_inicial(evento)
-            return failure.retry_after_s
-
-        def on_wait(exc: Exception, attempts: Attempts) -> None:
-            assert failure is not None  # on_failure classified it
-            self._report_retry(failure, attempts.failures, attempts.delay_s)
-
+    async def _mark_attempt(self, config: RunnableConfig) -> None:
+        """Name, in the log context, the attempt a failed run was on (when the checkpoint can
+        be read: a failure to read it is the next try's to meet)."""
         try:
-            valores = await retry(invoke, self._policy, on_failure, on_wait, self._sleep)
-        except BudgetSpent as spent:
-            cause = failure.cause if failure is not None else "unknown"
-            raise LLMUnavailable(
-                f"LLM at {self.health.url} unavailable after {spent}: {cause}"
-            ) from spent.__cause__
-        self.health.mark_up()
-        return valores
+            snapshot = await self._graph.aget_state(config)
+        except Exception:
+            return
+        en_intento(_intento_en_curso(snapshot.values, snapshot.next))
 
     def _report_retry(self, failure: LLMFailure, failures: int, delay: float) -> None:
         """One line per retry: WARNING when a person waits on this run, else DEBUG."""

@@ -121,7 +121,7 @@ class Handler:
         """Wait while the LLM is down, then run the graph within the concurrency limit."""
         await self.procesador.health.wait_up()
         async with self.graph_slots:
-            return await self.steps.run(lambda: self.procesador.procesar(evento), "graph")
+            return await self.procesador.procesar(evento, self.steps.rule("graph"))
 
     async def _settle(
         self, item: Item, reclamo: Reclamo, resultado: Resultado | None
