@@ -40,8 +40,15 @@ from typing import Any, Protocol
 
 import migraciones
 from esquemas import EventoCambio
-from grafo.checkpointer import connect_sqlite, postgres_connection_kwargs
-from migraciones import Cambio, Esquema, Migracion, cerrojo_postgres, cerrojo_sqlite
+from migraciones import (
+    Cambio,
+    Esquema,
+    Migracion,
+    cerrojo_postgres,
+    cerrojo_sqlite,
+    connect_sqlite,
+    postgres_connection_kwargs,
+)
 
 SQLITE_FILE = "versiones.sqlite"
 
