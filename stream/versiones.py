@@ -31,7 +31,6 @@ import enum
 import hashlib
 import json
 import sqlite3
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -227,182 +226,176 @@ def _salida_json(guardado: ResultadoGuardado) -> str:
     return json.dumps(guardado.salida, ensure_ascii=False, separators=(",", ":"))
 
 
-class SqliteVersionStore:
-    """Embedded store on one sqlite3 connection, used inline on the event loop's thread.
+# The statements, the way LangGraph's checkpoint-postgres keeps them: constants, one text where
+# the dialects agree (written with psycopg's ``%s``; the SQLite connection reads it as ``?``),
+# a pair side by side where they do not. They differ in three things only: the clock (SQLite
+# stores seconds since the epoch, PostgreSQL a ``timestamptz``), the larger of two values
+# (``max`` / ``greatest``) and the row lock (``for update``; SQLite's one connection needs none).
+SELECT_VERSION = "select version from fichas_versiones where sku = %s"
+SELECT_RESULTADO = (
+    "select event_id, sku, version, huella, destino, salida from fichas_resultados "
+    "where event_id = %s"
+)
+DELETE_SUPERADOS = "delete from fichas_resultados where sku = %s and version < %s"
+_AHORA_SQLITE = "((julianday('now') - 2440587.5) * 86400.0)"
+# The SKU's row, created at version 0 ("nothing handled") when it is missing, then read under
+# the row lock: two claims of one SKU on PostgreSQL wait for each other here.
+RESERVAR_SKU = {
+    "sqlite": "insert into fichas_versiones (sku, version, actualizada_en) "
+    f"values (%s, 0, {_AHORA_SQLITE}) on conflict (sku) do nothing",
+    "postgres": "insert into fichas_versiones (sku, version, actualizada_en) "
+    "values (%s, 0, now()) on conflict (sku) do nothing",
+}
+SELECT_VERSION_BLOQUEADA = {
+    "sqlite": SELECT_VERSION,
+    "postgres": SELECT_VERSION + " for update",
+}
+UPSERT_VERSION = {
+    "sqlite": "insert into fichas_versiones (sku, version, actualizada_en) "
+    f"values (%s, %s, {_AHORA_SQLITE}) on conflict (sku) do update set "
+    "version = max(fichas_versiones.version, excluded.version), "
+    "actualizada_en = excluded.actualizada_en",
+    "postgres": "insert into fichas_versiones (sku, version, actualizada_en) "
+    "values (%s, %s, now()) on conflict (sku) do update set "
+    "version = greatest(fichas_versiones.version, excluded.version), "
+    "actualizada_en = excluded.actualizada_en",
+}
+INSERT_RESULTADO = {
+    "sqlite": "insert into fichas_resultados (event_id, sku, version, huella, destino, salida, "
+    f"registrado_en) values (%s, %s, %s, %s, %s, %s, {_AHORA_SQLITE})",
+    "postgres": "insert into fichas_resultados (event_id, sku, version, huella, destino, salida, "
+    "registrado_en) values (%s, %s, %s, %s, %s, %s, now())",
+}
+# Retention: every record older than it goes, whatever its version (a row at 0, left by a
+# claim that recorded nothing, included).
+PODAR_RESULTADOS = {
+    "sqlite": f"delete from fichas_resultados where registrado_en < {_AHORA_SQLITE} - %s",
+    "postgres": "delete from fichas_resultados where registrado_en < now() - %s * interval '1 s'",
+}
+PODAR_VERSIONES = {
+    "sqlite": f"delete from fichas_versiones where actualizada_en < {_AHORA_SQLITE} - %s",
+    "postgres": "delete from fichas_versiones where actualizada_en < now() - %s * interval '1 s'",
+}
+TABLAS = ("fichas_versiones", "fichas_resultados")
+
+
+class Ejecutar(Protocol):
+    """One statement on the connection of the current transaction: its rows, its row count."""
+
+    async def __call__(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]: ...
+
+
+class _SqliteConexion:
+    """One sqlite3 connection used inline on the event loop's thread.
 
     One indexed lookup or upsert on a WAL file is tens of microseconds; sending it to a
     worker thread and back (aiosqlite) cost more than the statement (see grafo.checkpointer).
     Nothing awaits inside a transaction, so one worker's lanes never interleave in one.
     """
 
+    dialecto = "sqlite"
+
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
-    async def get(self, sku: str) -> int | None:
-        """Look up one SKU."""
-        row = self._conn.execute(
-            "select version from fichas_versiones where sku = ?", (sku,)
-        ).fetchone()
-        return int(row[0]) if row else None
+    async def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+        cursor = self._conn.execute(sql.replace("%s", "?"), params)
+        return cursor.fetchall(), cursor.rowcount
 
-    async def record(self, sku: str, version: int) -> None:
-        """Upsert keeping the maximum."""
-        with self._conn:  # one transaction, committed on exit
-            self._record(sku, version)
-
-    def _record(self, sku: str, version: int) -> None:
-        self._conn.execute(
-            "insert into fichas_versiones (sku, version, actualizada_en) values (?, ?, ?) "
-            "on conflict(sku) do update set version = max(version, excluded.version), "
-            "actualizada_en = excluded.actualizada_en",
-            (sku, version, time.time()),
-        )
-
-    async def resultado(self, event_id: str) -> ResultadoGuardado | None:
-        """Look up one event's outcome."""
-        row = self._conn.execute(
-            "select event_id, sku, version, huella, destino, salida from fichas_resultados "
-            "where event_id = ?",
-            (event_id,),
-        ).fetchone()
-        return _guardado_de_fila(row) if row else None
-
-    async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
-        """Compare-and-set in one transaction."""
+    @asynccontextmanager
+    async def transaccion(self) -> AsyncIterator[Ejecutar]:
+        """The statements of the block in one transaction, committed on exit."""
         with self._conn:
-            stored = await self.get(guardado.sku)
-            reclamo = decidir_reclamo(guardado, stored, await self.resultado(guardado.event_id))
-            if reclamo.dictamen is Dictamen.NUEVO:
-                self._conn.execute(
-                    "insert into fichas_resultados (event_id, sku, version, huella, destino, "
-                    "salida, registrado_en) values (?, ?, ?, ?, ?, ?, ?)",
-                    (*_fila_resultado(guardado), time.time()),
-                )
-                self._record(guardado.sku, guardado.version)
-                self._conn.execute(
-                    "delete from fichas_resultados where sku = ? and version < ?",
-                    (guardado.sku, guardado.version),
-                )
-        return reclamo
-
-    async def podar(self, retencion_s: float) -> int:
-        """Delete outcome and version records older than the retention."""
-        limite = time.time() - retencion_s
-        with self._conn:
-            a = self._conn.execute(
-                "delete from fichas_resultados where registrado_en < ?", (limite,)
-            )
-            b = self._conn.execute(
-                "delete from fichas_versiones where actualizada_en < ?", (limite,)
-            )
-        return int(a.rowcount) + int(b.rowcount)
-
-    async def tamanos(self) -> dict[str, int]:
-        """Rows per table."""
-        return {
-            tabla: int(self._conn.execute(f"select count(*) from {tabla}").fetchone()[0])
-            for tabla in ("fichas_versiones", "fichas_resultados")
-        }
+            yield self._run
 
 
-class PostgresVersionStore:
-    """Store in the checkpoint database, through a psycopg pool."""
+class _PostgresConexion:
+    """A psycopg pool: each transaction on a connection of its own."""
+
+    dialecto = "postgres"
 
     def __init__(self, pool: Any) -> None:
         self._pool = pool
 
+    @asynccontextmanager
+    async def transaccion(self) -> AsyncIterator[Ejecutar]:
+        """The statements of the block in one transaction, committed on exit."""
+        async with self._pool.connection() as conn, conn.transaction():
+
+            async def run(sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+                cursor = await conn.execute(sql, params)
+                filas = await cursor.fetchall() if cursor.description else []
+                return list(filas), int(cursor.rowcount)
+
+            yield run
+
+
+class SqlVersionStore:
+    """The version store on either dialect: the same methods, the statements above.
+
+    One rule on both: a version row at 0 means "nothing handled" (``get`` answers None); it is
+    what the claim's row lock creates for a SKU not seen yet, and retention deletes it like any
+    other row.
+    """
+
+    def __init__(self, conexion: _SqliteConexion | _PostgresConexion) -> None:
+        self._conexion = conexion
+        self.dialecto = conexion.dialecto
+
     async def get(self, sku: str) -> int | None:
-        """Look up one SKU (a row at 0 is a claim in progress: nothing handled yet)."""
-        async with self._pool.connection() as conn:
-            cursor = await conn.execute(
-                "select version from fichas_versiones where sku = %s", (sku,)
-            )
-            row = await cursor.fetchone()
-        return int(row[0]) if row is not None and int(row[0]) > 0 else None
+        """The newest version handled for ``sku``, or None (no row, or a row at 0)."""
+        async with self._conexion.transaccion() as run:
+            filas, _ = await run(SELECT_VERSION, (sku,))
+        return _version(filas)
 
     async def record(self, sku: str, version: int) -> None:
-        """Upsert keeping the maximum."""
-        async with self._pool.connection() as conn:
-            await self._record(conn, sku, version)
-
-    @staticmethod
-    async def _record(conn: Any, sku: str, version: int) -> None:
-        await conn.execute(
-            "insert into fichas_versiones (sku, version, actualizada_en) values (%s, %s, now()) "
-            "on conflict (sku) do update set "
-            "version = greatest(fichas_versiones.version, excluded.version), "
-            "actualizada_en = now()",
-            (sku, version),
-        )
+        """Raise the stored version of ``sku`` to ``version`` (never lowers it)."""
+        async with self._conexion.transaccion() as run:
+            await run(UPSERT_VERSION[self.dialecto], (sku, version))
 
     async def resultado(self, event_id: str) -> ResultadoGuardado | None:
-        """Look up one event's outcome."""
-        async with self._pool.connection() as conn:
-            return await self._resultado(conn, event_id)
-
-    @staticmethod
-    async def _resultado(conn: Any, event_id: str) -> ResultadoGuardado | None:
-        cursor = await conn.execute(
-            "select event_id, sku, version, huella, destino, salida from fichas_resultados "
-            "where event_id = %s",
-            (event_id,),
-        )
-        row = await cursor.fetchone()
-        return _guardado_de_fila(row) if row else None
+        """The stored outcome of ``event_id``, or None."""
+        async with self._conexion.transaccion() as run:
+            filas, _ = await run(SELECT_RESULTADO, (event_id,))
+        return _guardado_de_fila(filas[0]) if filas else None
 
     async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
         """Compare-and-set under the SKU's row lock, in one transaction."""
-        async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute(
-                "insert into fichas_versiones (sku, version, actualizada_en) "
-                "values (%s, 0, now()) on conflict (sku) do nothing",
-                (guardado.sku,),
-            )
-            cursor = await conn.execute(
-                "select version from fichas_versiones where sku = %s for update", (guardado.sku,)
-            )
-            row = await cursor.fetchone()
-            # The row exists now (at 0 if it is new): 0 is below every version, so
-            # ``obsoleta`` never counts it as a newer one.
-            stored = int(row[0])
-            existente = await self._resultado(conn, guardado.event_id)
-            reclamo = decidir_reclamo(guardado, stored, existente)
+        d = self.dialecto
+        async with self._conexion.transaccion() as run:
+            await run(RESERVAR_SKU[d], (guardado.sku,))
+            filas, _ = await run(SELECT_VERSION_BLOQUEADA[d], (guardado.sku,))
+            existentes, _ = await run(SELECT_RESULTADO, (guardado.event_id,))
+            existente = _guardado_de_fila(existentes[0]) if existentes else None
+            reclamo = decidir_reclamo(guardado, _version(filas), existente)
             if reclamo.dictamen is Dictamen.NUEVO:
-                await conn.execute(
-                    "insert into fichas_resultados (event_id, sku, version, huella, destino, "
-                    "salida, registrado_en) values (%s, %s, %s, %s, %s, %s, now())",
-                    _fila_resultado(guardado),
-                )
-                await self._record(conn, guardado.sku, guardado.version)
-                await conn.execute(
-                    "delete from fichas_resultados where sku = %s and version < %s",
-                    (guardado.sku, guardado.version),
-                )
+                await run(INSERT_RESULTADO[d], _fila_resultado(guardado))
+                await run(UPSERT_VERSION[d], (guardado.sku, guardado.version))
+                await run(DELETE_SUPERADOS, (guardado.sku, guardado.version))
         return reclamo
 
     async def podar(self, retencion_s: float) -> int:
         """Delete outcome and version records older than the retention."""
-        async with self._pool.connection() as conn:
-            a = await conn.execute(
-                "delete from fichas_resultados where registrado_en < now() - %s * interval '1 s'",
-                (retencion_s,),
-            )
-            b = await conn.execute(
-                "delete from fichas_versiones "
-                "where actualizada_en < now() - %s * interval '1 s' and version > 0",
-                (retencion_s,),
-            )
-        return int(a.rowcount) + int(b.rowcount)
+        async with self._conexion.transaccion() as run:
+            _, a = await run(PODAR_RESULTADOS[self.dialecto], (retencion_s,))
+            _, b = await run(PODAR_VERSIONES[self.dialecto], (retencion_s,))
+        return a + b
 
     async def tamanos(self) -> dict[str, int]:
         """Rows per table."""
         sizes: dict[str, int] = {}
-        async with self._pool.connection() as conn:
-            for tabla in ("fichas_versiones", "fichas_resultados"):
-                cursor = await conn.execute(f"select count(*) from {tabla}")
-                row = await cursor.fetchone()
-                sizes[tabla] = int(row[0])
+        async with self._conexion.transaccion() as run:
+            for tabla in TABLAS:
+                filas, _ = await run(f"select count(*) from {tabla}")
+                sizes[tabla] = int(filas[0][0])
         return sizes
+
+
+def _version(filas: list[Any]) -> int | None:
+    """The version a ``SELECT_VERSION`` read: None for no row, or for a row at 0."""
+    if not filas or int(filas[0][0]) <= 0:
+        return None
+    return int(filas[0][0])
 
 
 # The schema of the release before migrations, as it left a database: migration 0 of both
@@ -493,7 +486,7 @@ async def open_version_store(postgres_dsn: str | None, data_dir: Path) -> AsyncI
             await migrar_postgres(conn)
         await pool.open(wait=True)
         try:
-            yield PostgresVersionStore(pool)
+            yield SqlVersionStore(_PostgresConexion(pool))
         finally:
             await pool.close()
         return
@@ -501,6 +494,6 @@ async def open_version_store(postgres_dsn: str | None, data_dir: Path) -> AsyncI
         migrar_sqlite(data_dir)
     sqlite = connect_sqlite(data_dir / SQLITE_FILE)
     try:
-        yield SqliteVersionStore(sqlite)
+        yield SqlVersionStore(_SqliteConexion(sqlite))
     finally:
         sqlite.close()
