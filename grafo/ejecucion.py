@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -39,6 +39,7 @@ from grafo.retry import Attempts, Backoff, BudgetSpent, FailureRule, retry
 from grafo.sensores import NullSensor, Sensor
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 REMINDER_S = 60.0  # while the LLM stays down, say so again this often
 
@@ -145,6 +146,26 @@ class LLMHealth:
     async def wait_up(self) -> None:
         """Block while the LLM is down."""
         await self._up.wait()
+
+
+async def reintentar_llm(llamada: Callable[[], Awaitable[T]], policy: Backoff) -> T:
+    """One call that reaches the LLM outside the graph (``fichas evaluar``'s evaluator calls),
+    retried on the LLM's transient failures by the same rule as the graph's runs.
+
+    Raises ``LLMUnavailable`` when ``policy``'s budget of waiting is spent; any other failure
+    is raised as it is.
+    """
+
+    async def on_failure(exc: Exception, attempts: Attempts) -> float | None:
+        failure = classify(exc)
+        if failure is None or not failure.transient:
+            raise exc
+        return failure.retry_after_s
+
+    try:
+        return await retry(llamada, policy, on_failure)
+    except BudgetSpent as spent:
+        raise LLMUnavailable(f"LLM unavailable after {spent}") from spent.__cause__
 
 
 def _intento_en_curso(valores: dict[str, Any], siguiente: tuple[str, ...]) -> int:

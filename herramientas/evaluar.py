@@ -29,7 +29,6 @@ import hashlib
 import json
 import sys
 import time
-import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -42,6 +41,7 @@ from criterios import (
     mapear_origen,
     palabras_sin_respaldo,
 )
+from criterios.vocabulario import normalizar
 from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import Resultado
 from grafo.contexto import sobre_evento
@@ -330,22 +330,11 @@ async def evaluar_candidata(
 
 
 async def _con_reintentos(llamada: Callable[[], Awaitable[Any]], espera_llm: float) -> Any:
-    """Retry a transient LLM failure with backoff, as the processor does, up to ``espera_llm``."""
-    from grafo import Backoff, LLMUnavailable
-    from grafo.errores import classify
-    from grafo.retry import Attempts, BudgetSpent, retry
+    """The evaluator's call retried as the graph retries the LLM, for ``espera_llm`` at most."""
+    from grafo import Backoff
+    from grafo.ejecucion import reintentar_llm
 
-    async def al_fallar(exc: Exception, intentos: Attempts) -> float | None:
-        fallo = classify(exc)
-        if fallo is None or not fallo.transient:
-            raise exc
-        return fallo.retry_after_s
-
-    try:
-        return await retry(llamada, Backoff(max_wait_s=espera_llm), al_fallar)
-    except BudgetSpent as agotado:
-        fallos = agotado.attempts.failures
-        raise LLMUnavailable(f"LLM no disponible tras {fallos} intentos") from agotado.__cause__
+    return await reintentar_llm(llamada, Backoff(max_wait_s=espera_llm))
 
 
 async def correr_evaluador(
@@ -380,11 +369,11 @@ async def correr_evaluador(
 # -- loop mode ------------------------------------------------------------------------------
 
 
-def normalizar(valor: Any) -> str:
-    """Attribute values compared as a reader would: case, accents and spacing aside."""
-    texto = unicodedata.normalize("NFKD", str(valor)).casefold()
-    texto = "".join(c for c in texto if not unicodedata.combining(c))
-    return " ".join(texto.replace(",", ".").split())
+def _valor_comparable(valor: Any) -> str:
+    """An attribute value as a reader compares it: the house normalisation (case, accents,
+    spacing, apostrophes: ``criterios.vocabulario.normalizar``), and a decimal comma read as a
+    point ("2,5 kg" is "2.5 kg")."""
+    return normalizar(str(valor)).replace(",", ".")
 
 
 def distintos_de_referencia(
@@ -396,7 +385,7 @@ def distintos_de_referencia(
     return [
         a
         for a in requeridos
-        if normalizar(publicados.get(a, "")) != normalizar(esperados.get(a, ""))
+        if _valor_comparable(publicados.get(a, "")) != _valor_comparable(esperados.get(a, ""))
     ]
 
 

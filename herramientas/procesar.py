@@ -81,11 +81,6 @@ def _leer(nombre: str, handle: BinaryIO) -> Entrada:
     return entrada
 
 
-def leer_lineas(path: Path) -> list[_Linea]:
-    """Non-blank lines of the file as bytes, keeping their 0-based line numbers."""
-    return leer_entrada(str(path)).lineas
-
-
 @dataclass
 class Resumen:
     """What one run did, for the closing line on standard error."""
