@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -64,6 +65,18 @@ class ResumenIntento:
     rechazos: tuple[Rechazo, ...] = ()
     invalida: bool = False
     puntuacion: float | None = None
+
+    @classmethod
+    def de_dict(cls, datos: dict[str, Any]) -> ResumenIntento:
+        """Back from ``dataclasses.asdict`` (``fichas evaluar`` caches its records as JSON)."""
+        rechazos = tuple(Rechazo(str(x["criterio"]), str(x["por"])) for x in datos["rechazos"])
+        return cls(
+            intento=int(datos["intento"]),
+            aprobada=bool(datos["aprobada"]),
+            rechazos=rechazos,
+            invalida=bool(datos.get("invalida", False)),
+            puntuacion=datos.get("puntuacion"),
+        )
 
 
 @dataclass(frozen=True)
@@ -186,15 +199,17 @@ def entrada_inicial(evento: EventoCambio) -> dict[str, Any]:
 
 
 def resumen_intentos(historial: list[dict[str, Any]]) -> tuple[ResumenIntento, ...]:
-    """Per attempt: approved or not, and which criteria rejected it by whom (for metrics)."""
+    """Per attempt: approved or not, and which criteria rejected it by whom (for metrics).
+
+    Reads the loop's own history, whose records name who rejected (``rechazos``), and the
+    contract's ``historial`` of a review outcome, which does not: there every problem of the
+    verdict but an invalid answer is a rejection, by ``POR_DESCONOCIDO``.
+    """
     return tuple(
         ResumenIntento(
             intento=int(r["intento"]),
             aprobada=bool(r["veredicto"]["aprobada"]),
-            rechazos=tuple(
-                Rechazo(criterio=str(x["criterio"]), por=str(x["por"]))
-                for x in r.get("rechazos", [])
-            ),
+            rechazos=_rechazos(r),
             invalida=any(
                 p["criterio"] == CRITERIO_SALIDA_INVALIDA for p in r["veredicto"]["problemas"]
             ),
@@ -202,6 +217,29 @@ def resumen_intentos(historial: list[dict[str, Any]]) -> tuple[ResumenIntento, .
         )
         for r in historial
     )
+
+
+POR_DESCONOCIDO = "desconocido"  # who rejected, when the record does not say
+
+
+def _rechazos(registro: dict[str, Any]) -> tuple[Rechazo, ...]:
+    """The rejections of one attempt's record (see ``resumen_intentos``)."""
+    if "rechazos" in registro:
+        return tuple(
+            Rechazo(criterio=str(x["criterio"]), por=str(x["por"])) for x in registro["rechazos"]
+        )
+    return tuple(
+        Rechazo(criterio=str(p.get("criterio", "?")), por=POR_DESCONOCIDO)
+        for p in registro["veredicto"].get("problemas") or []
+        if p.get("criterio") != CRITERIO_SALIDA_INVALIDA
+    )
+
+
+def contar_rechazos(intentos: Iterable[ResumenIntento]) -> Counter[Rechazo]:
+    """The one count of rejections by criterion, for the worker's metric, ``fichas informe``
+    and ``fichas evaluar``: one per criterion an attempt's verdict named, with who named it.
+    An invalid answer is not a rejection (``ResumenIntento.invalida`` counts it apart)."""
+    return Counter(rechazo for intento in intentos for rechazo in intento.rechazos)
 
 
 class Procesador:

@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from esquemas.constantes import (
-    CRITERIO_SALIDA_INVALIDA,
     DESTINO_DLQ,
     DESTINO_PUBLICADAS,
     DESTINO_REVISION,
 )
+from grafo.ejecucion import contar_rechazos, resumen_intentos
 from herramientas.definiciones import (
     Salida,
     TasaIntento,
@@ -158,14 +158,10 @@ def calcular_informe(
             rechazos_sin_detalle += max(intentos_de(evento) - 1, 0)
         elif destino == DESTINO_REVISION:
             motivos[str(evento.get("motivo", "desconocido"))] += 1
-            for registro in historial_de(evento):
-                veredicto = registro.get("veredicto") or {}
-                for problema in veredicto.get("problemas") or []:
-                    criterio = str(problema.get("criterio", "?"))
-                    if criterio == CRITERIO_SALIDA_INVALIDA:
-                        salidas_invalidas += 1
-                    else:
-                        rechazos[criterio] += 1
+            intentos = resumen_intentos(historial_de(evento))
+            salidas_invalidas += sum(i.invalida for i in intentos)
+            for rechazo, n in contar_rechazos(intentos).items():
+                rechazos[rechazo.criterio] += n
 
     por_intento = tasas_por_intento(salidas)
     por_n = {t.intento: t for t in por_intento}
