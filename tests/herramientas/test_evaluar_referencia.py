@@ -11,7 +11,7 @@ import pytest
 
 from grafo import Backoff, LLMUnavailable
 from grafo.ejecucion import reintentar_llm
-from herramientas.evaluar import distintos_de_referencia, texto_inyectado
+from herramientas.evaluar_casos import distintos_de_referencia, texto_inyectado
 
 
 def test_a_value_is_compared_as_a_reader_reads_it() -> None:
