@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from herramientas import graficos
+
 # -- rendering ------------------------------------------------------------------------------
 
 
@@ -75,15 +77,12 @@ def resumen_comparacion(comparacion: Mapping[str, Any]) -> str:
 
 
 def grafico_comparacion(comparacion: Mapping[str, Any], png: Path) -> None:
-    """One small panel per statistic: the delta with its 95 % interval, coloured by verdict."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """One small panel per statistic: the delta with its 95 % interval, coloured by verdict
+    (in the command line's one chart style, ``herramientas.graficos``)."""
     deltas = comparacion["deltas"]
-    colores = {"mejor": "tab:green", "peor": "tab:red"}
-    fig, ejes = plt.subplots(len(deltas), 1, figsize=(7, 0.8 * len(deltas) + 1), squeeze=False)
+    colores = {"mejor": graficos.VERDE, "peor": graficos.ROJO}
+    fig = graficos.figura(7, 0.8 * len(deltas) + 1)
+    ejes = fig.subplots(len(deltas), 1, squeeze=False)
     for eje, (nombre, d) in zip(ejes[:, 0], deltas.items(), strict=True):
         eje.axvline(0, color="black", linewidth=0.8)
         if d["delta"] is not None:
@@ -93,7 +92,7 @@ def grafico_comparacion(comparacion: Mapping[str, Any], png: Path) -> None:
                 [0],
                 xerr=[[d["delta"] - ic[0]], [ic[1] - d["delta"]]],
                 fmt="o",
-                color=colores.get(d["veredicto"], "tab:gray"),
+                color=colores.get(d["veredicto"], graficos.GRIS),
                 capsize=4,
             )
             ancho = max(abs(ic[0]), abs(ic[1])) * 1.2 or 1.0  # all zero: a unit scale
@@ -102,6 +101,4 @@ def grafico_comparacion(comparacion: Mapping[str, Any], png: Path) -> None:
         eje.set_ylabel(nombre, rotation=0, ha="right", va="center", fontsize=8)
         eje.set_title(f"{d['veredicto']} (mejor si {d['sentido']})", fontsize=7, loc="right")
     fig.suptitle(f"B − A, IC 95 % bootstrap, n = {comparacion['n_pareados']}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    graficos.guardar(fig, png)
