@@ -279,13 +279,13 @@ PODAR_VERSIONES = {
 TABLAS = ("fichas_versiones", "fichas_resultados")
 
 
-class Ejecutar(Protocol):
+class Run(Protocol):
     """One statement on the connection of the current transaction: its rows, its row count."""
 
     async def __call__(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]: ...
 
 
-class _SqliteConexion:
+class _SqliteConnection:
     """One sqlite3 connection used inline on the event loop's thread.
 
     One indexed lookup or upsert on a WAL file is tens of microseconds; sending it to a
@@ -293,7 +293,7 @@ class _SqliteConexion:
     Nothing awaits inside a transaction, so one worker's lanes never interleave in one.
     """
 
-    dialecto = "sqlite"
+    dialect = "sqlite"
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
@@ -303,22 +303,22 @@ class _SqliteConexion:
         return cursor.fetchall(), cursor.rowcount
 
     @asynccontextmanager
-    async def transaccion(self) -> AsyncIterator[Ejecutar]:
+    async def transaction(self) -> AsyncIterator[Run]:
         """The statements of the block in one transaction, committed on exit."""
         with self._conn:
             yield self._run
 
 
-class _PostgresConexion:
+class _PostgresConnection:
     """A psycopg pool: each transaction on a connection of its own."""
 
-    dialecto = "postgres"
+    dialect = "postgres"
 
     def __init__(self, pool: Any) -> None:
         self._pool = pool
 
     @asynccontextmanager
-    async def transaccion(self) -> AsyncIterator[Ejecutar]:
+    async def transaction(self) -> AsyncIterator[Run]:
         """The statements of the block in one transaction, committed on exit."""
         async with self._pool.connection() as conn, conn.transaction():
 
@@ -338,31 +338,31 @@ class SqlVersionStore:
     other row.
     """
 
-    def __init__(self, conexion: _SqliteConexion | _PostgresConexion) -> None:
-        self._conexion = conexion
-        self.dialecto = conexion.dialecto
+    def __init__(self, connection: _SqliteConnection | _PostgresConnection) -> None:
+        self._connection = connection
+        self.dialect = connection.dialect
 
     async def get(self, sku: str) -> int | None:
         """The newest version handled for ``sku``, or None (no row, or a row at 0)."""
-        async with self._conexion.transaccion() as run:
+        async with self._connection.transaction() as run:
             filas, _ = await run(SELECT_VERSION, (sku,))
         return _version(filas)
 
     async def record(self, sku: str, version: int) -> None:
         """Raise the stored version of ``sku`` to ``version`` (never lowers it)."""
-        async with self._conexion.transaccion() as run:
-            await run(UPSERT_VERSION[self.dialecto], (sku, version))
+        async with self._connection.transaction() as run:
+            await run(UPSERT_VERSION[self.dialect], (sku, version))
 
     async def resultado(self, event_id: str) -> ResultadoGuardado | None:
         """The stored outcome of ``event_id``, or None."""
-        async with self._conexion.transaccion() as run:
+        async with self._connection.transaction() as run:
             filas, _ = await run(SELECT_RESULTADO, (event_id,))
         return _guardado_de_fila(filas[0]) if filas else None
 
     async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
         """Compare-and-set under the SKU's row lock, in one transaction."""
-        d = self.dialecto
-        async with self._conexion.transaccion() as run:
+        d = self.dialect
+        async with self._connection.transaction() as run:
             await run(RESERVAR_SKU[d], (guardado.sku,))
             filas, _ = await run(SELECT_VERSION_BLOQUEADA[d], (guardado.sku,))
             existentes, _ = await run(SELECT_RESULTADO, (guardado.event_id,))
@@ -376,15 +376,15 @@ class SqlVersionStore:
 
     async def podar(self, retencion_s: float) -> int:
         """Delete outcome and version records older than the retention."""
-        async with self._conexion.transaccion() as run:
-            _, a = await run(PODAR_RESULTADOS[self.dialecto], (retencion_s,))
-            _, b = await run(PODAR_VERSIONES[self.dialecto], (retencion_s,))
+        async with self._connection.transaction() as run:
+            _, a = await run(PODAR_RESULTADOS[self.dialect], (retencion_s,))
+            _, b = await run(PODAR_VERSIONES[self.dialect], (retencion_s,))
         return a + b
 
     async def tamanos(self) -> dict[str, int]:
         """Rows per table."""
         sizes: dict[str, int] = {}
-        async with self._conexion.transaccion() as run:
+        async with self._connection.transaction() as run:
             for tabla in TABLAS:
                 filas, _ = await run(f"select count(*) from {tabla}")
                 sizes[tabla] = int(filas[0][0])
@@ -486,7 +486,7 @@ async def open_version_store(postgres_dsn: str | None, data_dir: Path) -> AsyncI
             await migrar_postgres(conn)
         await pool.open(wait=True)
         try:
-            yield SqlVersionStore(_PostgresConexion(pool))
+            yield SqlVersionStore(_PostgresConnection(pool))
         finally:
             await pool.close()
         return
@@ -494,6 +494,6 @@ async def open_version_store(postgres_dsn: str | None, data_dir: Path) -> AsyncI
         migrar_sqlite(data_dir)
     sqlite = connect_sqlite(data_dir / SQLITE_FILE)
     try:
-        yield SqlVersionStore(_SqliteConexion(sqlite))
+        yield SqlVersionStore(_SqliteConnection(sqlite))
     finally:
         sqlite.close()
