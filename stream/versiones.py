@@ -298,7 +298,12 @@ class _SqliteConnection:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
-    async def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+    async def run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+        """One statement, committed on its own."""
+        with self._conn:
+            return self._run(sql, params)
+
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
         cursor = self._conn.execute(sql.replace("%s", "?"), params)
         return cursor.fetchall(), cursor.rowcount
 
@@ -306,7 +311,11 @@ class _SqliteConnection:
     async def transaction(self) -> AsyncIterator[Run]:
         """The statements of the block in one transaction, committed on exit."""
         with self._conn:
-            yield self._run
+
+            async def run(sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+                return self._run(sql, params)
+
+            yield run
 
 
 class _PostgresConnection:
@@ -317,17 +326,27 @@ class _PostgresConnection:
     def __init__(self, pool: Any) -> None:
         self._pool = pool
 
+    async def run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+        """One statement on a pooled connection in autocommit (no BEGIN/COMMIT round trips)."""
+        async with self._pool.connection() as conn:
+            return await _execute(conn, sql, params)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Run]:
         """The statements of the block in one transaction, committed on exit."""
         async with self._pool.connection() as conn, conn.transaction():
 
             async def run(sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
-                cursor = await conn.execute(sql, params)
-                filas = await cursor.fetchall() if cursor.description else []
-                return list(filas), int(cursor.rowcount)
+                return await _execute(conn, sql, params)
 
             yield run
+
+
+async def _execute(conn: Any, sql: str, params: tuple[Any, ...]) -> tuple[list[Any], int]:
+    """A psycopg statement's rows (none for a statement without) and row count."""
+    cursor = await conn.execute(sql, params)
+    filas = await cursor.fetchall() if cursor.description else []
+    return list(filas), int(cursor.rowcount)
 
 
 class SqlVersionStore:
@@ -344,19 +363,16 @@ class SqlVersionStore:
 
     async def get(self, sku: str) -> int | None:
         """The newest version handled for ``sku``, or None (no row, or a row at 0)."""
-        async with self._connection.transaction() as run:
-            filas, _ = await run(SELECT_VERSION, (sku,))
+        filas, _ = await self._connection.run(SELECT_VERSION, (sku,))
         return _version(filas)
 
     async def record(self, sku: str, version: int) -> None:
         """Raise the stored version of ``sku`` to ``version`` (never lowers it)."""
-        async with self._connection.transaction() as run:
-            await run(UPSERT_VERSION[self.dialect], (sku, version))
+        await self._connection.run(UPSERT_VERSION[self.dialect], (sku, version))
 
     async def resultado(self, event_id: str) -> ResultadoGuardado | None:
         """The stored outcome of ``event_id``, or None."""
-        async with self._connection.transaction() as run:
-            filas, _ = await run(SELECT_RESULTADO, (event_id,))
+        filas, _ = await self._connection.run(SELECT_RESULTADO, (event_id,))
         return _guardado_de_fila(filas[0]) if filas else None
 
     async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
