@@ -4,7 +4,8 @@ Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits t
 graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes``, ``Nodos``,
 ``construir_grafo``, ``open_checkpointer`` and ``Procesador``; for the publication gate,
 ``clave_puerta`` (the running key) and ``FuentePuerta`` (where the gate is read from);
-``probe_logprobs``, the start-up check that the server gives the evaluator's log-probabilities.
+``probe_logprobs``, the start-up check that the server gives the evaluator's log-probabilities;
+``origen_revision``, the one builder of what a reviewer compares a ficha against.
 """
 
 from grafo.agentes import Agentes, Evaluacion
@@ -20,7 +21,7 @@ from grafo.ejecucion import (
     ResumenIntento,
 )
 from grafo.logprobs_probe import LogprobsProbe, probe_logprobs
-from grafo.nodos import Nodos, decidir
+from grafo.nodos import Nodos, decidir, origen_revision
 from grafo.puerta import FuentePuerta, PuertaCerrada, clave_puerta
 from grafo.retry import Backoff
 from grafo.sensores import NullSensor, Sensor
@@ -48,5 +49,6 @@ __all__ = [
     "construir_grafo",
     "decidir",
     "open_checkpointer",
+    "origen_revision",
     "probe_logprobs",
 ]

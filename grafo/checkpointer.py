@@ -43,7 +43,16 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from migraciones import Cambio, Esquema, cerrojo_postgres, cerrojo_sqlite, version_postgres
+from migraciones import (
+    PG_CONNECT_TIMEOUT_S,
+    Cambio,
+    Esquema,
+    cerrojo_postgres,
+    cerrojo_sqlite,
+    connect_sqlite,
+    postgres_connection_kwargs,
+    version_postgres,
+)
 
 ALLOWED_MSGPACK_MODULES = [
     ("esquemas.ficha", "Ficha"),
@@ -54,25 +63,6 @@ SQLITE_FILE = "checkpoints.sqlite"
 ALMACEN = "checkpoints"
 # The library's own migrations table on PostgreSQL (its migrations are its own, not ours).
 MIGRACIONES_POSTGRES = Esquema(ALMACEN, "checkpoint_migrations", ())
-
-# Every PostgreSQL connection gives up instead of hanging: a connection that cannot be made in
-# 10 s, a statement that runs 30 s, or a transaction left idle 60 s (its client stopped) becomes
-# an error, which the caller's retry sees and the server's locks are released.
-PG_CONNECT_TIMEOUT_S = 10
-PG_STATEMENT_TIMEOUT_MS = 30_000
-PG_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000
-
-
-def postgres_connection_kwargs() -> dict[str, object]:
-    """Connection parameters with the timeouts above, for every psycopg pool of the worker."""
-    return {
-        "connect_timeout": PG_CONNECT_TIMEOUT_S,
-        "options": (
-            f"-c statement_timeout={PG_STATEMENT_TIMEOUT_MS} "
-            f"-c idle_in_transaction_session_timeout={PG_IDLE_IN_TRANSACTION_TIMEOUT_MS}"
-        ),
-    }
-
 
 def build_serializer() -> JsonPlusSerializer:
     """The serializer both savers share, with the esquemas types registered."""
@@ -172,15 +162,6 @@ class InlineSqliteSaver(SqliteSaver):
     ) -> Mapping[str, Any]:
         """``get_delta_channel_history`` on the calling thread."""
         return self.get_delta_channel_history(config=config, channels=channels)
-
-
-def connect_sqlite(path: Path) -> sqlite3.Connection:
-    """A WAL connection with ``synchronous=NORMAL``, usable from the loop's thread only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
 
 
 @asynccontextmanager

@@ -7,7 +7,10 @@ starts from the event.
 
 Transient LLM failures are retried here, forever, with exponential backoff, full jitter and the
 server's Retry-After: the failing node's writes are never committed, so a failure is not an
-attempt. ``LLMHealth`` tells the caller when the LLM is down, so it can stop taking new events,
+attempt. This is the one retry loop around the graph: a caller with its own rule for the other
+failures (the worker: the checkpointer's database down, a bug on one event) passes it in
+(``grafo.retry.FailureRule``) instead of wrapping a second loop around this one.
+``LLMHealth`` tells the caller when the LLM is down, so it can stop taking new events,
 and tells the operator: one WARNING when it pauses (the URL and the real cause), a reminder
 while it stays down, one INFO when it answers again. ``fichas procesar``, where one person waits
 for one run, also reports every retry at WARNING (``Backoff.report_each``).
@@ -18,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -29,13 +33,14 @@ from langgraph.graph.state import CompiledStateGraph
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio
 from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
-from grafo.contexto import en_intento, sobre_evento
+from grafo.contexto import en_intento
 from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
-from grafo.retry import Attempts, Backoff, BudgetSpent, retry
+from grafo.retry import Attempts, Backoff, BudgetSpent, FailureRule, retry
 from grafo.sensores import NullSensor, Sensor
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 REMINDER_S = 60.0  # while the LLM stays down, say so again this often
 
@@ -60,6 +65,18 @@ class ResumenIntento:
     rechazos: tuple[Rechazo, ...] = ()
     invalida: bool = False
     puntuacion: float | None = None
+
+    @classmethod
+    def de_dict(cls, datos: dict[str, Any]) -> ResumenIntento:
+        """Back from ``dataclasses.asdict`` (``fichas evaluar`` caches its records as JSON)."""
+        rechazos = tuple(Rechazo(str(x["criterio"]), str(x["por"])) for x in datos["rechazos"])
+        return cls(
+            intento=int(datos["intento"]),
+            aprobada=bool(datos["aprobada"]),
+            rechazos=rechazos,
+            invalida=bool(datos.get("invalida", False)),
+            puntuacion=datos.get("puntuacion"),
+        )
 
 
 @dataclass(frozen=True)
@@ -144,6 +161,26 @@ class LLMHealth:
         await self._up.wait()
 
 
+async def reintentar_llm(llamada: Callable[[], Awaitable[T]], policy: Backoff) -> T:
+    """One call that reaches the LLM outside the graph (``fichas evaluar``'s evaluator calls),
+    retried on the LLM's transient failures by the same rule as the graph's runs.
+
+    Raises ``LLMUnavailable`` when ``policy``'s budget of waiting is spent; any other failure
+    is raised as it is.
+    """
+
+    async def on_failure(exc: Exception, attempts: Attempts) -> float | None:
+        failure = classify(exc)
+        if failure is None or not failure.transient:
+            raise exc
+        return failure.retry_after_s
+
+    try:
+        return await retry(llamada, policy, on_failure)
+    except BudgetSpent as spent:
+        raise LLMUnavailable(f"LLM unavailable after {spent}") from spent.__cause__
+
+
 def _intento_en_curso(valores: dict[str, Any], siguiente: tuple[str, ...]) -> int:
     """The attempt a failed run was on: the evaluator judges attempt n, the generator n + 1."""
     hechos = int(valores.get("intentos", 0))
@@ -162,15 +199,17 @@ def entrada_inicial(evento: EventoCambio) -> dict[str, Any]:
 
 
 def resumen_intentos(historial: list[dict[str, Any]]) -> tuple[ResumenIntento, ...]:
-    """Per attempt: approved or not, and which criteria rejected it by whom (for metrics)."""
+    """Per attempt: approved or not, and which criteria rejected it by whom (for metrics).
+
+    Reads the loop's own history, whose records name who rejected (``rechazos``), and the
+    contract's ``historial`` of a review outcome, which does not: there every problem of the
+    verdict but an invalid answer is a rejection, by ``POR_DESCONOCIDO``.
+    """
     return tuple(
         ResumenIntento(
             intento=int(r["intento"]),
             aprobada=bool(r["veredicto"]["aprobada"]),
-            rechazos=tuple(
-                Rechazo(criterio=str(x["criterio"]), por=str(x["por"]))
-                for x in r.get("rechazos", [])
-            ),
+            rechazos=_rechazos(r),
             invalida=any(
                 p["criterio"] == CRITERIO_SALIDA_INVALIDA for p in r["veredicto"]["problemas"]
             ),
@@ -178,6 +217,29 @@ def resumen_intentos(historial: list[dict[str, Any]]) -> tuple[ResumenIntento, .
         )
         for r in historial
     )
+
+
+POR_DESCONOCIDO = "desconocido"  # who rejected, when the record does not say
+
+
+def _rechazos(registro: dict[str, Any]) -> tuple[Rechazo, ...]:
+    """The rejections of one attempt's record (see ``resumen_intentos``)."""
+    if "rechazos" in registro:
+        return tuple(
+            Rechazo(criterio=str(x["criterio"]), por=str(x["por"])) for x in registro["rechazos"]
+        )
+    return tuple(
+        Rechazo(criterio=str(p.get("criterio", "?")), por=POR_DESCONOCIDO)
+        for p in registro["veredicto"].get("problemas") or []
+        if p.get("criterio") != CRITERIO_SALIDA_INVALIDA
+    )
+
+
+def contar_rechazos(intentos: Iterable[ResumenIntento]) -> Counter[Rechazo]:
+    """The one count of rejections by criterion, for the worker's metric, ``fichas informe``
+    and ``fichas evaluar``: one per criterion an attempt's verdict named, with who named it.
+    An invalid answer is not a rejection (``ResumenIntento.invalida`` counts it apart)."""
+    return Counter(rechazo for intento in intentos for rechazo in intento.rechazos)
 
 
 class Procesador:
@@ -198,16 +260,65 @@ class Procesador:
         self.health = health or LLMHealth(self._sensor, llm_url)
         self._sleep = sleep
 
-    async def procesar(self, evento: EventoCambio) -> Resultado:
-        """Run (or resume, or replay) one event to its outcome."""
-        with sobre_evento(evento.sku, evento.event_id, evento.version):
-            config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
+    async def procesar(
+        self, evento: EventoCambio, otros: FailureRule | None = None
+    ) -> Resultado:
+        """Run (or resume, or replay) one event to its outcome.
+
+        The one retry loop around the graph: the LLM's transient failures are retried here
+        (forever, or within ``Backoff.max_wait_s``); any other failure is given to ``otros``,
+        the caller's rule (the worker's: a database outage is retried, a bug on one event is
+        given up after a few tries), or raised when there is none. Every try reads the
+        thread's checkpoint first, so it resumes where the last one stopped.
+
+        The caller enters the event's log context (``grafo.contexto.sobre_evento``) once,
+        where its handling of the event starts: the worker's lane, ``fichas procesar``.
+        """
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
+        failure: LLMFailure | None = None  # the last failure, when it was a transient LLM one
+        ran = reentregada = False
+
+        async def invoke() -> dict[str, Any]:
+            nonlocal ran, reentregada
             snapshot = await self._graph.aget_state(config)
             if snapshot.values.get("salida") and not snapshot.next:
-                return self._resultado(snapshot.values, reentregada=True)
-            entrada: dict[str, Any] | None = None if snapshot.next else entrada_inicial(evento)
-            valores = await self._run_with_retries(entrada, evento, config)
-            return self._resultado(valores, reentregada=False)
+                reentregada = True
+                return dict(snapshot.values)
+            entrada = None if snapshot.next else entrada_inicial(evento)
+            ran = True
+            return dict(await self._graph.ainvoke(entrada, config, durability="sync"))
+
+        async def on_failure(exc: Exception, attempts: Attempts) -> float | None:
+            nonlocal failure
+            failure = classify(exc)
+            if failure is None or not failure.transient:
+                failure = None
+                if otros is None:
+                    raise exc
+                return await otros.on_failure(exc, attempts)
+            await self._mark_attempt(config)
+            self._sensor.on_llm_error(failure.kind)
+            self.health.mark_down(failure)
+            return failure.retry_after_s
+
+        def on_wait(exc: Exception, attempts: Attempts) -> None:
+            if failure is not None:
+                self._report_retry(failure, attempts.failures, attempts.delay_s)
+            elif otros is not None:
+                otros.on_wait(exc, attempts)
+
+        try:
+            valores = await retry(invoke, self._policy, on_failure, on_wait, self._sleep)
+        except BudgetSpent as spent:
+            cause = failure.cause if failure is not None else "unknown"
+            raise LLMUnavailable(
+                f"LLM at {self.health.url} unavailable after {spent}: {cause}"
+            ) from spent.__cause__
+        if ran:
+            self.health.mark_up()
+        if otros is not None:
+            otros.on_success()
+        return self._resultado(valores, reentregada=reentregada)
 
     async def guardado(self, evento: EventoCambio) -> dict[str, Any] | None:
         """The outcome stored for this event by an earlier run, if it finished; else None."""
@@ -217,41 +328,14 @@ class Procesador:
             return dict(snapshot.values["salida"])
         return None
 
-    async def _run_with_retries(
-        self, entrada: dict[str, Any] | None, evento: EventoCambio, config: RunnableConfig
-    ) -> dict[str, Any]:
-        """Invoke until the graph ends; a transient LLM failure waits, then resumes the thread
-        at its last checkpoint (or starts it anew when the failure came before the first)."""
-        failure: LLMFailure | None = None
-
-        async def invoke() -> dict[str, Any]:
-            return dict(await self._graph.ainvoke(entrada, config, durability="sync"))
-
-        async def on_failure(exc: Exception, attempts: Attempts) -> float | None:
-            nonlocal entrada, failure
-            failure = classify(exc)
-            if failure is None or not failure.transient:
-                raise exc
-            snapshot = await self._graph.aget_state(config)
-            en_intento(_intento_en_curso(snapshot.values, snapshot.next))
-            self._sensor.on_llm_error(failure.kind)
-            self.health.mark_down(failure)
-            entrada = None if snapshot.next else entrada_inicial(evento)
-            return failure.retry_after_s
-
-        def on_wait(exc: Exception, attempts: Attempts) -> None:
-            assert failure is not None  # on_failure classified it
-            self._report_retry(failure, attempts.failures, attempts.delay_s)
-
+    async def _mark_attempt(self, config: RunnableConfig) -> None:
+        """Name, in the log context, the attempt a failed run was on (when the checkpoint can
+        be read: a failure to read it is the next try's to meet)."""
         try:
-            valores = await retry(invoke, self._policy, on_failure, on_wait, self._sleep)
-        except BudgetSpent as spent:
-            cause = failure.cause if failure is not None else "unknown"
-            raise LLMUnavailable(
-                f"LLM at {self.health.url} unavailable after {spent}: {cause}"
-            ) from spent.__cause__
-        self.health.mark_up()
-        return valores
+            snapshot = await self._graph.aget_state(config)
+        except Exception:
+            return
+        en_intento(_intento_en_curso(snapshot.values, snapshot.next))
 
     def _report_retry(self, failure: LLMFailure, failures: int, delay: float) -> None:
         """One line per retry: WARNING when a person waits on this run, else DEBUG."""

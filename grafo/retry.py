@@ -17,7 +17,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -45,6 +45,27 @@ class Attempts:
     failures: int = 0
     waited_s: float = 0.0
     delay_s: float = 0.0
+
+
+class FailureRule(Protocol):
+    """A caller's treatment of the failures a loop does not know itself.
+
+    ``grafo.Procesador`` knows the LLM's failures; the worker passes its step rule
+    (``stream.fallos.Reintentos.rule``) for everything else (the checkpointer's database, a
+    bug on one event), so one loop retries the graph and both rules apply in it.
+    """
+
+    async def on_failure(self, exc: Exception, attempts: Attempts) -> float | None:
+        """Raise to give up; else the Retry-After seconds, if any (as ``retry``'s)."""
+        ...
+
+    def on_wait(self, exc: Exception, attempts: Attempts) -> None:
+        """Just before the wait (to log it)."""
+        ...
+
+    def on_success(self) -> None:
+        """The call went through (after failures or not)."""
+        ...
 
 
 class BudgetSpent(Exception):

@@ -31,6 +31,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from esquemas import EventoCambio
 from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import LLMHealth, NullSensor, Resultado
+from grafo.retry import Backoff, FailureRule, retry
 from harness.eventos import evento_dict
 from stream.config import Settings
 from stream.emitter import NotOwner, Record
@@ -38,6 +39,7 @@ from stream.versiones import open_version_store
 from stream.worker import Worker
 
 TOPIC = "proveedor.cambios"
+_BACKOFF = Backoff(base_s=0.2, cap_s=30.0)  # the worker's steps' backoff
 
 
 class ConsumerDouble:
@@ -200,8 +202,17 @@ class ProcesadorDouble:
         """Make the run of (sku, version) wait until the returned event is set."""
         return self.gates.setdefault((sku, version), asyncio.Event())
 
-    async def procesar(self, evento: EventoCambio) -> Resultado:
-        """The run: a publishable outcome (a few fields of a ``FichaPublicada``)."""
+    async def procesar(self, evento: EventoCambio, otros: FailureRule | None = None) -> Resultado:
+        """The run, retried by the caller's rule for failures (as ``grafo.Procesador`` retries
+        every failure that is not the LLM's)."""
+        if otros is None:
+            return await self._run(evento)
+        resultado = await retry(lambda: self._run(evento), _BACKOFF, otros.on_failure)
+        otros.on_success()
+        return resultado
+
+    async def _run(self, evento: EventoCambio) -> Resultado:
+        """One try: a publishable outcome (a few fields of a ``FichaPublicada``)."""
         self.calls.append((evento.sku, evento.version))
         gate = self.gates.get((evento.sku, evento.version))
         if gate is not None:

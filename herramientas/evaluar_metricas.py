@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from estadistica import percentile, wilson
+from grafo.ejecucion import ResumenIntento, contar_rechazos
 from herramientas.definiciones import tasas_por_intento
 
 REMUESTRAS = 2000
@@ -276,14 +277,9 @@ def metricas_bucle(evaluados: Sequence[CasoEvaluado]) -> dict[str, Any]:
     publicadas = [r for r in evaluados if r["publicada"]]
     por_intento = Counter(int(r["intento_publicada"]) for r in publicadas)
     motivos = Counter(str(r["motivo"]) for r in evaluados if not r["publicada"])
-    rechazos: Counter[str] = Counter()
-    defectos: Counter[int] = Counter()
-    for r in evaluados:
-        for intento in r["intentos"]:
-            for rechazo in intento["rechazos"]:
-                rechazos[f"{rechazo['criterio']}:{rechazo['por']}"] += 1
-            if any(x["por"] == "codigo" for x in intento["rechazos"]):
-                defectos[int(intento["intento"])] += 1
+    intentos = [ResumenIntento.de_dict(i) for r in evaluados for i in r["intentos"]]
+    rechazos = {f"{x.criterio}:{x.por}": n for x, n in contar_rechazos(intentos).items()}
+    defectos = Counter(i.intento for i in intentos if any(x.por == "codigo" for x in i.rechazos))
     salidas = [(str(r["destino"]), r["salida"]) for r in evaluados]
     return {
         "n": n,

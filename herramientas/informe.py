@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from esquemas.constantes import (
-    CRITERIO_SALIDA_INVALIDA,
     DESTINO_DLQ,
     DESTINO_PUBLICADAS,
     DESTINO_REVISION,
 )
+from grafo.ejecucion import contar_rechazos, resumen_intentos
+from herramientas import graficos
 from herramientas.definiciones import (
     Salida,
     TasaIntento,
@@ -158,14 +159,10 @@ def calcular_informe(
             rechazos_sin_detalle += max(intentos_de(evento) - 1, 0)
         elif destino == DESTINO_REVISION:
             motivos[str(evento.get("motivo", "desconocido"))] += 1
-            for registro in historial_de(evento):
-                veredicto = registro.get("veredicto") or {}
-                for problema in veredicto.get("problemas") or []:
-                    criterio = str(problema.get("criterio", "?"))
-                    if criterio == CRITERIO_SALIDA_INVALIDA:
-                        salidas_invalidas += 1
-                    else:
-                        rechazos[criterio] += 1
+            intentos = resumen_intentos(historial_de(evento))
+            salidas_invalidas += sum(i.invalida for i in intentos)
+            for rechazo, n in contar_rechazos(intentos).items():
+                rechazos[rechazo.criterio] += n
 
     por_intento = tasas_por_intento(salidas)
     por_n = {t.intento: t for t in por_intento}
@@ -296,28 +293,23 @@ def render_png(informe: Informe, path: Path | str) -> None:
     """Three bar charts: approval per attempt (with n and the threshold), rejections by
     criterion (named), and manual-review reasons.
 
-    Uses a bare ``Figure`` on the Agg canvas rather than pyplot, so no GUI backend or global
-    figure state is involved (safe in a container and in tests).
+    In the command line's one chart style (``herramientas.graficos``).
     """
-    from matplotlib import rc_context
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    figura = Figure(figsize=(15, 4.8), dpi=100)
-    FigureCanvasAgg(figura)
-    tasas, rechazos, motivos = figura.subplots(1, 3)
+    fig = graficos.figura(15, 4.8)
+    tasas, rechazos, motivos = fig.subplots(1, 3)
 
     intentos = [str(f.intento) for f in informe.por_intento]
     valores = [100 * (f.tasa or 0.0) for f in informe.por_intento]
-    barras = tasas.bar(intentos, valores, color="#4c78a8")
+    barras = tasas.bar(intentos, valores, color=graficos.AZUL)
     tasas.bar_label(
         barras,
         labels=[f"{_pct(f.tasa)}\n{f.aprobadas}/{f.llegaron}" for f in informe.por_intento],
     )
     tasas.axhline(
         100 * informe.umbral,
-        color="#e45756",
+        color=graficos.ROJO,
         linestyle="--",
         label=f"umbral {_pct(informe.umbral)}",
     )
@@ -330,15 +322,15 @@ def render_png(informe: Informe, path: Path | str) -> None:
     nombres = nombres_criterios()
     criterios = [etiqueta_criterio(c, nombres).replace(" ", "\n", 1) for c in informe.rechazos]
     cuentas = list(informe.rechazos.values())
-    colores = ["#f58518"] * len(criterios)
+    colores = [graficos.NARANJA] * len(criterios)
     if informe.salidas_invalidas:
         criterios.append("salida\ninválida")
         cuentas.append(informe.salidas_invalidas)
-        colores.append("#b279a2")
+        colores.append(graficos.MORADO)
     if informe.rechazos_sin_detalle:  # grey: counted, but no criterion is known for them
         criterios.append("sin detalle\n(publicadas)")
         cuentas.append(informe.rechazos_sin_detalle)
-        colores.append("#9d9d9d")
+        colores.append(graficos.GRIS)
     _barras(rechazos, criterios, cuentas, colores, "sin rechazos", MaxNLocator)
     rechazos.set_xlabel("criterio")
     rechazos.set_ylabel("rechazos")
@@ -348,7 +340,7 @@ def render_png(informe: Informe, path: Path | str) -> None:
         motivos,
         list(informe.motivos),
         list(informe.motivos.values()),
-        ["#54a24b"] * len(informe.motivos),
+        [graficos.VERDE] * len(informe.motivos),
         "ninguna ficha en revisión",
         MaxNLocator,
     )
@@ -356,11 +348,7 @@ def render_png(informe: Informe, path: Path | str) -> None:
     motivos.set_ylabel("fichas")
     motivos.set_title("Motivos de revisión manual")
 
-    figura.tight_layout()
-    # A .svg name gives SVG with real text (searchable, diffable); anything else PNG.
-    formato = "svg" if str(path).endswith(".svg") else "png"
-    with rc_context({"svg.fonttype": "none"}):
-        figura.savefig(str(path), format=formato)
+    graficos.guardar(fig, path)
 
 
 def _barras(

@@ -32,6 +32,7 @@ from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from esquemas.constantes import DESTINO_DLQ
 from grafo import Procesador
+from grafo.contexto import sobre_evento
 from stream.rechazo import evento_rechazado
 
 
@@ -78,11 +79,6 @@ def _leer(nombre: str, handle: BinaryIO) -> Entrada:
         else:
             entrada.blancas += 1
     return entrada
-
-
-def leer_lineas(path: Path) -> list[_Linea]:
-    """Non-blank lines of the file as bytes, keeping their 0-based line numbers."""
-    return leer_entrada(str(path)).lineas
 
 
 @dataclass
@@ -209,7 +205,8 @@ async def procesar_fichero(
     async def run_sku(eventos: list[tuple[int, EventoCambio]]) -> None:
         for offset, evento in eventos:
             async with limite:
-                resultado = await procesador.procesar(evento)
+                with sobre_evento(evento.sku, evento.event_id, evento.version):
+                    resultado = await procesador.procesar(evento)
             printer.put(offset, {"destino": resultado.destino, "evento": resultado.salida})
             resumen.por_destino[resultado.destino] += 1
             resumen.reutilizadas += resultado.reentregada

@@ -368,7 +368,7 @@ class Almacen:
             from psycopg import AsyncRawCursor
             from psycopg_pool import AsyncConnectionPool
 
-            from grafo.checkpointer import postgres_connection_kwargs
+            from migraciones import postgres_connection_kwargs
 
             async with cerrojo_postgres(postgres_dsn) as conn:
                 await migrar_postgres(conn)

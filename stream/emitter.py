@@ -62,7 +62,8 @@ def transactional_id(prefix: str, tp: TopicPartition) -> str:
 
 
 class Emitter:
-    """One transactional producer per owned input partition."""
+    """One transactional producer per owned input partition; the one place that checks a
+    write is for a partition this worker owns (``send`` raises ``NotOwner``)."""
 
     def __init__(self, factory: ProducerFactory, prefix: str) -> None:
         self._factory = factory
@@ -134,10 +135,10 @@ class Emitter:
         failure aborts the transaction and is raised for the caller's retry.
         """
         if tp not in self._producers:
-            raise NotOwner(tp)
+            raise _not_owner(tp)
         async with self._locks[tp]:
             if tp not in self._producers:
-                raise NotOwner(tp)
+                raise _not_owner(tp)
             producer = self._producers[tp]
             if producer is None:
                 raise ProducerNotStarted(f"the producer of {tp} is not started yet")
@@ -163,6 +164,13 @@ class Emitter:
         task = asyncio.ensure_future(_stop(producer))
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
         self.fenced.set()
+
+
+def _not_owner(tp: TopicPartition) -> NotOwner:
+    """The refusal of a write for a partition this worker does not own, said once in the log
+    (the event's fields come from its log context)."""
+    log.warning("not writing for %s: the partition is not this worker's (revoked)", tp)
+    return NotOwner(tp)
 
 
 async def _stop(producer: AIOKafkaProducer) -> None:

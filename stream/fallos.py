@@ -72,39 +72,69 @@ class Reintentos:
         self._max_fallos = max_fallos
         self._sleep = sleep
 
+    def rule(self, paso: str, acotado: bool = True) -> ReglaDePaso:
+        """The rule of one run of step ``paso``, for a loop that retries it itself
+        (``grafo.Procesador``, whose own rule covers the LLM's failures)."""
+        return ReglaDePaso(paso, acotado, self._max_fallos, self._on_failure, self._on_recovered)
+
     async def run(self, call: Callable[[], Awaitable[T]], paso: str, acotado: bool = True) -> T:
         """``call()`` until it succeeds; raise ``FalloPermanente`` after too many hard failures.
 
         ``acotado=False`` retries every failure forever: for a step that must happen whatever
         the event (writing a DLQ record). ``NotOwner`` is never retried: the partition is gone.
         """
-        permanent = 0
-        transient = failed = False
-
-        async def on_failure(exc: Exception, attempts: Attempts) -> None:
-            nonlocal permanent, transient, failed
-            if isinstance(exc, NotOwner):
-                raise exc
-            failed = True
-            transient = es_transitorio(exc)
-            self._on_failure(paso, transient)
-            if not transient:
-                permanent += 1
-                if acotado and permanent >= self._max_fallos:
-                    raise FalloPermanente(paso, exc) from exc
-            return None
-
-        def on_wait(exc: Exception, attempts: Attempts) -> None:
-            log.warning(
-                "%s failed (%s: %s, %s); retrying in %.1f s",
-                paso,
-                type(exc).__name__,
-                exc,
-                "transient" if transient else f"{permanent}/{self._max_fallos}",
-                attempts.delay_s,
-            )
-
-        result = await retry(call, self._backoff, on_failure, on_wait, self._sleep)
-        if failed:
-            self._on_recovered(paso)
+        regla = self.rule(paso, acotado)
+        result = await retry(call, self._backoff, regla.on_failure, regla.on_wait, self._sleep)
+        regla.on_success()
         return result
+
+
+class ReglaDePaso:
+    """The classification above applied to one run of one step (a ``grafo.FailureRule``)."""
+
+    def __init__(
+        self,
+        paso: str,
+        acotado: bool,
+        max_fallos: int,
+        on_failure: Callable[[str, bool], None],
+        on_recovered: Callable[[str], None],
+    ) -> None:
+        self._paso = paso
+        self._acotado = acotado
+        self._max_fallos = max_fallos
+        self._count = on_failure
+        self._recovered = on_recovered
+        self._permanent = 0
+        self._transient = False
+        self._failed = False
+
+    async def on_failure(self, exc: Exception, attempts: Attempts) -> float | None:
+        """Count the failure; raise ``NotOwner`` as it is, ``FalloPermanente`` when it is
+        the ``max_fallos``-th non-transient one of a bounded step."""
+        if isinstance(exc, NotOwner):
+            raise exc
+        self._failed = True
+        self._transient = es_transitorio(exc)
+        self._count(self._paso, self._transient)
+        if not self._transient:
+            self._permanent += 1
+            if self._acotado and self._permanent >= self._max_fallos:
+                raise FalloPermanente(self._paso, exc) from exc
+        return None
+
+    def on_wait(self, exc: Exception, attempts: Attempts) -> None:
+        """One WARNING per retry, with the classification."""
+        log.warning(
+            "%s failed (%s: %s, %s); retrying in %.1f s",
+            self._paso,
+            type(exc).__name__,
+            exc,
+            "transient" if self._transient else f"{self._permanent}/{self._max_fallos}",
+            attempts.delay_s,
+        )
+
+    def on_success(self) -> None:
+        """The step went through: a step that was failing is recovered."""
+        if self._failed:
+            self._recovered(self._paso)

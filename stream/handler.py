@@ -2,21 +2,23 @@
 
 The steps, in the order they run (docs/stream.md gives the why of each):
 
-1. A newer version of the SKU waits in the lane: obsolete, nothing else is asked.
-2. The outcome record of the ``event_id`` (``stream.versiones``): if there is one, the event
-   is a redelivery; it is re-emitted as stored, unless the event differs (DLQ,
-   ``event_id_reutilizado``) or the store now holds a newer version (obsolete).
-3. The store holds a newer version of the SKU: obsolete.
-4. Wait while the LLM is down, take a graph slot, run the graph (``grafo.Procesador``).
-5. Claim the outcome (``reclamar``, the compare-and-set): emit it when new, emit the stored
-   one when another run won, obsolete when a newer version won, DLQ when the ``event_id``
-   was used for another event.
-6. Delete the event's checkpoint thread; the outcome record answers redeliveries from now on.
+1. Before the graph: the outcome record of the ``event_id`` and the SKU's newest version are
+   read from the store (``stream.versiones``), and the claim rule (``dictaminar``) is asked
+   once, with the newest version the lane and the store know: a newer version makes the event
+   obsolete; a stored outcome of this very event is re-emitted as stored (a redelivery); one of
+   another event with the same ``event_id`` sends it to the DLQ (``event_id_reutilizado``).
+2. Otherwise: wait while the LLM is down, take a graph slot, run the graph
+   (``grafo.Procesador``), and claim its outcome (``reclamar``, the compare-and-set, which asks
+   the same rule again under the SKU's lock).
+3. ``_settle``, the one place the event ends, acts on the decision of step 1 or 2: emit the new
+   or the stored outcome, write the DLQ record, or nothing (obsolete); then the event's
+   checkpoint thread is deleted, since the outcome record answers redeliveries from now on.
 
 A step that keeps failing for a non-transient reason sends the event to the DLQ
 (``error_procesamiento``). Nothing is written for a partition this worker no longer owns: the
-handler raises ``NotOwner`` and the lane abandons the item. The handler never touches the
-commit ledger: the lane finishes the item on whatever ``Desenlace`` comes back.
+emitter raises ``NotOwner`` and the lane abandons the item. The handler never touches the
+commit ledger (the lane's ``InFlight.settle`` does), nor the event's log context (the lane
+enters it).
 """
 
 from __future__ import annotations
@@ -33,18 +35,17 @@ from typing import Any
 
 from aiokafka import ConsumerRecord, TopicPartition
 
-from esquemas import EventoCambio, EventoInvalido, Origen
+from esquemas import EventoCambio, EventoInvalido
 from esquemas.constantes import DESTINO_PUBLICADAS
-from grafo import Procesador, Resultado
-from grafo.contexto import sobre_evento
-from stream.cabeceras import cabeceras_rechazo, cabeceras_resultado
+from grafo import Procesador, Resultado, origen_revision
+from stream.cabeceras import cabeceras_resultado
 from stream.config import Settings
-from stream.emitter import Emitter, NotOwner, Record
+from stream.emitter import Emitter, Record
 from stream.fallos import FalloPermanente, Reintentos
 from stream.lanes import Item
-from stream.rechazo import cabeceras_dlq, clave_dlq, evento_rechazado
+from stream.rechazo import registro_dlq
 from stream.sensor import WorkerSensor
-from stream.versiones import ClaimStore, Dictamen, Reclamo, ResultadoGuardado, huella, obsoleta
+from stream.versiones import ClaimStore, Dictamen, Reclamo, ResultadoGuardado, dictamen_previo
 
 log = logging.getLogger(__name__)
 
@@ -83,90 +84,69 @@ class Handler:
     def __post_init__(self) -> None:
         self.graph_slots = asyncio.Semaphore(self.settings.concurrencia)
 
-    async def handle(self, item: Item, newer_waiting: bool) -> Desenlace:
-        """Handle one event; every log line about it carries its sku, event_id and version."""
-        evento = item.evento
-        with sobre_evento(evento.sku, evento.event_id, evento.version):
-            desenlace = await self._handle_or_reject(item, newer_waiting)
-        if desenlace is Desenlace.OBSOLETO:
-            self.sensor.on_obsoleto()
-        return desenlace
-
-    async def _handle_or_reject(self, item: Item, newer_waiting: bool) -> Desenlace:
-        """Obsolete, handled, or after a permanent failure the DLQ: the lane goes on."""
-        if newer_waiting:
-            return Desenlace.OBSOLETO
+    async def handle(self, item: Item, newest_waiting: int | None) -> Desenlace:
+        """Handle one event: decided, then ended in ``_settle``; a permanent failure, the DLQ."""
         try:
-            return await self._handle_event(item)
+            reclamo, resultado = await self._decide(item.evento, newest_waiting)
+            return await self._settle(item, reclamo, resultado)
         except FalloPermanente as exc:
             log.error("event %s gave up on %s; to the DLQ", item.evento.event_id, exc)
             with contextlib.suppress(Exception):
                 await self.procesador.olvidar(item.evento)
             return await self._reject(item, _processing_error(item.evento, exc))
 
-    async def _handle_event(self, item: Item) -> Desenlace:
-        """Steps 2 to 6 of the module's list."""
-        evento = item.evento
-        fingerprint = huella(evento)
-        stored = await self.steps.run(lambda: self.versions.resultado(evento.event_id), "store")
-        if stored is not None:
-            return await self._replay(item, stored, fingerprint)
-        if await self._obsoleta(evento):
-            return Desenlace.OBSOLETO
+    async def _decide(
+        self, evento: EventoCambio, newest_waiting: int | None
+    ) -> tuple[Reclamo, Resultado | None]:
+        """Steps 1 and 2 of the module's list: the claim rule before the graph, then the run
+        and its claim when the rule lets the event through (with the run's ``Resultado``)."""
+        clave, previo = await self.steps.run(
+            lambda: dictamen_previo(self.versions, evento, newest_waiting), "store"
+        )
+        if previo.dictamen is not Dictamen.NUEVO:
+            return previo, None
         resultado = await self._run_graph(evento)
         guardado = ResultadoGuardado(
             evento.event_id,
             evento.sku,
             evento.version,
-            fingerprint,
+            clave.huella,
             resultado.destino,
             resultado.salida,
         )
         reclamo = await self.steps.run(lambda: self.versions.reclamar(guardado), "store")
-        return await self._settle(item, reclamo, resultado)
+        return reclamo, resultado
 
     async def _run_graph(self, evento: EventoCambio) -> Resultado:
         """Wait while the LLM is down, then run the graph within the concurrency limit."""
         await self.procesador.health.wait_up()
         async with self.graph_slots:
-            return await self.steps.run(lambda: self.procesador.procesar(evento), "graph")
+            return await self.procesador.procesar(evento, self.steps.rule("graph"))
 
-    async def _settle(self, item: Item, reclamo: Reclamo, resultado: Resultado) -> Desenlace:
-        """Act on the claim: emit the new or the stored outcome, or reject, or skip."""
+    async def _settle(
+        self, item: Item, reclamo: Reclamo, resultado: Resultado | None
+    ) -> Desenlace:
+        """The one place an event ends: the new or the stored outcome emitted, the DLQ, or
+        nothing (obsolete); then its checkpoint thread is deleted.
+
+        ``resultado`` is the run's when this handling ran the graph, None when the decision
+        was made before it.
+        """
         evento = item.evento
         if reclamo.dictamen is Dictamen.REUTILIZADO:
             return await self._reject(item, _reused(evento))
-        if reclamo.dictamen is Dictamen.NUEVO and reclamo.guardado is not None:
-            await self._emit(item, reclamo.guardado, first=not resultado.reentregada)
+        guardado = reclamo.guardado
+        if reclamo.dictamen is Dictamen.NUEVO and guardado is not None and resultado is not None:
+            await self._emit(item, guardado, first=not resultado.reentregada)
             self.sensor.on_outcome(resultado, time.monotonic() - item.ticket.received)
-        elif reclamo.dictamen is Dictamen.REGISTRADO and reclamo.guardado is not None:
-            await self._emit(item, reclamo.guardado, first=False)
-            self._on_replayed(item, reclamo.guardado)
+        elif reclamo.dictamen is Dictamen.REGISTRADO and guardado is not None:
+            await self._emit(item, guardado, first=False)
+            self.sensor.on_outcome(_replayed(guardado), time.monotonic() - item.ticket.received)
         await self._forget_thread(evento)
         if reclamo.dictamen is Dictamen.OBSOLETO:
+            self.sensor.on_obsoleto()
             return Desenlace.OBSOLETO
         return Desenlace.EMITIDO
-
-    async def _replay(self, item: Item, stored: ResultadoGuardado, fingerprint: str) -> Desenlace:
-        """An outcome exists for this ``event_id``: re-emit it, unless the event differs."""
-        evento = item.evento
-        if not stored.mismo_evento(evento, fingerprint):
-            return await self._reject(item, _reused(evento))
-        if await self._obsoleta(evento):
-            return Desenlace.OBSOLETO
-        await self._emit(item, stored, first=False)
-        self._on_replayed(item, stored)
-        await self._forget_thread(evento)
-        return Desenlace.EMITIDO
-
-    async def _obsoleta(self, evento: EventoCambio) -> bool:
-        """The store holds a newer version of this SKU (handled before a restart, say)."""
-        stored = await self.steps.run(lambda: self.versions.get(evento.sku), "store")
-        return obsoleta(evento.version, stored)
-
-    def _on_replayed(self, item: Item, guardado: ResultadoGuardado) -> None:
-        """A stored outcome was emitted again: counted as a redelivery."""
-        self.sensor.on_outcome(_replayed(guardado), time.monotonic() - item.ticket.received)
 
     async def _forget_thread(self, evento: EventoCambio) -> None:
         """Delete the event's checkpoint thread: the outcome record now answers redeliveries."""
@@ -178,20 +158,12 @@ class Handler:
     async def _emit(self, item: Item, guardado: ResultadoGuardado, first: bool) -> None:
         """Write the outcome (and its human-review sample) and wait for the broker's ack."""
         records, muestreada = outcome_records(self.settings, guardado, item.evento)
-        self._check_owner(item)
         await self.steps.run(lambda: self.emitter.send(item.tp, records), "produce")
         if muestreada and first:
             self.sensor.on_sample()
 
-    def _check_owner(self, item: Item) -> None:
-        """Raise ``NotOwner`` when the item's partition was taken from this worker."""
-        if not self.emitter.owns(item.tp):
-            log.warning("not emitting %s: partition %s was revoked", item.evento.event_id, item.tp)
-            raise NotOwner(item.tp)
-
     async def _reject(self, item: Item, exc: EventoInvalido) -> Desenlace:
         """Write a DLQ record for a valid-looking event that cannot be handled."""
-        self._check_owner(item)
         await self.send_dlq(item.tp, item.ticket.record, exc)
         return Desenlace.RECHAZADO
 
@@ -202,11 +174,7 @@ class Handler:
 
         Also the worker's path for an invalid message, which never reaches a lane.
         """
-        rechazo = evento_rechazado(exc, record.value, tp.topic, tp.partition, record.offset)
-        value = encode(rechazo)
-        key = clave_dlq(record.key)
-        headers = cabeceras_rechazo(cabeceras_dlq(record.headers))
-        records = [Record(self.settings.topic_dlq, value, key, headers)]
+        records = [registro_dlq(self.settings.topic_dlq, tp, record, exc)]
         await self.steps.run(lambda: self.emitter.send(tp, records), "produce", acotado=False)
         self.sensor.on_dlq()
 
@@ -226,8 +194,7 @@ def outcome_records(
     records = [Record(topic, encode(guardado.salida), key, headers)]
     muestreada = publicada and sampled(guardado.event_id, settings.muestra_proporcion)
     if muestreada:
-        proveedor = evento.ficha_proveedor.model_dump()
-        origen = Origen(ficha_proveedor=proveedor, cifras=evento.cifras)
+        origen = origen_revision(evento.model_dump(mode="json"))
         muestra = encode(guardado.salida | {"origen": origen.model_dump(mode="json")})
         records.append(Record(settings.topic_muestra, muestra, key, headers))
     return records, muestreada

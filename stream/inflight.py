@@ -10,16 +10,19 @@ Every fetched message gets a ``Ticket`` at ``accept`` and leaves in exactly one 
 
 Whichever comes first wins; a second end of the same ticket changes nothing. Between the two,
 ``start`` marks it running, which is what a revoke waits for. The count of pending tickets is
-the buffer that flow control caps.
+the buffer that flow control caps. ``settle`` is the one way a piece of work ends its ticket:
+the SKU lanes and the worker's DLQ writes for invalid messages both finish through it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from aiokafka import ConsumerRecord, TopicPartition
 
+from stream.emitter import NotOwner
 from stream.offsets import Ledger
 from stream.sensor import WorkerSensor
 
@@ -73,6 +76,23 @@ class InFlight:
     def abandon(self, ticket: Ticket) -> None:
         """Not handled here (partition lost): it stays pending in the ledger."""
         self._close(ticket)
+
+    async def settle(self, ticket: Ticket, work: Awaitable[object]) -> None:
+        """Await the ticket's work, then end the ticket by how it went.
+
+        Whatever the work returned (emitted, obsolete, in the DLQ), the ticket is finished.
+        ``NotOwner`` (the partition was lost, nothing was written) abandons it; so does a
+        cancellation at the end of a revoke's grace period or a bug, which is raised again.
+        """
+        try:
+            await work
+        except NotOwner:
+            self.abandon(ticket)
+            return
+        except BaseException:
+            self.abandon(ticket)
+            raise
+        self.finish(ticket)
 
     def running(self, partitions: set[TopicPartition] | None = None) -> int:
         """Started tickets of these partitions (of all, if None) still running."""

@@ -1,11 +1,14 @@
 """One lane per SKU: its events one after another in offset order, SKUs concurrently.
 
-A lane is a queue and the task that empties it. For each item the lane asks whether a newer
-version of the SKU waits behind it (``stream.versiones.obsoleta``), hands the item to the
-handler, and ends the item's ticket in one place: ``finish`` whatever the handler's outcome
-(emitted, obsolete, DLQ), ``abandon`` when the partition was lost (``NotOwner``) or the lane
-was cancelled. On a revoke, queued items of the lost partitions are abandoned, running ones
-get the grace period, and the lanes still running one when it ends are cancelled.
+A lane is a queue and the task that empties it. For each item the lane notes the newest version
+of the SKU queued behind it, hands both to the handler (which decides, with what the version
+store knows, whether the item is obsolete: ``stream.versiones``), and ends the item's ticket
+through ``InFlight.settle``: finished whatever the handler's outcome (emitted, obsolete, DLQ),
+abandoned when the partition was lost (``NotOwner``) or the lane was cancelled. The item's
+event context (``grafo.contexto.sobre_evento``: its sku, event_id and version on every log
+line) is entered here, once, around all of it. On a revoke, queued items of the lost partitions
+are abandoned, running ones get the grace period, and the lanes still running one when it ends
+are cancelled.
 """
 
 from __future__ import annotations
@@ -20,9 +23,8 @@ from dataclasses import dataclass, field
 from aiokafka import TopicPartition
 
 from esquemas import EventoCambio
-from stream.emitter import NotOwner
+from grafo.contexto import sobre_evento
 from stream.inflight import InFlight, Ticket
-from stream.versiones import obsoleta
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +51,10 @@ class _Lane:
     current: Item | None = None
 
 
-# The handler: (item, a newer version waits behind it) -> anything; raises NotOwner when the
-# partition was lost. Its outcome is the handler's business; the lane finishes the item.
-Handle = Callable[[Item, bool], Awaitable[object]]
+# The handler: (item, the newest version of its SKU queued behind it, or None) -> anything;
+# raises NotOwner when the partition was lost. Its outcome is the handler's business; the
+# lane finishes the item.
+Handle = Callable[[Item, int | None], Awaitable[object]]
 
 
 class Lanes:
@@ -78,7 +81,7 @@ class Lanes:
                 item = lane.items.popleft()
                 lane.current = item
                 try:
-                    await self._step(item, _newer_waiting(lane, item))
+                    await self._step(item, _newest_waiting(lane))
                 finally:
                     lane.current = None
         finally:
@@ -86,18 +89,12 @@ class Lanes:
             if not lane.items and self._lanes.get(sku) is lane:
                 del self._lanes[sku]
 
-    async def _step(self, item: Item, newer_waiting: bool) -> None:
-        """The one place an item's ticket ends: finished, or abandoned with its partition."""
+    async def _step(self, item: Item, newest_waiting: int | None) -> None:
+        """Run the item under its event context; its ticket ends in ``InFlight.settle``."""
+        evento = item.evento
         self._inflight.start(item.ticket)
-        try:
-            await self._handle(item, newer_waiting)
-        except NotOwner:
-            self._inflight.abandon(item.ticket)
-            return
-        except BaseException:  # cancelled at the end of the grace period, or a bug
-            self._inflight.abandon(item.ticket)
-            raise
-        self._inflight.finish(item.ticket)
+        with sobre_evento(evento.sku, evento.event_id, evento.version):
+            await self._inflight.settle(item.ticket, self._handle(item, newest_waiting))
 
     def drop(self, partitions: set[TopicPartition] | None = None) -> None:
         """Abandon queued (not started) items of these partitions (all, if None)."""
@@ -144,7 +141,6 @@ class Lanes:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _newer_waiting(lane: _Lane, item: Item) -> bool:
-    """A newer version of the same SKU is queued behind: this one would be overwritten."""
-    newest = max((other.evento.version for other in lane.items), default=None)
-    return obsoleta(item.evento.version, newest)
+def _newest_waiting(lane: _Lane) -> int | None:
+    """The newest version of the lane's SKU queued behind the item taken (None: none queued)."""
+    return max((other.evento.version for other in lane.items), default=None)

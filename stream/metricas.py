@@ -26,6 +26,7 @@ from esquemas.constantes import (
 )
 from esquemas.puerta import EstadoPuerta
 from grafo import LogprobsProbe, Resultado, ResumenIntento
+from grafo.ejecucion import contar_rechazos
 from stream.series import (
     AGENTS,
     FICHA_RESULTS,
@@ -169,16 +170,17 @@ class PrometheusSensor:
         for intento in resultado.resumen:
             self._count_attempt(intento)
             self._count_score(familia, intento)
-
-    def _count_attempt(self, intento: ResumenIntento) -> None:
-        """One verdict per attempt, one rejection per criterion, one error per invalid answer."""
-        approved = "true" if intento.aprobada else "false"
-        self.series.verdicts.labels(attempt=str(intento.intento), approved=approved).inc()
-        for rechazo in intento.rechazos:
+        for rechazo, n in contar_rechazos(resultado.resumen).items():
             self.series.rejections.labels(
                 criterion=self._criterion_label(rechazo.criterio),
                 by="codigo" if rechazo.por == "codigo" else "evaluador",
-            ).inc()
+            ).inc(n)
+
+    def _count_attempt(self, intento: ResumenIntento) -> None:
+        """One verdict per attempt, one error per invalid answer (rejections: the one count,
+        ``grafo.ejecucion.contar_rechazos``)."""
+        approved = "true" if intento.aprobada else "false"
+        self.series.verdicts.labels(attempt=str(intento.intento), approved=approved).inc()
         if intento.invalida:
             self.series.llm_errors.labels(kind="invalid_output").inc()
 

@@ -1,18 +1,24 @@
 """Turning a rejected input message into the contract's ``EventoRechazado``.
 
 Shared by the worker (Kafka origin) and ``fichas procesar`` (file origin: the path as topic,
-partition 0, the 0-based line number as offset), so both write the same DLQ record.
+partition 0, the 0-based line number as offset), so both write the same DLQ record. The
+worker's whole record (value, key cut to fit, forwarded headers) is ``registro_dlq``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from aiokafka import ConsumerRecord, TopicPartition
+
 from esquemas import EventoInvalido, EventoRechazado, OrigenMensaje, payload_texto
 from esquemas.constantes import MAX_MESSAGE_BYTES
+from stream.cabeceras import cabeceras_rechazo
+from stream.emitter import Record
 
 # The raw value kept in a DLQ record: the first 64 KiB (base64 makes that ~87 KiB), so a record
 # always fits the producer's 1 MiB maximum, whatever the broker accepted on the input topic.
@@ -68,3 +74,14 @@ def cabeceras_dlq(headers: Sequence[tuple[str, bytes | None]] | None) -> list[tu
             break
         forwarded.append((name, data))
     return forwarded
+
+
+def registro_dlq(
+    topic_dlq: str, tp: TopicPartition, record: ConsumerRecord, error: EventoInvalido
+) -> Record:
+    """The worker's DLQ record of an input message: its value, its key cut to fit, and its
+    original headers followed by the DLQ schema's."""
+    rechazo = evento_rechazado(error, record.value, tp.topic, tp.partition, record.offset)
+    value = json.dumps(rechazo, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    forwarded = cabeceras_dlq(record.headers)
+    return Record(topic_dlq, value, clave_dlq(record.key), cabeceras_rechazo(forwarded))

@@ -18,8 +18,9 @@ superseded nor already decided. Superseded outcomes are deleted in the same tran
 ``get`` and ``record`` (the newest version of a SKU, and raising it; protocol ``VersionStore``)
 are usable from outside the worker, e.g. by an app that publishes a human decision and must
 refuse an older version; ``resultado``, ``reclamar``, ``podar`` and ``tamanos`` (protocol
-``ClaimStore``) are the worker's. Whether a version is obsolete is decided in one place,
-``obsoleta``, which the worker's lanes and handler ask too.
+``ClaimStore``) are the worker's. What an event may become (new, already decided, obsolete,
+a reused ``event_id``) is decided by one pure rule, ``dictaminar``, which the handler asks
+before the graph and ``reclamar`` asks at the claim.
 The store lives next to the checkpoints: ``versiones.sqlite`` in ``FICHAS_DATA_DIR``, or the
 same PostgreSQL database.
 """
@@ -30,7 +31,6 @@ import enum
 import hashlib
 import json
 import sqlite3
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -39,8 +39,15 @@ from typing import Any, Protocol
 
 import migraciones
 from esquemas import EventoCambio
-from grafo.checkpointer import connect_sqlite, postgres_connection_kwargs
-from migraciones import Cambio, Esquema, Migracion, cerrojo_postgres, cerrojo_sqlite
+from migraciones import (
+    Cambio,
+    Esquema,
+    Migracion,
+    cerrojo_postgres,
+    cerrojo_sqlite,
+    connect_sqlite,
+    postgres_connection_kwargs,
+)
 
 SQLITE_FILE = "versiones.sqlite"
 
@@ -50,6 +57,20 @@ def huella(evento: EventoCambio) -> str:
     datos = evento.model_dump(mode="json")
     canonical = json.dumps(datos, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Clave:
+    """What makes an event the same event: its SKU, its version and its content's fingerprint."""
+
+    sku: str
+    version: int
+    huella: str
+
+    @classmethod
+    def de_evento(cls, evento: EventoCambio) -> Clave:
+        """The key of an event as it arrived."""
+        return cls(evento.sku, evento.version, huella(evento))
 
 
 @dataclass(frozen=True)
@@ -63,21 +84,18 @@ class ResultadoGuardado:
     destino: str
     salida: dict[str, Any]
 
-    def mismo_evento(self, evento: EventoCambio, huella_evento: str) -> bool:
-        """This stored outcome belongs to this very event (same SKU, version and content)."""
-        return (
-            self.sku == evento.sku
-            and self.version == evento.version
-            and self.huella == huella_evento
-        )
+    @property
+    def clave(self) -> Clave:
+        """The key of the event this outcome was decided for."""
+        return Clave(self.sku, self.version, self.huella)
 
 
 class Dictamen(enum.Enum):
-    """What ``reclamar`` decided (not ``esquemas.Veredicto``, the evaluator's judgement)."""
+    """What the claim rule decided (not ``esquemas.Veredicto``, the evaluator's judgement)."""
 
-    NUEVO = "nuevo"  # recorded now: emit this outcome
+    NUEVO = "nuevo"  # nothing decided yet: run it (before the graph), record it (at the claim)
     REGISTRADO = "registrado"  # already decided for this event_id: emit the stored outcome
-    OBSOLETO = "obsoleto"  # a newer version of the SKU was handled: emit nothing
+    OBSOLETO = "obsoleto"  # a newer version of the SKU is known: emit nothing
     REUTILIZADO = "reutilizado"  # the event_id was seen with another SKU, version or content
 
 
@@ -93,28 +111,43 @@ def obsoleta(version: int, vigente: int | None) -> bool:
     """The one rule of an obsolete version: a newer version of the same SKU is known.
 
     ``vigente`` is the newest version known elsewhere (queued behind the event, recorded in
-    the store, or None when there is none). Every path asks this function: the lane (a newer
-    version waits behind), the handler (the store holds a newer one) and ``decidir_reclamo``.
-    Versions start at 1 (``EventoCambio.version``), so a stored 0 never makes one obsolete.
+    the store, or None when there is none); ``dictaminar`` is its one caller. Versions start at
+    1 (``EventoCambio.version``), so a stored 0 never makes one obsolete.
     """
     return vigente is not None and vigente > version
+
+
+def mas_nueva(*versiones: int | None) -> int | None:
+    """The newest of the versions known (None when none is)."""
+    return max((v for v in versiones if v is not None), default=None)
+
+
+def dictaminar(clave: Clave, vigente: int | None, existente: ResultadoGuardado | None) -> Dictamen:
+    """The claim rule, pure: asked once before the graph and once at the claim.
+
+    Those are the two steps after which the answer can change: before the graph it is asked
+    with what the lane and the store know (an event the rule does not let through costs no
+    LLM call); at the claim, under the SKU's lock, with what the store knows after the run (a
+    newer version handled meanwhile, or another run that won). An ``event_id`` seen with
+    another SKU, version or content is refused first, then a newer version makes it obsolete.
+    """
+    if existente is not None and existente.clave != clave:
+        return Dictamen.REUTILIZADO
+    if obsoleta(clave.version, vigente):
+        return Dictamen.OBSOLETO
+    return Dictamen.REGISTRADO if existente is not None else Dictamen.NUEVO
 
 
 def decidir_reclamo(
     guardado: ResultadoGuardado, stored_version: int | None, existente: ResultadoGuardado | None
 ) -> Reclamo:
-    """The compare-and-set rule, the same for both backends (pure, so it is tested alone)."""
-    if existente is not None:
-        if existente.sku != guardado.sku or existente.version != guardado.version:
-            return Reclamo(Dictamen.REUTILIZADO, existente)
-        if existente.huella != guardado.huella:
-            return Reclamo(Dictamen.REUTILIZADO, existente)
-        if obsoleta(guardado.version, stored_version):
-            return Reclamo(Dictamen.OBSOLETO, None)
-        return Reclamo(Dictamen.REGISTRADO, existente)
-    if obsoleta(guardado.version, stored_version):
-        return Reclamo(Dictamen.OBSOLETO, None)
-    return Reclamo(Dictamen.NUEVO, guardado)
+    """The compare-and-set of both backends: ``dictaminar``, and the outcome it lets emit."""
+    dictamen = dictaminar(guardado.clave, stored_version, existente)
+    if dictamen is Dictamen.NUEVO:
+        return Reclamo(dictamen, guardado)
+    if dictamen is Dictamen.OBSOLETO:
+        return Reclamo(dictamen, None)
+    return Reclamo(dictamen, existente)
 
 
 class VersionStore(Protocol):
@@ -151,6 +184,23 @@ class ClaimStore(VersionStore, Protocol):
         ...
 
 
+async def dictamen_previo(
+    store: ClaimStore, evento: EventoCambio, en_cola: int | None
+) -> tuple[Clave, Reclamo]:
+    """The claim rule before the graph: what the store knows of this ``event_id`` and SKU, and
+    ``en_cola``, the newest version queued behind the event in its lane.
+
+    ``Dictamen.NUEVO`` means "run it"; any other answer ends the event without an LLM call.
+    The event's key comes back too: the claim after the run needs its fingerprint.
+    """
+    clave = Clave.de_evento(evento)
+    existente = await store.resultado(evento.event_id)
+    vigente = await store.get(evento.sku)
+    dictamen = dictaminar(clave, mas_nueva(en_cola, vigente), existente)
+    guardado = existente if dictamen is not Dictamen.OBSOLETO else None
+    return clave, Reclamo(dictamen, guardado)
+
+
 def _guardado_de_fila(row: Any) -> ResultadoGuardado:
     """A stored row (event_id, sku, version, huella, destino, salida) as a ``ResultadoGuardado``."""
     salida = row[5] if isinstance(row[5], dict) else json.loads(row[5])
@@ -176,182 +226,192 @@ def _salida_json(guardado: ResultadoGuardado) -> str:
     return json.dumps(guardado.salida, ensure_ascii=False, separators=(",", ":"))
 
 
-class SqliteVersionStore:
-    """Embedded store on one sqlite3 connection, used inline on the event loop's thread.
+# The statements, the way LangGraph's checkpoint-postgres keeps them: constants, one text where
+# the dialects agree (written with psycopg's ``%s``; the SQLite connection reads it as ``?``),
+# a pair side by side where they do not. They differ in three things only: the clock (SQLite
+# stores seconds since the epoch, PostgreSQL a ``timestamptz``), the larger of two values
+# (``max`` / ``greatest``) and the row lock (``for update``; SQLite's one connection needs none).
+SELECT_VERSION = "select version from fichas_versiones where sku = %s"
+SELECT_RESULTADO = (
+    "select event_id, sku, version, huella, destino, salida from fichas_resultados "
+    "where event_id = %s"
+)
+DELETE_SUPERADOS = "delete from fichas_resultados where sku = %s and version < %s"
+_AHORA_SQLITE = "((julianday('now') - 2440587.5) * 86400.0)"
+# The SKU's row, created at version 0 ("nothing handled") when it is missing, then read under
+# the row lock: two claims of one SKU on PostgreSQL wait for each other here.
+RESERVAR_SKU = {
+    "sqlite": "insert into fichas_versiones (sku, version, actualizada_en) "
+    f"values (%s, 0, {_AHORA_SQLITE}) on conflict (sku) do nothing",
+    "postgres": "insert into fichas_versiones (sku, version, actualizada_en) "
+    "values (%s, 0, now()) on conflict (sku) do nothing",
+}
+SELECT_VERSION_BLOQUEADA = {
+    "sqlite": SELECT_VERSION,
+    "postgres": SELECT_VERSION + " for update",
+}
+UPSERT_VERSION = {
+    "sqlite": "insert into fichas_versiones (sku, version, actualizada_en) "
+    f"values (%s, %s, {_AHORA_SQLITE}) on conflict (sku) do update set "
+    "version = max(fichas_versiones.version, excluded.version), "
+    "actualizada_en = excluded.actualizada_en",
+    "postgres": "insert into fichas_versiones (sku, version, actualizada_en) "
+    "values (%s, %s, now()) on conflict (sku) do update set "
+    "version = greatest(fichas_versiones.version, excluded.version), "
+    "actualizada_en = excluded.actualizada_en",
+}
+INSERT_RESULTADO = {
+    "sqlite": "insert into fichas_resultados (event_id, sku, version, huella, destino, salida, "
+    f"registrado_en) values (%s, %s, %s, %s, %s, %s, {_AHORA_SQLITE})",
+    "postgres": "insert into fichas_resultados (event_id, sku, version, huella, destino, salida, "
+    "registrado_en) values (%s, %s, %s, %s, %s, %s, now())",
+}
+# Retention: every record older than it goes, whatever its version (a row at 0, left by a
+# claim that recorded nothing, included).
+PODAR_RESULTADOS = {
+    "sqlite": f"delete from fichas_resultados where registrado_en < {_AHORA_SQLITE} - %s",
+    "postgres": "delete from fichas_resultados where registrado_en < now() - %s * interval '1 s'",
+}
+PODAR_VERSIONES = {
+    "sqlite": f"delete from fichas_versiones where actualizada_en < {_AHORA_SQLITE} - %s",
+    "postgres": "delete from fichas_versiones where actualizada_en < now() - %s * interval '1 s'",
+}
+TABLAS = ("fichas_versiones", "fichas_resultados")
+
+
+class Run(Protocol):
+    """One statement on the connection of the current transaction: its rows, its row count."""
+
+    async def __call__(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]: ...
+
+
+class _SqliteConnection:
+    """One sqlite3 connection used inline on the event loop's thread.
 
     One indexed lookup or upsert on a WAL file is tens of microseconds; sending it to a
     worker thread and back (aiosqlite) cost more than the statement (see grafo.checkpointer).
     Nothing awaits inside a transaction, so one worker's lanes never interleave in one.
     """
 
+    dialect = "sqlite"
+
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
-    async def get(self, sku: str) -> int | None:
-        """Look up one SKU."""
-        row = self._conn.execute(
-            "select version from fichas_versiones where sku = ?", (sku,)
-        ).fetchone()
-        return int(row[0]) if row else None
-
-    async def record(self, sku: str, version: int) -> None:
-        """Upsert keeping the maximum."""
-        with self._conn:  # one transaction, committed on exit
-            self._record(sku, version)
-
-    def _record(self, sku: str, version: int) -> None:
-        self._conn.execute(
-            "insert into fichas_versiones (sku, version, actualizada_en) values (?, ?, ?) "
-            "on conflict(sku) do update set version = max(version, excluded.version), "
-            "actualizada_en = excluded.actualizada_en",
-            (sku, version, time.time()),
-        )
-
-    async def resultado(self, event_id: str) -> ResultadoGuardado | None:
-        """Look up one event's outcome."""
-        row = self._conn.execute(
-            "select event_id, sku, version, huella, destino, salida from fichas_resultados "
-            "where event_id = ?",
-            (event_id,),
-        ).fetchone()
-        return _guardado_de_fila(row) if row else None
-
-    async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
-        """Compare-and-set in one transaction."""
+    async def run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+        """One statement, committed on its own."""
         with self._conn:
-            stored = await self.get(guardado.sku)
-            reclamo = decidir_reclamo(guardado, stored, await self.resultado(guardado.event_id))
-            if reclamo.dictamen is Dictamen.NUEVO:
-                self._conn.execute(
-                    "insert into fichas_resultados (event_id, sku, version, huella, destino, "
-                    "salida, registrado_en) values (?, ?, ?, ?, ?, ?, ?)",
-                    (*_fila_resultado(guardado), time.time()),
-                )
-                self._record(guardado.sku, guardado.version)
-                self._conn.execute(
-                    "delete from fichas_resultados where sku = ? and version < ?",
-                    (guardado.sku, guardado.version),
-                )
-        return reclamo
+            return self._run(sql, params)
 
-    async def podar(self, retencion_s: float) -> int:
-        """Delete outcome and version records older than the retention."""
-        limite = time.time() - retencion_s
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+        cursor = self._conn.execute(sql.replace("%s", "?"), params)
+        return cursor.fetchall(), cursor.rowcount
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Run]:
+        """The statements of the block in one transaction, committed on exit."""
         with self._conn:
-            a = self._conn.execute(
-                "delete from fichas_resultados where registrado_en < ?", (limite,)
-            )
-            b = self._conn.execute(
-                "delete from fichas_versiones where actualizada_en < ?", (limite,)
-            )
-        return int(a.rowcount) + int(b.rowcount)
 
-    async def tamanos(self) -> dict[str, int]:
-        """Rows per table."""
-        return {
-            tabla: int(self._conn.execute(f"select count(*) from {tabla}").fetchone()[0])
-            for tabla in ("fichas_versiones", "fichas_resultados")
-        }
+            async def run(sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+                return self._run(sql, params)
+
+            yield run
 
 
-class PostgresVersionStore:
-    """Store in the checkpoint database, through a psycopg pool."""
+class _PostgresConnection:
+    """A psycopg pool: each transaction on a connection of its own."""
+
+    dialect = "postgres"
 
     def __init__(self, pool: Any) -> None:
         self._pool = pool
 
-    async def get(self, sku: str) -> int | None:
-        """Look up one SKU (a row at 0 is a claim in progress: nothing handled yet)."""
+    async def run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+        """One statement on a pooled connection in autocommit (no BEGIN/COMMIT round trips)."""
         async with self._pool.connection() as conn:
-            cursor = await conn.execute(
-                "select version from fichas_versiones where sku = %s", (sku,)
-            )
-            row = await cursor.fetchone()
-        return int(row[0]) if row is not None and int(row[0]) > 0 else None
+            return await _execute(conn, sql, params)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Run]:
+        """The statements of the block in one transaction, committed on exit."""
+        async with self._pool.connection() as conn, conn.transaction():
+
+            async def run(sql: str, params: tuple[Any, ...] = ()) -> tuple[list[Any], int]:
+                return await _execute(conn, sql, params)
+
+            yield run
+
+
+async def _execute(conn: Any, sql: str, params: tuple[Any, ...]) -> tuple[list[Any], int]:
+    """A psycopg statement's rows (none for a statement without) and row count."""
+    cursor = await conn.execute(sql, params)
+    filas = await cursor.fetchall() if cursor.description else []
+    return list(filas), int(cursor.rowcount)
+
+
+class SqlVersionStore:
+    """The version store on either dialect: the same methods, the statements above.
+
+    One rule on both: a version row at 0 means "nothing handled" (``get`` answers None); it is
+    what the claim's row lock creates for a SKU not seen yet, and retention deletes it like any
+    other row.
+    """
+
+    def __init__(self, connection: _SqliteConnection | _PostgresConnection) -> None:
+        self._connection = connection
+        self.dialect = connection.dialect
+
+    async def get(self, sku: str) -> int | None:
+        """The newest version handled for ``sku``, or None (no row, or a row at 0)."""
+        filas, _ = await self._connection.run(SELECT_VERSION, (sku,))
+        return _version(filas)
 
     async def record(self, sku: str, version: int) -> None:
-        """Upsert keeping the maximum."""
-        async with self._pool.connection() as conn:
-            await self._record(conn, sku, version)
-
-    @staticmethod
-    async def _record(conn: Any, sku: str, version: int) -> None:
-        await conn.execute(
-            "insert into fichas_versiones (sku, version, actualizada_en) values (%s, %s, now()) "
-            "on conflict (sku) do update set "
-            "version = greatest(fichas_versiones.version, excluded.version), "
-            "actualizada_en = now()",
-            (sku, version),
-        )
+        """Raise the stored version of ``sku`` to ``version`` (never lowers it)."""
+        await self._connection.run(UPSERT_VERSION[self.dialect], (sku, version))
 
     async def resultado(self, event_id: str) -> ResultadoGuardado | None:
-        """Look up one event's outcome."""
-        async with self._pool.connection() as conn:
-            return await self._resultado(conn, event_id)
-
-    @staticmethod
-    async def _resultado(conn: Any, event_id: str) -> ResultadoGuardado | None:
-        cursor = await conn.execute(
-            "select event_id, sku, version, huella, destino, salida from fichas_resultados "
-            "where event_id = %s",
-            (event_id,),
-        )
-        row = await cursor.fetchone()
-        return _guardado_de_fila(row) if row else None
+        """The stored outcome of ``event_id``, or None."""
+        filas, _ = await self._connection.run(SELECT_RESULTADO, (event_id,))
+        return _guardado_de_fila(filas[0]) if filas else None
 
     async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
         """Compare-and-set under the SKU's row lock, in one transaction."""
-        async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute(
-                "insert into fichas_versiones (sku, version, actualizada_en) "
-                "values (%s, 0, now()) on conflict (sku) do nothing",
-                (guardado.sku,),
-            )
-            cursor = await conn.execute(
-                "select version from fichas_versiones where sku = %s for update", (guardado.sku,)
-            )
-            row = await cursor.fetchone()
-            # The row exists now (at 0 if it is new): 0 is below every version, so
-            # ``obsoleta`` never counts it as a newer one.
-            stored = int(row[0])
-            existente = await self._resultado(conn, guardado.event_id)
-            reclamo = decidir_reclamo(guardado, stored, existente)
+        d = self.dialect
+        async with self._connection.transaction() as run:
+            await run(RESERVAR_SKU[d], (guardado.sku,))
+            filas, _ = await run(SELECT_VERSION_BLOQUEADA[d], (guardado.sku,))
+            existentes, _ = await run(SELECT_RESULTADO, (guardado.event_id,))
+            existente = _guardado_de_fila(existentes[0]) if existentes else None
+            reclamo = decidir_reclamo(guardado, _version(filas), existente)
             if reclamo.dictamen is Dictamen.NUEVO:
-                await conn.execute(
-                    "insert into fichas_resultados (event_id, sku, version, huella, destino, "
-                    "salida, registrado_en) values (%s, %s, %s, %s, %s, %s, now())",
-                    _fila_resultado(guardado),
-                )
-                await self._record(conn, guardado.sku, guardado.version)
-                await conn.execute(
-                    "delete from fichas_resultados where sku = %s and version < %s",
-                    (guardado.sku, guardado.version),
-                )
+                await run(INSERT_RESULTADO[d], _fila_resultado(guardado))
+                await run(UPSERT_VERSION[d], (guardado.sku, guardado.version))
+                await run(DELETE_SUPERADOS, (guardado.sku, guardado.version))
         return reclamo
 
     async def podar(self, retencion_s: float) -> int:
         """Delete outcome and version records older than the retention."""
-        async with self._pool.connection() as conn:
-            a = await conn.execute(
-                "delete from fichas_resultados where registrado_en < now() - %s * interval '1 s'",
-                (retencion_s,),
-            )
-            b = await conn.execute(
-                "delete from fichas_versiones "
-                "where actualizada_en < now() - %s * interval '1 s' and version > 0",
-                (retencion_s,),
-            )
-        return int(a.rowcount) + int(b.rowcount)
+        async with self._connection.transaction() as run:
+            _, a = await run(PODAR_RESULTADOS[self.dialect], (retencion_s,))
+            _, b = await run(PODAR_VERSIONES[self.dialect], (retencion_s,))
+        return a + b
 
     async def tamanos(self) -> dict[str, int]:
         """Rows per table."""
         sizes: dict[str, int] = {}
-        async with self._pool.connection() as conn:
-            for tabla in ("fichas_versiones", "fichas_resultados"):
-                cursor = await conn.execute(f"select count(*) from {tabla}")
-                row = await cursor.fetchone()
-                sizes[tabla] = int(row[0])
+        async with self._connection.transaction() as run:
+            for tabla in TABLAS:
+                filas, _ = await run(f"select count(*) from {tabla}")
+                sizes[tabla] = int(filas[0][0])
         return sizes
+
+
+def _version(filas: list[Any]) -> int | None:
+    """The version a ``SELECT_VERSION`` read: None for no row, or for a row at 0."""
+    if not filas or int(filas[0][0]) <= 0:
+        return None
+    return int(filas[0][0])
 
 
 # The schema of the release before migrations, as it left a database: migration 0 of both
@@ -442,7 +502,7 @@ async def open_version_store(postgres_dsn: str | None, data_dir: Path) -> AsyncI
             await migrar_postgres(conn)
         await pool.open(wait=True)
         try:
-            yield PostgresVersionStore(pool)
+            yield SqlVersionStore(_PostgresConnection(pool))
         finally:
             await pool.close()
         return
@@ -450,6 +510,6 @@ async def open_version_store(postgres_dsn: str | None, data_dir: Path) -> AsyncI
         migrar_sqlite(data_dir)
     sqlite = connect_sqlite(data_dir / SQLITE_FILE)
     try:
-        yield SqliteVersionStore(sqlite)
+        yield SqlVersionStore(_SqliteConnection(sqlite))
     finally:
         sqlite.close()

@@ -55,7 +55,7 @@ from esquemas import EventoCambio, EventoInvalido, leer_evento
 from grafo import Backoff, Procesador
 from stream import eventloop
 from stream.config import Settings
-from stream.emitter import Emitter, NotOwner
+from stream.emitter import Emitter
 from stream.fallos import Reintentos
 from stream.handler import Handler
 from stream.http import HealthServer
@@ -213,12 +213,7 @@ class Worker:
 
         If the partition was lost meanwhile, its new owner writes the record instead.
         """
-        try:
-            await self._handler.send_dlq(ticket.tp, ticket.record, exc)
-        except NotOwner:
-            self._inflight.abandon(ticket)
-            return
-        self._inflight.finish(ticket)
+        await self._inflight.settle(ticket, self._handler.send_dlq(ticket.tp, ticket.record, exc))
 
     def _spawn(self, coro: Any) -> None:
         """Run a side task (DLQ write, pruning) and keep a reference until it ends."""

@@ -23,7 +23,7 @@ from criterios import comprobar, fallos
 from criterios.fidelidad import probabilidad_espanol
 from criterios.vocabulario import datos_vocabulario
 from herramientas import evaluar_metricas as metricas
-from herramientas.evaluar import cargar_casos, origen_de_caso
+from herramientas.evaluar_casos import cargar_casos, origen_de_caso
 
 sys.path.insert(0, str(Path(__file__).parent))
 from copias_e_idioma import idioma

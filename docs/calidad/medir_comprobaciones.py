@@ -25,7 +25,7 @@ from criterios import comprobar, fallos, reglas_casa
 from criterios import fidelidad as f
 from criterios.vocabulario import mapear_origen
 from herramientas import evaluar_metricas as metricas
-from herramientas.evaluar import origen_de_caso
+from herramientas.evaluar_casos import origen_de_caso
 
 CASOS = Path(__file__).resolve().parents[2] / "ejemplos" / "evaluacion" / "casos.jsonl"
 Check = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]

@@ -18,7 +18,7 @@ from criterios.vocabulario import (
     mapear_origen,
     mapear_valor,
 )
-from herramientas.evaluar import normalizar, origen_de_caso
+from herramientas.evaluar_casos import origen_de_caso, valor_comparable
 
 CASOS = Path(__file__).parents[2] / "ejemplos" / "evaluacion" / "casos.jsonl"
 
@@ -174,7 +174,7 @@ def test_los_80_origenes_del_conjunto_quedan_con_claves_de_la_casa() -> None:
         atributos = mapeo.origen["ficha_proveedor"]["atributos"]
         for clave, valor in atributos.items():
             esperado = caso["referencia"]["atributos"].get(clave)
-            if esperado is not None and normalizar(valor) != normalizar(esperado):
+            if esperado is not None and valor_comparable(valor) != valor_comparable(esperado):
                 distintos.append((caso["id"], clave, valor, esperado))
     # The references write these with more than the origin gives ("no aplica (con cable)",
     # "aluminio con revestimiento cerámico") or in other words ("cable de 3,5 mm")

@@ -1,14 +1,17 @@
-"""The shipped product never imports the test support: ``harness/``, ``tests/`` or ``bench/``.
+"""Every package imports only what the README's Layout table allows it; the shipped product
+never imports the test support: ``harness/``, ``tests/`` or ``bench/``.
 
 Two views, because each misses what the other sees: the source of every product module (an
 import inside a function runs only on some paths), and a real interpreter that imports every
-module of the ``fichas`` command line (an import reached through another package).
+module of the ``fichas`` command line (an import reached through another package). The table's
+"may import" column is read from README.md itself, so the table and this check cannot drift.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +43,78 @@ def _importados(archivo: Path) -> list[tuple[int, str]]:
         elif isinstance(nodo, ast.ImportFrom) and nodo.level == 0 and nodo.module:
             nombres.append((nodo.lineno, nodo.module))
     return nombres
+
+
+def _nombres_importados(archivo: Path) -> list[tuple[int, str]]:
+    """As ``_importados``, with each name of a ``from`` import joined to its module
+    (``from stream import logs`` is ``stream.logs``)."""
+    nombres: list[tuple[int, str]] = []
+    for nodo in ast.walk(ast.parse(archivo.read_text(encoding="utf-8"))):
+        if isinstance(nodo, ast.Import):
+            nombres += [(nodo.lineno, alias.name) for alias in nodo.names]
+        elif isinstance(nodo, ast.ImportFrom) and nodo.level == 0 and nodo.module:
+            nombres += [(nodo.lineno, f"{nodo.module}.{alias.name}") for alias in nodo.names]
+    return nombres
+
+
+def _permitidos() -> dict[str, set[str] | None]:
+    """Per package of the Layout table, the modules it may import (None: any package).
+
+    A cell lists modules in backticks (``stream.config`` allows that module and its
+    submodules, ``grafo`` the whole package); "nothing of the project" is the empty set;
+    "everything above except `harness`" and "the packages above" name the rows above it.
+    """
+    tabla = (REPO / "README.md").read_text(encoding="utf-8").split("## Layout", 1)[1]
+    permitidos: dict[str, set[str] | None] = {}
+    for fila in tabla.splitlines():
+        celdas = [c.strip() for c in fila.strip().strip("|").split("|")]
+        carpeta = re.fullmatch(r"`(\w+)/`", celdas[0]) if len(celdas) >= 4 else None
+        if carpeta is None:
+            continue
+        paquete, celda = carpeta.group(1), celdas[2]
+        nombrados = set(re.findall(r"`([\w.]+)`", celda))
+        if celda.startswith("everything above except"):
+            permitidos[paquete] = set(permitidos) - nombrados
+        elif celda.startswith("the packages above"):
+            permitidos[paquete] = set(permitidos)
+        elif celda.startswith("every package"):
+            permitidos[paquete] = None
+        else:
+            permitidos[paquete] = nombrados
+    return permitidos
+
+
+def _permitido(modulo: str, paquete: str, permitidos: set[str]) -> bool:
+    """``modulo`` is ``paquete``'s own, not the project's, or one the table allows."""
+    raiz = modulo.split(".")[0]
+    proyecto = set(PRODUCTO) | APOYO_DE_PRUEBAS
+    if raiz == paquete or raiz not in proyecto:
+        return True
+    return any(modulo == p or modulo.startswith(p + ".") for p in permitidos)
+
+
+def test_la_tabla_nombra_cada_paquete() -> None:
+    permitidos = _permitidos()
+    assert set(PRODUCTO) | {"harness"} <= set(permitidos)
+    assert permitidos["esquemas"] == set() and "harness" not in (permitidos["herramientas"] or ())
+
+
+def test_cada_paquete_importa_solo_lo_que_la_tabla_permite() -> None:
+    permitidos = _permitidos()
+    infracciones = [
+        f"{archivo.relative_to(REPO)}:{linea}: {modulo}"
+        for paquete in (*PRODUCTO, "harness")
+        for archivo in sorted((REPO / paquete).rglob("*.py"))
+        for linea, modulo in _nombres_importados(archivo)
+        if not _permitido(modulo, paquete, permitidos[paquete] or set())
+    ]
+    assert infracciones == []
+
+
+def test_el_detector_ve_una_importacion_no_permitida() -> None:
+    """A revision module importing the graph (what the table forbids) is caught."""
+    assert not _permitido("grafo.checkpointer", "revision", _permitidos()["revision"] or set())
+    assert _permitido("stream.config", "revision", _permitidos()["revision"] or set())
 
 
 def test_ningun_modulo_del_producto_importa_el_apoyo_de_pruebas() -> None:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+from types import SimpleNamespace
+from typing import Any, cast
 
 import psycopg
 import pytest
 from aiokafka.errors import KafkaConnectionError, MessageSizeTooLargeError
 
-from grafo import Backoff
+from esquemas import EventoCambio
+from grafo import Backoff, Procesador
+from harness.eventos import evento_dict
 from stream.fallos import FalloPermanente, Reintentos, es_transitorio
 
 
@@ -71,3 +75,63 @@ async def test_a_transient_failure_is_retried_past_the_bound_until_it_clears() -
     steps = Reintentos(Backoff(), lambda s, t: None, recovered.append, sleep=_no_sleep)
     assert await steps.run(flaky, "store") == "ok"
     assert len(calls) == 10 and recovered == ["store"]
+
+
+class _Graph:
+    """A compiled graph whose checkpoint reads fail ``outage`` times, whose run raises ``bug``
+    every time when set; otherwise it ends with a published outcome."""
+
+    checkpointer = None
+
+    def __init__(self, outage: int = 0, bug: Exception | None = None) -> None:
+        self.outage = outage
+        self.bug = bug
+        self.runs = 0
+
+    async def aget_state(self, config: Any) -> Any:
+        if self.outage:
+            self.outage -= 1
+            raise psycopg.OperationalError("connection refused")
+        return SimpleNamespace(values={}, next=())
+
+    async def ainvoke(self, entrada: Any, config: Any, durability: str) -> dict[str, Any]:
+        self.runs += 1
+        if self.bug is not None:
+            raise self.bug
+        registro = {"sku": "S", "event_id": "e-1", "version": 1, "intentos": 1}
+        return {"salida": {"destino": "fichas.publicadas", "evento": registro}}
+
+
+def _procesador(graph: _Graph) -> Procesador:
+    return Procesador(cast(Any, graph), policy=Backoff(base_s=0.0, cap_s=0.0), sleep=_no_sleep)
+
+
+async def test_the_graph_has_one_retry_loop_that_applies_the_worker_rule() -> None:
+    """A database outage under the graph is retried in Procesador's loop by the worker's rule
+    (counted as transient, recovered once), not by a second loop around it."""
+    seen: list[tuple[str, bool]] = []
+    recovered: list[str] = []
+    steps = Reintentos(Backoff(), lambda s, t: seen.append((s, t)), recovered.append)
+    graph = _Graph(outage=4)
+    resultado = await _procesador(graph).procesar(
+        EventoCambio.model_validate(evento_dict("S")), steps.rule("graph")
+    )
+    assert resultado.sku == "S" and graph.runs == 1
+    assert seen == [("graph", True)] * 4 and recovered == ["graph"]
+
+
+async def test_a_bug_in_the_graph_gives_up_after_three_tries_of_the_one_loop() -> None:
+    steps = Reintentos(Backoff(), lambda s, t: None, lambda s: None)
+    graph = _Graph(bug=TypeError("can not serialize"))
+    with pytest.raises(FalloPermanente) as info:
+        await _procesador(graph).procesar(
+            EventoCambio.model_validate(evento_dict("S")), steps.rule("graph")
+        )
+    assert graph.runs == 3 and isinstance(info.value.causa, TypeError)
+
+
+async def test_without_a_rule_a_bug_is_raised_at_once() -> None:
+    graph = _Graph(bug=TypeError("can not serialize"))
+    with pytest.raises(TypeError):
+        await _procesador(graph).procesar(EventoCambio.model_validate(evento_dict("S")))
+    assert graph.runs == 1

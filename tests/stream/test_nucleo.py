@@ -38,9 +38,10 @@ async def test_one_sku_runs_in_offset_order_while_other_skus_go_on(tmp_path: Pat
 async def test_a_newer_version_supersedes_queued_and_late_ones(tmp_path: Path) -> None:
     """v1..v3 fetched together: only v3 runs; a late v2 afterwards never reaches the graph.
 
-    Mutation: ``Handler._obsoleta`` returns False (the store's newer version not asked), so
-    the late v2 is run by the graph (the claim then refuses it, but the LLM work is spent).
-    A second mutation caught: ``_newer_waiting`` in stream/lanes.py returns False.
+    Mutation: ``versiones.dictamen_previo`` reads no stored version (the store's newer one not
+    asked), so the late v2 is run by the graph (the claim then refuses it, but the LLM work is
+    spent).
+    A second mutation caught: ``_newest_waiting`` in stream/lanes.py returns None.
     """
     async with nucleo(tmp_path) as n:
         await n.consumer.revoke([0])

@@ -1,36 +1,38 @@
-"""The version store on both backends: versions never lowered, outcome records compare-and-set."""
+"""The version store's conformance: the same cases on SQLite and PostgreSQL (versions never
+lowered, version 0 as none, the claim's compare-and-set, retention), and the fingerprint."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from esquemas import EventoCambio
 from esquemas.constantes import MAX_VERSION
+from harness.basedatos import base_nueva
 from harness.eventos import evento_dict
 from stream.versiones import Dictamen, ResultadoGuardado, huella, open_version_store
 
 STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
-@pytest.mark.parametrize("store", STORES)
-async def test_record_keeps_the_maximum_and_survives_a_reopen(
-    store: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    dsn = request.getfixturevalue("postgres_dsn") if store == "postgres" else None
-    sku, otro = f"VER-{uuid.uuid4().hex[:8]}", f"VER-{uuid.uuid4().hex[:8]}"
-    async with open_version_store(dsn, tmp_path) as versions:
-        assert await versions.get(sku) is None
-        await versions.record(sku, 3)
-        await versions.record(sku, 2)  # an older version redelivered late
-        await versions.record(otro, 1)
-        assert await versions.get(sku) == 3
-        await versions.record(sku, 5)
-    async with open_version_store(dsn, tmp_path) as reopened:
-        assert await reopened.get(sku) == 5
-        assert await reopened.get(otro) == 1
+@asynccontextmanager
+async def _abrir(
+    dialecto: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Any]:
+    """An empty store of the dialect: a fresh data folder, or a brand-new PostgreSQL database
+    (so that retention can delete everything without touching other tests' rows)."""
+    if dialecto == "sqlite":
+        async with open_version_store(None, tmp_path) as store:
+            yield store
+        return
+    with base_nueva(request.getfixturevalue("postgres_dsn")) as dsn:
+        async with open_version_store(dsn, tmp_path) as store:
+            yield store
 
 
 def _guardado(sku: str, version: int, event_id: str, huella: str = "h") -> ResultadoGuardado:
@@ -38,48 +40,70 @@ def _guardado(sku: str, version: int, event_id: str, huella: str = "h") -> Resul
     return ResultadoGuardado(event_id, sku, version, huella, "fichas.publicadas", salida)
 
 
-@pytest.mark.parametrize("store", STORES)
-async def test_reclamar_is_a_compare_and_set_per_sku_and_event_id(
-    store: str, tmp_path: Path, request: pytest.FixtureRequest
+@pytest.mark.parametrize("dialecto", STORES)
+async def test_both_dialects_pass_the_same_cases(
+    dialecto: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    dsn = request.getfixturevalue("postgres_dsn") if store == "postgres" else None
-    sku = f"REC-{uuid.uuid4().hex[:8]}"
-    e5, e6 = f"{sku}-v5", f"{sku}-v6"
-    async with open_version_store(dsn, tmp_path) as store_:
-        primero = await store_.reclamar(_guardado(sku, 5, e5))
+    """The conformance test of the version store: every case runs on SQLite and PostgreSQL."""
+    async with _abrir(dialecto, tmp_path, request) as store:
+        # versions are never lowered, per SKU
+        assert await store.get("A") is None
+        await store.record("A", 3)
+        await store.record("A", 2)  # an older version redelivered late
+        await store.record("B", 1)
+        assert (await store.get("A"), await store.get("B")) == (3, 1)
+
+        # version 0 means "nothing handled" on both dialects
+        await store.record("CERO", 0)
+        assert await store.get("CERO") is None
+        assert (await store.reclamar(_guardado("CERO", 1, "cero-v1"))).dictamen is Dictamen.NUEVO
+        assert await store.get("CERO") == 1
+
+        # the claim is a compare-and-set per SKU and event_id
+        primero = await store.reclamar(_guardado("S", 5, "s-v5"))
         assert primero.dictamen is Dictamen.NUEVO
-        # a second run of the same event (another worker, a zombie) gets the stored outcome
-        otra = ResultadoGuardado(e5, sku, 5, "h", "fichas.revision_manual", {"distinta": True})
-        segundo = await store_.reclamar(otra)
-        assert segundo.dictamen is Dictamen.REGISTRADO
-        assert segundo.guardado == primero.guardado
-        # the same event_id with other content or version is refused
-        assert (await store_.reclamar(_guardado(sku, 5, e5, "otra"))).dictamen is (
+        otra = ResultadoGuardado("s-v5", "S", 5, "h", "fichas.revision_manual", {"distinta": True})
+        segundo = await store.reclamar(otra)  # another worker, a zombie: the stored outcome
+        assert segundo.dictamen is Dictamen.REGISTRADO and segundo.guardado == primero.guardado
+        assert (await store.reclamar(_guardado("S", 5, "s-v5", "otra"))).dictamen is (
             Dictamen.REUTILIZADO
         )
-        assert (await store_.reclamar(_guardado(sku, 7, e5))).dictamen is Dictamen.REUTILIZADO
-        # v6 wins; v5 is now superseded, and its record deleted (bounded by superseded version)
-        assert (await store_.reclamar(_guardado(sku, 6, e6))).dictamen is Dictamen.NUEVO
-        assert (await store_.reclamar(_guardado(sku, 5, f"{sku}-v5b"))).dictamen is (
-            Dictamen.OBSOLETO
-        )
-        assert await store_.resultado(e5) is None
-        stored = await store_.resultado(e6)
+        assert (await store.reclamar(_guardado("S", 7, "s-v5"))).dictamen is Dictamen.REUTILIZADO
+        # v6 wins; v5 is superseded, and its record deleted
+        assert (await store.reclamar(_guardado("S", 6, "s-v6"))).dictamen is Dictamen.NUEVO
+        assert (await store.reclamar(_guardado("S", 5, "s-v5b"))).dictamen is Dictamen.OBSOLETO
+        assert await store.resultado("s-v5") is None
+        stored = await store.resultado("s-v6")
         assert stored is not None and stored.version == 6 and stored.salida["version"] == 6
-        assert await store_.get(sku) == 6
-        # a version above 2^31 fits the column (bigint)
-        assert (await store_.reclamar(_guardado(sku, MAX_VERSION, f"{sku}-max"))).dictamen is (
-            Dictamen.NUEVO
+        # a version above 2^31 fits the column
+        maximo = await store.reclamar(_guardado("S", MAX_VERSION, "s-max"))
+        assert maximo.dictamen is Dictamen.NUEVO and await store.get("S") == MAX_VERSION
+
+        # a claim that records nothing leaves its SKU's row at 0 ("nothing handled")
+        assert (await store.reclamar(_guardado("NADA", 1, "s-max"))).dictamen is (
+            Dictamen.REUTILIZADO
         )
-        assert await store_.get(sku) == MAX_VERSION
-        # retention: a year keeps everything just written; 0 s deletes it (the PostgreSQL
-        # database is shared with other tests, so only the harmless case runs there)
-        await store_.podar(365 * 24 * 3600)
-        assert await store_.get(sku) == MAX_VERSION
-        if store == "sqlite":
-            assert await store_.podar(0) == 2
-            assert await store_.resultado(f"{sku}-max") is None
-            assert await store_.get(sku) is None
+        assert await store.get("NADA") is None
+        sizes = await store.tamanos()
+        assert sizes == {"fichas_versiones": 5, "fichas_resultados": 2}
+
+        # retention: a year keeps everything; a limit past every record deletes every one,
+        # the row at 0 included (it would otherwise stay forever)
+        assert await store.podar(365 * 24 * 3600) == 0
+        assert await store.podar(-60) == 7
+        assert await store.tamanos() == {"fichas_versiones": 0, "fichas_resultados": 0}
+
+
+@pytest.mark.parametrize("dialecto", STORES)
+async def test_records_survive_a_reopen(
+    dialecto: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    dsn = request.getfixturevalue("postgres_dsn") if dialecto == "postgres" else None
+    sku = f"VER-{uuid.uuid4().hex[:8]}"
+    async with open_version_store(dsn, tmp_path) as versions:
+        await versions.record(sku, 5)
+    async with open_version_store(dsn, tmp_path) as reopened:
+        assert await reopened.get(sku) == 5
 
 
 def test_huella_ignores_key_order() -> None:
