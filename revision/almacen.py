@@ -598,13 +598,13 @@ class Almacen:
         """(item, its decision) of every closed item, in arrival order: the stored fichas with
         people's labels that ``fichas calibrar --recalificar`` re-scores. Read-only; an item
         closed ``obsoleta`` is returned too, so the command can count what it leaves out."""
+        decision = "(select d.decision from revision_decisiones d where d.event_id = i.event_id)"
         rows = await self._query(
-            f"select {_ITEM_COLUMNS}, (select d.decision from revision_decisiones d "
-            "where d.event_id = revision_items.event_id) "
-            "from revision_items where estado <> $1 order by recibido_en, event_id",
+            f"{_ITEM_SELECT.replace(' from ', f', {decision} from ', 1)} "
+            "where i.estado <> $1 order by i.recibido_en, i.event_id",
             (ABIERTA,),
         )
-        return [(_item(row), None if row[11] is None else str(row[11])) for row in rows]
+        return [(_item(row[:15]), None if row[15] is None else str(row[15])) for row in rows]
 
     async def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
         """Decisions per (tipo, decision), for the ``_total`` counter read at scrape time."""
