@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from criterios import CRITERIOS_VERSION, comprobar
+from criterios import CRITERIOS_VERSION, FamiliaDesconocida, atributos_obligatorios, comprobar
 from esquemas import DecisionRevision, Ficha, FichaPublicada, RevisionHumana
 from esquemas.constantes import DECISION_APROBADA, DECISION_EDITADA
 
@@ -27,10 +27,22 @@ def rfc3339(instante: float) -> str:
 
 
 def origen_de(item: Item) -> dict[str, Any]:
-    """The origin the code checks compare a ficha against: family, supplier page, figures."""
+    """The origin the code checks compare a ficha against, built as the worker builds it
+    (``grafo.estado.origen_de``): SKU, family, its required attributes, supplier page, figures.
+
+    The SKU is part of it because C11 accepts the numbers the origin gives, and a title may
+    carry the SKU's: without it the app would refuse to approve a ficha the loop's own checks
+    passed. A family the tables no longer know keeps no required attributes (C03 says why).
+    """
     origen = item.datos.get("origen") or {}
+    try:
+        obligatorios = list(atributos_obligatorios(item.familia))
+    except FamiliaDesconocida:
+        obligatorios = []
     return {
+        "sku": item.sku,
         "familia": item.familia,
+        "atributos_obligatorios": obligatorios,
         "ficha_proveedor": origen.get("ficha_proveedor") or {},
         "cifras": origen.get("cifras") or {},
     }
