@@ -22,6 +22,7 @@ from functools import cache
 from itertools import groupby
 from typing import Any
 
+from criterios._comun import attributes, result, short, supplier, title_and_description
 from criterios.cifras import (
     NUMBER_RE,
     cifras_en_texto,
@@ -86,38 +87,16 @@ _PALABRAS_NUMERO = {
 # -- the mapped origin as text ----------------------------------------------------------------
 
 
-def _proveedor(origen: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The supplier's ficha of an origin, or an empty one."""
-    proveedor = origen.get("ficha_proveedor") or {}
-    return proveedor if isinstance(proveedor, Mapping) else {}
-
-
-def _atributos(datos: Mapping[str, Any]) -> dict[str, str]:
-    """Attributes as text; a malformed map counts as none."""
-    atributos = datos.get("atributos")
-    if not isinstance(atributos, Mapping):
-        return {}
-    return {str(k): "" if v is None else str(v) for k, v in atributos.items()}
-
-
 def textos_de_origen(origen: Mapping[str, Any]) -> list[str]:
     """Every text of the origin: sku, supplier title, description, attribute values, cifras."""
-    proveedor = _proveedor(origen)
+    proveedor = supplier(origen)
     textos = [str(origen.get("sku") or ""), str(proveedor.get("titulo") or "")]
     textos += [str(proveedor.get("descripcion") or "")]
-    textos += [f"{k} {v}" for k, v in _atributos(proveedor).items()]
+    textos += [f"{k} {v}" for k, v in attributes(proveedor).items()]
     cifras = origen.get("cifras")
     if isinstance(cifras, Mapping):
         textos += [f"{k} {v}" for k, v in cifras.items()]
     return textos
-
-
-def _textos_de_ficha(ficha: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Title and description, named as a detail names them."""
-    return [
-        ("título", str(ficha.get("titulo") or "")),
-        ("descripción", str(ficha.get("descripcion") or "")),
-    ]
 
 
 # -- C08: Spanish -------------------------------------------------------------------------------
@@ -226,7 +205,7 @@ def palabras_ajenas(
 
 def _nombres_de_origen(origen: Mapping[str, Any]) -> list[str]:
     """Brand and model values of the mapped origin: names that are in no language."""
-    atributos = _atributos(_proveedor(origen))
+    atributos = attributes(supplier(origen))
     return [atributos[k] for k in ("marca", "modelo") if k in atributos]
 
 
@@ -236,10 +215,10 @@ def nombres_escritos(origen: Mapping[str, Any]) -> frozenset[str]:
     capitals amid lower case («RUNNER X2 black mesh sneaker»). A text with no lower case
     («BOTELLA DEPORTIVA TRITAN AZUL») shouts: its capitals name nothing.
     """
-    proveedor = _proveedor(origen)
+    proveedor = supplier(origen)
     textos = [str(proveedor.get("titulo") or ""), str(proveedor.get("descripcion") or "")]
     escritos: set[str] = set()
-    for texto in textos + list(_atributos(proveedor).values()):
+    for texto in textos + list(attributes(proveedor).values()):
         clases = _clases(texto)
         grita = not any(c.islower() for _, palabra, _ in clases for c in palabra)
         escritos |= {
@@ -279,7 +258,7 @@ class LecturaDeOrigen:
 def leer_origen(origen: Mapping[str, Any]) -> LecturaDeOrigen:
     """The origin as C08 reads it. Its text is foreign when its ``idioma`` says so or, when it
     does not say, when the identifier reads its title and description as not Spanish."""
-    proveedor = _proveedor(origen)
+    proveedor = supplier(origen)
     texto = f"{proveedor.get('titulo') or ''}. {proveedor.get('descripcion') or ''}"
     idioma = proveedor.get("idioma")
     if idioma:
@@ -330,12 +309,12 @@ def _hallazgo(
         MIN_PALABRAS_AJENAS
     ):
         idioma = _idioma_probable(texto, lectura.nombres, es_nombre)
-        return f"{campo} en {idioma}, no en español: «{_corto(texto)}»"
+        return f"{campo} en {idioma}, no en español: «{short(texto)}»"
     copiadas = sin_traducir(texto, lectura, es_nombre)
     palabras = _WORD_RE.findall(sin_nombres(texto, lectura.nombres, es_nombre))
     if len(copiadas) >= MIN_SIN_TRADUCIR and len(copiadas) >= MIN_PALABRAS_AJENAS * len(palabras):
         sin = ", ".join(dict.fromkeys(copiadas))
-        return f"{campo} con palabras del origen sin traducir ({sin}): «{_corto(texto)}»"
+        return f"{campo} con palabras del origen sin traducir ({sin}): «{short(texto)}»"
     return None
 
 
@@ -367,13 +346,13 @@ def comprobar_idioma(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dic
 
     hallazgos = [
         hallazgo
-        for campo, texto in _textos_de_ficha(ficha)
+        for campo, texto in title_and_description(ficha)
         if _hallazgo(campo, texto, lectura, del_origen)
         and (hallazgo := _hallazgo(campo, texto, lectura, nombre))
     ]
     if not hallazgos:
-        return _resultado("")
-    return _resultado("; ".join(hallazgos) + ". Tradúcelo al español; marca y modelo se quedan")
+        return result("")
+    return result("; ".join(hallazgos) + ". Tradúcelo al español; marca y modelo se quedan")
 
 
 _NOMBRE_IDIOMA = {"en": "inglés", "pt": "portugués", "fr": "francés", "es": "español"}
@@ -455,10 +434,10 @@ def comprobar_contradicciones(
     and the description, a colour or a gender is a contradiction when the origin's attribute
     names another and nothing in the origin (its text included, in any language) names it.
     """
-    del_origen = _atributos(_proveedor(origen))
+    del_origen = attributes(supplier(origen))
     hallazgos = [
-        f"atributo {clave}: «{_corto(valor)}» y el origen dice «{_corto(del_origen[clave])}»"
-        for clave, valor in _atributos(ficha).items()
+        f"atributo {clave}: «{short(valor)}» y el origen dice «{short(del_origen[clave])}»"
+        for clave, valor in attributes(ficha).items()
         if clave in del_origen and _contradice(clave, valor, del_origen[clave])
     ]
     texto_origen = " ".join(textos_de_origen(origen))
@@ -469,7 +448,7 @@ def comprobar_contradicciones(
         respaldados = esperados | _terminos_en(texto_origen, clave)
         if not esperados:
             continue
-        for campo, texto in _textos_de_ficha(ficha):
+        for campo, texto in title_and_description(ficha):
             otros = _terminos_en(texto, clave) - respaldados
             otros = {o for o in otros if not _compatibles(clave, {o}, respaldados)}
             if otros:
@@ -478,8 +457,8 @@ def comprobar_contradicciones(
                     f"«{del_origen[clave]}»"
                 )
     if not hallazgos:
-        return _resultado("")
-    return _resultado("contradice el origen: " + "; ".join(hallazgos) + ". Usa el valor del origen")
+        return result("")
+    return result("contradice el origen: " + "; ".join(hallazgos) + ". Usa el valor del origen")
 
 
 # -- C10: empty description --------------------------------------------------------------------
@@ -500,17 +479,17 @@ def comprobar_descripcion_vacia(ficha: Mapping[str, Any]) -> dict[str, Any]:
     descripcion = str(ficha.get("descripcion") or "")
     contenido = palabras_de_contenido(descripcion)
     if not descripcion.strip():
-        return _resultado("")  # C02 already fails an empty description
+        return result("")  # C02 already fails an empty description
     if _WORD_RE.findall(normalizar(descripcion)) == _WORD_RE.findall(normalizar(titulo)):
-        return _resultado(
+        return result(
             "la descripción repite el título. Di qué es, para qué sirve y sus rasgos del origen"
         )
     if len(contenido) < MIN_PALABRAS_DESCRIPCION:
-        return _resultado(
+        return result(
             f"descripción sin contenido: {len(contenido)} palabras con contenido (mínimo "
             f"{MIN_PALABRAS_DESCRIPCION}). Di qué es, para qué sirve y sus rasgos del origen"
         )
-    return _resultado("")
+    return result("")
 
 
 # -- C11: unsupported numbers -------------------------------------------------------------------
@@ -527,7 +506,7 @@ def comprobar_numeros(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> di
     del_origen = set().union(*(_numeros(t) for t in textos_de_origen(origen)))
     del_origen |= {v for lecturas in respaldo.por_magnitud.values() for v in lecturas}
     sin_respaldo = []
-    for campo, texto in _textos_de_ficha(ficha):
+    for campo, texto in title_and_description(ficha):
         resto = texto
         for cifra in cifras_en_texto(texto):
             resto = resto.replace(cifra.texto, " ")
@@ -537,8 +516,8 @@ def comprobar_numeros(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> di
             if not valores_numero(numero) & del_origen:
                 sin_respaldo.append(f"«{numero}» ({campo})")
     if not sin_respaldo:
-        return _resultado("")
-    return _resultado("números que el origen no da: " + ", ".join(sin_respaldo[:4]) + ". Quítalos")
+        return result("")
+    return result("números que el origen no da: " + ", ".join(sin_respaldo[:4]) + ". Quítalos")
 
 
 # -- unsupported content words: a signal --------------------------------------------------------
@@ -566,25 +545,10 @@ def palabras_sin_respaldo(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -
     texto_origen = " ".join(textos_de_origen(origen))
     conocidas |= {_lema(w) for w in palabras_de_contenido(texto_origen)}
     conocidas |= set(palabras_de_contenido(texto_origen))
-    texto = ". ".join(t for _, t in _textos_de_ficha(ficha))  # the description starts a sentence
+    # the description starts a sentence
+    texto = ". ".join(t for _, t in title_and_description(ficha))
     lemas = [_lema(w) for w in palabras_de_contenido(sin_nombres(texto)) if len(w) > 2]
     if not lemas:
         return {"proporcion": None, "palabras": []}
     ajenas = [w for w in lemas if w not in conocidas]
     return {"proporcion": round(len(ajenas) / len(lemas), 4), "palabras": sorted(set(ajenas))}
-
-
-# -- shared -------------------------------------------------------------------------------------
-
-
-def _corto(texto: str, maximo: int = 40) -> str:
-    """Quoted fragments stay short so several fit in one detail."""
-    texto = " ".join(texto.split())
-    return texto if len(texto) <= maximo else texto[: maximo - 1] + "…"
-
-
-def _resultado(detalle: str) -> dict[str, Any]:
-    """A check's result as ``criterios.comprobaciones`` shapes it (detail cut at 200)."""
-    from criterios.comprobaciones import _result
-
-    return _result(detalle)
