@@ -30,6 +30,7 @@ from criterios.cifras import (
     respaldo_de_origen,
     valores_numero,
 )
+from criterios.idiomas import idioma_por_evidencia
 from criterios.vocabulario import compatibles, normalizar, terminos, vocabulario_de_familia
 
 # Languages the identifier chooses among: Spanish and the suppliers' languages. Restricting
@@ -49,6 +50,10 @@ MIN_PALABRAS_AJENAS = 0.4
 # ("Auriculares gaming"); the identifier reads "Zapatillas Kids Velcro Sneaker Red" as
 # Spanish (0.96), and short texts are where it errs.
 MIN_SIN_TRADUCIR = 2
+# ... and a text of at least this many words, all of them the foreign origin's, one of them
+# not Spanish, is a copy of the origin: «Mini egg pan 12 cm red» (egg) for an origin that
+# says just that. A Spanish text translated from it has words the origin does not.
+MIN_PALABRAS_COPIA = 3
 # An empty description: the title again, or fewer content words than this. The shortest
 # reference description has 4 ("Botella isotérmica de acero inoxidable."), the candidates
 # people call empty 2 or 3 (docs/calidad.md).
@@ -56,6 +61,8 @@ MIN_PALABRAS_DESCRIPCION = 4
 
 _WORD_RE = re.compile(r"[^\W\d_]+", re.UNICODE)
 _TOKEN_RE = re.compile(r"\S+")
+# A word with its hyphens and apostrophes: «slip-on» is one word, not «slip» and «on».
+_COMPOUND_WORD_RE = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:;]\s+|\n)(\S+)")
 # Spanish function words: not content, whatever the topic.
 STOPWORDS = frozenset(
@@ -253,6 +260,8 @@ class LecturaDeOrigen:
     # Spanish whatever the dictionaries say: function words and the family's house vocabulary
     # (running and trail are zapatillas words)
     de_la_casa: frozenset[str]
+    # its language when it is not Spanish: the one a ficha is likeliest to leak
+    idioma: str | None = None
 
 
 def leer_origen(origen: Mapping[str, Any]) -> LecturaDeOrigen:
@@ -261,16 +270,17 @@ def leer_origen(origen: Mapping[str, Any]) -> LecturaDeOrigen:
     proveedor = supplier(origen)
     texto = f"{proveedor.get('titulo') or ''}. {proveedor.get('descripcion') or ''}"
     idioma = proveedor.get("idioma")
-    if idioma:
-        extranjero = str(idioma) != "es"
-    else:
+    if not idioma:
         prob = probabilidad_espanol(texto)
-        extranjero = prob is not None and prob < MIN_PROB_ESPANOL
+        foreign = prob is not None and prob < MIN_PROB_ESPANOL
+        idioma = str(_identificador().classify(sin_nombres(texto))[0]) if foreign else "es"
+    extranjero = str(idioma) != "es"
     return LecturaDeOrigen(
         nombres=tuple(_nombres_de_origen(origen)),
         escritos=nombres_escritos(origen),
         extranjeras=frozenset(_WORD_RE.findall(normalizar(texto))) if extranjero else frozenset(),
         de_la_casa=_STOP_NORMAL | vocabulario_de_familia(str(origen.get("familia", ""))),
+        idioma=str(idioma) if extranjero else None,
     )
 
 
@@ -315,7 +325,37 @@ def _hallazgo(
     if len(copiadas) >= MIN_SIN_TRADUCIR and len(copiadas) >= MIN_PALABRAS_AJENAS * len(palabras):
         sin = ", ".join(dict.fromkeys(copiadas))
         return f"{campo} con palabras del origen sin traducir ({sin}): «{short(texto)}»"
-    return None
+    if copiadas and len(palabras) >= MIN_PALABRAS_COPIA and _todas_del_origen(palabras, lectura):
+        sin = ", ".join(dict.fromkeys(copiadas))
+        return f"{campo}: copia del origen sin traducir ({sin}): «{short(texto)}»"
+    return _hallazgo_por_evidencia(campo, texto, lectura, es_nombre)
+
+
+def _todas_del_origen(palabras: list[str], lectura: LecturaDeOrigen) -> bool:
+    """Every word is a word of the foreign origin: nothing of the text was translated."""
+    return all(normalizar(p) in lectura.extranjeras for p in palabras)
+
+
+def _hallazgo_por_evidencia(
+    campo: str, texto: str, lectura: LecturaDeOrigen, es_nombre: Callable[[str], bool]
+) -> str | None:
+    """The third reading of C08: words only another language writes
+    (``criterios.idiomas.idioma_por_evidencia``), however the text came to be. It catches what
+    the identifier reads as Spanish in a close language («Garrafa de vidro com tampa de
+    bambu»: com, vidro, tampa) and a text written afresh, with no word of the origin."""
+    limpio = sin_nombres(texto, lectura.nombres, es_nombre)
+    hallado = idioma_por_evidencia(
+        _COMPOUND_WORD_RE.findall(limpio),
+        limpio,
+        lambda palabra: normalizar(palabra) in lectura.de_la_casa,
+        pista=lectura.idioma,
+    )
+    if hallado is None:
+        return None
+    idioma, palabras = hallado
+    muestra = ", ".join(sorted(palabras)[:4])
+    nombre = _NOMBRE_IDIOMA.get(idioma, idioma)
+    return f"{campo} en {nombre}, no en español ({muestra}): «{short(texto)}»"
 
 
 def comprobar_idioma(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, Any]:
@@ -355,12 +395,25 @@ def comprobar_idioma(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dic
     return result("; ".join(hallazgos) + ". Tradúcelo al español; marca y modelo se quedan")
 
 
-_NOMBRE_IDIOMA = {"en": "inglés", "pt": "portugués", "fr": "francés", "es": "español"}
+_NOMBRE_IDIOMA = {
+    "en": "inglés",
+    "pt": "portugués",
+    "fr": "francés",
+    "es": "español",
+    "it": "italiano",
+    "de": "alemán",
+    "ca": "catalán",
+    "gl": "gallego",
+}
 
 
 def _idioma_probable(texto: str, nombres: Iterable[str], es_nombre: Callable[[str], bool]) -> str:
-    """The language name of the identifier's first choice, for the detail."""
-    codigo, _ = _identificador().classify(sin_nombres(texto, nombres, es_nombre))
+    """The language name for the detail: the one with most evidence
+    (``criterios.idiomas``), else the identifier's first choice among ``IDIOMAS`` (which
+    would call Italian or German English)."""
+    limpio = sin_nombres(texto, nombres, es_nombre)
+    hallado = idioma_por_evidencia(_COMPOUND_WORD_RE.findall(limpio), limpio, lambda _: False)
+    codigo = hallado[0] if hallado else _identificador().classify(limpio)[0]
     return _NOMBRE_IDIOMA.get(str(codigo), str(codigo))
 
 
