@@ -31,7 +31,14 @@ from criterios.cifras import (
     valores_numero,
 )
 from criterios.idiomas import idioma_por_evidencia
-from criterios.vocabulario import compatibles, normalizar, terminos, vocabulario_de_familia
+from criterios.vocabulario import (
+    claves_en_texto,
+    compatibles,
+    mixtos,
+    normalizar,
+    terminos,
+    vocabulario_de_familia,
+)
 
 # Languages the identifier chooses among: Spanish and the suppliers' languages. Restricting
 # the set keeps a short Spanish title from being read as Galician or Italian.
@@ -419,17 +426,24 @@ def _idioma_probable(texto: str, nombres: Iterable[str], es_nombre: Callable[[st
 
 # -- C09: contradicted attributes --------------------------------------------------------------
 
-# House keys whose values the text may state ("negra" for color: negro).
-CLAVES_EN_TEXTO = ("color", "genero")
+
+@cache
+def _patrones(clave: str) -> tuple[tuple[str, str], ...]:
+    """The spellings of a key's values as space-delimited word patterns, longest first so
+    "azul marino" is read before "azul"; built once per key."""
+    patrones = [
+        (" " + " ".join(_WORD_RE.findall(alias)) + " ", casa)
+        for alias, casa in terminos(clave).items()
+    ]
+    return tuple(sorted(((p, c) for p, c in patrones if p.strip()), key=lambda x: -len(x[0])))
 
 
 def _terminos_en(texto: str, clave: str) -> set[str]:
     """House values of ``clave`` named in a text, longest spelling first ("azul marino")."""
     norma = " " + " ".join(_WORD_RE.findall(normalizar(texto))) + " "
     hallados: set[str] = set()
-    for alias, casa in sorted(terminos(clave).items(), key=lambda x: -len(x[0])):
-        patron = " " + " ".join(_WORD_RE.findall(alias)) + " "
-        if patron.strip() and patron in norma:
+    for patron, casa in _patrones(clave):
+        if patron in norma:
             hallados.add(casa)
             norma = norma.replace(patron, " ")
     return hallados
@@ -481,11 +495,17 @@ def _compatibles(clave: str, propios: set[str], ajenos: set[str]) -> bool:
 def comprobar_contradicciones(
     ficha: Mapping[str, Any], origen: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """C09: no attribute, and no colour or gender in the text, contradicts the mapped origin.
+    """C09: no attribute, and no value named in the title or the description, contradicts the
+    mapped origin.
 
     An attribute is compared with the origin's attribute of the same house key. In the title
-    and the description, a colour or a gender is a contradiction when the origin's attribute
-    names another and nothing in the origin (its text included, in any language) names it.
+    and the description, every key of ``claves_en_texto`` (colour, gender, material,
+    composition, connectivity, closure) is read with the vocabulary's spellings in every
+    language: a value of a key the origin gives is a contradiction when it is not the
+    origin's, not compatible with it (``compatibles``: "inalámbrica" and "Bluetooth"), does
+    not share a word with it ("piel" and "piel sintética"), and nothing else in the origin
+    (its text included, in any language) names it. A compound origin value supports each of
+    its parts ("acero inoxidable y silicona"); a mixed one ("multicolor") supports any value.
     """
     del_origen = attributes(supplier(origen))
     hallazgos = [
@@ -493,25 +513,39 @@ def comprobar_contradicciones(
         for clave, valor in attributes(ficha).items()
         if clave in del_origen and _contradice(clave, valor, del_origen[clave])
     ]
-    texto_origen = " ".join(textos_de_origen(origen))
-    for clave in CLAVES_EN_TEXTO:
-        if clave not in del_origen:
-            continue
-        esperados = _terminos_en(del_origen[clave], clave)
-        respaldados = esperados | _terminos_en(texto_origen, clave)
-        if not esperados:
-            continue
-        for campo, texto in title_and_description(ficha):
-            otros = _terminos_en(texto, clave) - respaldados
-            otros = {o for o in otros if not _compatibles(clave, {o}, respaldados)}
-            if otros:
-                hallazgos.append(
-                    f"{campo} dice «{sorted(otros)[0]}» y el {clave} del origen es "
-                    f"«{del_origen[clave]}»"
-                )
+    textos = [(campo, texto) for campo, texto in title_and_description(ficha) if texto.strip()]
+    if textos:
+        texto_origen = " ".join(textos_de_origen(origen))
+        for clave in claves_en_texto():
+            if clave in del_origen:
+                hallazgos += _contradichos_en_texto(clave, del_origen[clave], texto_origen, textos)
     if not hallazgos:
         return result("")
     return result("contradice el origen: " + "; ".join(hallazgos) + ". Usa el valor del origen")
+
+
+def _contradichos_en_texto(
+    clave: str, valor: str, texto_origen: str, textos: list[tuple[str, str]]
+) -> list[str]:
+    """The findings of one key in the title and the description (``comprobar_contradicciones``)."""
+    esperados = _terminos_en(valor, clave)
+    if not esperados or esperados & mixtos(clave):
+        return []
+    respaldados = esperados | _terminos_en(texto_origen, clave)
+    hallazgos = []
+    for campo, texto in textos:
+        otros = _terminos_en(texto, clave) - respaldados
+        otros = {o for o in otros if not _compatibles(clave, {o}, respaldados)}
+        if otros:
+            hallazgos.append(
+                f"{campo} dice «{sorted(otros)[0]}» y el {_NOMBRE_CLAVE.get(clave, clave)} "
+                f"del origen es «{valor}»"
+            )
+    return hallazgos
+
+
+# How a detail names a key.
+_NOMBRE_CLAVE = {"genero": "género", "composicion": "composición"}
 
 
 # -- C10: empty description --------------------------------------------------------------------
