@@ -45,7 +45,7 @@ def _ficha(titulo: str, descripcion: str, **atributos: str) -> dict[str, Any]:
 
 
 ZAP = {"color": "rojo", "talla": "42", "material": "malla", "genero": "hombre"}
-# names the material of ZAP only: C09 reads the text (a sole «de goma» would need an origin that says so)
+# names the material of ZAP only: C09 reads the text («suela de goma» needs an origin saying so)
 DESCRIPCION = "Zapatilla ligera para correr, con la parte superior de malla y suela con tacos."
 
 # -- C08: language -------------------------------------------------------------------------------
