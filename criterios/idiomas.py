@@ -77,8 +77,6 @@ GRAFIA_ESPANOL = re.compile(r"ñ|ci[oó]n(es)?$")
 _ELISION_RE = re.compile(r"\b(?:[ldjnmcst]|qu|dell|dall|nell|sull|all|un)['’][^\W\d_]+", re.I)
 
 IDIOMAS_EVIDENCIA = tuple(FUNCION)
-# Languages simplemma has a dictionary for, of those a hint may name.
-_DICCIONARIOS = frozenset(IDIOMAS_EVIDENCIA)
 
 
 def evidencia(palabras: Iterable[str], texto: str = "") -> dict[str, set[str]]:
@@ -127,9 +125,6 @@ def idioma_por_evidencia(
     hallado = evidencia(minusculas, texto)
     espanol = len(hallado.pop("es"))
     candidatos = [lang for lang, ws in hallado.items() if ws or lang == pista]
-    if pista and pista not in hallado and pista in _DICCIONARIOS:
-        hallado[pista] = set()
-        candidatos.append(pista)
     if not candidatos:
         return None
     propias = [p for p in minusculas if not espanolas(p) and "-" not in p]

@@ -136,6 +136,24 @@ def test_c08_titulo_nuevo_en_portugues_falla() -> None:
                 idioma="en",
             ),
         ),
+        # a hyphenated English term is one word, not «plug», «and» and «play»
+        (
+            "Auriculares plug-and-play con micrófono",
+            "Auriculares con cable USB plug-and-play y micrófono en el cable.",
+            _origen("Auriculares USB", "", {"color": "negro"}, "auriculares"),
+        ),
+        # every word is the Portuguese origin's, but all are Spanish too: nothing to translate
+        (
+            "Camiseta polo azul",
+            "Camiseta polo de manga corta y cuello con botones.",
+            _origen(
+                "Camiseta polo azul marinho",
+                "Camiseta polo em malha piquê.",
+                {"cor": "azul"},
+                "camisetas",
+                idioma="pt",
+            ),
+        ),
         (TITULO, DESCRIPCION, _origen()),
     ],
 )
