@@ -314,10 +314,17 @@ def _hallazgo(
 ) -> str | None:
     """What C08 says of one text read with ``es_nombre``, or None if it reads as Spanish.
 
-    Foreign when the identifier gives Spanish less than ``MIN_PROB_ESPANOL`` and at least
-    ``MIN_PALABRAS_AJENAS`` of the words are not Spanish words; or, whatever the identifier
-    says, when at least ``MIN_SIN_TRADUCIR`` words, and ``MIN_PALABRAS_AJENAS`` of them, are
-    copied untranslated from a foreign origin (``sin_traducir``).
+    Foreign, in this order, when
+    1. the identifier gives Spanish less than ``MIN_PROB_ESPANOL`` and at least
+       ``MIN_PALABRAS_AJENAS`` of the words are not Spanish words;
+    2. whatever the identifier says, at least ``MIN_SIN_TRADUCIR`` words, and
+       ``MIN_PALABRAS_AJENAS`` of them, are copied untranslated from a foreign origin
+       (``sin_traducir``); or the text has at least ``MIN_PALABRAS_COPIA`` words, all the
+       foreign origin's, one of them untranslated (a copy: «Mini egg pan 12 cm red»);
+    3. whatever the identifier says and however the text came to be, another language has
+       more countable evidence than Spanish, and at least two words of it: function words,
+       spellings and dictionary words only that language writes (``criterios.idiomas``;
+       «Garrafa de vidro com tampa», written afresh from a Spanish origin).
     """
     prob = probabilidad_espanol(texto, lectura.nombres, es_nombre)
     if prob is None:
@@ -381,7 +388,10 @@ def comprobar_idioma(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dic
     writes "Kids velcro sneaker red 30", passed criteria v2 twice over: every capital was
     taken for a name, so it was judged on "Zapatillas" alone; and with its words counted the
     identifier still gives Spanish 0.96. It fails now by its untranslated words (kids,
-    sneaker: 2 of 5).
+    sneaker: 2 of 5). And a text in a language close to Spanish, written afresh, read as
+    Spanish to the identifier (0.96 for «Garrafa de vidro com tampa de bambu e capa de
+    silicone»): it fails now by the words only Portuguese writes (com, tampa, vidro), the
+    third reading of ``_hallazgo``, which names Italian, German, Catalan and Galician too.
     """
     lectura = leer_origen(origen)
 
