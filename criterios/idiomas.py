@@ -6,8 +6,10 @@ Spanish never writes. Three kinds, counted per language, one count per word:
 
 1. **function words** of that language that are not Spanish words (``com``, ``não``, ``uma``;
    ``avec``, ``pour``, ``une``; ``the``, ``with``, ``and``; ``della``, ``gli``; ``und``,
-   ``mit``). Ambiguous ones are left out on purpose: ``os``, ``da``, ``dos``, ``pelo`` (pt),
-   ``le``, ``les``, ``sur``, ``par``, ``plus`` (fr), ``come`` (it), ``es`` (de) are Spanish too;
+   ``mit``). Ambiguous ones are left out on purpose, because Spanish writes them too: ``os``,
+   ``da``, ``dos``, ``pelo``, ``pode`` (pt), ``le``, ``les``, ``sur``, ``par``, ``plus``,
+   ``vos`` (fr), ``has`` (en), ``come``, ``di`` (it), ``es``, ``das``, ``den`` (de), ``polo``
+   (gl: a polo shirt);
 2. **spellings** Spanish never uses: a vowel with a grave accent, a circumflex or a tilde
    (``à``, ``ê``, ``ã``), ``ç``, ``œ``, ``ß``, ``ä``/``ö``, ``ü`` outside ``güe``/``güi``,
    ``-ção``/``-ões``, ``-zione``, an elided article (``l'eau``, ``dell'acqua``);
@@ -37,19 +39,18 @@ FUNCION: dict[str, frozenset[str]] = {
     for lang, words in {
         "pt": "com em não uma umas um uns ao aos à às é são sem mais muito muita muitos "
         "muitas num numa nas seu sua seus suas ou até já também você isso isto lhe ele "
-        "eles elas têm tem pode podem após pelas",
+        "eles elas têm tem podem após",
         "fr": "du des et avec sans pour dans est sont une au aux ce cette ces qui il elle "
-        "ils elles vous nous sa ses leur leurs très être peut ou à où chaque votre vos",
+        "ils elles vous nous sa ses leur leurs très être peut ou à où chaque votre",
         "en": "the with and for of to is are in on an this that it its your you from by "
-        "or not be can will has have into without each all more also our which",
-        "it": "il della delle dello degli dei gli per di nel nella nei sono che non questo "
+        "or not be can will have into without each all more also our which",
+        "it": "il della delle dello degli dei gli per nel nella nei sono che non questo "
         "questa anche più molto alla alle allo ai agli dal dalla sul sulla ed senza tra "
         "fra è ogni",
-        "de": "der die das und mit für ist sind ein eine einen einem einer den dem zu im "
+        "de": "der die und mit für ist sind ein eine einen einem einer dem zu im "
         "auf aus bei nicht oder auch sehr von vom zum zur wird werden kann ohne nach über",
         "ca": "amb els per és això aquest aquesta molt també sense dels pel però uns unes fins",
-        "gl": "co coa cos coas cunha cunhas unha unhas ao aos non ou nun nunha moi tamén sen pola "
-        "polo",
+        "gl": "co coa cos coas cunha cunhas unha unhas ao aos non ou nun nunha moi tamén sen",
     }.items()
 }
 

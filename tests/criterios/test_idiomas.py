@@ -154,6 +154,12 @@ def test_c08_titulo_nuevo_en_portugues_falla() -> None:
                 idioma="pt",
             ),
         ),
+        # «polo» is Galician for «por o», and a Spanish shirt; «has» is English and Spanish
+        (
+            "Polo de algodón para hombre",
+            "Si has buscado un polo de algodón: manga corta, cuello con botones y puños.",
+            _origen("Polo algodón hombre", "", {"color": "azul"}, "camisetas"),
+        ),
         (TITULO, DESCRIPCION, _origen()),
     ],
 )
