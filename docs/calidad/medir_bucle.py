@@ -62,7 +62,7 @@ def wilson(k: int, n: int) -> str:
 def resumen(nombre: str, regs: dict[str, dict[str, Any]], ids: list[str]) -> None:
     """Print the figures of one run over ``ids``."""
     defecto, por_criterio, ajenas, sin_traducir, sin_traducir_c08 = 0, Counter(), 0, 0, 0
-    c08_entero = 0
+    c08_entero = c08_titulo = c08_descripcion = 0
     extranjeros = titulo = descripcion = 0
     codigo_ok: Counter[int] = Counter()
     juez_ok: Counter[int] = Counter()
@@ -92,7 +92,11 @@ def resumen(nombre: str, regs: dict[str, dict[str, Any]], ids: list[str]) -> Non
             sin_traducir += idioma(ultima.get("descripcion", "")) != "es"
             prob = probabilidad_espanol(ultima.get("descripcion", ""))
             sin_traducir_c08 += prob is not None and prob < 0.5
-            c08_entero += "C08" in {f["criterio"] for f in fallos(comprobar(ultima, origen))}
+            c08_entero += not comprobar(ultima, origen)["C08"]["ok"]
+            solo_titulo = {"titulo": ultima.get("titulo", ""), "descripcion": ""}
+            solo_descripcion = {"titulo": "", "descripcion": ultima.get("descripcion", "")}
+            c08_titulo += not comprobar(solo_titulo, origen)["C08"]["ok"]
+            c08_descripcion += not comprobar(solo_descripcion, origen)["C08"]["ok"]
         tokens += r["tokens_entrada"] + r["tokens_salida"]
     n = len(ids)
     print(f"## {nombre} ({n} eventos)")
@@ -104,7 +108,8 @@ def resumen(nombre: str, regs: dict[str, dict[str, Any]], ids: list[str]) -> Non
     print(
         f"- orígenes en otro idioma: {extranjeros}; última descripción no española: "
         f"{sin_traducir} (palabras vacías), {sin_traducir_c08} (identificador < 0,5); "
-        f"última ficha que falla C08 entero (título o descripción): {c08_entero}"
+        f"última ficha que falla C08 entero (título o descripción): {c08_entero} "
+        f"(título {c08_titulo}, descripción {c08_descripcion})"
     )
     print(f"- título copiado tal cual: {titulo}; descripción copiada tal cual: {descripcion}")
     for intento in sorted(llegaron):
