@@ -12,16 +12,15 @@ it goes back to the generator as the problem to fix.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from criterios import reglas_casa
+from criterios import fidelidad, reglas_casa
+from criterios._comun import attributes, nfc, result, short, text, title_and_description
 from criterios.cifras import cifras_en_texto, cifras_en_valor, respaldada, respaldo_de_origen
 from criterios.tablas import FamiliaDesconocida, atributos_obligatorios
+from criterios.vocabulario import mapear_origen
 from esquemas.constantes import MAX_DESCRIPCION, MAX_DETALLE, MAX_TITULO
-
-MAX_FRAGMENTO = 40
 
 CRITERIOS_EN_CODIGO = ("C01", "C02", "C03", "C05", "C07", "C08", "C09", "C10", "C11")
 
@@ -35,9 +34,6 @@ def comprobar(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, 
     C08–C11 compare with the origin mapped to the house vocabulary (idempotent, so an origin
     the graph already mapped gives the same result).
     """
-    from criterios import fidelidad
-    from criterios.vocabulario import mapear_origen
-
     mapeado = mapear_origen(origen).origen
     return {
         "C01": comprobar_titulo(ficha),
@@ -67,12 +63,12 @@ def comprobar_titulo(ficha: Mapping[str, Any]) -> dict[str, Any]:
     Characters are NFC code points, not bytes: "ñ" counts one whether it arrives composed or
     decomposed. The length is of the title as given, because that is what gets published.
     """
-    return _length_check("título", _text(ficha.get("titulo")), MAX_TITULO)
+    return _length_check("título", text(ficha.get("titulo")), MAX_TITULO)
 
 
 def comprobar_descripcion(ficha: Mapping[str, Any]) -> dict[str, Any]:
     """C02: a description must exist and fit its maximum, counted as in C01."""
-    return _length_check("descripción", _text(ficha.get("descripcion")), MAX_DESCRIPCION)
+    return _length_check("descripción", text(ficha.get("descripcion")), MAX_DESCRIPCION)
 
 
 def comprobar_atributos(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, Any]:
@@ -84,12 +80,12 @@ def comprobar_atributos(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> 
     try:
         requeridos = _required(origen)
     except FamiliaDesconocida as exc:
-        return _result(str(exc))
-    atributos = _attributes(ficha)
+        return result(str(exc))
+    atributos = attributes(ficha)
     faltan = [a for a in requeridos if not atributos.get(a, "").strip()]
     if not faltan:
-        return _result("")
-    return _result("faltan o están vacíos atributos obligatorios: " + ", ".join(faltan))
+        return result("")
+    return result("faltan o están vacíos atributos obligatorios: " + ", ".join(faltan))
 
 
 def comprobar_reglas_casa(
@@ -111,12 +107,12 @@ def comprobar_reglas_casa(
             hallazgos += _quote(subregla, campo, finder(texto))
         sin_codigos = _without_codes(texto, codigos)
         hallazgos += _quote("mayúsculas", campo, reglas_casa.mayusculas(sin_codigos, permitidas))
-    for clave, valor in _attributes(ficha).items():
+    for clave, valor in attributes(ficha).items():
         if reglas_casa.clave_de_precio(clave) and valor.strip():
             hallazgos += _quote("precio", f"atributo {clave}", [valor])
     if any(h.startswith(_SUPERLATIVO) for h in hallazgos):
         return _with_instruction("; ".join(hallazgos), reglas_casa.INSTRUCCION_SUPERLATIVOS)
-    return _result("; ".join(hallazgos))
+    return result("; ".join(hallazgos))
 
 
 _SUPERLATIVO = next(n for n, f in reglas_casa.SUBREGLAS if f is reglas_casa.superlativos)
@@ -129,7 +125,7 @@ def _with_instruction(detalle: str, instruccion: str) -> dict[str, Any]:
     espacio = MAX_DETALLE - len(cola)
     if len(detalle) > espacio:
         detalle = detalle[: espacio - 1] + "…"
-    return _result(detalle + cola)
+    return result(detalle + cola)
 
 
 def _codes_of_origin(origen: Mapping[str, Any]) -> frozenset[str]:
@@ -166,24 +162,24 @@ def comprobar_cifras(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dic
     """
     respaldo = respaldo_de_origen(origen)
     sin_respaldo = [
-        f"«{_short(c.texto)}» ({campo})"
+        f"«{short(c.texto)}» ({campo})"
         for campo, cifras in _figures(ficha)
         for c in cifras
         if not respaldada(c, respaldo)
     ]
     if not sin_respaldo:
-        return _result("")
-    return _result("cifras que no están en el origen: " + ", ".join(sin_respaldo))
+        return result("")
+    return result("cifras que no están en el origen: " + ", ".join(sin_respaldo))
 
 
 def _length_check(campo: str, texto: str, maximo: int) -> dict[str, Any]:
     """Shared rule of C01 and C02: not blank, and at most ``maximo`` NFC characters."""
     if not texto.strip():
-        return _result(f"{campo} vacío" if campo == "título" else f"{campo} vacía")
+        return result(f"{campo} vacío" if campo == "título" else f"{campo} vacía")
     largo = len(texto)
     if largo <= maximo:
-        return _result("")
-    return _result(f"{campo} de {largo} caracteres (máximo {maximo}): «{_short(texto)}»")
+        return result("")
+    return result(f"{campo} de {largo} caracteres (máximo {maximo}): «{short(texto)}»")
 
 
 def _required(origen: Mapping[str, Any]) -> tuple[str, ...]:
@@ -196,22 +192,17 @@ def _required(origen: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _fields(ficha: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every published text of a ficha, named as the detail should name it."""
-    campos = [
-        ("título", _text(ficha.get("titulo"))),
-        ("descripción", _text(ficha.get("descripcion"))),
-    ]
-    return campos + [(f"atributo {k}", v) for k, v in _attributes(ficha).items()]
+    campos = title_and_description(ficha)
+    return campos + [(f"atributo {k}", v) for k, v in attributes(ficha).items()]
 
 
 def _figures(ficha: Mapping[str, Any]) -> list[tuple[str, list[Any]]]:
     """Figures per field; attribute keys with a unit suffix give their plain numbers a unit."""
     cifras = [
-        ("título", cifras_en_texto(_text(ficha.get("titulo")))),
-        ("descripción", cifras_en_texto(_text(ficha.get("descripcion")))),
+        ("título", cifras_en_texto(text(ficha.get("titulo")))),
+        ("descripción", cifras_en_texto(text(ficha.get("descripcion")))),
     ]
-    return cifras + [
-        (f"atributo {k}", cifras_en_valor(k, v)) for k, v in _attributes(ficha).items()
-    ]
+    return cifras + [(f"atributo {k}", cifras_en_valor(k, v)) for k, v in attributes(ficha).items()]
 
 
 def _names_in_capitals(origen: Mapping[str, Any]) -> frozenset[str]:
@@ -221,42 +212,11 @@ def _names_in_capitals(origen: Mapping[str, Any]) -> frozenset[str]:
     if not isinstance(atributos, Mapping):
         return frozenset()
     valores = [str(v) for k, v in atributos.items() if str(k).lower() in NAME_KEYS]
-    return frozenset(w for v in valores for w in reglas_casa.mayusculas(_nfc(v)))
-
-
-def _attributes(ficha: Mapping[str, Any]) -> dict[str, str]:
-    """Attributes as NFC text; a missing or malformed map counts as no attributes."""
-    atributos = ficha.get("atributos")
-    if not isinstance(atributos, Mapping):
-        return {}
-    return {str(k): _text(v) for k, v in atributos.items()}
-
-
-def _text(valor: Any) -> str:
-    """NFC text of a field, so lengths and patterns see "ñ" as one character."""
-    return _nfc("" if valor is None else str(valor))
-
-
-def _nfc(texto: str) -> str:
-    """Composed Unicode form: the same visible text always has the same length."""
-    return unicodedata.normalize("NFC", texto)
+    return frozenset(w for v in valores for w in reglas_casa.mayusculas(nfc(v)))
 
 
 def _quote(subregla: str, campo: str, fragmentos: list[str]) -> list[str]:
     """One finding per sub-rule and field, quoting the first offending fragment."""
     if not fragmentos:
         return []
-    return [f"{subregla} en {campo}: «{_short(fragmentos[0])}»"]
-
-
-def _short(texto: str) -> str:
-    """Quoted fragments stay short so several fit in one 200-character detail."""
-    texto = " ".join(texto.split())
-    return texto if len(texto) <= MAX_FRAGMENTO else texto[: MAX_FRAGMENTO - 1] + "…"
-
-
-def _result(detalle: str) -> dict[str, Any]:
-    """A check's result; an empty detail means it passed. Long details are cut at 200."""
-    if len(detalle) > MAX_DETALLE:
-        detalle = detalle[: MAX_DETALLE - 1] + "…"
-    return {"ok": not detalle, "detalle": detalle}
+    return [f"{subregla} en {campo}: «{short(fragmentos[0])}»"]

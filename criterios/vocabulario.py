@@ -16,7 +16,8 @@ content is part of ``CRITERIOS_VERSION``):
   otherwise each word is translated with ``palabras`` when all of them are known ("100%
   algodão" -> "100% algodón"); otherwise the value is kept as written.
 - ``compatibles``: per house key, values that do not contradict each other ("infantil" for
-  "niño").
+  "niño"); ``mixtos``: values that stand for several ("multicolor").
+- ``claves_en_texto``: the keys whose values C09 looks for in the title and the description.
 - ``familias``: common Spanish words of each family's fichas, for the unsupported-words signal.
 
 An unknown key is kept as written and listed in ``Mapeo.claves_desconocidas`` (the graph logs
@@ -119,6 +120,20 @@ def compatibles(clave: str, valor: str) -> frozenset[str]:
     hacia = set(tabla.get(valor, []))
     desde = {general for general, concretos in tabla.items() if valor in concretos}
     return frozenset(hacia | desde | {valor})
+
+
+def claves_en_texto() -> tuple[str, ...]:
+    """House keys whose values are a closed set a title or a description can name (colour,
+    gender, material, composition, connectivity, closure): C09 reads them in the text. Sizes,
+    yes/no and "no aplica" are left out, because their spellings ("g", "no") are everyday words.
+    """
+    return tuple(datos_vocabulario().get("claves_en_texto", ()))
+
+
+def mixtos(clave: str) -> frozenset[str]:
+    """House values that stand for several values of their key ("multicolor"): an origin that
+    says one supports any value of that key in the text."""
+    return frozenset(datos_vocabulario().get("mixtos", {}).get(clave, ()))
 
 
 def vocabulario_de_familia(familia: str) -> frozenset[str]:

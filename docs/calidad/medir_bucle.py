@@ -4,8 +4,9 @@
 For each file: first fichas with a code-visible defect (``criterios.comprobar`` of the current
 criteria, whatever version the run had) and by criterion; first fichas with a foreign
 attribute key (a key that is not a house key of ``criterios/datos/vocabulario_v1.json``);
-origins in English, Portuguese or French whose last ficha is not in Spanish (C08's reading,
-and the stop-word count of ``copias_e_idioma.py``); titles and descriptions copied verbatim;
+origins in English, Portuguese or French whose last ficha is not in Spanish (the
+identifier's reading of the description, the stop-word count of ``copias_e_idioma.py``, and
+the whole of today's C08 on title and description); titles and descriptions copied verbatim;
 code approval and evaluator approval per attempt (Wilson 95 %); tokens per ficha.
 
 Usage: ``python docs/calidad/medir_bucle.py A.json B.parcial.jsonl C1.json+C2.json ...``
@@ -61,6 +62,7 @@ def wilson(k: int, n: int) -> str:
 def resumen(nombre: str, regs: dict[str, dict[str, Any]], ids: list[str]) -> None:
     """Print the figures of one run over ``ids``."""
     defecto, por_criterio, ajenas, sin_traducir, sin_traducir_c08 = 0, Counter(), 0, 0, 0
+    c08_entero = c08_titulo = c08_descripcion = 0
     extranjeros = titulo = descripcion = 0
     codigo_ok: Counter[int] = Counter()
     juez_ok: Counter[int] = Counter()
@@ -90,6 +92,11 @@ def resumen(nombre: str, regs: dict[str, dict[str, Any]], ids: list[str]) -> Non
             sin_traducir += idioma(ultima.get("descripcion", "")) != "es"
             prob = probabilidad_espanol(ultima.get("descripcion", ""))
             sin_traducir_c08 += prob is not None and prob < 0.5
+            c08_entero += not comprobar(ultima, origen)["C08"]["ok"]
+            solo_titulo = {"titulo": ultima.get("titulo", ""), "descripcion": ""}
+            solo_descripcion = {"titulo": "", "descripcion": ultima.get("descripcion", "")}
+            c08_titulo += not comprobar(solo_titulo, origen)["C08"]["ok"]
+            c08_descripcion += not comprobar(solo_descripcion, origen)["C08"]["ok"]
         tokens += r["tokens_entrada"] + r["tokens_salida"]
     n = len(ids)
     print(f"## {nombre} ({n} eventos)")
@@ -100,7 +107,9 @@ def resumen(nombre: str, regs: dict[str, dict[str, Any]], ids: list[str]) -> Non
     print(f"- primera ficha con alguna clave de atributo ajena a la casa: {ajenas}")
     print(
         f"- orígenes en otro idioma: {extranjeros}; última descripción no española: "
-        f"{sin_traducir} (palabras vacías), {sin_traducir_c08} (C08)"
+        f"{sin_traducir} (palabras vacías), {sin_traducir_c08} (identificador < 0,5); "
+        f"última ficha que falla C08 entero (título o descripción): {c08_entero} "
+        f"(título {c08_titulo}, descripción {c08_descripcion})"
     )
     print(f"- título copiado tal cual: {titulo}; descripción copiada tal cual: {descripcion}")
     for intento in sorted(llegaron):
