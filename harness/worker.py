@@ -41,6 +41,20 @@ class WorkerProcess(CommandProcess):
                 return float(value)
         return 0.0
 
+    def metric_sum(self, name: str) -> float:
+        """Sum of every sample of one metric, whatever its labels (0 if absent).
+
+        For counters whose labels a test does not care about, e.g. every kind of LLM error.
+        """
+        total = 0.0
+        for line in self.metrics().splitlines():
+            if line.startswith("#"):
+                continue
+            key, _, value = line.rpartition(" ")
+            if key.partition("{")[0] == name:
+                total += float(value)
+        return total
+
     def rss_peak_kib(self) -> int:
         assert self.proc is not None
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
