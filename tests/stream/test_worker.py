@@ -16,7 +16,7 @@ from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all
-from harness.worker import WorkerProcess, wait_outcomes, worker_env
+from harness.worker import WorkerInProcess, WorkerProcess, wait_outcomes, worker_env
 
 
 def _valid(sku: str, version: int) -> tuple[bytes, bytes]:
@@ -74,7 +74,7 @@ async def test_200_eventos_40_skus_y_10_invalidos(
     await create_input_topic(kafka.bootstrap, topics.entrada)
     await produce(kafka.bootstrap, topics.entrada, messages)
 
-    worker = WorkerProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w.log")
+    worker = WorkerInProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w.log")
     worker.start()
     try:
         worker.wait_ready()
@@ -91,8 +91,8 @@ async def test_200_eventos_40_skus_y_10_invalidos(
         obsoletos = worker.metric("fichas_events_total", result="obsoleto")
         assert worker.terminate() == 0, worker.log_tail()
     finally:
-        if worker.proc and worker.proc.poll() is None:
-            worker.kill()
+        if worker.alive():
+            worker.terminate()
 
     publicadas = [
         o | {"topic": "publicadas"} for o in await read_all(kafka.bootstrap, topics.publicadas)
@@ -153,12 +153,12 @@ async def test_mensajes_veneno_no_paran_el_worker(
     ]
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=1)
     await produce(kafka.bootstrap, topics.entrada, [*poison, _valid("OK-1", 1)])
-    worker = WorkerProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w.log")
+    worker = WorkerInProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w.log")
     worker.start()
     try:
         worker.wait_ready()
         found = await wait_outcomes(kafka, topics, len(poison) + 1, worker, timeout=120)
-        assert worker.proc is not None and worker.proc.poll() is None
+        assert worker.alive()
     finally:
         worker.terminate()
     dlq = [f for f in found if f["topic"] == topics.dlq]
@@ -203,7 +203,7 @@ async def test_llm_caido_nadie_va_a_revision(
         FICHAS_CONCURRENCIA=str(concurrencia),
         FICHAS_MAX_INTENTOS=str(max_intentos),
     )
-    worker = WorkerProcess(env, tmp_path / "w.log")
+    worker = WorkerInProcess(env, tmp_path / "w.log")
 
     def handled() -> float:
         return sum(
@@ -246,8 +246,8 @@ async def test_llm_caido_nadie_va_a_revision(
     finally:
         if not fake_llm.running:
             fake_llm.start()
-        if worker.proc is not None and worker.proc.poll() is None:
-            worker.kill()  # a failed check must not leave the worker running
+        if worker.alive():
+            worker.terminate()  # a failed check must not leave the worker running
     assert paused == 1.0
     # Processing stopped: once the calls in flight at the kill had failed, nothing finished for
     # the rest of the outage, in any way (published, review, DLQ or obsolete).
@@ -278,7 +278,7 @@ async def test_sigterm_termina_lo_empezado_y_sale_con_0(
     assert started and {f["value"]["sku"] for f in first} == started
     assert len(first) < 30
     # A second worker picks up exactly where the first committed.
-    worker2 = WorkerProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w2.log")
+    worker2 = WorkerInProcess(worker_env(kafka, fake_llm, topics, data_dir), tmp_path / "w2.log")
     fake_llm.configure({"latency_ms": 10})
     worker2.start()
     try:
