@@ -165,3 +165,22 @@ async def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     finally:
         await consumer.stop()
     return {tp.partition: offset for tp, offset in ends.items()}
+
+
+async def wait_committed(bootstrap: str, group: str, topic: str, timeout: float = 60) -> None:
+    """Until ``group`` committed every partition of ``topic`` up to its end.
+
+    What a test waits for instead of "a moment" when it must know a worker is done with its
+    input: a worker commits an offset only after the outcome of that record is written, so
+    nothing it read will be emitted again after this returns (a redelivered duplicate
+    included), unless it crashes.
+    """
+    end = await end_offsets(bootstrap, topic)
+    deadline = time.monotonic() + timeout
+    committed: dict[int, int | None] = {}
+    while time.monotonic() < deadline:
+        committed = await committed_offsets(bootstrap, group, topic)
+        if committed == end:
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"{group} committed {committed} of {topic}, end {end}")

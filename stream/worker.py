@@ -45,6 +45,7 @@ import contextlib
 import logging
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
@@ -348,8 +349,13 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
         log.info("assigned %s", sorted((tp.topic, tp.partition) for tp in assigned))
 
 
-async def serve(settings: Settings) -> None:
-    """Start every part of the worker, run until a signal, stop them in order."""
+async def serve(settings: Settings, on_started: Callable[[Worker], None] | None = None) -> None:
+    """Start every part of the worker, run until a signal, stop them in order.
+
+    ``on_started``: the worker is driven in a process of someone else's (the tests'
+    ``harness.worker.WorkerInProcess``, on a thread of its own): no signal handlers are
+    installed, and the callback gets the ``Worker`` whose ``stop`` ends the run.
+    """
     log.info("event loop: %s", eventloop.loop_name())
     sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
     # The version store first: opening it sets up or migrates the schemas under the schema
@@ -365,20 +371,27 @@ async def serve(settings: Settings) -> None:
                 settings, sensor=sensor, puerta=puerta, on_probe=sensor.on_logprobs_probe
             ) as procesador,
         ):
-            await _serve(settings, sensor, procesador, versions)
+            await _serve(settings, sensor, procesador, versions, on_started)
 
 
 async def _serve(
-    settings: Settings, sensor: PrometheusSensor, procesador: Procesador, versions: ClaimStore
+    settings: Settings,
+    sensor: PrometheusSensor,
+    procesador: Procesador,
+    versions: ClaimStore,
+    on_started: Callable[[Worker], None] | None = None,
 ) -> None:
     """Run the worker on started parts until a signal, then stop Kafka clients and health."""
     consumer = build_consumer(settings)
     emitter = Emitter(lambda txn_id: build_producer(settings, txn_id), settings.grupo)
     worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
     health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, worker.stop)
+    if on_started is None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, worker.stop)
+    else:
+        on_started(worker)
     await health.start()
     await consumer.start()
     try:

@@ -36,12 +36,19 @@ MARCADORES_POR_FIXTURE = {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with the services its fixtures (direct or through others) start."""
+    """Mark each test with the services its fixtures (direct or through others) start.
+
+    Under pytest-xdist (``-n 2 --dist loadgroup``) the tests of the real small model share one
+    group, so one worker runs them all: the model takes both cores, and two copies of it
+    would only slow each other down.
+    """
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
             marcador = MARCADORES_POR_FIXTURE.get(fixture)
             if marcador is not None:
                 item.add_marker(marcador)
+            if fixture == "local_llm_url":
+                item.add_marker(pytest.mark.xdist_group("llm_local"))
 
 
 @pytest.fixture(scope="session")
@@ -77,14 +84,37 @@ def postgres_dsn() -> str:
     import subprocess
 
     dsn = os.environ.get("FICHAS_TEST_POSTGRES_DSN")
-    if dsn:
+    if not dsn:
+        script = Path(__file__).parents[1] / "scripts" / "postgres.sh"
+        subprocess.run(["bash", str(script), "start"], check=True, timeout=600)
+        out = subprocess.run(
+            ["bash", str(script), "dsn"], check=True, capture_output=True, text=True, timeout=30
+        )
+        dsn = out.stdout.strip()
+    return _database_of_this_worker(dsn)
+
+
+def _database_of_this_worker(dsn: str) -> str:
+    """The DSN itself, or under pytest-xdist a database of this worker's own on that server.
+
+    The tests share tables by design within one run (unique keys per test); two runs side by
+    side must not, so each xdist worker (``PYTEST_XDIST_WORKER``, e.g. ``gw0``) gets
+    ``<database>_gw0``, created on first use.
+    """
+    import os
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
         return dsn
-    script = Path(__file__).parents[1] / "scripts" / "postgres.sh"
-    subprocess.run(["bash", str(script), "start"], check=True, timeout=600)
-    out = subprocess.run(
-        ["bash", str(script), "dsn"], check=True, capture_output=True, text=True, timeout=30
-    )
-    return out.stdout.strip()
+    parts = urlsplit(dsn)
+    name = f"{parts.path.lstrip('/') or 'postgres'}_{worker}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        if conn.execute("select 1 from pg_database where datname = %s", (name,)).fetchone() is None:
+            conn.execute(f'create database "{name}"')
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 def _read_ready_line(proc: subprocess.Popen[str], timeout: float) -> str:

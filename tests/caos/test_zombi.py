@@ -67,6 +67,22 @@ def _log_has(worker: WorkerProcess, text: str, timeout: float) -> bool:
     return False
 
 
+async def _a_vuelve(a: WorkerProcess, vuelta: int | None, timeout: float = 90) -> None:
+    """Until A runs no ficha and, if it was stopped, its log since ``vuelta`` shows a fence: a
+    revoke, an obsolete version, a fenced producer or a new assignment. (A fixed 15 s was
+    given to it before; a slow LLM's A cancelled its fichas at the grace period already.)"""
+    deadline = time.monotonic() + timeout
+    while True:
+        fence = vuelta is None or any(
+            word in a.log_tail(100_000)[vuelta:]
+            for word in ("revoked", "obsolet", "assigned", "fenced")
+        )
+        if fence and a.metric("fichas_in_flight") == 0:
+            return
+        assert time.monotonic() < deadline, a.log_tail()
+        await asyncio.sleep(0.2)
+
+
 @pytest.mark.parametrize("fault", ["sigstop", "llm_lento"])
 async def test_zombi_no_publica_tras_perder_la_particion(
     fault: str,
@@ -112,12 +128,14 @@ async def test_zombi_no_publica_tras_perder_la_particion(
         # cancelled ficha is then redelivered to A: the checks below hold for either owner.
         await produce(kafka.bootstrap, topics.entrada, mensajes([z6]))
         await esperar_completo(kafka.bootstrap, topics, [z5, y1, z6], 0, 90, b.log_tail)
+        vuelta = len(a.log_tail(100_000)) if stopped else None  # A's log up to its return
         if stopped:
             assert a.proc is not None
             os.kill(a.proc.pid, signal.SIGCONT)
             stopped = False
-        # A's LLM calls answer now (the slow ones were 12 s); give it time to try to emit.
-        await asyncio.sleep(15 if fault == "sigstop" else 3)
+        # A's LLM calls answer now (the slow ones were 12 s): until A has tried to emit them,
+        # that is, holds no ficha any more and has met a fence since it came back.
+        await _a_vuelve(a, vuelta)
     finally:
         if stopped and a.proc is not None:
             os.kill(a.proc.pid, signal.SIGCONT)

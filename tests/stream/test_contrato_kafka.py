@@ -22,7 +22,7 @@ from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all
-from harness.worker import WorkerProcess, worker_env
+from harness.worker import WorkerInProcess, worker_env
 from infra.kafka_read import build_reader, describe_partitions
 from stream.config import Settings
 from stream.kafka import COMPACTED, ensure_topics, topic_configs
@@ -125,7 +125,7 @@ async def _escritos(bootstrap: str, topic: str) -> int:
         await lector.stop()
 
 
-async def _esperar(bootstrap: str, topic: str, cuantos: int, worker: WorkerProcess) -> None:
+async def _esperar(bootstrap: str, topic: str, cuantos: int, worker: WorkerInProcess) -> None:
     deadline = time.monotonic() + 90
     while await _escritos(bootstrap, topic) < cuantos:
         assert time.monotonic() < deadline, worker.log_tail()
@@ -141,7 +141,7 @@ async def test_catalogo_compactado_cabeceras_y_esquemas(
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=1)
     await _crear(kafka.bootstrap, topics.publicadas, COMPACTED | SEGMENTOS_PEQUENOS)
     env = worker_env(kafka, fake_llm, topics, data_dir, FICHAS_MUESTRA_PROPORCION="1")
-    worker = WorkerProcess(env, tmp_path / "w.log")
+    worker = WorkerInProcess(env, tmp_path / "w.log")
     worker.start()
     try:
         worker.wait_ready()

@@ -11,7 +11,7 @@ from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all
-from harness.worker import WorkerProcess, worker_env
+from harness.worker import WorkerInProcess, worker_env
 
 
 def _m(sku: str, version: int = 1) -> tuple[bytes, bytes]:
@@ -37,7 +37,7 @@ async def test_contadores_exactos_por_resultado_criterio_e_intento(
         [_m("A1"), _m("A2"), _m("A3"), _m("A4"), _m("A5", 1), _m("A5", 2), (b"X", b"{roto")],
     )
     env = worker_env(kafka, fake_llm, topics, data_dir, FICHAS_MUESTRA_PROPORCION="1")
-    worker = WorkerProcess(env, tmp_path / "w.log")
+    worker = WorkerInProcess(env, tmp_path / "w.log")
     worker.start()
     try:
         worker.wait_ready()

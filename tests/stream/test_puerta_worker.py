@@ -21,7 +21,7 @@ from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.puerta import abrir, cerrar, clave_fake
 from harness.topicos import Topics, create_input_topic, produce, read_all
-from harness.worker import WorkerProcess, wait_outcomes, worker_env
+from harness.worker import WorkerInProcess, wait_outcomes, worker_env
 
 
 def _m(sku: str, version: int = 1) -> tuple[bytes, bytes]:
@@ -31,9 +31,9 @@ def _m(sku: str, version: int = 1) -> tuple[bytes, bytes]:
 
 def _worker(
     kafka: KafkaBroker, llm: FakeLLM, topics: Topics, data_dir: Path, log: Path, **extra: str
-) -> WorkerProcess:
+) -> WorkerInProcess:
     env = worker_env(kafka, llm, topics, data_dir, **({"FICHAS_PUERTA": "certificada"} | extra))
-    worker = WorkerProcess(env, log)
+    worker = WorkerInProcess(env, log)
     worker.start()
     worker.wait_ready()
     return worker
@@ -175,7 +175,7 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
 
 
 async def _esperar_metrica(
-    worker: WorkerProcess, nombre: str, valor: float, timeout: float, **labels: str
+    worker: WorkerInProcess, nombre: str, valor: float, timeout: float, **labels: str
 ) -> float:
     """Seconds until the worker's metric shows ``valor``."""
     inicio = time.monotonic()

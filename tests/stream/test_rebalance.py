@@ -13,8 +13,8 @@ from pathlib import Path
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import Topics, create_input_topic, produce, read_all
-from harness.worker import WorkerProcess, worker_env
+from harness.topicos import Topics, create_input_topic, produce, read_all, wait_committed
+from harness.worker import WorkerInProcess, worker_env
 
 EVENTOS = 160
 
@@ -38,10 +38,10 @@ async def test_rebalance_sin_perdidas_ni_duplicados(
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=4)
     await produce(kafka.bootstrap, topics.entrada, messages)
     env = dict(FICHAS_CONCURRENCIA="4")
-    first = WorkerProcess(
+    first = WorkerInProcess(
         worker_env(kafka, fake_llm, topics, tmp_path / "d1", **env), tmp_path / "w1.log"
     )
-    second = WorkerProcess(
+    second = WorkerInProcess(
         worker_env(kafka, fake_llm, topics, tmp_path / "d2", **env), tmp_path / "w2.log"
     )
     first.start()
@@ -63,13 +63,14 @@ async def test_rebalance_sin_perdidas_ni_duplicados(
                 break
             assert time.monotonic() < deadline, f"{len(found)}\n{second.log_tail()}"
             await asyncio.sleep(1)
-        await asyncio.sleep(2)
+        # The second worker is done with the input: any duplicate it would emit is out.
+        await wait_committed(kafka.bootstrap, topics.env()["FICHAS_GRUPO"], topics.entrada)
         by_second = second.metric("fichas_events_total", result="publicada")
         assert second.terminate(timeout=90) == 0
     finally:
         for worker in (first, second):
-            if worker.proc is not None and worker.proc.poll() is None:
-                worker.kill()
+            if worker.alive():
+                worker.terminate()
     found = await read_all(kafka.bootstrap, topics.publicadas)
     counts = Counter(o["value"]["sku"] for o in found)
     print(f"\nrebalance: outcomes={len(found)} by first>={by_first:.0f} by second={by_second:.0f}")

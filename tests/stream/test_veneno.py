@@ -6,10 +6,8 @@ poison message's offset is committed" are both about the partition the poison sa
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,14 +19,8 @@ from esquemas.constantes import MAX_VERSION
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import (
-    Topics,
-    committed_offsets,
-    create_input_topic,
-    end_offsets,
-    produce,
-)
-from harness.worker import WorkerProcess, wait_outcomes, worker_env
+from harness.topicos import Topics, create_input_topic, produce, wait_committed
+from harness.worker import WorkerInProcess, wait_outcomes, worker_env
 from stream.rechazo import MAX_KEY_BYTES
 
 
@@ -45,20 +37,6 @@ async def _produce_with_headers(
         await producer.send_and_wait(topic, value, key=key, headers=headers)
     finally:
         await producer.stop()
-
-
-async def _wait_committed(kafka: KafkaBroker, topics: Topics, timeout: float = 30) -> None:
-    """Until the group committed the input partition up to its end."""
-    group = topics.env()["FICHAS_GRUPO"]
-    end = await end_offsets(kafka.bootstrap, topics.entrada)
-    deadline = time.monotonic() + timeout
-    committed: dict[int, int | None] = {}
-    while time.monotonic() < deadline:
-        committed = await committed_offsets(kafka.bootstrap, group, topics.entrada)
-        if committed == end:
-            return
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"committed {committed}, end {end}")
 
 
 @pytest.mark.postgres
@@ -89,7 +67,7 @@ async def test_veneno_valido_va_al_dlq_y_la_particion_sigue(
         )
     fake_llm.configure({"latency_ms": 0})
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=1)
-    worker = WorkerProcess(
+    worker = WorkerInProcess(
         worker_env(kafka, fake_llm, topics, tmp_path / "d", FICHAS_POSTGRES_DSN=postgres_dsn),
         tmp_path / "w.log",
     )
@@ -110,8 +88,8 @@ async def test_veneno_valido_va_al_dlq_y_la_particion_sigue(
         await _produce_with_headers(kafka.bootstrap, topics.entrada, big_key, b"{no", headers)
         await produce(kafka.bootstrap, topics.entrada, [_msg(ultimo)])
         found = await wait_outcomes(kafka, topics, 6, worker, timeout=120)
-        await _wait_committed(kafka, topics)
-        assert worker.proc is not None and worker.proc.poll() is None
+        await wait_committed(kafka.bootstrap, topics.env()["FICHAS_GRUPO"], topics.entrada)
+        assert worker.alive()
     finally:
         worker.terminate()
         with psycopg.connect(postgres_dsn, autocommit=True) as conn:

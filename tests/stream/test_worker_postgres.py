@@ -20,8 +20,15 @@ from grafo.ejecucion import thread_id
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import Topics, committed_offsets, create_input_topic, produce, read_all
-from harness.worker import WorkerProcess, wait_outcomes, worker_env
+from harness.topicos import (
+    Topics,
+    committed_offsets,
+    create_input_topic,
+    produce,
+    read_all,
+    wait_committed,
+)
+from harness.worker import WorkerInProcess, WorkerProcess, wait_outcomes, worker_env
 
 
 @pytest.mark.postgres
@@ -55,7 +62,7 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
     a = WorkerProcess(
         worker_env(kafka, fake_llm, topics, tmp_path / "a", **env), tmp_path / "a.log"
     )
-    b = WorkerProcess(
+    b = WorkerInProcess(
         worker_env(kafka, fake_llm, topics, tmp_path / "b", **env), tmp_path / "b.log"
     )
     group = topics.env()["FICHAS_GRUPO"]
@@ -90,7 +97,7 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
         b.start()
         b.wait_ready()
         found = await wait_outcomes(kafka, topics, len(skus), b, timeout=180)
-        await asyncio.sleep(2)  # let B emit any redelivered duplicate
+        await wait_committed(kafka.bootstrap, group, topics.entrada)  # B emitted all it will
     finally:
         code_b = b.terminate(timeout=60)
         if a.proc is not None and a.proc.poll() is None:
