@@ -369,7 +369,7 @@ def leer_recalificadas(
     """Add the stored decided fichas and/or the labelled set, scored by the running evaluator."""
     lotes = []
     if args.casos is not None:
-        from herramientas.evaluar import CASOS_POR_DEFECTO
+        from herramientas.evaluar_casos import CASOS_POR_DEFECTO
 
         lotes.append(recalificar.lote_del_conjunto(Path(args.casos or CASOS_POR_DEFECTO)))
     if args.desde_almacen:

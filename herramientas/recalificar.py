@@ -93,7 +93,7 @@ def mismo_generador(a: ClavePuerta, b: ClavePuerta) -> bool:
 
 def lote_del_conjunto(path: Path) -> Lote:
     """Every candidate of the labelled set (``fichas evaluar``'s reader)."""
-    from herramientas.evaluar import cargar_casos
+    from herramientas.evaluar_casos import cargar_casos
 
     try:
         casos = cargar_casos(path)
@@ -195,7 +195,7 @@ def recalificar(
     Raises ``grafo.LLMUnavailable`` when the server stays down past ``espera_llm``.
     """
     from grafo import LLMUnavailable
-    from herramientas.evaluar import Cache, correr_evaluador
+    from herramientas.evaluar_ejecucion import Cache, correr_evaluador
     from stream import eventloop
 
     cache = Cache(cache_path, f"{clave.texto()}:{lote.huella}")

@@ -731,7 +731,7 @@ def test_la_imagen_lleva_lo_que_leen_los_comandos():
     """`fichas evaluar` lee el conjunto etiquetado junto a los paquetes instalados: el contexto
     de la imagen lo incluye y el Dockerfile lo copia allí, con la misma ruta que usa el código."""
     import herramientas
-    from herramientas.evaluar import CASOS_POR_DEFECTO
+    from herramientas.evaluar_casos import CASOS_POR_DEFECTO
 
     sitio = Path(herramientas.__file__).resolve().parents[1]
     assert CASOS_POR_DEFECTO == sitio / "ejemplos" / "evaluacion" / "casos.jsonl"

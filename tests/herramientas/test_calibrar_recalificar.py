@@ -22,7 +22,7 @@ from esquemas.puerta import ClavePuerta
 from esquemas.salidas import FichaEnRevision, Intento, Origen
 from harness.fake_llm_client import FakeLLM
 from harness.puerta import clave_fake
-from herramientas.evaluar import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
+from herramientas.evaluar_casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
 from puerta import auditoria
 from revision.almacen import Almacen, Cierre
 from revision.decisiones import decision_de
