@@ -355,7 +355,10 @@ class _CannedAgents:
     async def evaluar(self, ficha: Any, comprobaciones: Any, origen: dict[str, Any]) -> Any:
         sku = origen["sku"]
         self._llamadas[sku] = self._llamadas.get(sku, 0) + 1
-        return self._aprobado if self._llamadas[sku] >= 3 else self._rechazo
+        from grafo.agentes import Evaluacion
+
+        veredicto = self._aprobado if self._llamadas[sku] >= 3 else self._rechazo
+        return Evaluacion(veredicto, 0.9 if veredicto.aprobada else 0.1)
 
 
 async def grafo_solo(n: int) -> list[tuple[str, float]]:
@@ -399,6 +402,15 @@ async def grafo_solo(n: int) -> list[tuple[str, float]]:
     return filas
 
 
+def _tabla(titulo: str, columna: str, filas: list[tuple[str, float]], decimales: int = 2) -> None:
+    """Print one Markdown table as soon as it is measured."""
+    print(f"| {titulo} | {columna} |")
+    print("| --- | --: |")
+    for label, ms in filas:
+        print(f"| {label} | {ms:.{decimales}f} |")
+    print(flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the tables."""
     from bench.feed import DEFAULT_SHARE, parse_share
@@ -406,35 +418,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--n", type=int, default=300)
     args = parser.parse_args(argv)
+    _tabla(
+        "parent graph of a 3-attempt ficha, agents canned",
+        "CPU ms per ficha",
+        asyncio.run(grafo_solo(max(args.n // 3, 50))),
+    )
     with FakeLLM(fake_llm_config(0, 0)) as llm:
-        capas = asyncio.run(capas_llm(llm.url, args.n))
-        evaluador = asyncio.run(capas_evaluador(llm.url, args.n))
+        _tabla(
+            "layer (one generator call at a time, fake LLM at 0 ms)",
+            "CPU ms per call",
+            asyncio.run(capas_llm(llm.url, args.n)),
+        )
+        _tabla(
+            "evaluator call (approval and rejection in turn, fake LLM at 0 ms)",
+            "CPU ms per call",
+            asyncio.run(capas_evaluador(llm.url, args.n)),
+        )
     criterios = capas_criterios()
-    grafo = asyncio.run(grafo_solo(max(args.n // 3, 50)))
-    print("| layer (one generator call at a time, fake LLM at 0 ms) | CPU ms per call |")
-    print("| --- | --: |")
-    for label, ms in capas:
-        print(f"| {label} | {ms:.2f} |")
-    print()
-    print("| evaluator call (approval and rejection in turn, fake LLM at 0 ms) | CPU ms per call |")
-    print("| --- | --: |")
-    for label, ms in evaluador:
-        print(f"| {label} | {ms:.2f} |")
-    print()
-    print("| code checks, every ficha of the labelled set | CPU ms per ficha |")
-    print("| --- | --: |")
-    for label, ms in criterios:
-        print(f"| {label} | {ms:.3f} |")
-    frio = precarga_ms()
-    print(f"| first comprobar of a process, resources cold (moved to start-up) | {frio:.0f} |")
-    print()
+    criterios.append(
+        ("first comprobar of a process, resources cold (moved to start-up)", precarga_ms())
+    )
+    _tabla("code checks, every ficha of the labelled set", "CPU ms per ficha", criterios, 3)
     tokens = tokens_evaluador(parse_share(DEFAULT_SHARE))
     print("evaluator answers (fake LLM tokenization):", tokens)
-    print()
-    print("| parent graph of a 3-attempt ficha, agents canned | CPU ms per ficha |")
-    print("| --- | --: |")
-    for label, ms in grafo:
-        print(f"| {label} | {ms:.2f} |")
     return 0
 
 

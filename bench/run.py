@@ -14,8 +14,8 @@ workers in one consumer group, 8 input partitions), ``ingenuo`` (``bench.naive``
 article's design, one event at a time, through the same Kafka), and the concurrency sweep
 ``worker_1_c<K>`` for the chart. ``--quick`` is the CI variant: few events, no sweep.
 The exit code is non-zero when the harness breaks, and 3 when the CPU guard fails
-(``bench.guardia``: the 3-attempt ficha's CPU in units of a calibration measured in the same
-run, so it holds on a busy machine and fails on a doubling); never because a target is missed.
+(``bench.guardia``: the 3-attempt ficha's CPU over the fake LLM's CPU in the same scenario,
+so it holds on a busy machine and fails on a doubling); never because a target is missed.
 """
 
 from __future__ import annotations
@@ -481,7 +481,9 @@ async def run_all(op: Opciones) -> dict[str, Any]:
                 fila, detalle = await run_scenario(entorno, esc, perfil)
                 if esc.nombre == ESCENARIO_GUARDIA:
                     calibraciones.append(calibrar())
-                    guardia = veredicto_guardia(fila.cpu_ms_ficha, calibraciones)
+                    guardia = veredicto_guardia(
+                        fila.cpu_ms_ficha, fila.cpu_llm_ms_ficha, calibraciones
+                    )
                 filas.append(fila)
                 detalles[esc.nombre] = detalle
     finally:
@@ -662,8 +664,8 @@ def format_guardia(guardia: dict[str, Any] | None) -> str:
     estado = "ok" if guardia["cumple"] else "FAILED: the worker's CPU per ficha grew"
     return (
         f"cpu guard: {ESCENARIO_GUARDIA} {guardia['cpu_ms_ficha_3']} ms per ficha = "
-        f"{guardia['razon']} units of {guardia['unidad_ms']} ms "
-        f"(limit {guardia['limite']}) {estado}"
+        f"{guardia['razon']} x the fake LLM's {guardia['cpu_llm_ms_ficha_3']} ms "
+        f"(limit {guardia['limite']}; {guardia['razon_calibracion']} x the calibration) {estado}"
     )
 
 

@@ -3,9 +3,9 @@ guard holds.
 
 Targets (CPU per ficha, share of the LLM-bound limit) are reported by ``bench.run``, not
 asserted here, so a slow CI machine cannot fail them. The CPU guard is asserted: it is a
-ratio measured within the run (``bench.guardia``: the 3-attempt ficha's CPU in units of a
-calibration on the same machine at the same time), which holds on a busy machine and fails
-when the worker's CPU per ficha doubles (issue 33; figures in docs/rendimiento.md).
+ratio measured within the run (``bench.guardia``: the 3-attempt ficha's CPU over the fake
+LLM's CPU in the same scenario, same machine, same moment), which holds on a busy machine and
+fails when the worker's CPU per ficha doubles (issue 33; figures in docs/rendimiento.md).
 It runs ``python -m bench.run --quick`` as a subprocess, as CI and people run it, because the
 harness starts its own broker, fake LLM and worker processes.
 """
@@ -61,3 +61,16 @@ def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
     assert "targets:" in proc.stdout
     assert len(doc["objetivos"]) == 4
     assert all(o["medido"] is not None for o in doc["objetivos"]), doc["objetivos"]
+
+
+def test_la_guardia_es_una_razon_y_falla_al_pasar_el_limite() -> None:
+    from bench.guardia import veredicto_guardia
+
+    bien = veredicto_guardia(30.0, 6.0, [5.0, 6.0, 7.0], limite=8.0)
+    assert bien["razon"] == 5.0 and bien["cumple"] is True
+    assert bien["razon_calibracion"] == 5.0
+    # the same ficha on a machine twice as slow: the same ratio
+    assert veredicto_guardia(60.0, 12.0, limite=8.0)["razon"] == 5.0
+    # twice the worker's CPU per ficha on the same machine: over the limit
+    doble = veredicto_guardia(60.0, 6.0, limite=8.0)
+    assert doble["razon"] == 10.0 and doble["cumple"] is False
