@@ -109,13 +109,14 @@ class DirectChatOpenAI(ChatOpenAI):
         options = {
             option: payload.pop(name) for name, option in _REQUEST_OPTIONS if name in payload
         }
-        response: dict[str, Any] = await self.root_async_client.post(
+        # A body that is not JSON comes back as text: _create_chat_result refuses it clearly.
+        response: Any = await self.root_async_client.post(
             "/chat/completions",
             cast_to=object,
             body={**payload, **extra_body},
             options=options,  # type: ignore[arg-type]
         )
-        if self.rutas_puntuadas is not None:
+        if self.rutas_puntuadas is not None and isinstance(response, dict):
             for choice in response.get("choices") or []:
                 if isinstance(choice, dict) and choice.get("logprobs") is not None:
                     choice["logprobs"] = recortar_logprobs(choice["logprobs"], self.rutas_puntuadas)
