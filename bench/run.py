@@ -262,7 +262,9 @@ async def run_scenario(
             procesos.append(Proceso(esc.nombre, worker_command(), env, log_path, ready_url=url))
 
     chain_s = mean_calls(esc.share or op.share) * op.latency_ms / 1000
-    timeout = 120 + 4 * esc.n * chain_s / min(esc.concurrencia * esc.procesos, op.cap)
+    # 300 s before any work: on a 2-core machine at load average 20 the broker took 10-15 s
+    # per transactional-id lookup, and a scenario of the quick run saw no outcome in 124 s
+    timeout = 300 + 4 * esc.n * chain_s / min(esc.concurrencia * esc.procesos, op.cap)
     llm_pid = entorno.llm.pid
     assert llm_pid is not None
     spy: subprocess.Popen[bytes] | None = None
