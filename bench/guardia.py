@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # Worker CPU per 3-attempt ficha in units of the fake LLM's CPU per ficha, above which the
-# guard fails: ~7 measured (6.0-7.6 over 12 quick runs), twice that 14 (docs/rendimiento.md).
+# guard fails: ~7 measured (6.3-7.4 over 13 quick runs), twice that 14 (docs/rendimiento.md).
 LIMITE = 10.5
 # How many times the calibration work is measured each time (the median is kept).
 REPETICIONES = 5
