@@ -121,6 +121,217 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
     return filas
 
 
+def _sdk_chat_model(directo: Any) -> Any:
+    """``DirectChatOpenAI`` as issue 7 left it, over the same client and settings:
+    ``chat.completions.create``, so the answer is built into the SDK's ``ChatCompletion``
+    (one pydantic object per logprob alternative) and dumped back to a dict by langchain,
+    with the whole logprobs kept. The "before" of the evaluator rows."""
+    from grafo.chat_model import DirectChatOpenAI
+
+    class SdkChatOpenAI(DirectChatOpenAI):
+        async def _agenerate(
+            self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+        ) -> Any:
+            payload = self._get_request_payload(messages, stop=stop, **kwargs)
+            model = payload.pop("model")
+            extra_body = payload.pop("extra_body", None) or {}
+            response = await self.root_async_client.chat.completions.create(
+                model=model, messages=[], extra_body={**payload, **extra_body}
+            )
+            return self._create_chat_result(response, {})
+
+    copia = directo.model_copy()
+    copia.__class__ = SdkChatOpenAI  # same fields and client; only _agenerate differs
+    return copia
+
+
+def _origen_de(sku: str) -> dict[str, Any]:
+    """The bench feed's origin for one SKU (its prefix scripts the fake evaluator)."""
+    from criterios import atributos_obligatorios
+    from esquemas import EventoCambio
+    from grafo.estado import origen_de
+    from harness.eventos import evento_dict
+
+    evento = EventoCambio.model_validate(evento_dict(sku)).model_dump(mode="json")
+    return origen_de(evento, atributos_obligatorios(evento["familia"]))
+
+
+FICHA_EVALUADA = {
+    "titulo": "Zapatilla Runner X2 negra",
+    "descripcion": "Zapatilla ligera para correr, con parte superior de malla y suela de goma.",
+    "atributos": {"talla": "42", "color": "negro", "material": "malla", "genero": "hombre"},
+}
+
+
+async def capas_evaluador(url: str, n: int) -> list[tuple[str, float]]:
+    """One evaluator call at a time, approvals and rejections in turn; CPU ms per call.
+
+    The fake LLM answers with ``top_logprobs`` alternatives at every token, as vLLM and
+    llama.cpp do (``harness.fake_llm.answers``), so an answer weighs what a real one does.
+    """
+    from esquemas import Veredicto
+    from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
+    from grafo.chat_model import evaluator_chat_model
+    from grafo.mensajes import prompt_del_evaluador
+    from grafo.puntuacion import RUTA_APROBADA, TOP_LOGPROBS
+
+    directo = build_chat_model(LLMSettings(url=url, model="fake"))
+    origenes = [_origen_de("A1-capas-00001"), _origen_de("NV-capas-00002")]
+    variantes: list[tuple[str, Any, dict[str, Any]]] = [
+        ("no logprobs (no score)", directo, {"logprobs": None, "top_logprobs": None}),
+        (
+            "top_logprobs 10, SDK ChatCompletion, whole logprobs kept (before)",
+            _sdk_chat_model(directo),
+            {"rutas_puntuadas": None},
+        ),
+        ("top_logprobs 10, JSON dict, whole logprobs kept", directo, {"rutas_puntuadas": None}),
+        ("top_logprobs 10, JSON dict, cut to the verdict (shipped)", directo, {}),
+    ]
+    filas: list[tuple[str, float]] = []
+    for label, modelo, cambios in variantes:
+        agentes = Agentes(directo)
+        evaluador = evaluator_chat_model(modelo, TOP_LOGPROBS, (RUTA_APROBADA,))
+        agentes._evaluador = Agentes._build(
+            evaluador.model_copy(update=cambios), "evaluador", prompt_del_evaluador(), Veredicto
+        )
+        turno = iter(range(10**9))
+
+        async def call(agentes: Agentes = agentes, turno: Any = turno) -> None:
+            await agentes.evaluar(FICHA_EVALUADA, {}, origenes[next(turno) % 2])
+
+        filas.append((f"Agentes.evaluar, {label}", await _cpu_ms(call, n)))
+    await close_chat_model(directo)
+    return filas
+
+
+def capas_criterios(repeticiones: int = 3) -> list[tuple[str, float]]:
+    """The code checks on every ficha of the labelled set (references and candidates, with
+    their origins); CPU ms per ficha. The labelled set's fichas are real-looking Spanish and
+    foreign text, where the bench's fake fichas are one neutral sentence."""
+    import json
+
+    from criterios import comprobar, mapear_origen
+    from criterios.recursos import precargar
+    from herramientas.evaluar import origen_de_caso
+
+    casos = Path(__file__).resolve().parents[1] / "ejemplos" / "evaluacion" / "casos.jsonl"
+    pares = []
+    for linea in casos.read_text(encoding="utf-8").splitlines():
+        caso = json.loads(linea)
+        origen = origen_de_caso(caso)
+        for ficha in [caso["referencia"], *(c["ficha"] for c in caso["candidatas"])]:
+            pares.append((ficha, origen))
+    precargar()
+    mapeados = [mapear_origen(o).origen for _, o in pares]
+
+    def por_ficha(una: Callable[[int], Any]) -> float:
+        for i in range(len(pares)):  # warm-up: the caches a long-running worker has
+            una(i)
+        start = time.process_time()
+        for _ in range(repeticiones):
+            for i in range(len(pares)):
+                una(i)
+        return (time.process_time() - start) * 1000 / (repeticiones * len(pares))
+
+    return [
+        ("criterios.mapear_origen", por_ficha(lambda i: mapear_origen(pares[i][1]))),
+        (
+            "criterios.comprobar, origin mapped inside (before: once more per evaluation)",
+            por_ficha(lambda i: comprobar(*pares[i])),
+        ),
+        (
+            "criterios.comprobar, mapped origin given (shipped)",
+            por_ficha(lambda i: comprobar(pares[i][0], pares[i][1], mapeados[i])),
+        ),
+    ]
+
+
+def precarga_ms() -> float:
+    """CPU of the first ``comprobar`` in a fresh process: the resources it loads (identifier,
+    Spanish dictionary), which ``criterios.recursos.precargar`` moves to start-up."""
+    import subprocess
+    import sys
+
+    programa = (
+        "import time\n"
+        "from criterios import comprobar\n"
+        "from bench.capas import FICHA_EVALUADA, _origen_de\n"
+        "o = _origen_de('A1-x-1')\n"
+        "t = time.process_time(); comprobar(FICHA_EVALUADA, o); a = time.process_time() - t\n"
+        "t = time.process_time(); comprobar(FICHA_EVALUADA, o); b = time.process_time() - t\n"
+        "print((a - b) * 1000)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", programa],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def tokens_evaluador(share: dict[str, float]) -> dict[str, Any]:
+    """Evaluator answer tokens, one call against the two-call design, per call and per
+    published ficha of the mix; the fake LLM's tokenization (words with their leading space,
+    punctuation apart), and the bytes of each answer with and without the logprobs cut.
+
+    Two calls: the first stops after the verdict token (``max_tokens``), with logprobs; only a
+    rejection makes a second call for the problems (the same prompt, a cached prefix on vLLM).
+    """
+    import json
+
+    from bench.feed import CLASES
+    from grafo.puntuacion import RUTA_APROBADA, TOP_LOGPROBS, recortar_logprobs
+    from harness.fake_llm.answers import TOKEN_PATTERN, completion_body, evaluator_content
+
+    def medida(accion: str) -> dict[str, int]:
+        contenido = evaluator_content(accion)
+        tokens = [m.group() for m in TOKEN_PATTERN.finditer(contenido)]
+        hasta = contenido.index("aprobada") + len("aprobada")
+        veredicto = next(
+            i + 1
+            for i in range(len(tokens))
+            if len("".join(tokens[: i + 1])) > hasta and tokens[i].strip() in ("true", "false")
+        )
+        body = completion_body({"logprobs": True, "top_logprobs": TOP_LOGPROBS}, contenido, 1)
+        logprobs = body["choices"][0]["logprobs"]
+        cortado = recortar_logprobs(logprobs, (RUTA_APROBADA,))
+        return {
+            "tokens": len(tokens),
+            "token_del_veredicto": veredicto,
+            "bytes_respuesta": len(json.dumps(body)),
+            "bytes_logprobs": len(json.dumps(logprobs)),
+            "bytes_logprobs_cortados": len(json.dumps(cortado)),
+        }
+
+    aprobacion, rechazo = medida("aprobar"), medida("rechazar")
+    # evaluator calls per ficha of the mix, and published fichas per ficha
+    aprobaciones = sum(p for clase, p in share.items() if CLASES[clase][0] is not None)
+    rechazos = sum(
+        p * ((CLASES[clase][0] or 4) - 1) for clase, p in share.items()
+    )  # never: 3 rejections
+    una = aprobaciones * aprobacion["tokens"] + rechazos * rechazo["tokens"]
+    dos = aprobaciones * aprobacion["token_del_veredicto"] + rechazos * (
+        rechazo["token_del_veredicto"] + rechazo["tokens"]
+    )
+    llamadas = aprobaciones + rechazos
+    return {
+        "aprobacion": aprobacion,
+        "rechazo": rechazo,
+        "una_llamada": {
+            "tokens_por_llamada": round(una / llamadas, 1),
+            "tokens_por_publicada": round(una / aprobaciones, 1),
+            "llamadas_por_ficha": round(llamadas, 2),
+        },
+        "dos_llamadas": {
+            "tokens_por_llamada": round(dos / (llamadas + rechazos), 1),
+            "tokens_por_publicada": round(dos / aprobaciones, 1),
+            "llamadas_por_ficha": round(llamadas + rechazos, 2),
+        },
+    }
+
+
 class _CannedAgents:
     """Stands in for ``Agentes``: valid ficha every time, rejected twice then approved."""
 
@@ -144,7 +355,10 @@ class _CannedAgents:
     async def evaluar(self, ficha: Any, comprobaciones: Any, origen: dict[str, Any]) -> Any:
         sku = origen["sku"]
         self._llamadas[sku] = self._llamadas.get(sku, 0) + 1
-        return self._aprobado if self._llamadas[sku] >= 3 else self._rechazo
+        from grafo.agentes import Evaluacion
+
+        veredicto = self._aprobado if self._llamadas[sku] >= 3 else self._rechazo
+        return Evaluacion(veredicto, 0.9 if veredicto.aprobada else 0.1)
 
 
 async def grafo_solo(n: int) -> list[tuple[str, float]]:
@@ -188,23 +402,45 @@ async def grafo_solo(n: int) -> list[tuple[str, float]]:
     return filas
 
 
+def _tabla(titulo: str, columna: str, filas: list[tuple[str, float]], decimales: int = 2) -> None:
+    """Print one Markdown table as soon as it is measured."""
+    print(f"| {titulo} | {columna} |")
+    print("| --- | --: |")
+    for label, ms in filas:
+        print(f"| {label} | {ms:.{decimales}f} |")
+    print(flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print both tables."""
+    """Print the tables."""
+    from bench.feed import DEFAULT_SHARE, parse_share
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--n", type=int, default=300)
     args = parser.parse_args(argv)
+    _tabla(
+        "parent graph of a 3-attempt ficha, agents canned",
+        "CPU ms per ficha",
+        asyncio.run(grafo_solo(max(args.n // 3, 50))),
+    )
     with FakeLLM(fake_llm_config(0, 0)) as llm:
-        capas = asyncio.run(capas_llm(llm.url, args.n))
-    grafo = asyncio.run(grafo_solo(max(args.n // 3, 50)))
-    print("| layer (one generator call at a time, fake LLM at 0 ms) | CPU ms per call |")
-    print("| --- | --: |")
-    for label, ms in capas:
-        print(f"| {label} | {ms:.2f} |")
-    print()
-    print("| parent graph of a 3-attempt ficha, agents canned | CPU ms per ficha |")
-    print("| --- | --: |")
-    for label, ms in grafo:
-        print(f"| {label} | {ms:.2f} |")
+        _tabla(
+            "layer (one generator call at a time, fake LLM at 0 ms)",
+            "CPU ms per call",
+            asyncio.run(capas_llm(llm.url, args.n)),
+        )
+        _tabla(
+            "evaluator call (approval and rejection in turn, fake LLM at 0 ms)",
+            "CPU ms per call",
+            asyncio.run(capas_evaluador(llm.url, args.n)),
+        )
+    criterios = capas_criterios()
+    criterios.append(
+        ("first comprobar of a process, resources cold (moved to start-up)", precarga_ms())
+    )
+    _tabla("code checks, every ficha of the labelled set", "CPU ms per ficha", criterios, 3)
+    tokens = tokens_evaluador(parse_share(DEFAULT_SHARE))
+    print("evaluator answers (fake LLM tokenization):", tokens)
     return 0
 
 

@@ -13,7 +13,9 @@ Scenarios: ``worker_1`` (one ``fichas worker``, FICHAS_CONCURRENCIA = cap), ``wo
 workers in one consumer group, 8 input partitions), ``ingenuo`` (``bench.naive``: the source
 article's design, one event at a time, through the same Kafka), and the concurrency sweep
 ``worker_1_c<K>`` for the chart. ``--quick`` is the CI variant: few events, no sweep.
-The exit code is non-zero only when the harness breaks, never because a target is missed.
+The exit code is non-zero when the harness breaks, and 3 when the CPU guard fails
+(``bench.guardia``: the 3-attempt ficha's CPU over the fake LLM's CPU in the same scenario,
+so it holds on a busy machine and fails on a doubling); never because a target is missed.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from bench.feed import (
     mean_calls,
     parse_share,
 )
+from bench.guardia import calibrar, veredicto_guardia
 from bench.medir import (
     Filas,
     Proceso,
@@ -62,6 +65,9 @@ from harness.topicos import Topics
 from infra.network import free_port
 
 BENCH_DIR = Path(__file__).resolve().parent
+# The row the CPU guard reads (bench.guardia), and the exit status when it fails.
+ESCENARIO_GUARDIA = "worker_1_3int"
+EXIT_GUARDIA = 3
 DEFAULT_OUT = BENCH_DIR / "resultados.json"
 INPUT_PARTITIONS = 8
 OUTPUT_PARTITIONS = 4
@@ -256,7 +262,9 @@ async def run_scenario(
             procesos.append(Proceso(esc.nombre, worker_command(), env, log_path, ready_url=url))
 
     chain_s = mean_calls(esc.share or op.share) * op.latency_ms / 1000
-    timeout = 120 + 4 * esc.n * chain_s / min(esc.concurrencia * esc.procesos, op.cap)
+    # 300 s before any work: on a 2-core machine at load average 20 the broker took 10-15 s
+    # per transactional-id lookup, and a scenario of the quick run saw no outcome in 124 s
+    timeout = 300 + 4 * esc.n * chain_s / min(esc.concurrencia * esc.procesos, op.cap)
     llm_pid = entorno.llm.pid
     assert llm_pid is not None
     spy: subprocess.Popen[bytes] | None = None
@@ -428,8 +436,9 @@ def escenarios(op: Opciones) -> list[Escenario]:
         Escenario("worker_1", "worker", 1, op.cap, op.n),
         Escenario("worker_2", "worker", 2, op.cap, op.n),
         Escenario("ingenuo", "ingenuo", 1, 1, op.n_ingenuo),
-        # every ficha approved at attempt 3: its CPU per ficha is the 3-attempt cost
-        Escenario("worker_1_3int", "worker", 1, op.cap, max(op.n // 3, 30), {"3": 1.0}),
+        # every ficha approved at attempt 3: its CPU per ficha is the 3-attempt cost, and the
+        # CPU guard's figure (bench.guardia), so the quick run gives it all its events
+        Escenario(ESCENARIO_GUARDIA, "worker", 1, op.cap, _n_3int(op), {"3": 1.0}),
     ]
     for conc in op.sweep:
         if conc != op.cap:
@@ -439,6 +448,12 @@ def escenarios(op: Opciones) -> list[Escenario]:
     return out
 
 
+def _n_3int(op: Opciones) -> int:
+    """Events of the 3-attempt scenario: a third of ``--n``, or all of them in quick mode,
+    where a third (20) left the guard's CPU per ficha at the mercy of the idle polling."""
+    return op.n if op.quick else max(op.n // 3, 30)
+
+
 async def run_all(op: Opciones) -> dict[str, Any]:
     """Start broker and fake LLM, run every scenario, return the results document."""
     tmp = Path(tempfile.mkdtemp(prefix="fichas-bench-"))
@@ -446,6 +461,8 @@ async def run_all(op: Opciones) -> dict[str, Any]:
     await asyncio.to_thread(kafka.start)
     filas: list[Fila] = []
     detalles: dict[str, Any] = {}
+    calibraciones: list[float] = []
+    guardia: dict[str, Any] | None = None
     try:
         with FakeLLM(fake_llm_config(op.latency_ms, op.cap)) as llm:
             entorno = Entorno(kafka, llm, tmp, op)
@@ -461,7 +478,14 @@ async def run_all(op: Opciones) -> dict[str, Any]:
                     file=sys.stderr,
                     flush=True,
                 )
+                if esc.nombre == ESCENARIO_GUARDIA:
+                    calibraciones.append(calibrar())
                 fila, detalle = await run_scenario(entorno, esc, perfil)
+                if esc.nombre == ESCENARIO_GUARDIA:
+                    calibraciones.append(calibrar())
+                    guardia = veredicto_guardia(
+                        fila.cpu_ms_ficha, fila.cpu_llm_ms_ficha, calibraciones
+                    )
                 filas.append(fila)
                 detalles[esc.nombre] = detalle
     finally:
@@ -483,6 +507,7 @@ async def run_all(op: Opciones) -> dict[str, Any]:
         "columnas": list(COLUMNS),
         "filas": [asdict(f) for f in filas],
         "detalle": detalles,
+        "guardia": guardia,
     }
 
 
@@ -626,11 +651,24 @@ def main(argv: list[str] | None = None) -> int:
     op.out.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     print(format_table(doc))
     print(format_objetivos(doc["objetivos"]))
+    print(format_guardia(doc["guardia"]))
     print(f"written {op.out} in {doc['parametros']['duracion_total_s']} s")
     if op.grafico is not None:
         draw_chart(doc, op.grafico)
         print(f"chart {op.grafico}")
-    return 0
+    return 0 if doc["guardia"] is None or doc["guardia"]["cumple"] else EXIT_GUARDIA
+
+
+def format_guardia(guardia: dict[str, Any] | None) -> str:
+    """One line: the guard's ratio, its limit, and whether it holds (bench.guardia)."""
+    if guardia is None:
+        return "cpu guard: not measured"
+    estado = "ok" if guardia["cumple"] else "FAILED: the worker's CPU per ficha grew"
+    return (
+        f"cpu guard: {ESCENARIO_GUARDIA} {guardia['cpu_ms_ficha_3']} ms per ficha = "
+        f"{guardia['razon']} x the fake LLM's {guardia['cpu_llm_ms_ficha_3']} ms "
+        f"(limit {guardia['limite']}; {guardia['razon_calibracion']} x the calibration) {estado}"
+    )
 
 
 if __name__ == "__main__":

@@ -28,13 +28,20 @@ CRITERIOS_EN_CODIGO = ("C01", "C02", "C03", "C05", "C07", "C08", "C09", "C10", "
 NAME_KEYS = frozenset({"marca", "modelo", "fabricante", "brand", "model", "manufacturer"})
 
 
-def comprobar(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def comprobar(
+    ficha: Mapping[str, Any],
+    origen: Mapping[str, Any],
+    mapeado: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
     """Run every code check; the keys are the criterion ids, in table order.
 
     C08–C11 compare with the origin mapped to the house vocabulary (idempotent, so an origin
-    the graph already mapped gives the same result).
+    the graph already mapped gives the same result). ``mapeado``: that mapped origin, when
+    the caller already has it (the graph maps it once per evaluation and shows the same one
+    to the evaluator), so it is not mapped again here.
     """
-    mapeado = mapear_origen(origen).origen
+    if mapeado is None:
+        mapeado = mapear_origen(origen).origen
     return {
         "C01": comprobar_titulo(ficha),
         "C02": comprobar_descripcion(ficha),

@@ -33,7 +33,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 from typing import Any
 
@@ -138,6 +138,14 @@ def mixtos(clave: str) -> frozenset[str]:
 
 def vocabulario_de_familia(familia: str) -> frozenset[str]:
     """Common Spanish words of a family's fichas and every house value and word, normalized."""
+    return _vocabulario_de_familia(familia)
+
+
+@lru_cache(maxsize=64)
+def _vocabulario_de_familia(familia: str) -> frozenset[str]:
+    """Built once per family and process: C08 asks for it at every check of every attempt,
+    and normalizing every house value each time was an eighth of ``comprobar`` (issue 33).
+    Bounded, as a family name the tables do not know still gets an entry."""
     datos = datos_vocabulario()
     palabras = set(normalizar(datos["familias"].get(familia, "")).split())
     for valores in datos["valores"].values():

@@ -45,13 +45,22 @@ from grafo.mensajes import (
     prompt_generador,
     senal_evaluador,
 )
-from grafo.puntuacion import TOP_LOGPROBS, puntuacion_rubrica, puntuacion_veredicto
+from grafo.puntuacion import (
+    RUTA_APROBADA,
+    TOP_LOGPROBS,
+    puntuacion_rubrica,
+    puntuacion_veredicto,
+)
 from grafo.rubrica import PREGUNTAS, Rubrica, veredicto_de_rubrica
 from grafo.sensores import NullSensor, Sensor
 
 # The agents run with durability="async" and no checkpointer (see the module docstring);
 # LangGraph warns that durability is then moot, once per call. That is the intended setup.
 warnings.filterwarnings("ignore", message="`durability` has no effect", category=UserWarning)
+
+
+# The paths the rubric's score reads: each question's ``falla`` (``puntuacion_rubrica``).
+RUTAS_RUBRICA: tuple[tuple[str, ...], ...] = tuple((p, "falla") for p in PREGUNTAS)
 
 
 @dataclass(frozen=True)
@@ -88,7 +97,8 @@ class Agentes:
         self.rubrica = rubrica
         self.senal = senal
         self._generador = self._build(model, "generador", prompt_generador(ejemplos), Ficha)
-        evaluador = evaluator_chat_model(model, TOP_LOGPROBS)
+        rutas = RUTAS_RUBRICA if rubrica else (RUTA_APROBADA,)
+        evaluador = evaluator_chat_model(model, TOP_LOGPROBS, rutas)
         schema: type[BaseModel] = Rubrica if rubrica else Veredicto
         self._evaluador = self._build(evaluador, "evaluador", prompt, schema)
 

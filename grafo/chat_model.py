@@ -4,17 +4,22 @@ Issue 7 measured one generator call layer by layer (``python -m bench.capas``: f
 0 ms, CPU of this process): the stock ``ChatOpenAI`` path costs about 6 ms of CPU per call
 before the agent graph, this one about 3 ms, a raw HTTP POST of the same body 0.5 ms. Four
 parts of the stock path buy nothing here, so ``DirectChatOpenAI`` and ``build_chat_model``
-drop them, and nothing else:
+drop them, and nothing else (point 5 was added by issue 33):
 
 1. ``ChatOpenAI`` goes through ``with_raw_response`` (an ``APIResponse`` wrapper, then
    ``.parse()``; with ``response_format`` in its kwargs, ``.parse``, which also builds a generic
    ``ParsedChatCompletion``). ``ProviderStrategy`` parses and validates the content itself,
    with the pydantic model, and nothing reads the raw response's headers.
-   ``DirectChatOpenAI`` calls ``chat.completions.create``.
+   ``DirectChatOpenAI`` posts to ``/chat/completions`` with the client's own ``post`` and
+   ``cast_to=object``: the answer stays the JSON dict the server sent, which is what
+   ``_create_chat_result`` turns into the message (it dumps an SDK model back to a dict
+   first). No ``ChatCompletion`` is built and dumped again: for the evaluator, whose answer
+   carries ``top_logprobs`` for every token, that was one pydantic object per alternative,
+   the larger part of the CPU the log-probabilities added (issue 33, docs/rendimiento.md).
 2. The ``openai`` client walks every request body against its ``TypedDict`` annotations
    (about 90 recursive calls for one request, with the json schema) to rename or reformat
-   fields; a chat body made of strings, numbers and a json schema has nothing to rename. The
-   payload ``ChatOpenAI`` built goes in ``extra_body``, which the client sends as given.
+   fields; a chat body made of strings, numbers and a json schema has nothing to rename.
+   ``post`` sends the payload ``ChatOpenAI`` built as given.
 3. ``ChatOpenAI`` builds each result in the default thread pool: a hand-off to another thread
    and back, under load one more cross-thread wake-up of the event loop per call, for work
    that takes a fraction of a millisecond. ``DirectChatOpenAI`` builds it inline.
@@ -24,14 +29,22 @@ drop them, and nothing else:
    the worker's CPU profile. ``complete_response_models`` completes it, and any other model class a
    chat completion can hold, once per process.
 
+5. The evaluator's answer carries ``top_logprobs`` alternatives for every token, and the score
+   reads them at one token (``grafo.puntuacion``). With ``rutas_puntuadas`` set (the
+   evaluator's copy, ``evaluator_chat_model``), the logprobs are cut to what the score reads
+   (``recortar_logprobs``) right after the JSON is parsed, so langchain's message, its
+   callbacks and the agent's state carry a few tokens instead of tens of KB.
+
 And the HTTP transport is aiohttp (``openai[aiohttp]``, the SDK's ``DefaultAioHttpClient``)
 instead of httpx's own h11 stack: same ``httpx`` interface, so the timeout, the connection
 pool and the error types are the SDK's.
 
 What stays identical is tested on the wire: the request body the server receives
 (``tests/grafo/test_chat_model.py`` compares it with stock ``ChatOpenAI``'s), the
-``ChatResult`` (message content, token usage, ``response_metadata``), the ``openai`` error
-types the retry policy classifies, and the client timeout.
+``ChatResult`` (message content, token usage, and every ``response_metadata`` field the
+server sent: a field it did not send is absent rather than None, as the SDK's model would
+fill it), the evaluator's score, the ``openai`` error types the retry policy classifies, and
+the client timeout.
 """
 
 from __future__ import annotations
@@ -47,6 +60,8 @@ from langchain_openai import ChatOpenAI
 from openai import DefaultAioHttpClient, DefaultAsyncHttpxClient
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
+
+from grafo.puntuacion import recortar_logprobs
 
 MODEL_PROFILE = {"structured_output": True, "max_input_tokens": 32768}
 # Without the profile's "structured_output" langchain cannot know the server supports
@@ -66,13 +81,17 @@ class LLMSettings:
 
 
 class DirectChatOpenAI(ChatOpenAI):
-    """``ChatOpenAI`` for non-streaming chat completions, without the three detours above.
+    """``ChatOpenAI`` for non-streaming chat completions, without the detours above.
 
     Only ``_agenerate`` changes; the payload, the message conversion, the result and every
     other method are ``ChatOpenAI``'s own. Streaming and the Responses API never run here
     (the agents make one non-streaming chat completion per call), and a payload that would
     take those paths is refused rather than sent differently.
     """
+
+    # The JSON paths whose values the evaluator's score reads (``grafo.puntuacion``); when set,
+    # the answer's logprobs are cut to what those values need as soon as they arrive (point 5).
+    rutas_puntuadas: tuple[tuple[str, ...], ...] | None = None
 
     async def _agenerate(
         self,
@@ -85,18 +104,28 @@ class DirectChatOpenAI(ChatOpenAI):
         payload = self._get_request_payload(messages, stop=stop, **kwargs)
         if payload.get("stream") or self._use_responses_api(payload):
             raise ValueError("DirectChatOpenAI makes non-streaming chat completions only")
-        model = payload.pop("model")
         extra_body = payload.pop("extra_body", None) or {}
         # Request options of the client (not body fields) keep their own arguments.
-        options = {k: payload.pop(k) for k in _REQUEST_OPTIONS if k in payload}
-        response = await self.root_async_client.chat.completions.create(
-            model=model, messages=[], extra_body={**payload, **extra_body}, **options
+        options = {
+            option: payload.pop(name) for name, option in _REQUEST_OPTIONS if name in payload
+        }
+        # A body that is not JSON comes back as text: _create_chat_result refuses it clearly.
+        response: Any = await self.root_async_client.post(
+            "/chat/completions",
+            cast_to=object,
+            body={**payload, **extra_body},
+            options=options,  # type: ignore[arg-type]
         )
+        if self.rutas_puntuadas is not None and isinstance(response, dict):
+            for choice in response.get("choices") or []:
+                if isinstance(choice, dict) and choice.get("logprobs") is not None:
+                    choice["logprobs"] = recortar_logprobs(choice["logprobs"], self.rutas_puntuadas)
         return self._create_chat_result(response, {})
 
 
-# Keyword arguments of ``chat.completions.create`` that are not JSON body fields.
-_REQUEST_OPTIONS = ("extra_headers", "extra_query", "timeout")
+# Keyword arguments of ``chat.completions.create`` that are not JSON body fields, and the
+# request option each one is for ``AsyncOpenAI.post``.
+_REQUEST_OPTIONS = (("extra_headers", "headers"), ("extra_query", "params"), ("timeout", "timeout"))
 
 
 def complete_response_models(root: type[BaseModel] = ChatCompletion) -> list[str]:
@@ -163,7 +192,11 @@ def build_chat_model(settings: LLMSettings, *, direct: bool = True) -> ChatOpenA
 NO_REPEAT_PENALTY = {"repeat_penalty": 1.0, "repetition_penalty": 1.0}
 
 
-def evaluator_chat_model(model: ChatOpenAI, top_logprobs: int) -> ChatOpenAI:
+def evaluator_chat_model(
+    model: ChatOpenAI,
+    top_logprobs: int,
+    rutas_puntuadas: tuple[tuple[str, ...], ...] | None = None,
+) -> ChatOpenAI:
     """The evaluator's copy of the shared model: logprobs on, temperature 0, no repeat penalty.
 
     The evaluator's score is read from the log-probabilities of its verdict token
@@ -171,17 +204,20 @@ def evaluator_chat_model(model: ChatOpenAI, top_logprobs: int) -> ChatOpenAI:
     temperature 0 the verdict written is the argmax the score describes. The generator keeps
     its own settings. A shallow copy: it shares the HTTP client (one pool, closed once by
     ``close_chat_model`` on the original) and the model profile, so ``ProviderStrategy`` still
-    sends ``response_format`` json_schema.
+    sends ``response_format`` json_schema. ``rutas_puntuadas``: the paths the score reads;
+    a ``DirectChatOpenAI`` keeps only their part of the logprobs (point 5 above), a stock
+    ``ChatOpenAI`` (the comparison point) keeps all of it.
     """
     extra_body = {**(model.extra_body or {}), **NO_REPEAT_PENALTY}
-    return model.model_copy(
-        update={
-            "temperature": 0.0,
-            "logprobs": True,
-            "top_logprobs": top_logprobs,
-            "extra_body": extra_body,
-        }
-    )
+    update: dict[str, Any] = {
+        "temperature": 0.0,
+        "logprobs": True,
+        "top_logprobs": top_logprobs,
+        "extra_body": extra_body,
+    }
+    if isinstance(model, DirectChatOpenAI):
+        update["rutas_puntuadas"] = rutas_puntuadas
+    return model.model_copy(update=update)
 
 
 async def close_chat_model(model: ChatOpenAI) -> None:

@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from criterios.recursos import precargar
 from grafo.estado import EstadoFicha
 from grafo.nodos import Nodos, decidir, tras_generar
 from grafo.sensores import NullSensor, Sensor
@@ -62,9 +63,14 @@ def construir_grafo(
     checkpointer: BaseCheckpointSaver | None,
     sensor: Sensor | None = None,
 ) -> CompiledStateGraph:
-    """Compile the ficha loop; ``max_intentos`` and the gate mode are read only by ``decidir``."""
+    """Compile the ficha loop; ``max_intentos`` and the gate mode are read only by ``decidir``.
+
+    The graph is built once per process at start-up, and so are the code checks' language
+    resources (``criterios.recursos``): otherwise the first ficha would load them.
+    """
     if max_intentos < 1:
         raise ValueError("max_intentos must be >= 1")
+    precargar()
     sensor = sensor or NullSensor()
     grafo = StateGraph(EstadoFicha)
     for name in ("generar", "evaluar", "publicar", "descartar"):

@@ -179,10 +179,10 @@ class Nodos:
         """
         en_intento(state["intentos"])
         ficha = state["ficha"] or {}
-        comprobaciones = comprobar_ficha(ficha, state["origen"])
+        # the evaluator reads the origin in the house vocabulary, as the checks do: mapped once
+        origen = mapear_origen(state["origen"]).origen
+        comprobaciones = comprobar_ficha(ficha, state["origen"], origen)
         try:
-            # the evaluator reads the origin in the house vocabulary, as the checks do
-            origen = mapear_origen(state["origen"]).origen
             evaluacion = await self.agentes.evaluar(ficha, comprobaciones, origen)
         except SalidaInvalida as exc:
             invalida = self._salida_invalida(state["intentos"], exc, state["ficha"])

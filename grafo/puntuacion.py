@@ -51,7 +51,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 MASA_MINIMA = 0.5  # minimum probability on true+false variants for a score (docstring: why)
-TOP_LOGPROBS = 10  # alternatives the evaluator asks for at every token
+TOP_LOGPROBS = 10  # alternatives the evaluator asks for at every token (see recortar_logprobs)
 RUTA_APROBADA: tuple[str, ...] = ("aprobada",)
 
 _WHITESPACE = b" \t\n\r"
@@ -109,6 +109,45 @@ def probabilidad_verdadero(
     if total < masa_minima or total <= 0:
         return None
     return masa_true / total
+
+
+def recortar_logprobs(
+    logprobs: Mapping[str, Any] | None, rutas: Sequence[tuple[str, ...]]
+) -> dict[str, Any] | None:
+    """The part of a logprobs object the score reads: the same score from far less data.
+
+    The server sends ``top_logprobs`` alternatives for every token of the answer (10 for each
+    of a rejection's ~100 tokens: tens of KB), though the score reads only the alternatives
+    at the tokens that start the values at ``rutas``. The OpenAI API cannot ask for them at one
+    token, so they are cut on arrival, before any langchain or SDK object holds them
+    (``grafo.chat_model``): the tokens up to the last scored one are kept (the scanner needs
+    their bytes to find the values), with ``top_logprobs`` only at the scored ones; the rest
+    is dropped. ``probabilidad_verdadero`` gives the same value for every path in ``rutas``
+    on the cut object as on the whole one (``tests/grafo/test_puntuacion.py``). When a path
+    is not in the answer the object is returned whole: the score is None either way, and
+    nothing is lost for whoever looks at it.
+    """
+    tokens = _content_tokens(logprobs)
+    if not tokens:
+        return dict(logprobs) if isinstance(logprobs, Mapping) else None
+    pieces = [_token_bytes(t) for t in tokens]
+    buscadas = set(rutas)
+    offsets: dict[tuple[str, ...], int] = {}
+    for ruta, offset in _member_values(b"".join(pieces)):
+        if ruta in buscadas:
+            offsets.setdefault(ruta, offset)  # the first member at a path, as _value_offset
+            if len(offsets) == len(buscadas):
+                break  # the verdict comes first: the rest of the answer need not be read
+    leidos: set[int] = set()
+    for ruta in rutas:
+        if ruta not in offsets:
+            return dict(logprobs) if isinstance(logprobs, Mapping) else None
+        leidos.add(_token_at(pieces, offsets[ruta])[0])
+    content = [
+        dict(t) if i in leidos else {k: v for k, v in t.items() if k != "top_logprobs"}
+        for i, t in enumerate(tokens[: max(leidos) + 1])
+    ]
+    return {"content": content}
 
 
 def _content_tokens(logprobs: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:

@@ -5,7 +5,9 @@ the server decides when to answer, these decide what.
 
 Log-probabilities: a request with ``"logprobs": true`` gets ``choices[0].logprobs.content``, one
 entry per token of the answer (words with their leading space, punctuation apart), each with
-``bytes`` and ``top_logprobs`` (as many as the request's ``top_logprobs``). Every token is certain
+``bytes`` and ``top_logprobs``: exactly as many as the request's ``top_logprobs``, as vLLM and
+llama.cpp send them, so an answer weighs what a real one does (the filler alternatives are
+tokens no reader takes for a boolean, at a negligible probability). Every token is certain
 except the JSON booleans: there the model is 0.95 sure of the word it wrote, 2 % of the mass
 goes to a token a grammar would forbid (``"``, as llama.cpp reports before the grammar), and the
 rest to the other word. An evaluator step may script the score instead
@@ -52,6 +54,8 @@ TOKEN_PATTERN = re.compile(r"\s?\w+|\s?[^\w\s]|\s+")
 KEY_BEFORE_PATTERN = re.compile(r'"(\w+)"\s*:\s*$')
 CONFIDENCE = 0.95  # P(the boolean written) when no score is scripted
 FORBIDDEN_MASS = 0.02  # P of a token the grammar forbids, reported as llama.cpp does
+FILLER_TOKEN = "~alt"  # the alternatives that fill top_logprobs up to the number asked for
+FILLER_PROBABILITY = 1e-9
 CITA, FALLA = RUBRIC_ANSWER_FIELDS
 
 ERROR_TYPES = {
@@ -154,7 +158,7 @@ def logprobs_for(content: str, step: Step, top_n: int) -> dict[str, Any] | None:
     for (_, text), key in zip(tokens, keys, strict=True):
         if key is None:
             entry = _token_entry(text, 1.0)
-            entry["top_logprobs"] = [_token_entry(text, 1.0)][:top_n]
+            entry["top_logprobs"] = _padded([_token_entry(text, 1.0)], top_n)
             entries.append(entry)
             continue
         written_true = text.strip() == "true"
@@ -172,9 +176,19 @@ def logprobs_for(content: str, step: Step, top_n: int) -> dict[str, Any] | None:
         }
         entry = _token_entry(text, alternatives[text])
         ranked = sorted(alternatives.items(), key=lambda item: -item[1])
-        entry["top_logprobs"] = [_token_entry(t, p) for t, p in ranked][:top_n]
+        entry["top_logprobs"] = _padded([_token_entry(t, p) for t, p in ranked], top_n)
         entries.append(entry)
     return {"content": entries, "refusal": None}
+
+
+def _padded(alternatives: list[dict[str, Any]], top_n: int) -> list[dict[str, Any]]:
+    """The first ``top_n`` alternatives, filled up to ``top_n`` as a real server fills them:
+    with unlikely tokens (``FILLER_PROBABILITY`` each) that are neither boolean nor JSON."""
+    filler = [
+        _token_entry(f"{FILLER_TOKEN}{i}", FILLER_PROBABILITY)
+        for i in range(max(0, top_n - len(alternatives)))
+    ]
+    return (alternatives + filler)[:top_n]
 
 
 def _key_before(content: str, start: int, text: str) -> str | None:

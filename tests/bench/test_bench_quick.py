@@ -1,7 +1,11 @@
-"""The quick benchmark runs end to end and fills every column of every scenario.
+"""The quick benchmark runs end to end, fills every column of every scenario, and its CPU
+guard holds.
 
 Targets (CPU per ficha, share of the LLM-bound limit) are reported by ``bench.run``, not
-asserted here: this test only guards the harness, so a slow CI machine cannot fail it.
+asserted here, so a slow CI machine cannot fail them. The CPU guard is asserted: it is a
+ratio measured within the run (``bench.guardia``: the 3-attempt ficha's CPU over the fake
+LLM's CPU in the same scenario, same machine, same moment), which holds on a busy machine and
+fails when the worker's CPU per ficha doubles (issue 33; figures in docs/rendimiento.md).
 It runs ``python -m bench.run --quick`` as a subprocess, as CI and people run it, because the
 harness starts its own broker, fake LLM and worker processes.
 """
@@ -15,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import COLUMNS
+from bench.guardia import LIMITE
+from bench.run import COLUMNS, EXIT_GUARDIA
 
 REPO = Path(__file__).resolve().parents[2]
 ESCENARIOS = {"worker_1", "worker_2", "ingenuo", "worker_1_3int"}
@@ -29,10 +34,15 @@ def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,  # about 1 min idle; 3 min on this 2-core machine under heavy load
     )
+    doc = json.loads(out.read_text()) if out.exists() else {}
+    guardia = doc.get("guardia") or {}
+    # exit status 3 is the guard; its line says by how much
+    assert proc.returncode != EXIT_GUARDIA, [guardia, proc.stdout[-1500:]]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    doc = json.loads(out.read_text())
+    assert guardia["cumple"] is True and 0 < guardia["razon"] <= guardia["limite"] == LIMITE
+    assert "cpu guard:" in proc.stdout
     filas = {f["escenario"]: f for f in doc["filas"]}
     assert set(filas) == ESCENARIOS
     for nombre, fila in filas.items():
@@ -51,3 +61,16 @@ def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
     assert "targets:" in proc.stdout
     assert len(doc["objetivos"]) == 4
     assert all(o["medido"] is not None for o in doc["objetivos"]), doc["objetivos"]
+
+
+def test_la_guardia_es_una_razon_y_falla_al_pasar_el_limite() -> None:
+    from bench.guardia import veredicto_guardia
+
+    bien = veredicto_guardia(30.0, 6.0, [5.0, 6.0, 7.0], limite=8.0)
+    assert bien["razon"] == 5.0 and bien["cumple"] is True
+    assert bien["razon_calibracion"] == 5.0
+    # the same ficha on a machine twice as slow: the same ratio
+    assert veredicto_guardia(60.0, 12.0, limite=8.0)["razon"] == 5.0
+    # twice the worker's CPU per ficha on the same machine: over the limit
+    doble = veredicto_guardia(60.0, 6.0, limite=8.0)
+    assert doble["razon"] == 10.0 and doble["cumple"] is False

@@ -404,3 +404,24 @@ def test_detalle_de_cifras_cita_la_cifra_y_el_campo() -> None:
 def test_cifras_del_titulo_del_proveedor_cuentan() -> None:
     origen = _origen(ficha_proveedor={"titulo": "Bottle 750 ml", "descripcion": ""}, cifras={})
     assert comprobar_cifras(_ficha(descripcion="Botella de 0,75 l."), origen)["ok"]
+
+
+def test_un_origen_ya_mapeado_da_el_mismo_resultado() -> None:
+    """The graph maps the origin once per evaluation and passes it on (issue 33): every
+    labelled ficha gets the same checks with the origin mapped by the caller as without."""
+    import json
+    from pathlib import Path
+
+    from criterios import mapear_origen
+    from herramientas.evaluar import origen_de_caso
+
+    casos = Path(__file__).parents[2] / "ejemplos" / "evaluacion" / "casos.jsonl"
+    comparadas = 0
+    for linea in casos.read_text(encoding="utf-8").splitlines():
+        caso = json.loads(linea)
+        origen = origen_de_caso(caso)
+        mapeado = mapear_origen(origen).origen
+        for ficha in [caso["referencia"], *(c["ficha"] for c in caso["candidatas"])]:
+            assert comprobar(ficha, origen, mapeado) == comprobar(ficha, origen), caso["id"]
+            comparadas += 1
+    assert comparadas > 200

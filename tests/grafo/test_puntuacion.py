@@ -9,9 +9,11 @@ import pytest
 
 from grafo.puntuacion import (
     MASA_MINIMA,
+    RUTA_APROBADA,
     probabilidad_verdadero,
     puntuacion_rubrica,
     puntuacion_veredicto,
+    recortar_logprobs,
 )
 from grafo.rubrica import PREGUNTAS
 
@@ -171,3 +173,69 @@ def test_rubric_without_a_score_for_one_question_has_none() -> None:
     p = {"inventa": 0.1, "publicidad": None, "vacia": 0.0001}
     assert puntuacion_rubrica(_rubrica(p), tuple(PREGUNTAS)) is None
     assert puntuacion_rubrica(None, tuple(PREGUNTAS)) is None
+
+
+# -- recortar_logprobs: what the evaluator's chat model keeps of the server's logprobs ----------
+
+RUTAS_RUBRICA = tuple((p, "falla") for p in PREGUNTAS)
+
+
+def _veredictos() -> list[dict[str, Any]]:
+    """Verdict answers of the tests above: verdict first, last, nested decoys, split bytes."""
+    return [
+        _logprobs(
+            '{"',
+            "ap",
+            "rob",
+            "ada",
+            '":',
+            _tok(" true", {" true": 0.6, " false": 0.3}),
+            ', "problemas": [',
+            _tok('{"criterio"', {'{"criterio"': 0.9, "]": 0.1}),
+            "]}",
+        ),
+        _logprobs('{"aprobada":', _tok("t", {"t": 0.2, " true": 0.1, "false": 0.3}), "rue", "}"),
+        _logprobs(
+            '{"problemas": [{"aprobada":',
+            _tok(" true", {" true": 0.99, " false": 0.01}),
+            '}], "aprobada":',
+            _tok(" true", {" true": 0.3, " false": 0.6}),
+            "}",
+        ),
+        _logprobs('{"aprobada":', _tok(" false", {' "': 0.5, " false": 0.3, " true": 0.1}), "}"),
+        _logprobs('{"problemas": [], "aprobado":', _tok(" true", {" true": 0.9}), "}"),
+    ]
+
+
+@pytest.mark.parametrize("lp", _veredictos())
+def test_recortar_keeps_the_verdict_score(lp: dict[str, Any]) -> None:
+    recortado = recortar_logprobs(lp, (RUTA_APROBADA,))
+    assert puntuacion_veredicto(recortado) == puntuacion_veredicto(lp)
+    assert puntuacion_veredicto(recortado, 0.3) == puntuacion_veredicto(lp, 0.3)
+
+
+def test_recortar_drops_what_follows_the_verdict_and_the_other_alternatives() -> None:
+    lp = _veredictos()[0]
+    recortado = recortar_logprobs(lp, (RUTA_APROBADA,))
+    assert recortado is not None
+    tokens = [t["token"] for t in recortado["content"]]
+    assert tokens == ['{"', "ap", "rob", "ada", '":', " true"]  # nothing after the verdict
+    con_alternativas = [t["token"] for t in recortado["content"] if "top_logprobs" in t]
+    assert con_alternativas == [" true"]
+    assert lp["content"][7]["top_logprobs"]  # the original is left as it was
+
+
+def test_recortar_keeps_every_rubric_question() -> None:
+    p = {"inventa": 0.1, "publicidad": 0.2, "vacia": 0.5}
+    for orden in (tuple(PREGUNTAS), ("vacia", "inventa", "publicidad")):
+        lp = _rubrica(p, orden)
+        recortado = recortar_logprobs(lp, RUTAS_RUBRICA)
+        assert recortado is not None
+        assert puntuacion_rubrica(recortado, tuple(PREGUNTAS)) == pytest.approx(0.9 * 0.8 * 0.5)
+        assert len(recortado["content"]) < len(lp["content"])  # the closing braces are gone
+        assert sum("top_logprobs" in t for t in recortado["content"]) == 3
+
+
+@pytest.mark.parametrize("logprobs", [None, {}, {"content": None}, {"content": []}])
+def test_recortar_without_logprobs_gives_what_came(logprobs: Any) -> None:
+    assert recortar_logprobs(logprobs, (RUTA_APROBADA,)) == logprobs

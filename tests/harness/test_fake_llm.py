@@ -349,7 +349,7 @@ def test_logprobs_only_when_asked_and_tokens_rebuild_the_answer(llm: FakeLLM) ->
     assert content is not None and logprobs is not None and logprobs.content
     assert "".join(t.token for t in logprobs.content) == content
     assert all(bytes(t.bytes or []) == t.token.encode() for t in logprobs.content)
-    assert all(len(t.top_logprobs) <= 2 for t in logprobs.content)
+    assert all(len(t.top_logprobs) == 2 for t in logprobs.content)  # as many as asked, always
     (verdict,) = [t for t in logprobs.content if t.token.strip() == "true"]
     assert verdict.token == " true"  # with its leading space, as a BPE tokenizer cuts it
     assert [a.token for a in verdict.top_logprobs] == [" true", " false"]
@@ -375,6 +375,7 @@ def test_scripted_score_per_step_and_null_gives_no_logprobs(llm: FakeLLM) -> Non
     for _ in range(2):
         response = _evaluate_with_logprobs(llm, "LP-2", top=10)
         assert response.choices[0].logprobs is not None
+        assert {len(t.top_logprobs) for t in response.choices[0].logprobs.content or []} == {10}
         scores.append(puntuacion_veredicto(response.choices[0].logprobs.model_dump()))
     assert scores == pytest.approx([0.83, 0.6])
     third = _evaluate_with_logprobs(llm, "LP-2")
