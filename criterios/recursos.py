@@ -16,17 +16,18 @@ from __future__ import annotations
 
 from functools import cache
 
-# A Spanish ficha of an English origin: the identifier judges the ficha's texts, the Spanish
-# dictionary reads their words, and the origin's words are the ones a copy would come from.
+# A Spanish ficha of a Spanish origin: the identifier judges the ficha's texts and the Spanish
+# dictionary reads their words. Not a foreign origin: C08 also consults the origin's own
+# language's dictionary (issue 32), which only a ficha of such an origin should pay for.
 _ORIGEN = {
     "sku": "PRECARGA-1",
     "familia": "zapatillas",
     "atributos_obligatorios": ["talla", "color", "material", "genero"],
     "ficha_proveedor": {
-        "titulo": "Trail running shoe black men",
-        "descripcion": "Lightweight trail running shoe with mesh upper and rubber sole.",
-        "atributos": {"talla": "42", "color": "black", "material": "mesh", "genero": "men"},
-        "idioma": "en",
+        "titulo": "Zapatilla de trail negra para hombre",
+        "descripcion": "Zapatilla ligera de trail con parte superior de malla y suela de goma.",
+        "atributos": {"talla": "42", "color": "negro", "material": "malla", "genero": "hombre"},
+        "idioma": "es",
     },
     "cifras": {},
 }
