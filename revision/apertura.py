@@ -73,6 +73,7 @@ from esquemas.constantes import (
 from esquemas.puerta import ClavePuerta, EstadoPuerta, id_puerta
 from puerta.secuencial import REJILLA, Observacion, ResultadoSecuencial, certificar_secuencia
 from revision.almacen import ABIERTA, Almacen, FilaSecuencia
+from revision.rondas import en_rondas, sin_propagar
 
 log = logging.getLogger(__name__)
 
@@ -348,15 +349,8 @@ class Apertura:
 
     async def vigilar(self) -> None:
         """Now and every few seconds, until cancelled."""
-        while True:
-            await self.revisar_o_registrar()
-            await asyncio.sleep(REVISAR_S)
+        await en_rondas(self.revisar, REVISAR_S, "certifying the gates")
 
     async def revisar_o_registrar(self) -> None:
         """``revisar``, with a failure logged (the next round retries) instead of raised."""
-        try:
-            await self.revisar()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("certifying the gates failed; will retry")
+        await sin_propagar(self.revisar, "certifying the gates")

@@ -63,6 +63,7 @@ from esquemas.constantes import (
 from esquemas.puerta import EstadoPuerta, PuertaAplicada
 from puerta.cota import CotaEnLinea
 from revision import retenidas
+from revision.rondas import en_rondas, sin_propagar
 
 log = logging.getLogger(__name__)
 
@@ -286,18 +287,11 @@ class Vigilancia:
     async def vigilar(self) -> None:
         """Now and every few seconds, until cancelled: the closures a restart, a failed write
         or a gate reopened under an old certification left to do."""
-        while True:
-            await self.revisar_o_registrar()
-            await asyncio.sleep(REVISAR_S)
+        await en_rondas(self.revisar, REVISAR_S, "publishing a closed gate")
 
     async def revisar_o_registrar(self) -> None:
         """``revisar``, with a failure logged (the next round retries) instead of raised."""
-        try:
-            await self.revisar()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("publishing a closed gate failed; will retry")
+        await sin_propagar(self.revisar, "publishing a closed gate")
 
 
 def render_texto(seguimientos: Mapping[PuertaAplicada, Seguimiento]) -> str:
