@@ -28,6 +28,7 @@ from aiohttp import web
 
 from esquemas.puerta import EstadoPuerta
 from puerta.topico import LectorPuertas, escribir_estado
+from revision import puertas
 from revision.almacen import Almacen
 from revision.apertura import APERTURA_AUTOMATICA, APERTURAS, Apertura
 from revision.flujo import Flujo
@@ -253,7 +254,9 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 muestra_proporcion=settings.muestra_proporcion,
                 apertura=apertura,
             )
-            runner = web.AppRunner(crear_app(ctx), access_log=None)
+            aplicacion = crear_app(ctx)
+            puertas.rutas(aplicacion)  # the Puertas page (revision.puertas builds on web)
+            runner = web.AppRunner(aplicacion, access_log=None)
             await runner.setup()
             site = web.TCPSite(runner, host, port)
             await site.start()

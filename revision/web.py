@@ -759,10 +759,12 @@ async def ready(request: web.Request) -> web.Response:
 
 
 def crear_app(ctx: Contexto) -> web.Application:
-    """The aiohttp application with its routes and the security middleware."""
-    from importlib.resources import files
+    """The aiohttp application with its routes and the security middleware.
 
-    from revision import puertas
+    The Puertas page's routes are added by ``revision.app`` (``revision.puertas.rutas``): that
+    module builds on this one (its pages, the context), so this one must not import it back.
+    """
+    from importlib.resources import files
 
     app = web.Application(middlewares=[seguridad], client_max_size=256 * 1024)
     app[CTX] = ctx
@@ -772,7 +774,6 @@ def crear_app(ctx: Contexto) -> web.Application:
     app.router.add_post("/item/aprobar", aprobar)
     app.router.add_post("/item/rechazar", rechazar)
     app.router.add_post("/item/muestra", muestra)
-    puertas.rutas(app)  # the Puertas page, a module of its own (it imports this one)
     app.router.add_get("/login", login_get)
     app.router.add_post("/login", login_post)
     app.router.add_post("/logout", logout)
