@@ -51,9 +51,12 @@ def fija(clave: ClavePuerta, estados: Estados) -> PuertaResuelta:
 
 
 def describir_clave(clave: ClavePuerta) -> str:
-    """A key in words: its id and the four things it was measured on."""
+    """A key in words: its id and what it was measured on (both prompts since v1.3: a key that
+    differs only in the generator's side must read as different in the log)."""
+    generador = clave.prompt_generador_sha256
     return (
-        f"{clave.texto()} (modelo {clave.modelo!r}, prompt sha256 "
+        f"{clave.texto()} (modelo {clave.modelo!r}, generador sha256 "
+        f"{generador[:12] + '…' if generador else 'none (v1.2)'}, evaluador sha256 "
         f"{clave.prompt_evaluador_sha256[:12]}…, criterios {clave.criterios_version}, "
         f"evaluador {clave.modo_evaluador})"
     )
