@@ -19,7 +19,7 @@ from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISIO
 from herramientas.demo import revisor
 from herramientas.demo.avance import LABELS, Progress, read_feed
 from herramientas.demo.kafka import watch_outcomes, write_outcomes
-from herramientas.demo.puerta import escribir_archivo, lineas_puerta
+from herramientas.demo.puerta import escribir_archivo, lineas_puerta, lineas_tokens
 from herramientas.demo.resumen import render_summary, summarize
 from herramientas.demo.servicios import (
     REPO_DIR,
@@ -209,7 +209,8 @@ def _lineas_puerta(metrics_port: int, progress: Progress) -> list[str]:
             metricas = r.read().decode()
     except OSError as exc:
         return [f"  puerta: no se pudo leer /metrics del worker ({exc})"]
-    return lineas_puerta(metricas, familias)
+    fichas = sum(1 for line in progress.lines if line.evento_salida is not None)
+    return lineas_puerta(metricas, familias) + lineas_tokens(metricas, fichas)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -52,3 +52,23 @@ def lineas_puerta(metricas: str, familias: Iterable[str]) -> list[str]:
         else:
             lineas.append(f"    {familia}: cerrada (n {n}, k {k}); todo a revisión")
     return lineas
+
+
+def lineas_tokens(metricas: str, fichas: int) -> list[str]:
+    """Summary line: the tokens the LLM server reported for this run, per agent and per ficha.
+
+    What the loop's retries cost is read here: since v1.3 a closed gate no longer cuts the
+    loop after one attempt, so a run's tokens per ficha include the retries shadow mode runs.
+    """
+    tokens: dict[str, float] = {}
+    for familia_metrica in text_string_to_metric_families(metricas):
+        for muestra in familia_metrica.samples:
+            if muestra.name == "fichas_llm_tokens_total":
+                agente = muestra.labels.get("agent", "?")
+                tokens[agente] = tokens.get(agente, 0.0) + muestra.value
+    if not tokens:
+        return []
+    total = sum(tokens.values())
+    partes = ", ".join(f"{agente} {valor:.0f}" for agente, valor in sorted(tokens.items()))
+    por_ficha = f", {total / fichas:.0f} por ficha" if fichas else ""
+    return [f"  tokens del LLM: {total:.0f} ({partes}){por_ficha}"]

@@ -360,3 +360,20 @@ def test_summary_says_per_family_whether_the_gate_is_open(progress: Progress) ->
     veredicto.on_modo_puerta("veredicto", "k1", ("zapatillas",))
     texto = generate_latest(veredicto.registry).decode()
     assert "SIN certificar" in lineas_puerta(texto, ["zapatillas"])[0]
+
+
+def test_el_resumen_cuenta_los_tokens_del_llm() -> None:
+    """The summary line the retries' cost is read from: tokens per agent, total, per ficha."""
+    from herramientas.demo.puerta import lineas_tokens
+
+    metricas = (
+        "# TYPE fichas_llm_tokens counter\n"
+        'fichas_llm_tokens_total{agent="generador",type="prompt"} 900.0\n'
+        'fichas_llm_tokens_total{agent="generador",type="completion"} 100.0\n'
+        'fichas_llm_tokens_total{agent="evaluador",type="prompt"} 450.0\n'
+        'fichas_llm_tokens_total{agent="evaluador",type="completion"} 50.0\n'
+    )
+    assert lineas_tokens(metricas, 3) == [
+        "  tokens del LLM: 1500 (evaluador 500, generador 1000), 500 por ficha"
+    ]
+    assert lineas_tokens("", 3) == []
