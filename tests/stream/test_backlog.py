@@ -53,6 +53,14 @@ async def test_backlog_de_100000_memoria_acotada(
         worker.wait_ready()
         # Baseline when the group is joined, before the backlog could be buffered.
         ready_kib = worker.rss_peak_kib()
+        # The start-up probe for log-probabilities (grafo.logprobs_probe) is one request outside
+        # the graph runs: once it has answered, the LLM's peak starts again from the requests in
+        # flight, so what is measured below is the graph runs' concurrency alone.
+        limite = time.monotonic() + 60
+        while "grafo.logprobs_probe" not in worker.log_path.read_text(errors="replace"):
+            assert time.monotonic() < limite, worker.log_tail()
+            await asyncio.sleep(0.2)
+        fake_llm.reset()
         start = time.monotonic()
         while time.monotonic() - start < OBSERVE_S:
             await asyncio.sleep(2)
