@@ -126,6 +126,10 @@ class Worker:
         """Ask the worker to stop fetching and drain (SIGTERM, SIGINT)."""
         self._stopping.set()
 
+    async def stop_requested(self) -> None:
+        """Return once ``stop`` was called."""
+        await self._stopping.wait()
+
     def readiness(self) -> tuple[bool, str]:
         """Ready once the consumer has joined the group (first assignment) and until stopping.
 
@@ -395,12 +399,48 @@ async def _serve(
     await health.start()
     await consumer.start()
     try:
-        await worker.run()
+        await run_until_stopped(worker, settings.gracia_s + STOP_MARGIN_S)
     finally:
         with contextlib.suppress(Exception):
             await consumer.stop()
         await emitter.close()
         await health.stop()
+
+
+# Beyond the grace period, how long a stop may take to commit and close before it is forced.
+STOP_MARGIN_S = 30.0
+
+
+async def run_until_stopped(worker: Worker, limit_s: float) -> None:
+    """Run the worker; once asked to stop, give it ``limit_s`` to drain and commit, then cancel.
+
+    A stop is seen when the poll loop comes round to its flag. An await in that loop that never
+    returns (a Kafka client waiting on a broker that came back without it: seen once in the
+    fault suite, after a broker SIGKILL under heavy load) kept the process alive after SIGTERM
+    until something killed it. Cancelling ends it as a SIGKILL would, and says so in the log:
+    what was in flight is redelivered, as after any crash (guarantee 2).
+    """
+    run = asyncio.create_task(worker.run(), name="worker-run")
+    asked = asyncio.create_task(worker.stop_requested(), name="worker-stop")
+    try:
+        await asyncio.wait({run, asked}, return_when=asyncio.FIRST_COMPLETED)
+        if not run.done():
+            done, _ = await asyncio.wait({run}, timeout=limit_s)
+            if not done:
+                log.error(
+                    "the worker did not stop within %.0f s of the signal: cancelling what it "
+                    "was waiting for (its fichas are redelivered, as after a crash)",
+                    limit_s,
+                )
+                run.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await run
+                return
+        await run
+    finally:
+        asked.cancel()
+        if not run.done():
+            run.cancel()
 
 
 def run_worker(settings: Settings) -> int:
