@@ -52,6 +52,10 @@ class Topics:
     def puerta(self) -> str:
         return f"{self.prefix}.fichas.puerta"
 
+    @property
+    def decisiones(self) -> str:
+        return f"{self.prefix}.fichas.decisiones"
+
     def env(self) -> dict[str, str]:
         return {
             "FICHAS_TOPIC_ENTRADA": self.entrada,
@@ -60,6 +64,7 @@ class Topics:
             "FICHAS_TOPIC_DLQ": self.dlq,
             "FICHAS_TOPIC_MUESTRA": self.muestra,
             "FICHAS_TOPIC_PUERTA": self.puerta,
+            "FICHAS_TOPIC_DECISIONES": self.decisiones,
             "FICHAS_GRUPO": f"{self.prefix}-grupo",
         }
 
