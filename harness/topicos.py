@@ -101,6 +101,19 @@ async def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None,
         await producer.stop()
 
 
+async def produce_with_headers(
+    bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes, list[tuple[str, bytes]]]]
+) -> None:
+    """Write (key, value, headers) records in order, acknowledged by the broker."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+    await producer.start()
+    try:
+        for key, value, headers in messages:
+            await producer.send_and_wait(topic, value, key=key, headers=headers)
+    finally:
+        await producer.stop()
+
+
 async def partitions_of(bootstrap: str, topic: str) -> list[int]:
     """Partition numbers of a topic ([] if it does not exist), from the broker's metadata."""
     partitions, _ = await describe_partitions(bootstrap, [topic])

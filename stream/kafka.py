@@ -174,8 +174,14 @@ async def ensure_topics(settings: Settings) -> None:
         existing = set(await admin.list_topics())
         configs = topic_configs(settings)
         missing = [name for name in topic_names(settings) if name not in existing]
-        if missing:
-            await _create(admin, settings, {name: configs[name] for name in missing})
+        first = {name: configs[name] for name in missing if name != settings.topic_decisiones}
+        if first:
+            await _create(admin, settings, first)
+        if settings.topic_decisiones in missing:
+            # The input's count, whoever created the input and with whatever count.
+            counts = await partition_counts(admin, [settings.topic_entrada])
+            decisiones = {settings.topic_decisiones: configs[settings.topic_decisiones]}
+            await _create(admin, settings, decisiones, counts[settings.topic_entrada])
         await _warn_on_policy(admin, {n: c for n, c in configs.items() if n in existing})
         await check_co_partitioned(admin, settings.topic_entrada, settings.topic_decisiones)
     finally:
@@ -225,14 +231,17 @@ async def partition_counts(admin: AIOKafkaAdminClient, topics: list[str]) -> dic
 
 
 async def _create(
-    admin: AIOKafkaAdminClient, settings: Settings, configs: dict[str, dict[str, str]]
+    admin: AIOKafkaAdminClient,
+    settings: Settings,
+    configs: dict[str, dict[str, str]],
+    partitions: int | None = None,
 ) -> None:
-    """Create the topics; another worker creating them first is fine, any other error is not."""
-    partitions = await _partitions_for_new(admin, settings, configs)
+    """Create the topics (with ``partitions``, else ``FICHAS_PARTICIONES``); another worker
+    creating them first is fine, any other error is not."""
     topics = [
         NewTopic(
             name,
-            num_partitions=partitions.get(name, settings.particiones),
+            num_partitions=partitions or settings.particiones,
             replication_factor=settings.replicacion,
             topic_configs=config,
         )
@@ -250,17 +259,6 @@ async def _create(
     if errors:
         raise RuntimeError("the broker refused to create topics: " + "; ".join(errors))
     log.info("created topics %s", sorted(configs))
-
-
-async def _partitions_for_new(
-    admin: AIOKafkaAdminClient, settings: Settings, configs: dict[str, dict[str, str]]
-) -> dict[str, int]:
-    """A missing decisions topic gets the input's partition count when the input exists
-    (its owner may have chosen another than ``FICHAS_PARTICIONES``); the rest that setting."""
-    if settings.topic_decisiones not in configs or settings.topic_entrada in configs:
-        return {}
-    cuentas = await partition_counts(admin, [settings.topic_entrada])
-    return {settings.topic_decisiones: cuentas[settings.topic_entrada]}
 
 
 async def _warn_on_policy(admin: AIOKafkaAdminClient, configs: dict[str, dict[str, str]]) -> None:
