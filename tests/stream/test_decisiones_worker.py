@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from esquemas import FichaPublicada
+from esquemas.constantes import DECISION_APROBADA, DECISION_EDITADA, TIPO_REVISION
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.revisor import aprobacion
 from harness.topicos import (
     Topics,
     committed_offsets,
@@ -34,10 +34,46 @@ from harness.topicos import (
     read_all,
 )
 from harness.worker import WorkerInProcess, settings_from_env, worker_env
+from revision import decisiones as dec
+from revision.flujo import cabeceras_decision, registro_a_enviar, valor_json
+from revision.item import Item
 from stream.kafka import ParticionesDistintas, ensure_topics
 
 RONDAS = 24  # three ways of meeting the newer version, eight times each
 LATENCIA_MS = 150
+
+
+def aprobacion(
+    revision: dict[str, Any],
+    revisor: str = "ana",
+    instante: float = 1_796_000_000.0,
+    ficha: dict[str, Any] | None = None,
+    modelo: str = "fake",
+) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
+    """(key, value, headers) of the ``fichas.decisiones`` record the reviewer app sends when a
+    person approves the ``FichaEnRevision`` ``revision`` (edited to ``ficha`` when given),
+    built by the app's own functions (``revision.decisiones``, ``revision.flujo``)."""
+    item = Item(
+        event_id=revision["event_id"],
+        tipo=TIPO_REVISION,
+        motivo=revision["motivo"],
+        sku=revision["sku"],
+        version=int(revision["version"]),
+        familia=revision["familia"],
+        criterios=sorted({p["criterio"] for p in revision["problemas"]}),
+        datos=revision,
+        recibido_en=instante,
+        estado="abierta",
+        cerrado_en=None,
+    )
+    aprobada = ficha if ficha is not None else dict(revision["ficha"])
+    editados = dec.campos_editados(dec.ficha_de(item), aprobada)
+    decision = DECISION_EDITADA if editados else DECISION_APROBADA
+    registro = registro_a_enviar(
+        dec.decision_de(item, decision, revisor, instante, editados=editados),
+        dec.publicacion(item, aprobada, revisor, bool(editados), instante, modelo),
+    )
+    return item.sku.encode(), valor_json(registro), cabeceras_decision(registro)
 
 
 def _guion(prefijo: str) -> dict[str, Any]:
