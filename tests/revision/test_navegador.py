@@ -11,6 +11,7 @@ from selenium.webdriver.common.by import By
 
 from harness.revisor import ficha_en_revision
 from harness.topicos import read_all
+from harness.worker import WorkerInProcess, worker_env
 from tests.revision.conftest import (
     OTRO_USUARIO,
     abrir_item,
@@ -31,7 +32,25 @@ def _de(registros, event_id):
     return [r for r in registros if r["event_id"] == event_id]
 
 
-def test_editar_rompiendo_c01_corregir_y_aprobar(kafka, revisor, revisor_topics, navegador):
+def test_editar_rompiendo_c01_corregir_y_aprobar(
+    kafka, revisor, revisor_topics, navegador, fake_llm, tmp_path
+):
+    """The whole road of a person's publication: the app writes the decision, the worker that
+    owns the SKU's partition publishes the ficha it carries (stream.decisiones)."""
+    worker = WorkerInProcess(
+        worker_env(kafka, fake_llm, revisor_topics, tmp_path / "worker",
+                   FICHAS_PARTICIONES=revisor.env["FICHAS_PARTICIONES"]),
+        tmp_path / "worker.log",
+    )
+    worker.start()
+    try:
+        worker.wait_ready()
+        _editar_y_aprobar(kafka, revisor, revisor_topics, navegador)
+    finally:
+        assert worker.terminate() == 0, worker.log_tail()
+
+
+def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):
     item = ficha_en_revision("ZAP-E2E-1")
     producir(kafka, revisor_topics.revision, [item])
     entrar(navegador, revisor)
@@ -57,9 +76,10 @@ def test_editar_rompiendo_c01_corregir_y_aprobar(kafka, revisor, revisor_topics,
     titulo.clear()
     titulo.send_keys("Zapatillas de running negras ligeras")
     navegador.find_element(By.ID, "aprobar").click()
-    confirmado(navegador, "ZAP-E2E-1 v1: publicada")
+    confirmado(navegador, "ZAP-E2E-1 v1: editada y aprobada")
 
-    publicadas = _de(leer(kafka, revisor_topics.publicadas), item["event_id"])
+    publicadas = esperar(lambda: _de(leer(kafka, revisor_topics.publicadas), item["event_id"]),
+                         "the worker's publication of the person's ficha")
     assert len(publicadas) == 1
     (pub,) = publicadas
     assert pub["ficha"]["titulo"] == "Zapatillas de running negras ligeras"
