@@ -194,13 +194,15 @@ class Decisiones:
         """Apply one decision; a step that keeps failing for a non-transient reason sends it
         to the DLQ (``error_procesamiento``), as it does an event."""
         try:
-            return await self._aplicar(item, newest_waiting)
+            aplicacion = await self._aplicar(item, newest_waiting)
         except FalloPermanente as exc:
             mensaje = (
                 f"{type(exc.causa).__name__} al aplicar la decisión del event_id "
                 f"{item.event_id!r} (paso {exc.paso}): {str(exc.causa)[:500]}"
             )
             return await self.reject(item.ticket, EventoInvalido("error_procesamiento", mensaje))
+        self.sensor.on_decision(aplicacion.value)
+        return aplicacion
 
     async def _aplicar(self, item: DecisionItem, newest_waiting: int | None) -> Aplicacion:
         """Publish the person's ficha unless a newer version of the SKU was handled."""
@@ -231,5 +233,5 @@ class Decisiones:
         records = [registro_dlq(self.settings.topic_dlq, ticket.tp, ticket.record, exc)]
         entrada = particion_de_entrada(self.settings, ticket.tp)
         await self.steps.run(lambda: self.emitter.send(entrada, records), "produce", acotado=False)
-        self.sensor.on_dlq()
+        self.sensor.on_decision(Aplicacion.RECHAZADA.value)
         return Aplicacion.RECHAZADA

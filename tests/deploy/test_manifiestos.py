@@ -1528,6 +1528,7 @@ def test_metricas_md_lista_lo_acordado():
     ms = metricas()
     assert ms == {
         "fichas_events_total": ("counter", ("result",)),
+        "fichas_decisiones_total": ("counter", ("result",)),
         "fichas_attempts_total": ("counter", ()),
         "fichas_attempts_per_ficha": ("histogram", ()),
         "fichas_rejections_total": ("counter", ("criterion", "by")),

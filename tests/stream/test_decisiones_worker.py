@@ -167,6 +167,8 @@ async def test_una_aprobacion_publica_la_ficha_de_la_persona(
         )
         await _decisiones_aplicadas(kafka, topics)
         dlq = await read_all(kafka.bootstrap, topics.dlq)
+        cuentas = {r: worker.metric("fichas_decisiones_total", result=r)
+                   for r in ("publicada", "obsoleta", "sin_publicacion", "rechazada")}
     finally:
         assert worker.terminate() == 0, worker.log_tail()
 
@@ -187,6 +189,7 @@ async def test_una_aprobacion_publica_la_ficha_de_la_persona(
         "esquema": "FichaPublicada",
         "esquema_version": "1.3",
     }
+    assert cuentas == {"publicada": 1, "obsoleta": 0, "sin_publicacion": 1, "rechazada": 1}
     (rechazada,) = dlq
     assert rechazada["value"]["error"]["codigo"] == "esquema_invalido"
     assert rechazada["value"]["error"]["campo"] == "key"
@@ -243,6 +246,8 @@ async def test_la_version_nueva_gana_siempre_a_la_aprobacion_de_la_anterior(
             formas[forma].append(sku)
         await _decisiones_aplicadas(kafka, topics)
         publicadas = await read_all(kafka.bootstrap, topics.publicadas)
+        publicadas_metrica = worker.metric("fichas_decisiones_total", result="publicada")
+        obsoletas_metrica = worker.metric("fichas_decisiones_total", result="obsoleta")
     finally:
         assert worker.terminate() == 0, worker.log_tail()
 
@@ -262,6 +267,7 @@ async def test_la_version_nueva_gana_siempre_a_la_aprobacion_de_la_anterior(
     # Inside v2 the decision waits in the SKU's lane behind it, then finds v2 handled.
     assert all(historia[sku] == [(2, None)] for sku in formas["durante"]), historia
     aplicadas = sum(1 for pasos in historia.values() if len(pasos) == 2)
+    assert (publicadas_metrica, obsoletas_metrica) == (aplicadas, RONDAS - aplicadas)
     print(f"\nrounds {RONDAS}: person's v1 published before v2 in {aplicadas}, "
           f"closed as obsolete in {RONDAS - aplicadas}")
 
