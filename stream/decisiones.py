@@ -212,7 +212,7 @@ class Decisiones:
         vigente = mas_nueva(newest_waiting, stored)
         if obsoleta(item.version, vigente):
             log.info(
-                "a person's %s of %s v%d is not published: v%d of the SKU was handled",
+                "a person's %s of %s v%d is not published (obsolete): v%d of the SKU is known",
                 item.decision.decision,
                 item.sku,
                 item.version,

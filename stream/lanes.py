@@ -1,4 +1,4 @@
-"""One lane per SKU: its events one after another in offset order, SKUs concurrently.
+"""One lane per SKU: its events (and people's decisions on it) one after another, SKUs concurrently.
 
 A lane is a queue and the task that empties it. For each item the lane notes the newest version
 of the SKU queued behind it, hands both to the handler (which decides, with what the version

@@ -25,6 +25,10 @@ How the guarantees of the contract are kept (numbers in docs/stream.md):
 * Invalid input (guarantee 8) goes to the DLQ topic and counts as handled; a valid event whose
   handling keeps failing for a non-transient reason goes there too (``stream.fallos``).
 * State stays bounded: an event's checkpoint thread is deleted once its outcome is recorded.
+* One writer per SKU (docs/stream.md): the worker also consumes ``fichas.decisiones``,
+  co-partitioned with the input (range assignor, equal partition counts checked at start-up);
+  a person's decision joins its SKU's lane and an approval is published under the same version
+  rule, through the same partition's producer (``stream.decisiones``).
 * The publication gate (``FICHAS_PUERTA``, docs/puerta.md): before any input is consumed the
   worker reads ``fichas.puerta`` to its end and keeps following it (``stream.puerta``); the
   graph asks it for the family's gate at every evaluation, so a gate closed on the topic
