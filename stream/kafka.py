@@ -183,13 +183,25 @@ async def ensure_topics(settings: Settings) -> None:
             decisiones = {settings.topic_decisiones: configs[settings.topic_decisiones]}
             await _create(admin, settings, decisiones, counts[settings.topic_entrada])
         await _warn_on_policy(admin, {n: c for n, c in configs.items() if n in existing})
-        await check_co_partitioned(admin, settings.topic_entrada, settings.topic_decisiones)
     finally:
         await admin.close()
 
 
-async def check_co_partitioned(admin: AIOKafkaAdminClient, entrada: str, decisiones: str) -> None:
-    """Stop the start-up when the decisions topic's partition count is not the input's.
+async def check_co_partitioned(settings: Settings) -> None:
+    """Stop the worker's start-up when the decisions topic's partition count is not the input's.
+
+    The worker's own step, after ``ensure_topics`` (which other commands also run, e.g.
+    ``fichas calibrar --publicar``, and which must not fail them for a topic they never read).
+    """
+    admin = await connect_admin(settings.kafka_brokers)
+    try:
+        await _check_co_partitioned(admin, settings.topic_entrada, settings.topic_decisiones)
+    finally:
+        await admin.close()
+
+
+async def _check_co_partitioned(admin: AIOKafkaAdminClient, entrada: str, decisiones: str) -> None:
+    """Raise ``ParticionesDistintas`` when the two topics' partition counts differ.
 
     Both are keyed by SKU with the default partitioner, so with equal counts a SKU's decisions
     are in the partition with its events' number, and the range assignor gives both partitions

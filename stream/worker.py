@@ -66,7 +66,7 @@ from stream.fallos import Reintentos
 from stream.handler import Handler
 from stream.http import HealthServer
 from stream.inflight import InFlight, Ticket
-from stream.kafka import build_consumer, build_producer, ensure_topics
+from stream.kafka import build_consumer, build_producer, check_co_partitioned, ensure_topics
 from stream.lanes import Item, LaneItem, Lanes
 from stream.metricas import PrometheusSensor
 from stream.offsets import Ledger
@@ -399,6 +399,7 @@ async def serve(settings: Settings, on_started: Callable[[Worker], None] | None 
     # broker that answers. The graph (and its checkpointer) needs the gate source.
     async with open_version_store(settings.postgres_dsn, settings.data_dir) as versions:
         await ensure_topics(settings)
+        await check_co_partitioned(settings)
         async with (
             seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
             build_processor(

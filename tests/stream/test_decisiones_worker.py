@@ -29,6 +29,7 @@ from harness.topicos import (
     committed_offsets,
     create_input_topic,
     end_offsets,
+    partitions_of,
     produce,
     produce_with_headers,
     read_all,
@@ -37,7 +38,7 @@ from harness.worker import WorkerInProcess, settings_from_env, worker_env
 from revision import decisiones as dec
 from revision.flujo import cabeceras_decision, registro_a_enviar, valor_json
 from revision.item import Item
-from stream.kafka import ParticionesDistintas, ensure_topics
+from stream.kafka import ParticionesDistintas, check_co_partitioned, ensure_topics
 
 RONDAS = 24  # three ways of meeting the newer version, eight times each
 LATENCIA_MS = 150
@@ -280,8 +281,9 @@ async def test_particiones_distintas_paran_el_arranque(
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=2)
     await create_input_topic(kafka.bootstrap, topics.decisiones, partitions=3)
     env = _entorno(kafka, fake_llm, topics, tmp_path / "d")
+    await ensure_topics(settings_from_env(env))  # creates what is missing, checks nothing
     with pytest.raises(ParticionesDistintas) as error:
-        await ensure_topics(settings_from_env(env))
+        await check_co_partitioned(settings_from_env(env))
     mensaje = str(error.value)
     assert f"{topics.decisiones} (FICHAS_TOPIC_DECISIONES) has 3 partitions" in mensaje
     assert f"{topics.entrada} (FICHAS_TOPIC_ENTRADA) has 2" in mensaje
@@ -298,4 +300,8 @@ async def test_el_worker_crea_decisiones_con_las_particiones_de_la_entrada(
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=3)
     env = _entorno(kafka, fake_llm, topics, tmp_path / "d") | {"FICHAS_PARTICIONES": "5"}
     await ensure_topics(settings_from_env(env))
-    assert sorted(await end_offsets(kafka.bootstrap, topics.decisiones)) == [0, 1, 2]
+
+    async def tres() -> bool:
+        return await partitions_of(kafka.bootstrap, topics.decisiones) == [0, 1, 2]
+
+    await _hasta(tres, "fichas.decisiones with the input's 3 partitions", timeout=10)
