@@ -210,4 +210,3 @@ def muestra_publicada(
         "puerta": puerta,
         "puntuacion": puntuacion,
     }
-
