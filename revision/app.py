@@ -10,6 +10,9 @@ reverse proxies whose ``X-Forwarded-For`` is believed; ``--inactividad-min`` the
 ``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions.
 ``--apertura automatica|manual`` says whether the app opens a certified gate itself or offers a
 reviewer the click (``revision.apertura`` says why automatic is the default).
+
+``crear_app`` wires every route to its handler, in one list a reader can scan; the handlers
+live in the modules of the web layer (``revision.web`` says which does what).
 """
 
 from __future__ import annotations
@@ -254,7 +257,8 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     """Database, stream, gate monitor and certifier, web server; until SIGTERM or SIGINT.
 
     One database for both stores (the queue and the accounts): on SQLite they share its one
-    connection, so a login never waits on a second connection's lock."""
+    connection and lock, as when they were one store, so no second connection ever finds the
+    file busy."""
     database = await open_database(settings.postgres_dsn, settings.data_dir)
     almacen = Almacen(database)
     lector = LectorPuertas(settings.topic_puerta, client_id="fichas-revisor-puerta")
