@@ -86,6 +86,9 @@ RETRYING_WINDOW_S = 60.0
 # How often records older than FICHAS_RETENCION_H are deleted.
 PRUNE_INTERVAL_S = 60.0
 LAG_END_WAIT_S = 5.0  # at stop, how long a lag measurement in flight may take to end
+# How long a revoke or the stop waits for its offsets' commit: a transaction waits for the
+# broker's coordinators without a limit of its own, and a revoke must not hold the group.
+FINAL_COMMIT_WAIT_S = 15.0
 
 
 class Worker:
@@ -293,12 +296,28 @@ class Worker:
 
         self._commit_task = asyncio.create_task(commit())
 
-    async def _end_commit(self) -> None:
-        """Wait for a periodic commit in flight (a revoke or the stop commits after it)."""
-        task = self._commit_task
-        if task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(task)
+    async def _final_commit(self, partitions: set[TopicPartition] | None) -> None:
+        """Commit what finished on these partitions (all, if None) before they are given up,
+        after a periodic commit in flight; at most ``FINAL_COMMIT_WAIT_S`` in all. What is
+        not committed by then is work that wrote nothing (every emit committed its own
+        offset): the next owner handles it again, without a duplicate."""
+
+        async def commit() -> None:
+            if self._commit_task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._commit_task)
+            await self._emitter.commit(only=partitions)
+
+        task = asyncio.create_task(commit())
+        done, _ = await asyncio.wait({task}, timeout=FINAL_COMMIT_WAIT_S)
+        if not done:
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            log.warning(
+                "the offsets of %s were not committed within %.0f s; their next owner "
+                "handles again the finished events that wrote nothing",
+                "every partition" if partitions is None else sorted(map(str, partitions)),
+                FINAL_COMMIT_WAIT_S,
+            )
 
     def _measure_lag_if_due(self) -> None:
         """Every few seconds, lag and oldest-event age of every assigned partition."""
@@ -346,8 +365,7 @@ class Worker:
         a fenced producer is ``NotOwner`` (another worker took it: nothing to commit).
         """
         await self._lanes.release(revoked, self._settings.gracia_s)
-        await self._end_commit()
-        await self._emitter.commit(only=revoked)
+        await self._final_commit(revoked)
         await self._emitter.release(revoked)
         for tp in revoked:
             self._sensor.clear_lag(tp.topic, tp.partition)
@@ -366,8 +384,7 @@ class Worker:
         )
         if not await self._wait_idle(self._settings.gracia_s):
             log.warning("grace period over with work still running; it will be redelivered")
-        await self._end_commit()
-        await self._emitter.commit()
+        await self._final_commit(None)
         await self._end_lag_measure()
 
     async def _end_lag_measure(self) -> None:
