@@ -48,6 +48,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError, ProducerFenced
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
+from infra.fault_points import WORKER_CAIDA_EN_TRANSACCION, fault_point
 from stream.offsets import Ledger, Points
 
 log = logging.getLogger(__name__)
@@ -246,6 +247,8 @@ class Emitter:
                     points = self.ledger.propose(self._consumed_by(ptp), finishing)
                     if points:
                         await producer.send_offsets_to_transaction(points, self._group_id)
+                    if records:
+                        fault_point(WORKER_CAIDA_EN_TRANSACCION)
             except ProducerFenced as exc:
                 self._fence(ptp, producer)
                 raise NotOwner(ptp) from exc
