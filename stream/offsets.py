@@ -161,6 +161,12 @@ class Ledger:
         offsets = self._partitions.get(tp)
         return offsets.committed if offsets is not None else None
 
+    def to_skip(self, tp: TopicPartition) -> int:
+        """How many offsets of ``tp`` the committed metadata listed as finished and this
+        worker has not fetched yet (they will be skipped)."""
+        offsets = self._partitions.get(tp)
+        return len(offsets.inherited) if offsets is not None else 0
+
     def window_full(self, tp: TopicPartition) -> bool:
         """``tp`` must be paused until its watermark moves."""
         offsets = self._partitions.get(tp)

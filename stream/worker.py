@@ -354,6 +354,14 @@ class Worker:
                 await self._consumer.seek_to_beginning(tp)
             else:
                 self._consumer.seek(tp, offset)
+            if skip := self._ledger.to_skip(tp):
+                log.info(
+                    "%s-%d: from offset %s, skipping %d finished offsets above it",
+                    tp.topic,
+                    tp.partition,
+                    offset,
+                    skip,
+                )
         self.joined = True
 
     async def on_revoked(self, revoked: set[TopicPartition]) -> None:
