@@ -34,10 +34,17 @@ from stream.emitter import Emitter, Record
 from stream.kafka import build_producer
 
 
-async def medir(bootstrap: str, n: int, bloque: int) -> dict[str, list[float]]:
+async def _medir_en(broker: KafkaBroker, n: int, bloque: int) -> dict[str, list[float]]:
+    """Create the two topics, then measure."""
+    prefix = f"bench-{uuid.uuid4().hex[:8]}"
+    for name in (f"{prefix}.entrada", f"{prefix}.salida"):
+        await broker.create_topic_async(name, 1)
+    return await medir(broker.bootstrap, prefix, n, bloque)
+
+
+async def medir(bootstrap: str, prefix: str, n: int, bloque: int) -> dict[str, list[float]]:
     """``n`` emits of each kind, in blocks of ``bloque``; milliseconds per emit."""
     settings = Settings(kafka_brokers=bootstrap)
-    prefix = f"bench-{uuid.uuid4().hex[:8]}"
     entrada = TopicPartition(f"{prefix}.entrada", 0)
     salida = f"{prefix}.salida"
     emitter = Emitter(
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         broker = KafkaBroker(free_port(), Path(folder) / "kafka", controller_port=free_port())
         broker.start()
         try:
-            tiempos = asyncio.run(medir(broker.bootstrap, args.n, args.bloque))
+            tiempos = asyncio.run(_medir_en(broker, args.n, args.bloque))
         finally:
             broker.stop()
     for kind, values in tiempos.items():
