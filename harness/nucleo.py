@@ -4,9 +4,10 @@ What is real: the worker, its lanes, ``InFlight``, the commit ledger, the handle
 rule and the SQLite version store. What is a double, and why:
 
 * ``ConsumerDouble`` for aiokafka's consumer: a log per partition, ``getmany`` that honours
-  pause, ``commit`` that records every offset asked, and rebalances the test triggers.
-* ``EmitterDouble`` for ``stream.emitter.Emitter``: the written records in order, and the
-  ownership a revoke takes away (``NotOwner`` as the real one).
+  pause and seek, and rebalances the test triggers.
+* ``ProducerDouble`` for aiokafka's transactional producer, under the real
+  ``stream.emitter.Emitter``: a transaction's records and offsets reach ``BrokerDouble`` (the
+  output log and the group's committed points, metadata included) only when it commits.
 * ``ProcesadorDouble`` for ``grafo.Procesador``: a run per event that a test can hold at a
   gate, or make fail (a poison event), and the real ``LLMHealth`` a test marks down or up.
 
@@ -27,6 +28,7 @@ from typing import Any
 
 from aiokafka import ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.structs import OffsetAndMetadata
 
 from esquemas import EventoCambio
 from esquemas.constantes import DESTINO_PUBLICADAS
@@ -34,7 +36,7 @@ from grafo import LLMHealth, NullSensor, Resultado
 from grafo.retry import Backoff, FailureRule, retry
 from harness.eventos import evento_dict
 from stream.config import Settings
-from stream.emitter import NotOwner, Record
+from stream.emitter import Emitter, Record
 from stream.versiones import open_version_store
 from stream.worker import Worker
 
@@ -45,11 +47,11 @@ _BACKOFF = Backoff(base_s=0.2, cap_s=30.0)  # the worker's steps' backoff
 class ConsumerDouble:
     """aiokafka's consumer as the worker uses it, over in-memory partition logs."""
 
-    def __init__(self, topic: str = TOPIC, partitions: int = 2) -> None:
+    def __init__(self, broker: BrokerDouble, topic: str = TOPIC, partitions: int = 2) -> None:
+        self.broker = broker
         self.tps = [TopicPartition(topic, p) for p in range(partitions)]
         self.logs: dict[TopicPartition, list[ConsumerRecord]] = {tp: [] for tp in self.tps}
         self.position: dict[TopicPartition, int] = dict.fromkeys(self.tps, 0)
-        self.commits: list[dict[TopicPartition, int]] = []
         self.fetched: list[tuple[TopicPartition, int]] = []
         self._assigned: set[TopicPartition] = set()
         self._paused: set[TopicPartition] = set()
@@ -77,10 +79,11 @@ class ConsumerDouble:
         """Nothing to leave: the test drives the group."""
 
     async def assign(self, partitions: Sequence[int]) -> None:
-        """The group gives this member partitions (from their committed offsets)."""
+        """The group gives this member partitions (from their committed offsets; the worker
+        seeks again once it has read the points)."""
         tps = {self.tps[p] for p in partitions}
         for tp in tps:
-            self.position[tp] = self.committed_offset(tp) or 0
+            self.position[tp] = max(self.committed_offset(tp) or 0, 0)
         self._assigned |= tps
         assert self._listener is not None
         await self._listener.on_partitions_assigned(tps)
@@ -124,14 +127,19 @@ class ConsumerDouble:
             await asyncio.sleep(min(timeout_ms, 20) / 1000)
         return batch
 
-    async def commit(self, offsets: dict[TopicPartition, int]) -> None:
-        """Record what the worker commits."""
-        self.commits.append(dict(offsets))
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Fetch ``tp`` from ``offset`` on."""
+        self.position[tp] = offset
+
+    async def seek_to_beginning(self, *tps: TopicPartition) -> None:
+        """Fetch from the start of the log."""
+        for tp in tps:
+            self.position[tp] = 0
 
     def committed_offset(self, tp: TopicPartition) -> int | None:
-        """The highest offset committed for ``tp`` so far."""
-        seen = [c[tp] for c in self.commits if tp in c]
-        return max(seen) if seen else None
+        """The group's committed offset of ``tp``."""
+        point = self.broker.offsets.get(tp)
+        return point.offset if point is not None else None
 
     async def committed(self, tp: TopicPartition) -> int | None:
         """As aiokafka's (for the lag measurement): a request to the group coordinator, held
@@ -154,38 +162,78 @@ class ConsumerDouble:
         return dict.fromkeys(tps, 0)
 
 
-class EmitterDouble:
-    """``stream.emitter.Emitter``: owned partitions and every record written, in order."""
+class BrokerDouble:
+    """What committed transactions left: output records in order, the group's points."""
 
     def __init__(self) -> None:
-        self.sent: list[tuple[TopicPartition, Record]] = []
-        self.fenced = asyncio.Event()
-        self._owned: set[TopicPartition] = set()
-
-    def owns(self, tp: TopicPartition) -> bool:
-        """True while the partition is assigned."""
-        return tp in self._owned
-
-    async def claim(self, partitions: set[TopicPartition]) -> None:
-        """Own newly assigned partitions."""
-        self._owned |= partitions
-
-    async def release(self, partitions: set[TopicPartition]) -> None:
-        """Give up revoked partitions."""
-        self._owned -= partitions
-
-    async def send(self, tp: TopicPartition, records: list[Record]) -> None:
-        """Write, unless the partition is not owned (as the real emitter refuses)."""
-        if tp not in self._owned:
-            raise NotOwner(tp)
-        self.sent.extend((tp, r) for r in records)
-
-    async def close(self) -> None:
-        """Nothing to close."""
+        self.sent: list[Record] = []
+        self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        self.commits: list[dict[TopicPartition, OffsetAndMetadata]] = []
 
     def values(self, topic: str) -> list[dict[str, Any]]:
-        """The JSON values written to ``topic``, in order."""
-        return [json.loads(r.value) for _, r in self.sent if r.topic == topic]
+        """The JSON values committed to ``topic``, in order."""
+        return [json.loads(r.value) for r in self.sent if r.topic == topic]
+
+    async def read(self, tps: set[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The emitter's ``OffsetReader``: committed points with their metadata."""
+        return {tp: self.offsets[tp] for tp in tps if tp in self.offsets}
+
+
+class _Transaction:
+    def __init__(self, producer: ProducerDouble) -> None:
+        self._producer = producer
+
+    async def __aenter__(self) -> None:
+        await self._producer.begin_transaction()
+
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            await self._producer.commit_transaction()
+        else:
+            await self._producer.abort_transaction()
+
+
+class ProducerDouble:
+    """aiokafka's transactional producer as the emitter uses it: nothing reaches the broker
+    double before ``commit_transaction``."""
+
+    def __init__(self, broker: BrokerDouble) -> None:
+        self._broker = broker
+        self._records: list[Record] = []
+        self._offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+
+    async def start(self) -> None:
+        """Nothing to connect."""
+
+    async def stop(self) -> None:
+        """Nothing to close."""
+
+    def transaction(self) -> _Transaction:
+        """``async with producer.transaction():`` commits on success, aborts on error."""
+        return _Transaction(self)
+
+    async def begin_transaction(self) -> None:
+        self._records, self._offsets = [], {}
+
+    async def send_and_wait(
+        self, topic: str, value: bytes, key: bytes | None, headers: list[tuple[str, bytes]]
+    ) -> None:
+        self._records.append(Record(topic, value, key, headers))
+
+    async def send_offsets_to_transaction(
+        self, offsets: dict[TopicPartition, OffsetAndMetadata], group_id: str
+    ) -> None:
+        self._offsets.update(offsets)
+
+    async def commit_transaction(self) -> None:
+        self._broker.sent.extend(self._records)
+        if self._offsets:
+            self._broker.offsets.update(self._offsets)
+            self._broker.commits.append(dict(self._offsets))
+        self._records, self._offsets = [], {}
+
+    async def abort_transaction(self) -> None:
+        self._records, self._offsets = [], {}
 
 
 @dataclass
@@ -262,7 +310,8 @@ class Nucleo:
 
     worker: Worker
     consumer: ConsumerDouble
-    emitter: EmitterDouble
+    emitter: Emitter
+    broker: BrokerDouble
     procesador: ProcesadorDouble
     sensor: SensorDouble
     settings: Settings
@@ -279,16 +328,21 @@ class Nucleo:
     def published(self) -> list[tuple[str, int]]:
         """(sku, version) of every outcome written to the published topic, in order."""
         topic = self.settings.topic_publicadas
-        return [(v["sku"], v["version"]) for v in self.emitter.values(topic)]
+        return [(v["sku"], v["version"]) for v in self.broker.values(topic)]
 
     def dlq(self) -> list[dict[str, Any]]:
         """The DLQ records written, in order."""
-        return self.emitter.values(self.settings.topic_dlq)
+        return self.broker.values(self.settings.topic_dlq)
 
     def commits(self, partition: int) -> list[int]:
         """Every offset committed for a partition, in order."""
         tp = self.consumer.tps[partition]
-        return [c[tp] for c in self.consumer.commits if tp in c]
+        return [c[tp].offset for c in self.broker.commits if tp in c]
+
+    def points(self, partition: int) -> list[OffsetAndMetadata]:
+        """Every commit point (offset and metadata) of a partition, in order."""
+        tp = self.consumer.tps[partition]
+        return [c[tp] for c in self.broker.commits if tp in c]
 
 
 async def until(check: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -302,9 +356,13 @@ async def until(check: Callable[[], bool], timeout: float = 5.0) -> None:
 
 @asynccontextmanager
 async def nucleo(
-    data_dir: Path, gracia_s: float = 5.0, partitions: int = 2
+    data_dir: Path,
+    gracia_s: float = 5.0,
+    partitions: int = 2,
+    broker: BrokerDouble | None = None,
 ) -> AsyncIterator[Nucleo]:
-    """A worker on the doubles and a real SQLite store, assigned every partition."""
+    """A worker on the doubles and a real SQLite store, assigned every partition; ``broker``
+    carries committed outputs and points over from an earlier worker (a restart)."""
     settings = Settings(
         topic_entrada=TOPIC,
         data_dir=data_dir,
@@ -313,8 +371,9 @@ async def nucleo(
         gracia_s=gracia_s,
         muestra_proporcion=0.0,
     )
-    consumer = ConsumerDouble(TOPIC, partitions)
-    emitter = EmitterDouble()
+    broker = broker or BrokerDouble()
+    consumer = ConsumerDouble(broker, TOPIC, partitions)
+    emitter = Emitter(lambda _txn_id: ProducerDouble(broker), "grupo", reader=broker.read)  # type: ignore[arg-type,return-value]
     procesador = ProcesadorDouble()
     sensor = SensorDouble()
     async with open_version_store(None, data_dir) as versions:
@@ -323,7 +382,7 @@ async def nucleo(
         await until(lambda: consumer._listener is not None)
         await consumer.assign(range(partitions))
         try:
-            yield Nucleo(worker, consumer, emitter, procesador, sensor, settings)
+            yield Nucleo(worker, consumer, emitter, broker, procesador, sensor, settings)
         finally:
             for gate in procesador.gates.values():
                 gate.set()

@@ -19,11 +19,16 @@ from collections.abc import Mapping
 SWITCH = "FICHAS_FAULT_POINTS"
 
 REVISOR_CAIDA_TRAS_DECISION = "revisor.caida_tras_decision"
+WORKER_CAIDA_EN_TRANSACCION = "worker.caida_en_transaccion"
 
 FAULT_POINTS: Mapping[str, str] = {
     REVISOR_CAIDA_TRAS_DECISION: (
         "the review app kills itself with SIGKILL right after a decision that publishes is "
         "committed and before its records are sent (tests/revision/test_caida.py)"
+    ),
+    WORKER_CAIDA_EN_TRANSACCION: (
+        "the worker kills itself with SIGKILL inside an emit's transaction: its records and "
+        "its offset are sent, the commit is not (tests/stream/test_worker_postgres.py)"
     ),
 }
 

@@ -221,8 +221,11 @@ class Decisiones:
             return Aplicacion.OBSOLETA
         await self.steps.run(lambda: self.versions.record(item.sku, item.version), "store")
         records = [registro_publicacion(self.settings, item.publicacion)]
-        entrada = particion_de_entrada(self.settings, item.tp)
-        await self.steps.run(lambda: self.emitter.send(entrada, records), "produce")
+        # The emitter maps the decision's partition to input partition p's producer
+        # (``particion_de_entrada``): the publication and this decision's offset are one
+        # transaction, so a replay after a crash never publishes it twice.
+        offset = item.ticket.offset
+        await self.steps.run(lambda: self.emitter.send(item.tp, records, offset), "produce")
         log.info("published the %s ficha of %s v%d", item.decision.decision, item.sku, item.version)
         return Aplicacion.PUBLICADA
 
@@ -231,7 +234,8 @@ class Decisiones:
         origin, written by the producer of the input partition with the same number."""
         log.warning("decision at %s offset %d to the DLQ: %s", ticket.tp, ticket.offset, exc)
         records = [registro_dlq(self.settings.topic_dlq, ticket.tp, ticket.record, exc)]
-        entrada = particion_de_entrada(self.settings, ticket.tp)
-        await self.steps.run(lambda: self.emitter.send(entrada, records), "produce", acotado=False)
+        await self.steps.run(
+            lambda: self.emitter.send(ticket.tp, records, ticket.offset), "produce", acotado=False
+        )
         self.sensor.on_decision(Aplicacion.RECHAZADA.value)
         return Aplicacion.RECHAZADA

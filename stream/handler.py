@@ -123,9 +123,7 @@ class Handler:
         async with self.graph_slots:
             return await self.procesador.procesar(evento, self.steps.rule("graph"))
 
-    async def _settle(
-        self, item: Item, reclamo: Reclamo, resultado: Resultado | None
-    ) -> Desenlace:
+    async def _settle(self, item: Item, reclamo: Reclamo, resultado: Resultado | None) -> Desenlace:
         """The one place an event ends: the new or the stored outcome emitted, the DLQ, or
         nothing (obsolete); then its checkpoint thread is deleted.
 
@@ -156,9 +154,11 @@ class Handler:
             log.exception("could not delete the checkpoint thread of %s", evento.event_id)
 
     async def _emit(self, item: Item, guardado: ResultadoGuardado, first: bool) -> None:
-        """Write the outcome (and its human-review sample) and wait for the broker's ack."""
+        """Write the outcome (and its human-review sample) with the event's offset, in one
+        transaction, committed when this returns."""
         records, muestreada = outcome_records(self.settings, guardado, item.evento)
-        await self.steps.run(lambda: self.emitter.send(item.tp, records), "produce")
+        offset = item.ticket.offset
+        await self.steps.run(lambda: self.emitter.send(item.tp, records, offset), "produce")
         if muestreada and first:
             self.sensor.on_sample()
 
@@ -170,12 +170,16 @@ class Handler:
     async def send_dlq(
         self, tp: TopicPartition, record: ConsumerRecord, exc: EventoInvalido
     ) -> None:
-        """The DLQ record, its key cut to fit and the original headers, acknowledged.
+        """The DLQ record, its key cut to fit and the original headers, committed with the
+        message's offset.
 
         Also the worker's path for an invalid message, which never reaches a lane.
         """
         records = [registro_dlq(self.settings.topic_dlq, tp, record, exc)]
-        await self.steps.run(lambda: self.emitter.send(tp, records), "produce", acotado=False)
+        offset = int(record.offset)
+        await self.steps.run(
+            lambda: self.emitter.send(tp, records, offset), "produce", acotado=False
+        )
         self.sensor.on_dlq()
 
 

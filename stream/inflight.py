@@ -2,8 +2,8 @@
 
 Every fetched message gets a ``Ticket`` at ``accept`` and leaves in exactly one of two ways:
 
-* ``finish``: its outcome, DLQ record or obsolete mark is written; the ledger may commit past
-  its offset.
+* ``finish``: its outcome or DLQ record is written (its transaction committed the offset too),
+  or it writes nothing (obsolete); the ledger may commit past its offset.
 * ``abandon``: its partition was lost (revoked, or cancelled at the end of the grace period);
   it leaves the buffer but stays pending in the ledger, so this worker never commits past it
   and the partition's new owner handles it.
@@ -57,9 +57,14 @@ class InFlight:
         """Fetched messages neither finished nor abandoned."""
         return self._pending
 
-    def accept(self, tp: TopicPartition, record: ConsumerRecord) -> Ticket:
-        """A message was fetched: it holds back its partition's commit until ``finish``."""
-        self._ledger.received(tp, record.offset, record.timestamp / 1000)
+    def accept(self, tp: TopicPartition, record: ConsumerRecord) -> Ticket | None:
+        """A message was fetched: it holds back its partition's commit until ``finish``.
+
+        None when it must not be handled: the committed metadata lists it as finished (the
+        previous owner committed its outputs), or it was fetched before the assignment's seek.
+        """
+        if not self._ledger.received(tp, record.offset, record.timestamp / 1000):
+            return None
         self._count(+1)
         return Ticket(tp, record, time.monotonic())
 
@@ -69,7 +74,9 @@ class InFlight:
         self._running[ticket.tp] = self._running.get(ticket.tp, 0) + 1
 
     def finish(self, ticket: Ticket) -> None:
-        """Handled (emitted, obsolete or in the DLQ): the commit may pass its offset."""
+        """Handled (emitted, obsolete or in the DLQ): the commit may pass its offset. An emit's
+        transaction has committed the offset already; one that wrote nothing is committed by
+        the next offsets-only transaction."""
         if self._close(ticket):
             self._ledger.done(ticket.tp, ticket.offset)
 

@@ -26,12 +26,14 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from stream.config import Settings
 
 log = logging.getLogger(__name__)
 
 BROKER_WAIT_S = 60.0
+TRANSACTION_TIMEOUT_MS = 10_000
 BROKER_RETRY_S = 5.0
 
 
@@ -300,8 +302,22 @@ async def _warn_on_policy(admin: AIOKafkaAdminClient, configs: dict[str, dict[st
                 )
 
 
+async def committed_points(
+    admin: AIOKafkaAdminClient, group: str, partitions: set[TopicPartition]
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    """The group's committed offset of each partition *with its metadata* (the finished offsets
+    above the watermark, ``stream.offset_metadata``). aiokafka's ``consumer.committed()``
+    returns the offset alone; the admin client's OffsetFetch returns both. Offset -1: nothing
+    committed."""
+    if not partitions:
+        return {}
+    points = await admin.list_consumer_group_offsets(group, partitions=sorted(partitions))
+    return {tp: point for tp, point in points.items() if tp in partitions}
+
+
 def build_consumer(settings: Settings) -> AIOKafkaConsumer:
-    """The input consumer: manual commits, bounded prefetch, LLM-friendly timeouts."""
+    """The input consumer: it never commits (offsets go in the emitter's transactions),
+    bounded prefetch, LLM-friendly timeouts."""
     return AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_brokers,
         group_id=settings.grupo,
@@ -322,14 +338,19 @@ def build_producer(settings: Settings, transactional_id: str) -> AIOKafkaProduce
     next owner of the partition fences it; every write acknowledged by all in-sync replicas.
 
     The transaction timeout bounds how long a stalled worker's open transaction can hold back
-    read_committed readers of an output partition before the broker aborts it.
+    read_committed readers of an output partition (and the partition's committed offset)
+    before the broker aborts it. 10 s, as Kafka Streams sets under exactly-once: a transaction
+    here lives for one emit (milliseconds), so 10 s is only reached by a worker stopped or cut
+    off mid-emit; a SIGKILLed worker's transaction is aborted sooner, when the partition's next
+    owner starts its producer (after the 10 s session timeout at most). One that outlives it is
+    aborted and its producer fenced: the worker rejoins the group (``stream.emitter``).
     """
     return AIOKafkaProducer(
         bootstrap_servers=settings.kafka_brokers,
         acks="all",
         enable_idempotence=True,
         transactional_id=transactional_id,
-        transaction_timeout_ms=60_000,
+        transaction_timeout_ms=TRANSACTION_TIMEOUT_MS,
         linger_ms=0,
         request_timeout_ms=30_000,
         max_request_size=1024 * 1024,

@@ -2,9 +2,12 @@
 
 How the guarantees of the contract are kept (numbers in docs/stream.md):
 
-* Offsets (guarantee 2): a partition's offset is committed only up to the smallest offset
-  whose outcome the broker has not yet acknowledged (``stream.offsets.Ledger``). A SIGKILL at
-  any moment therefore redelivers every message without an acknowledged outcome.
+* Offsets (guarantee 2): an event's offset is committed in the transaction that writes its
+  outcome (``stream.emitter``): the partition's watermark, never past a pending offset, and
+  the finished offsets above it in the commit's metadata (``stream.offsets.Ledger``). A SIGKILL
+  at any moment therefore redelivers exactly the messages whose outcome is not committed, and
+  a read_committed reader sees each outcome once. Work that writes nothing is committed by an
+  offsets-only transaction every ``COMMIT_INTERVAL_S``; the consumer itself never commits.
 * One content per ``event_id`` (guarantee 2): an outcome is emitted only after it was claimed
   in the version store (``stream.versiones``); a redelivery, a second worker or a zombie emits
   the stored outcome, never a new run's.
@@ -60,16 +63,22 @@ from esquemas import EventoCambio, EventoInvalido, leer_evento
 from grafo import Backoff, Procesador
 from stream import eventloop
 from stream.config import Settings
-from stream.decisiones import Decisiones, DecisionItem
-from stream.emitter import Emitter
+from stream.decisiones import Decisiones, DecisionItem, particion_de_entrada
+from stream.emitter import COMMIT_INTERVAL_S, Emitter
 from stream.fallos import Reintentos
 from stream.handler import Handler
 from stream.http import HealthServer
 from stream.inflight import InFlight, Ticket
-from stream.kafka import build_consumer, build_producer, check_co_partitioned, ensure_topics
+from stream.kafka import (
+    build_consumer,
+    build_producer,
+    check_co_partitioned,
+    committed_points,
+    connect_admin,
+    ensure_topics,
+)
 from stream.lanes import Item, LaneItem, Lanes
 from stream.metricas import PrometheusSensor
-from stream.offsets import Ledger
 from stream.puerta_topico import seguir_puerta
 from stream.retraso import LAG_INTERVAL_S, informar_retraso
 from stream.runtime import build_processor, clave_en_uso
@@ -83,6 +92,9 @@ RETRYING_WINDOW_S = 60.0
 # How often records older than FICHAS_RETENCION_H are deleted.
 PRUNE_INTERVAL_S = 60.0
 LAG_END_WAIT_S = 5.0  # at stop, how long a lag measurement in flight may take to end
+# How long a revoke or the stop waits for its offsets' commit: a transaction waits for the
+# broker's coordinators without a limit of its own, and a revoke must not hold the group.
+FINAL_COMMIT_WAIT_S = 15.0
 
 
 class Worker:
@@ -109,7 +121,7 @@ class Worker:
         self._consumer = consumer
         self._emitter = emitter
         self._familias = familias_conocidas()
-        self._ledger = Ledger(consumer)
+        self._ledger = emitter.ledger
         self._inflight = InFlight(self._ledger, sensor)
         self._retrying: dict[str, float] = {}
         self._steps = Reintentos(
@@ -123,6 +135,8 @@ class Worker:
         self._last_prune = time.monotonic()
         self._last_lag = 0.0
         self._lag_task: asyncio.Task[None] | None = None
+        self._last_commit = time.monotonic()
+        self._commit_task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
         self.joined = False
 
@@ -167,7 +181,7 @@ class Worker:
             for tp, records in batch.items():
                 for record in records:
                     self._accept(tp, record)
-            await self._ledger.commit_if_due()
+            self._commit_if_due()
             self._measure_lag_if_due()
             self._prune_if_due()
             if self._emitter.fenced.is_set():
@@ -193,18 +207,26 @@ class Worker:
         self._consumer.subscribe(topics, listener=_Rebalance(self))
 
     def _flow_control(self) -> None:
-        """Pause every partition while the buffer is full or the LLM is down; else resume."""
+        """Pause every partition while the buffer is full or the LLM is down, and a partition
+        whose window of fetched offsets above its watermark is full (``stream.offset_metadata``:
+        its commit metadata must fit the broker's limit); resume the others."""
         assigned = self._consumer.assignment()
         if not assigned:
             return
         if self._inflight.pending >= self._limit or not self._procesador.health.is_up:
             self._consumer.pause(*assigned)
-        else:
-            self._consumer.resume(*assigned)
+            return
+        full = {tp for tp in assigned if self._ledger.window_full(tp)}
+        if full:
+            self._consumer.pause(*full)
+        if assigned - full:
+            self._consumer.resume(*(assigned - full))
 
     def _accept(self, tp: TopicPartition, record: ConsumerRecord) -> None:
         """Track the offset, then route the message to the DLQ or to its SKU's lane."""
         ticket = self._inflight.accept(tp, record)
+        if ticket is None:
+            return  # finished already (the committed metadata lists it), or a stale fetch
         if tp.topic == self._settings.topic_decisiones:
             self._accept_decision(ticket)
             return
@@ -286,6 +308,48 @@ class Worker:
 
         self._spawn(prune())
 
+    def _commit_if_due(self) -> None:
+        """Every ``COMMIT_INTERVAL_S``, commit finished work that wrote nothing (obsolete
+        events, offsets skipped from the metadata) in offsets-only transactions, off the poll
+        loop: a transaction waits for the partition's emit in flight, and a broker outage
+        must not stop the loop's fetches and pauses."""
+        if self._commit_task is not None:
+            return
+        if time.monotonic() - self._last_commit < COMMIT_INTERVAL_S:
+            return
+        self._last_commit = time.monotonic()
+
+        async def commit() -> None:
+            try:
+                await self._emitter.commit()
+            finally:
+                self._commit_task = None
+
+        self._commit_task = asyncio.create_task(commit())
+
+    async def _final_commit(self, partitions: set[TopicPartition] | None) -> None:
+        """Commit what finished on these partitions (all, if None) before they are given up,
+        after a periodic commit in flight; at most ``FINAL_COMMIT_WAIT_S`` in all. What is
+        not committed by then is work that wrote nothing (every emit committed its own
+        offset): the next owner handles it again, without a duplicate."""
+
+        async def commit() -> None:
+            if self._commit_task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._commit_task)
+            await self._emitter.commit(only=partitions)
+
+        task = asyncio.create_task(commit())
+        done, _ = await asyncio.wait({task}, timeout=FINAL_COMMIT_WAIT_S)
+        if not done:
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            log.warning(
+                "the offsets of %s were not committed within %.0f s; their next owner "
+                "handles again the finished events that wrote nothing",
+                "every partition" if partitions is None else sorted(map(str, partitions)),
+                FINAL_COMMIT_WAIT_S,
+            )
+
     def _measure_lag_if_due(self) -> None:
         """Every few seconds, lag and oldest-event age of every assigned partition."""
         if time.monotonic() - self._last_lag < LAG_INTERVAL_S or self._lag_task is not None:
@@ -303,23 +367,45 @@ class Worker:
     # ------------------------------------------------------------------ rebalance and stop
 
     async def on_assigned(self, assigned: set[TopicPartition]) -> None:
-        """The group gave this worker partitions: fence their old owners, then emit for them.
+        """The group gave this worker partitions: fence their old owners, read the committed
+        points (watermark and finished offsets above it), fetch from the watermark.
 
-        Starting the partitions' transactional producers is retried until the broker answers:
-        without them nothing of these partitions could be written.
+        Starting the partitions' transactional producers and reading the points are retried
+        until the broker answers: without them nothing of these partitions could be written,
+        nor known finished. Messages fetched before the seek are dropped
+        (``InFlight.accept``) and fetched again from the watermark.
         """
-        await self._steps.run(lambda: self._emitter.claim(assigned), "produce", acotado=False)
-        for tp in assigned:
-            self._ledger.track(tp)
+        positions = await self._steps.run(
+            lambda: self._emitter.claim(assigned), "produce", acotado=False
+        )
+        for tp, offset in positions.items():
+            if tp not in self._consumer.assignment():
+                continue
+            if offset is None:
+                await self._consumer.seek_to_beginning(tp)
+            else:
+                self._consumer.seek(tp, offset)
+            if skip := self._ledger.to_skip(tp):
+                log.info(
+                    "%s-%d: from offset %s, skipping %d finished offsets above it",
+                    tp.topic,
+                    tp.partition,
+                    offset,
+                    skip,
+                )
         self.joined = True
 
     async def on_revoked(self, revoked: set[TopicPartition]) -> None:
         """Finish what started on lost partitions within the grace period, cancel the rest,
-        commit what finished, and forget those partitions."""
+        commit what finished through the partitions' transactions, then give them up.
+
+        aiokafka swallows what this raises, so every step handles its own errors: the commit
+        logs its failures (the new owner then handles again what this one could not commit),
+        a fenced producer is ``NotOwner`` (another worker took it: nothing to commit).
+        """
         await self._lanes.release(revoked, self._settings.gracia_s)
+        await self._final_commit(revoked)
         await self._emitter.release(revoked)
-        await self._ledger.commit(only=revoked)
-        self._ledger.forget(revoked)
         for tp in revoked:
             self._sensor.clear_lag(tp.topic, tp.partition)
 
@@ -337,7 +423,7 @@ class Worker:
         )
         if not await self._wait_idle(self._settings.gracia_s):
             log.warning("grace period over with work still running; it will be redelivered")
-        await self._ledger.commit()
+        await self._final_commit(None)
         await self._end_lag_measure()
 
     async def _end_lag_measure(self) -> None:
@@ -418,7 +504,15 @@ async def _serve(
 ) -> None:
     """Run the worker on started parts until a signal, then stop Kafka clients and health."""
     consumer = build_consumer(settings)
-    emitter = Emitter(lambda txn_id: build_producer(settings, txn_id), settings.grupo)
+    admin = await connect_admin(settings.kafka_brokers)
+    emitter = Emitter(
+        lambda txn_id: build_producer(settings, txn_id),
+        settings.grupo,
+        reader=lambda tps: committed_points(admin, settings.grupo, tps),
+        # People's decisions of partition p are written, and their offsets committed, by the
+        # producer of input partition p (one writer per SKU, stream.decisiones).
+        producer_partition=lambda tp: particion_de_entrada(settings, tp),
+    )
     worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
     health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
     if on_started is None:
@@ -435,6 +529,8 @@ async def _serve(
         with contextlib.suppress(Exception):
             await consumer.stop()
         await emitter.close()
+        with contextlib.suppress(Exception):
+            await admin.close()
         await health.stop()
 
 

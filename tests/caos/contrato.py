@@ -1,9 +1,11 @@
 """What every fault scenario checks on the output topics: guarantees 1, 2, 3 and 8 of the contract.
 
-Read from the topics themselves, not from the workers: each outcome topic is read from the
-beginning, and per SKU the versions must never go down in partition-offset order (a swap within
-one millisecond is caught: timestamps play no part); each ``event_id`` must have one content;
-the newest version of every SKU must have an outcome; every invalid message must be in the DLQ.
+Read from the topics themselves, not from the workers, as the contract's readers read
+(``read_committed``): each outcome topic is read from the beginning, and per SKU the versions
+must never go down in partition-offset order (a swap within one millisecond is caught:
+timestamps play no part); each ``event_id`` must appear once (no duplicate, so no second
+content); the newest version of every SKU must have an outcome; every invalid message must be
+in the DLQ, once.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Resumen:
     fallos: int
     salidas: int = 0
     duplicados: int = 0
+    dlq_duplicados: int = 0
     divergentes: list[str] = field(default_factory=list)
     desordenados: list[str] = field(default_factory=list)
     perdidos: list[str] = field(default_factory=list)
@@ -60,14 +63,17 @@ class Resumen:
         """The one-line summary the suite prints."""
         return (
             f"{self.nombre}: events={self.eventos} faults={self.fallos} outcomes={self.salidas} "
-            f"duplicates={self.duplicados} divergent={len(self.divergentes)} "
+            f"duplicates={self.duplicados} dlq_duplicates={self.dlq_duplicados} "
+            f"divergent={len(self.divergentes)} "
             f"out_of_order={len(self.desordenados)} lost={len(self.perdidos)} "
             f"dlq_missing={self.dlq_faltan} seconds={self.segundos:.0f}"
         )
 
     def comprobar(self) -> None:
-        """Guarantees 1, 2, 3 and 8 hold."""
+        """Guarantees 1, 2, 3 and 8 hold, exactly once for a read_committed reader."""
         assert not self.divergentes, f"event_ids with two contents: {self.divergentes[:5]}"
+        assert self.duplicados == 0, f"{self.duplicados} outcomes seen twice"
+        assert self.dlq_duplicados == 0, f"{self.dlq_duplicados} DLQ records seen twice"
         assert not self.desordenados, f"older version after a newer one: {self.desordenados[:5]}"
         assert not self.perdidos, f"newest versions without an outcome: {self.perdidos[:5]}"
         assert self.dlq_faltan == 0, f"{self.dlq_faltan} invalid messages missing from the DLQ"
@@ -122,10 +128,12 @@ def revisar(
     resumen.perdidos = sorted(
         e["event_id"] for e in newest.values() if e["event_id"] not in contenidos
     )
-    dlq_offsets = {
+    dlq_origenes = [
         (json.loads(r.value)["origen"]["particion"], json.loads(r.value)["origen"]["offset"])
         for r in por_topic[topics.dlq]
-    }
+    ]
+    dlq_offsets = set(dlq_origenes)
+    resumen.dlq_duplicados = len(dlq_origenes) - len(dlq_offsets)
     resumen.dlq_faltan = max(0, n_invalidos - len(dlq_offsets))
     return resumen
 

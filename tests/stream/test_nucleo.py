@@ -153,3 +153,31 @@ async def test_stop_lets_a_lag_measurement_in_flight_end_before_the_consumer_sto
         answered = n.consumer.answered_committed
     assert n.consumer.open_committed == 0
     assert n.consumer.answered_committed > answered  # answered, not cancelled
+
+
+async def test_a_new_owner_skips_what_the_committed_metadata_lists_as_finished(
+    tmp_path: Path,
+) -> None:
+    """Offset 0 is held while 1..3 are emitted (each in a transaction with its offset); the
+    partition is revoked (0 cancelled after the grace period) and assigned again: only 0 is
+    handled again, 1..3 are skipped, and every outcome is committed exactly once.
+
+    Mutation: in ``PartitionOffsets.point`` leave the finished offsets out of the metadata
+    (``encode(mark, [])``): 1..3 are handled again and published twice.
+    """
+    async with nucleo(tmp_path, gracia_s=0.3) as n:
+        n.procesador.hold("H", 1)
+        n.send("H", 1)
+        for sku in ("X", "Y", "Z"):
+            n.send(sku, 1)
+        await until(lambda: {("X", 1), ("Y", 1), ("Z", 1)} <= set(n.published()))
+        point = n.points(0)[-1]
+        assert point.offset == 0 and point.metadata  # 1..3 listed above the watermark
+        await n.consumer.revoke([0])
+        assert n.published().count(("H", 1)) == 0
+        n.procesador.gates.clear()
+        await n.consumer.assign([0])
+        await until(lambda: ("H", 1) in n.published())
+        await until(lambda: (n.commits(0) or [0])[-1] == 4)
+        assert sorted(n.published()) == [("H", 1), ("X", 1), ("Y", 1), ("Z", 1)]
+        assert n.procesador.calls.count(("X", 1)) == 1

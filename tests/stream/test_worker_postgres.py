@@ -1,9 +1,11 @@
 """The production configuration: workers in one group sharing a real PostgreSQL, on uvloop.
 
 Checkpoints, outcome records and per-SKU versions live in Postgres (``FICHAS_POSTGRES_DSN``).
-Worker A is killed while it holds recorded-but-uncommitted outcomes; worker B takes its
-partitions over and must use what A recorded: the same bytes for A's outcomes, and no LLM call
-for an event whose outcome A had recorded.
+Worker A kills itself inside its first emit's transaction (the fault point
+``worker.caida_en_transaccion``): its outcomes are recorded in PostgreSQL, the record and the
+offset of one are in the log, not committed. Worker B takes the partitions over and must use
+what A recorded: the same bytes as A's aborted record, no LLM call for an event whose outcome A
+had recorded, and every outcome once for a read_committed reader.
 """
 
 from __future__ import annotations
@@ -20,14 +22,7 @@ from grafo.ejecucion import thread_id
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import (
-    Topics,
-    committed_offsets,
-    create_input_topic,
-    produce,
-    read_all,
-    wait_committed,
-)
+from harness.topicos import Topics, create_input_topic, produce, read_all, wait_committed
 from harness.worker import WorkerInProcess, WorkerProcess, wait_outcomes, worker_env
 
 
@@ -60,7 +55,15 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
     )
     env = dict(FICHAS_POSTGRES_DSN=postgres_dsn, FICHAS_CONCURRENCIA="4")
     a = WorkerProcess(
-        worker_env(kafka, fake_llm, topics, tmp_path / "a", **env), tmp_path / "a.log"
+        worker_env(
+            kafka,
+            fake_llm,
+            topics,
+            tmp_path / "a",
+            FICHAS_FAULT_POINTS="worker.caida_en_transaccion",
+            **env,
+        ),
+        tmp_path / "a.log",
     )
     b = WorkerInProcess(
         worker_env(kafka, fake_llm, topics, tmp_path / "b", **env), tmp_path / "b.log"
@@ -70,19 +73,10 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
     a.start()
     try:
         a.wait_ready()
-        # Kill A at a moment when it has recorded outcomes whose offsets are not committed.
+        # A dies by itself inside its first emit's transaction.
         deadline = time.monotonic() + 120
-        while True:
+        while a.proc is not None and a.proc.poll() is None:
             assert time.monotonic() < deadline, a.log_tail()
-            with psycopg.connect(postgres_dsn) as conn:
-                row = conn.execute(
-                    "select count(*) from fichas_resultados where event_id = any(%s)", (ids,)
-                ).fetchone()
-            recorded = row[0] if row else 0
-            committed = await committed_offsets(kafka.bootstrap, group, topics.entrada)
-            if recorded >= 4 and recorded > sum(c or 0 for c in committed.values()):
-                a.kill()
-                break
             await asyncio.sleep(0.05)
         killed_at = time.time()
         with psycopg.connect(postgres_dsn) as conn:
@@ -112,12 +106,18 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
     # that step was checkpointed replays the call, which the fake answers with its next step.
     assert {intentos[s] for s in skus[10:]} == {1}
     assert {intentos[s] for s in skus[:10]} <= {1, 2} and 2 in {intentos[s] for s in skus[:10]}
-    # Every outcome A emitted that B emitted again is byte-identical, and there was at least one:
-    # B read A's outcome records, it did not run those events again.
-    again = [f for f in found if f["value"]["event_id"] in before]
-    redelivered = len(again) - len(before)
-    assert redelivered > 0, "A was killed with recorded, uncommitted outcomes: B must replay some"
-    assert all(f["raw"] == before[f["value"]["event_id"]] for f in again)
+    # Nothing of A's transaction is visible; every outcome once for a read_committed reader.
+    assert before == {}
+    assert sorted(f["value"]["event_id"] for f in found) == sorted(ids)
+    # A's aborted record is in the log (read_uncommitted), and B's is the same bytes: B read
+    # A's outcome record, it did not run that event again.
+    everything: dict[str, list[bytes]] = {}
+    for topic in (topics.publicadas, topics.revision):
+        for o in await read_all(kafka.bootstrap, topic, committed_only=False):
+            everything.setdefault(o["value"]["event_id"], []).append(o["raw"])
+    twice = {e: raws for e, raws in everything.items() if len(raws) > 1}
+    assert set(twice) and set(twice) <= recorded_by_a, "A's aborted record, then B's"
+    assert all(len(set(raws)) == 1 for raws in twice.values())
     after_kill = {
         r["sku"]
         for r in fake_llm.requests(bodies=False)
