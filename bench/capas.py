@@ -108,17 +108,58 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
         filas.append((label, await _cpu_ms(chat, n)))
     for label, model in (
         ("create_agent over stock ChatOpenAI", stock),
-        ("create_agent over DirectChatOpenAI (Agentes.generar, shipped)", direct),
+        ("create_agent over DirectChatOpenAI (Agentes.generar before issue 33)", direct),
     ):
-        agentes = Agentes(model)
+        agente = _create_agent(model, "generador", prompt_generador(), Ficha)
 
-        async def agent(agentes: Agentes = agentes) -> None:
-            await agentes.generar(origen, [])
+        async def agent(agente: Any = agente) -> None:
+            await agente.ainvoke({"messages": [HumanMessage(content=texto)]})
 
         filas.append((label, await _cpu_ms(agent, n)))
+    agentes = Agentes(direct)
+
+    async def llamada() -> None:
+        await agentes.generar(origen, [])
+
+    filas.append(
+        (
+            "LlamadaEstructurada over DirectChatOpenAI (Agentes.generar, shipped)",
+            await _cpu_ms(llamada, n),
+        )
+    )
     await close_chat_model(direct)
     await close_chat_model(stock)
     return filas
+
+
+def _create_agent(model: Any, name: str, prompt: str, schema: Any) -> Any:
+    """An agent as ``grafo.agentes`` built them until issue 33: a ``create_agent`` graph."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ProviderStrategy
+
+    return create_agent(
+        model,
+        tools=[],
+        system_prompt=prompt,
+        response_format=ProviderStrategy(schema),
+        checkpointer=False,
+        name=name,
+    )
+
+
+class _AgenteGrafo:
+    """A ``create_agent`` graph behind ``LlamadaEstructurada``'s interface: the evaluator's
+    "before" rows, through the same ``Agentes.evaluar`` (messages, score, sensor)."""
+
+    def __init__(self, model: Any, name: str, prompt: str, schema: Any) -> None:
+        self.name = name
+        self._agente = _create_agent(model, name, prompt, schema)
+
+    async def ainvoke(self, content: str) -> tuple[Any, Any]:
+        from langchain_core.messages import HumanMessage
+
+        salida = await self._agente.ainvoke({"messages": [HumanMessage(content=content)]})
+        return salida["messages"][-1], salida["structured_response"]
 
 
 def _sdk_chat_model(directo: Any) -> Any:
@@ -177,21 +218,50 @@ async def capas_evaluador(url: str, n: int) -> list[tuple[str, float]]:
 
     directo = build_chat_model(LLMSettings(url=url, model="fake"))
     origenes = [_origen_de("A1-capas-00001"), _origen_de("NV-capas-00002")]
-    variantes: list[tuple[str, Any, dict[str, Any]]] = [
-        ("no logprobs (no score)", directo, {"logprobs": None, "top_logprobs": None}),
+    grafo, llamada = _AgenteGrafo, Agentes._build
+    variantes: list[tuple[str, Any, dict[str, Any], Any]] = [
         (
-            "top_logprobs 10, SDK ChatCompletion, whole logprobs kept (before)",
+            "create_agent, no logprobs (no score)",
+            directo,
+            {"logprobs": None, "top_logprobs": None},
+            grafo,
+        ),
+        (
+            "create_agent, top_logprobs 10, SDK ChatCompletion, whole logprobs (before issue 33)",
             _sdk_chat_model(directo),
             {"rutas_puntuadas": None},
+            grafo,
         ),
-        ("top_logprobs 10, JSON dict, whole logprobs kept", directo, {"rutas_puntuadas": None}),
-        ("top_logprobs 10, JSON dict, cut to the verdict (shipped)", directo, {}),
+        (
+            "create_agent, top_logprobs 10, JSON dict, whole logprobs kept",
+            directo,
+            {"rutas_puntuadas": None},
+            grafo,
+        ),
+        (
+            "create_agent, top_logprobs 10, JSON dict, cut to the verdict (round 1 of issue 33)",
+            directo,
+            {},
+            grafo,
+        ),
+        (
+            "LlamadaEstructurada, top_logprobs 10, orjson, cut to the verdict (shipped)",
+            directo,
+            {},
+            llamada,
+        ),
+        (
+            "LlamadaEstructurada, no logprobs (no score)",
+            directo,
+            {"logprobs": None, "top_logprobs": None},
+            llamada,
+        ),
     ]
     filas: list[tuple[str, float]] = []
-    for label, modelo, cambios in variantes:
+    for label, modelo, cambios, agente in variantes:
         agentes = Agentes(directo)
         evaluador = evaluator_chat_model(modelo, TOP_LOGPROBS, (RUTA_APROBADA,))
-        agentes._evaluador = Agentes._build(
+        agentes._evaluador = agente(
             evaluador.model_copy(update=cambios), "evaluador", prompt_del_evaluador(), Veredicto
         )
         turno = iter(range(10**9))
@@ -212,7 +282,7 @@ def capas_criterios(repeticiones: int = 3) -> list[tuple[str, float]]:
 
     from criterios import comprobar, mapear_origen
     from criterios.recursos import precargar
-    from herramientas.evaluar import origen_de_caso
+    from herramientas.evaluar_casos import origen_de_caso
 
     casos = Path(__file__).resolve().parents[1] / "ejemplos" / "evaluacion" / "casos.jsonl"
     pares = []

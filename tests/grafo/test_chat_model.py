@@ -18,15 +18,19 @@ from typing import Any
 
 import openai
 import pytest
+from langchain.agents import create_agent
+from langchain.agents.structured_output import ProviderStrategy, StructuredOutputValidationError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
+from pydantic import BaseModel
 
 from criterios import atributos_obligatorios
-from esquemas import EventoCambio
+from esquemas import EventoCambio, Ficha
 from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from grafo.chat_model import DirectChatOpenAI
 from grafo.errores import classify
 from grafo.estado import origen_de
+from grafo.mensajes import mensaje_evaluador, mensaje_generador, prompt_generador
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.procesador import abrir_procesador
@@ -43,6 +47,13 @@ SCHEMA = {
         },
         "strict": True,
     },
+}
+
+
+FICHA = {
+    "titulo": "Zapatilla Runner X2 negra",
+    "descripcion": "Zapatilla ligera para correr, con parte superior de malla.",
+    "atributos": {"talla": "42", "color": "negro", "material": "malla", "genero": "hombre"},
 }
 
 
@@ -95,6 +106,63 @@ async def test_agents_send_the_same_body_as_stock_chat_openai(fake_llm: FakeLLM)
     assert ficha == stock_ficha
     assert evaluacion == stock_evaluacion
     assert evaluacion.puntuacion is not None  # the logprobs came through the direct path too
+
+
+def _create_agent(model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]) -> Any:
+    """The agent as it was built until issue 33: ``create_agent`` around the same call."""
+    return create_agent(
+        model,
+        tools=[],
+        system_prompt=prompt,
+        response_format=ProviderStrategy(schema),
+        checkpointer=False,
+        name=name,
+    )
+
+
+async def _por_create_agent(agent: Any, content: str) -> tuple[AIMessage, Any]:
+    salida = await agent.ainvoke({"messages": [HumanMessage(content=content)]})
+    return salida["messages"][-1], salida["structured_response"]
+
+
+async def test_agents_send_and_parse_what_create_agent_did(fake_llm: FakeLLM) -> None:
+    """``LlamadaEstructurada`` is ``create_agent``'s model call without its graph: the same
+    body on the wire for both agents, the same message and structured response, and the same
+    error (with the answer attached) for an answer that is not the schema's JSON."""
+    origen = _origen("AGT-1")
+    problemas = [{"criterio": "C04", "detalle": "falta el color"}]
+    async with _direct(fake_llm.url, repeat_penalty=1.1) as model:
+        agentes = Agentes(model)
+        pares = [
+            (agentes._generador, mensaje_generador(origen, problemas)),
+            (agentes._evaluador, mensaje_evaluador(FICHA, {}, origen, None)),
+        ]
+        for llamada, texto in pares:
+            viejo = _create_agent(
+                llamada._bound.bound, llamada.name, llamada._system.content, llamada.schema
+            )
+            mensaje_viejo, respuesta_vieja = await _por_create_agent(viejo, texto)
+            mensaje, respuesta = await llamada.ainvoke(texto)
+            assert respuesta == respuesta_vieja and isinstance(respuesta, llamada.schema)
+            assert mensaje.content == mensaje_viejo.content
+            assert mensaje.name == mensaje_viejo.name == llamada.name
+            assert mensaje.response_metadata["logprobs"] == mensaje_viejo.response_metadata[
+                "logprobs"
+            ]
+        fake_llm.configure({"rules": [{"sku": "AGT-1", "generador": ["json_roto", "json_roto"]}]})
+        viejo = _create_agent(model, "generador", prompt_generador(), Ficha)
+        with pytest.raises(StructuredOutputValidationError) as antes:
+            await _por_create_agent(viejo, pares[0][1])
+        with pytest.raises(StructuredOutputValidationError) as ahora:
+            await agentes._generador.ainvoke(pares[0][1])
+    assert str(ahora.value) == str(antes.value)
+    assert ahora.value.ai_message.content == antes.value.ai_message.content
+    bodies = [r["body"] for r in fake_llm.requests(sku="AGT-1")]
+    assert len(bodies) == 6
+    assert bodies[1] == bodies[0] and bodies[3] == bodies[2] and bodies[5] == bodies[4]
+    assert bodies[0]["response_format"]["json_schema"]["name"] == "Ficha"
+    assert bodies[2]["response_format"]["json_schema"]["name"] == "Veredicto"
+    assert bodies[2]["logprobs"] is True and not bodies[2].get("tools")
 
 
 async def test_result_matches_stock_chat_openai(fake_llm: FakeLLM) -> None:
