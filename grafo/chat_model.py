@@ -55,12 +55,16 @@ the client timeout.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import httpx
+import openai
 import orjson
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
@@ -68,7 +72,7 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from openai import DefaultAioHttpClient, DefaultAsyncHttpxClient
 from openai.types.chat import ChatCompletion
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from grafo.puntuacion import recortar_logprobs
 
@@ -101,6 +105,8 @@ class DirectChatOpenAI(ChatOpenAI):
     # The JSON paths whose values the evaluator's score reads (``grafo.puntuacion``); when set,
     # the answer's logprobs are cut to what those values need as soon as they arrive (point 5).
     rutas_puntuadas: tuple[tuple[str, ...], ...] | None = None
+    # The aiohttp pool the chat completions are posted through (point 6); shared by copies.
+    sesion: Any = Field(default=None, exclude=True)
 
     async def _agenerate(
         self,
@@ -118,13 +124,7 @@ class DirectChatOpenAI(ChatOpenAI):
         options = {
             option: payload.pop(name) for name, option in _REQUEST_OPTIONS if name in payload
         }
-        raw = await self.root_async_client.post(
-            "/chat/completions",
-            cast_to=httpx.Response,
-            body={**payload, **extra_body},
-            options=options,  # type: ignore[arg-type]
-        )
-        response = _json_de(raw)
+        response = await _post_chat(self, {**payload, **extra_body}, options)
         if self.rutas_puntuadas is not None and isinstance(response, dict):
             for choice in response.get("choices") or []:
                 if isinstance(choice, dict) and choice.get("logprobs") is not None:
@@ -132,20 +132,110 @@ class DirectChatOpenAI(ChatOpenAI):
         return self._create_chat_result(response, {})
 
 
-def _json_de(response: httpx.Response) -> Any:
+class SesionHTTP:
+    """The aiohttp session a chat model and its copies post with (point 6).
+
+    Opened on first use, in the running event loop (an aiohttp session belongs to one loop;
+    a call from another loop, as in tests that run one loop each, gets a session of its own),
+    closed by ``close_chat_model``. Shared by reference: the evaluator's copy
+    (``evaluator_chat_model``) posts through the same pool.
+    """
+
+    def __init__(self) -> None:
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.headers: dict[str, str] | None = None  # the SDK client's, computed once
+
+    def session(self) -> aiohttp.ClientSession:
+        """The session of the running loop, opened if there is none yet."""
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            # the SDK's limits (openai DEFAULT_CONNECTION_LIMITS: 1000 connections)
+            connector = aiohttp.TCPConnector(limit=1000, limit_per_host=0)
+            self._session = aiohttp.ClientSession(connector=connector)
+            self._loop = loop
+        return self._session
+
+    async def close(self) -> None:
+        """Close the pool; aiohttp warns about sessions left open at exit."""
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+
+def _headers(client: openai.AsyncOpenAI, extra: Mapping[str, Any] | None) -> dict[str, str]:
+    """The headers the SDK sends on every request: its defaults (Accept, Content-Type, User-Agent,
+    platform), the API key, the client's custom ones, then the call's ``extra_headers``."""
+    merged = {**client.auth_headers, **client.default_headers, **(extra or {})}
+    return {k: str(v) for k, v in merged.items() if isinstance(v, str | int | float)}
+
+
+async def _post_chat(model: DirectChatOpenAI, body: dict[str, Any], options: dict[str, Any]) -> Any:
+    """POST the body to ``/chat/completions`` and read the answer as the SDK would (point 6).
+
+    Failures are the SDK's own exceptions, so ``grafo.errores.classify`` and the retry policy
+    see what they saw through the SDK: an answer with status >= 400 is made into
+    ``APIStatusError`` by the SDK client itself (``_make_status_error_from_response``: the same
+    subclass per status, message, body and headers, Retry-After included); no answer in time
+    is ``APITimeoutError``; any other transport failure ``APIConnectionError``, raised from
+    aiohttp's error (the chain ``classify`` reads for refused, DNS, closed, reset). The
+    timeout is the client's (``LLMSettings.timeout_s``) for connecting and for each read, as
+    httpx applies it, unless the call gives its own.
+    """
+    client = model.root_async_client
+    holder = model.sesion
+    if holder is None:  # a copy made without build_chat_model: one pool of its own
+        holder = model.sesion = SesionHTTP()
+    extra_headers = options.get("headers")
+    if extra_headers is None and holder.headers is not None:
+        headers = holder.headers
+    else:
+        headers = _headers(client, extra_headers)
+        if extra_headers is None:
+            holder.headers = headers
+    url = f"{str(client.base_url).rstrip('/')}/chat/completions"
+    limite = options.get("timeout", client.timeout)
+    segundos = limite.read if isinstance(limite, httpx.Timeout) else limite
+    timeout = aiohttp.ClientTimeout(
+        total=None,
+        connect=segundos if isinstance(segundos, int | float) else None,
+        sock_read=segundos if isinstance(segundos, int | float) else None,
+    )
+    request = httpx.Request("POST", url)
+    try:
+        async with holder.session().post(
+            url,
+            data=orjson.dumps(body),
+            headers=headers,
+            params=options.get("params"),
+            timeout=timeout,
+        ) as answer:
+            content = await answer.read()
+            status, content_type = answer.status, answer.headers.get("content-type", "*")
+            answer_headers = list(answer.headers.items()) if status >= 400 else []
+    except TimeoutError as exc:  # aiohttp's timeouts are asyncio's (TimeoutError since 3.11)
+        raise openai.APITimeoutError(request=request) from exc
+    except aiohttp.ClientError as exc:
+        raise openai.APIConnectionError(request=request) from exc
+    if status >= 400:
+        failed = httpx.Response(status, headers=answer_headers, content=content, request=request)
+        raise client._make_status_error_from_response(failed)
+    return _json_de(content_type, content)
+
+
+def _json_de(content_type: str, content: bytes) -> Any:
     """The answer's JSON as the SDK's ``cast_to=object`` reads it, by orjson (point 6).
 
     A body that is not JSON by its content type comes back as text, which
     ``_create_chat_result`` refuses clearly; what orjson will not read (``NaN``, which the
     standard library accepts) is read by ``json`` as the SDK would, with its error if any.
     """
-    content_type = response.headers.get("content-type", "*").split(";")[0]
-    if not content_type.endswith("json"):
-        return response.text
+    if not content_type.split(";")[0].strip().endswith("json"):
+        return content.decode("utf-8", "replace")
     try:
-        return orjson.loads(response.content)
+        return orjson.loads(content)
     except orjson.JSONDecodeError:
-        return json.loads(response.text)
+        return json.loads(content.decode("utf-8", "replace"))
 
 
 # Keyword arguments of ``chat.completions.create`` that are not JSON body fields, and the
@@ -189,14 +279,17 @@ def build_chat_model(settings: LLMSettings, *, direct: bool = True) -> ChatOpenA
     prove ``DirectChatOpenAI`` sends and returns the same. Each model gets its own HTTP client,
     so ``close_chat_model`` never closes langchain's shared default one.
     """
+    extra: dict[str, Any] = {}
     if direct:
         complete_response_models()
     extra_body: dict[str, Any] = {}
     if settings.repeat_penalty is not None:
         extra_body["repeat_penalty"] = settings.repeat_penalty
         extra_body["repetition_penalty"] = settings.repeat_penalty
-    model_class = DirectChatOpenAI if direct else ChatOpenAI
     http_client = DefaultAioHttpClient if direct else DefaultAsyncHttpxClient
+    if direct:
+        extra["sesion"] = SesionHTTP()
+    model_class = DirectChatOpenAI if direct else ChatOpenAI
     return model_class(
         base_url=settings.url,
         api_key=settings.api_key,  # type: ignore[arg-type]
@@ -208,6 +301,7 @@ def build_chat_model(settings: LLMSettings, *, direct: bool = True) -> ChatOpenA
         extra_body=extra_body or None,
         profile=MODEL_PROFILE,  # type: ignore[arg-type]
         http_async_client=http_client(timeout=settings.timeout_s),
+        **extra,
     )
 
 
@@ -250,3 +344,6 @@ async def close_chat_model(model: ChatOpenAI) -> None:
     client = model.root_async_client
     if client is not None:
         await client.close()
+    sesion = getattr(model, "sesion", None)
+    if isinstance(sesion, SesionHTTP):
+        await sesion.close()

@@ -7,6 +7,7 @@ tests compare both clients through the real fake LLM server.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from grafo.errores import classify
 from grafo.estado import origen_de
 from grafo.mensajes import mensaje_evaluador, mensaje_generador, prompt_generador
 from harness.eventos import evento_dict
+from harness.fake_llm.answers import completion_body
 from harness.fake_llm_client import FakeLLM
 from harness.procesador import abrir_procesador
 
@@ -259,3 +261,48 @@ def test_response_models_are_complete_after_build(tmp_path: Path) -> None:
         "usage_complete": True,
         "still_incomplete": [],
     }
+
+
+async def test_direct_post_sends_the_sdks_headers_and_reads_a_timeout_as_the_sdk() -> None:
+    """The direct POST (``grafo.chat_model._post_chat``) sends the headers the SDK sends (the API
+    key above all: vLLM started with ``--api-key`` refuses a request without it), and a server
+    that answers too late is the SDK's ``APITimeoutError``, classified as a timeout."""
+    from aiohttp import web
+
+    vistos: list[dict[str, str]] = []
+    lento = {"s": 0.0}
+
+    async def chat(request: web.Request) -> web.Response:
+        vistos.append(dict(request.headers))
+        await asyncio.sleep(lento["s"])
+        body = await request.json()
+        return web.json_response(completion_body(body, '{"aprobada": true}', len(vistos)))
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    url = f"http://127.0.0.1:{port}/v1"
+    settings = LLMSettings(url=url, model="fake", api_key="clave-secreta", timeout_s=0.5)
+    messages = [HumanMessage("SKU: HDR-1")]
+    try:
+        stock = build_chat_model(settings, direct=False)
+        await stock.bind(response_format=SCHEMA).ainvoke(messages)
+        direct = build_chat_model(settings)
+        await direct.bind(response_format=SCHEMA).ainvoke(messages)
+        lento["s"] = 2.0
+        with pytest.raises(openai.APITimeoutError) as caught:
+            await direct.bind(response_format=SCHEMA).ainvoke(messages)
+        failure = classify(caught.value)
+        assert failure is not None and failure.kind == "timeout" and failure.transient
+        await close_chat_model(direct)
+        await close_chat_model(stock)
+    finally:
+        await runner.cleanup()
+    sdk, nuestro = vistos[0], vistos[1]
+    assert nuestro["Authorization"] == sdk["Authorization"] == "Bearer clave-secreta"
+    for header in ("Accept", "Content-Type", "User-Agent", "X-Stainless-Lang"):
+        assert nuestro[header] == sdk[header], header
