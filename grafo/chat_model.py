@@ -4,22 +4,22 @@ Issue 7 measured one generator call layer by layer (``python -m bench.capas``: f
 0 ms, CPU of this process): the stock ``ChatOpenAI`` path costs about 6 ms of CPU per call
 before the agent graph, this one about 3 ms, a raw HTTP POST of the same body 0.5 ms. Four
 parts of the stock path buy nothing here, so ``DirectChatOpenAI`` and ``build_chat_model``
-drop them, and nothing else (point 5 was added by issue 33):
+drop them, and nothing else (points 5 and 6 were added by issue 33):
 
 1. ``ChatOpenAI`` goes through ``with_raw_response`` (an ``APIResponse`` wrapper, then
    ``.parse()``; with ``response_format`` in its kwargs, ``.parse``, which also builds a generic
    ``ParsedChatCompletion``). ``ProviderStrategy`` parses and validates the content itself,
    with the pydantic model, and nothing reads the raw response's headers.
-   ``DirectChatOpenAI`` posts to ``/chat/completions`` with the client's own ``post`` and
-   ``cast_to=object``: the answer stays the JSON dict the server sent, which is what
-   ``_create_chat_result`` turns into the message (it dumps an SDK model back to a dict
-   first). No ``ChatCompletion`` is built and dumped again: for the evaluator, whose answer
-   carries ``top_logprobs`` for every token, that was one pydantic object per alternative,
-   the larger part of the CPU the log-probabilities added (issue 33, docs/rendimiento.md).
+   ``DirectChatOpenAI`` posts to ``/chat/completions`` itself (point 6): the answer stays
+   the JSON dict the server sent, which is what ``_create_chat_result`` turns into the
+   message (it dumps an SDK model back to a dict first). No ``ChatCompletion`` is built and
+   dumped again: for the evaluator, whose answer carries ``top_logprobs`` for every token,
+   that was one pydantic object per alternative, the larger part of the CPU the
+   log-probabilities added (issue 33, docs/rendimiento.md).
 2. The ``openai`` client walks every request body against its ``TypedDict`` annotations
    (about 90 recursive calls for one request, with the json schema) to rename or reformat
    fields; a chat body made of strings, numbers and a json schema has nothing to rename.
-   ``post`` sends the payload ``ChatOpenAI`` built as given.
+   The payload ``ChatOpenAI`` built is sent as given.
 3. ``ChatOpenAI`` builds each result in the default thread pool: a hand-off to another thread
    and back, under load one more cross-thread wake-up of the event loop per call, for work
    that takes a fraction of a millisecond. ``DirectChatOpenAI`` builds it inline.
@@ -35,22 +35,29 @@ drop them, and nothing else (point 5 was added by issue 33):
    (``recortar_logprobs``) right after the JSON is parsed, so langchain's message, its
    callbacks and the agent's state carry a few tokens instead of tens of KB.
 
-6. The SDK reads the answer's JSON with the standard library (``httpx.Response.json``): for the
-   evaluator's 13-43 KB of logprobs, 4 % of the worker's CPU in the profile of issue 33.
-   ``DirectChatOpenAI`` takes the SDK's ``httpx.Response`` (``cast_to=httpx.Response``, after
-   the SDK's own status and error handling) and reads it with orjson, the parser the prompts
-   are already written with (``grafo.mensajes``): the same values, several times faster.
+6. The SDK's own ``post`` still cost about 0.9 ms of CPU per call above a raw aiohttp POST
+   (issue 33's profile): a pydantic ``FinalRequestOptions`` per request (a deep copy of its
+   defaults), httpx's client layer over the aiohttp transport, and the answer read by the
+   standard library's ``json`` (for the evaluator's 13-43 KB of logprobs, 4 % of the worker's
+   CPU). ``_post_chat`` posts with one aiohttp session per model (``SesionHTTP``, shared by
+   the evaluator's copy, closed by ``close_chat_model``) and reads the answer with orjson,
+   the parser the prompts are already written with (``grafo.mensajes``). It keeps what the
+   SDK gave: its headers (the API key, ``User-Agent``, platform headers, the client's
+   custom ones), the client's timeout for connecting and for each read, and its exceptions
+   (an error status made into ``APIStatusError`` by the SDK client itself, ``APITimeoutError``,
+   ``APIConnectionError`` raised from aiohttp's error), so ``grafo.errores.classify`` and
+   the retry policy see what they saw through the SDK.
 
-And the HTTP transport is aiohttp (``openai[aiohttp]``, the SDK's ``DefaultAioHttpClient``)
-instead of httpx's own h11 stack: same ``httpx`` interface, so the timeout, the connection
-pool and the error types are the SDK's.
+The stock path keeps the SDK's transport over aiohttp (``openai[aiohttp]``, the SDK's
+``DefaultAioHttpClient``); the SDK client of a ``DirectChatOpenAI`` is built the same way and
+gives the headers, the timeout and the status errors, but does not send.
 
 What stays identical is tested on the wire: the request body the server receives
 (``tests/grafo/test_chat_model.py`` compares it with stock ``ChatOpenAI``'s), the
 ``ChatResult`` (message content, token usage, and every ``response_metadata`` field the
 server sent: a field it did not send is absent rather than None, as the SDK's model would
-fill it), the evaluator's score, the ``openai`` error types the retry policy classifies, and
-the client timeout.
+fill it), the evaluator's score, the ``openai`` error types the retry policy classifies, the
+client timeout, and the headers (against stock ``ChatOpenAI`` on a local server).
 """
 
 from __future__ import annotations
