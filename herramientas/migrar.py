@@ -1,7 +1,7 @@
 """``fichas migrar``: create or upgrade every store's schema, as one step, under one lock.
 
 The stores: the checkpoints (LangGraph's saver, its own migrations), the worker's version store
-(``stream.versiones``) and the review app's store (``revision.almacen``), in the PostgreSQL
+(``stream.versiones``) and the review app's database (``revision.database``), in the PostgreSQL
 database of ``FICHAS_POSTGRES_DSN`` or, without it, in the SQLite files of ``FICHAS_DATA_DIR``.
 The whole run holds the schema lock (``migraciones.cerrojo``: PostgreSQL's advisory lock
 727274, or an ``flock`` on the data folder's ``.migrar.lock``), so any number of runs at once
@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
 async def migrar(postgres_dsn: str | None, data_dir: Path, espera_max_s: float) -> list[Cambio]:
     """Every store's migrations, in dependency order, under the lock held for the whole run."""
     from grafo import checkpointer
-    from revision import almacen
+    from revision import database
     from stream import versiones
 
     if postgres_dsn:
@@ -76,13 +76,13 @@ async def migrar(postgres_dsn: str | None, data_dir: Path, espera_max_s: float) 
             return [
                 await checkpointer.preparar_postgres(postgres_dsn),
                 await versiones.migrar_postgres(conn),
-                await almacen.migrar_postgres(conn),
+                await database.migrar_postgres(conn),
             ]
     async with cerrojo_sqlite(data_dir, espera_max_s):
         return [
             checkpointer.preparar_sqlite(data_dir / checkpointer.SQLITE_FILE),
             versiones.migrar_sqlite(data_dir),
-            almacen.migrar_sqlite(data_dir),
+            database.migrar_sqlite(data_dir),
         ]
 
 

@@ -167,9 +167,10 @@ def _caso(item: Any, datos: Mapping[str, Any], aprobada: bool) -> dict[str, Any]
 
 async def leer_almacen(settings: Any) -> list[tuple[Any, str | None]]:
     """The store's closed items; ValueError when the configuration names no store."""
-    from revision.almacen import Almacen, existe
+    from revision.almacen import Almacen
+    from revision.database import exists
 
-    if not existe(settings.postgres_dsn, settings.data_dir):
+    if not exists(settings.postgres_dsn, settings.data_dir):
         raise ValueError(
             f"no reviewer store at FICHAS_POSTGRES_DSN or {settings.data_dir} (FICHAS_DATA_DIR)"
         )

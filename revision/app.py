@@ -10,6 +10,9 @@ reverse proxies whose ``X-Forwarded-For`` is believed; ``--inactividad-min`` the
 ``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions.
 ``--apertura automatica|manual`` says whether the app opens a certified gate itself or offers a
 reviewer the click (``revision.apertura`` says why automatic is the default).
+
+``crear_app`` wires every route to its handler, in one list a reader can scan; the handlers
+live in the modules of the web layer (``revision.web`` says which does what).
 """
 
 from __future__ import annotations
@@ -23,19 +26,23 @@ import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 
 from aiohttp import web
 
 from esquemas.puerta import EstadoPuerta
 from puerta.topico import LectorPuertas, escribir_estado
-from revision import puertas
+from revision import acciones, operacion, paginas, puertas
+from revision.acceso import ACCESO, Acceso, exigir_sesion, login_get, login_post, logout
 from revision.almacen import Almacen
 from revision.apertura import APERTURA_AUTOMATICA, APERTURAS, Apertura
+from revision.cuentas import Cuentas
+from revision.database import open_database
 from revision.flujo import Flujo
 from revision.metricas import metricas_revision
 from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
-from revision.web import Contexto, crear_app
+from revision.web import CTX, Contexto, cabeceras
 from stream.config import ConfigError, Settings, load_settings
 from stream.versiones import open_version_store
 
@@ -178,21 +185,21 @@ def _baja(nombre: str) -> int:
 
 
 async def _dar_de_baja(settings: Settings, nombre: str) -> bool:
-    """Open the store, disable the reviewer, close it."""
-    almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+    """Open the accounts, disable the reviewer, close them."""
+    cuentas = await Cuentas.abrir(settings.postgres_dsn, settings.data_dir)
     try:
-        return await almacen.dar_de_baja(nombre)
+        return await cuentas.dar_de_baja(nombre)
     finally:
-        await almacen.cerrar()
+        await cuentas.cerrar()
 
 
 async def _guardar_usuario(settings: Settings, nombre: str, hash_: str) -> None:
-    """Open the store (migrated under the schema lock), save the reviewer, close it."""
-    almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+    """Open the accounts (migrated under the schema lock), save the reviewer, close them."""
+    cuentas = await Cuentas.abrir(settings.postgres_dsn, settings.data_dir)
     try:
-        await almacen.guardar_usuario(nombre, hash_)
+        await cuentas.guardar_usuario(nombre, hash_)
     finally:
-        await almacen.cerrar()
+        await cuentas.cerrar()
 
 
 def _settings(programa: str) -> Settings | None:
@@ -220,9 +227,40 @@ async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuer
     return vigilancia
 
 
+def crear_app(ctx: Contexto, acceso: Acceso) -> web.Application:
+    """The aiohttp application: every route and the handler that answers it, the session
+    middleware in front of them (``revision.acceso``) and the security headers on every
+    response (``revision.web.cabeceras``)."""
+    app = web.Application(middlewares=[exigir_sesion], client_max_size=256 * 1024)
+    app[CTX] = ctx
+    app[ACCESO] = acceso
+    app.on_response_prepare.append(cabeceras)
+    app.router.add_get("/", paginas.cola)
+    app.router.add_get("/item", paginas.item_get)
+    app.router.add_post("/item/aprobar", acciones.aprobar)
+    app.router.add_post("/item/rechazar", acciones.rechazar)
+    app.router.add_post("/item/muestra", acciones.muestra)
+    app.router.add_get("/puertas", puertas.puertas_get)
+    app.router.add_post("/puertas/abrir", puertas.puertas_abrir)
+    app.router.add_get("/login", login_get)
+    app.router.add_post("/login", login_post)
+    app.router.add_post("/logout", logout)
+    app.router.add_get("/metrics", operacion.metrics)
+    app.router.add_get("/favicon.ico", operacion.favicon)
+    app.router.add_get("/health/live", operacion.live)
+    app.router.add_get("/health/ready", operacion.ready)
+    app.router.add_static("/estatico/", str(files("revision") / "estatico"))
+    return app
+
+
 async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad) -> None:
-    """Store, stream, gate monitor and certifier, web server; until SIGTERM or SIGINT."""
-    almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
+    """Database, stream, gate monitor and certifier, web server; until SIGTERM or SIGINT.
+
+    One database for both stores (the queue and the accounts): on SQLite they share its one
+    connection and lock, as when they were one store, so no second connection ever finds the
+    file busy."""
+    database = await open_database(settings.postgres_dsn, settings.data_dir)
+    almacen = Almacen(database)
     lector = LectorPuertas(settings.topic_puerta, client_id="fichas-revisor-puerta")
     # The consumer marks an arriving item shadow-mode evidence on the reader's view of the gates.
     flujo = Flujo(settings, almacen, lector.estados)
@@ -247,15 +285,17 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                     almacen, vigilancia, settings.muestra_proporcion, apertura
                 ),
                 modelo=settings.llm_modelo,
-                cookie_segura=seguridad.cookie_segura,
-                proxies=seguridad.proxies,
-                inactividad_s=seguridad.inactividad_s,
                 vigilancia=vigilancia,
                 muestra_proporcion=settings.muestra_proporcion,
                 apertura=apertura,
             )
-            aplicacion = crear_app(ctx)
-            puertas.rutas(aplicacion)  # the Puertas page (revision.puertas builds on web)
+            acceso = Acceso(
+                cuentas=Cuentas(database),
+                cookie_segura=seguridad.cookie_segura,
+                proxies=seguridad.proxies,
+                inactividad_s=seguridad.inactividad_s,
+            )
+            aplicacion = crear_app(ctx, acceso)
             runner = web.AppRunner(aplicacion, access_log=None)
             await runner.setup()
             site = web.TCPSite(runner, host, port)
@@ -279,7 +319,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     finally:
         await lector.stop()
         with contextlib.suppress(Exception):
-            await almacen.cerrar()
+            await database.close()
 
 
 if __name__ == "__main__":

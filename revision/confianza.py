@@ -137,9 +137,10 @@ def render_texto(c: Confianza) -> str:
 
 def informe_desde_almacen(settings: Settings) -> str:
     """``fichas informe --revision``: the figures from the app's store, as text."""
-    from revision.almacen import Almacen, existe
+    from revision.almacen import Almacen
+    from revision.database import exists
 
-    if not existe(settings.postgres_dsn, settings.data_dir):
+    if not exists(settings.postgres_dsn, settings.data_dir):
         raise FileNotFoundError(f"no reviewer store in {settings.data_dir}")
     from revision import retenidas, vigilancia
 

@@ -8,7 +8,7 @@ Routes (both need a session; the POST needs the session's CSRF token, as every f
 - ``POST /puertas/abrir``: in ``--apertura manual``, a reviewer opens a gate the certifier shows
   ready; the certifier checks again before writing, and records the reviewer's name.
 
-A module of its own (not ``revision.web``): the page changes with the gate, the queue does not.
+A module of its own (not ``revision.paginas``): the page changes with the gate, the queue does not.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from esquemas.constantes import FAMILIA_TODAS
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from revision.apertura import APERTURA_MANUAL, Secuencia
 from revision.vigilancia import Seguimiento, actuales
-from revision.web import CTX, _pagina, _texto
+from revision.web import CTX, pagina, texto
 
 AVISOS_PUERTA = {
     "abierta": "Puerta abierta: los workers publicarán sin persona lo que supere λ.",
@@ -101,7 +101,7 @@ async def puertas_get(request: web.Request) -> web.Response:
         listas = {s.id for s in apertura.listas()}
         estados = dict(apertura.estados())
     seguimientos = actuales(ctx.vigilancia.seguimientos) if ctx.vigilancia is not None else {}
-    return _pagina(
+    return pagina(
         ctx,
         request,
         "puertas.html",
@@ -121,11 +121,5 @@ async def puertas_abrir(request: web.Request) -> web.Response:
     if ctx.apertura is None or ctx.apertura.modo != APERTURA_MANUAL:
         raise web.HTTPBadRequest(text="La app abre las puertas sola (--apertura automatica).")
     form = await request.post()
-    estado = await ctx.apertura.abrir(_texto(form.get("puerta")), request["usuario"])
+    estado = await ctx.apertura.abrir(texto(form.get("puerta")), request["usuario"])
     raise web.HTTPSeeOther("/puertas?" + urlencode({"aviso": "abierta" if estado else "no_lista"}))
-
-
-def rutas(app: web.Application) -> None:
-    """Add the page's routes to the app."""
-    app.router.add_get("/puertas", puertas_get)
-    app.router.add_post("/puertas/abrir", puertas_abrir)

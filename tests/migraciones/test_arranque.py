@@ -42,7 +42,7 @@ from harness.topicos import Topics, create_input_topic
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
 from migraciones import version_postgres
-from revision.almacen import ESQUEMA as ESQUEMA_REVISION
+from revision.esquema import ESQUEMA as ESQUEMA_REVISION
 from stream.versiones import ESQUEMA as ESQUEMA_VERSIONES
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres]

@@ -18,7 +18,7 @@ import pytest
 
 from harness.basedatos import base_nueva
 from harness.procesos import LANZADOR, REPO, soltar
-from revision.almacen import ESQUEMA as ESQUEMA_REVISION
+from revision.esquema import ESQUEMA as ESQUEMA_REVISION
 
 VECES = 8
 

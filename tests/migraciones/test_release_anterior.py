@@ -30,7 +30,7 @@ from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
-from revision.almacen import ESQUEMA as ESQUEMA_REVISION
+from revision.esquema import ESQUEMA as ESQUEMA_REVISION
 
 REVISION = ESQUEMA_REVISION.ultima  # the review store's version after migrating
 

@@ -39,6 +39,12 @@ def decisiones_topic(topics: Topics) -> str:
     return f"{topics.prefix}.fichas.decisiones"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def dsn(request: pytest.FixtureRequest) -> str | None:
+    """Each store test once per dialect: embedded SQLite (None), then a real PostgreSQL."""
+    return request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
+
+
 @pytest.fixture(scope="module")
 def revisor_topics() -> Topics:
     return Topics()

@@ -1,5 +1,6 @@
-"""The store and the pure parts, without Kafka: idempotence, one decision per item,
-supersession, the outbox's pending rows, the word diff. SQLite and PostgreSQL."""
+"""revision.almacen, the review queue's store, without Kafka: idempotence, one decision per
+item, supersession, the outbox's pending rows, what the gate's monitors read. SQLite and
+PostgreSQL (the ``dsn`` fixture of tests/revision/conftest.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,6 @@ import pytest
 from harness.revisor import ficha_en_revision
 from revision import decisiones as dec
 from revision.almacen import ABIERTA, DECIDIDA, OBSOLETA, Almacen, Cierre
-from revision.confianza import DecisionResumen, calcular
-from revision.web import diff_palabras
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def dsn(request: pytest.FixtureRequest) -> str | None:
-    return request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
 
 
 @pytest.fixture
@@ -93,40 +87,6 @@ async def test_version_nueva_cierra_la_vieja_y_una_vieja_llega_cerrada(almacen):
     assert (await almacen.item(v3["event_id"])).estado == ABIERTA
 
 
-def test_precision_por_familia_criterio_y_ventana():
-    decisiones = [DecisionResumen("muestra", "incorrecta", "botellas", ["C04"])] * 10
-    decisiones += [DecisionResumen("muestra", "correcta", "zapatillas", [])] * 50
-    decisiones += [DecisionResumen("revision", "aprobada", "zapatillas", []),
-                   DecisionResumen("revision", "rechazada", "zapatillas", ["C04"])]
-    c = calcular(decisiones)
-    assert c.precision.valor == pytest.approx(50 / 60)
-    assert c.ventana.total == 50 and c.ventana.valor == 1.0  # the last 50 were all correct
-    assert c.por_familia["botellas"].valor == 0.0
-    assert c.por_criterio["C04"].valor == pytest.approx(50 / 60)
-    assert c.por_criterio["C01"].valor == 1.0
-    assert c.rechazos_confirmados.aciertos == 1 and c.rechazos_confirmados.total == 2
-
-
-def test_diff_marca_lo_que_el_proveedor_no_dice():
-    segmentos = diff_palabras("RUNNER X2 black mesh sneaker", "Zapatilla RUNNER X2 <b>negra</b>")
-    marcados = "".join(t for t, nuevo in segmentos if nuevo)
-    assert "Zapatilla" in marcados and "negra" in marcados and "RUNNER" not in marcados
-    assert "".join(t for t, _ in segmentos) == "Zapatilla RUNNER X2 <b>negra</b>"
-
-
-def test_errores_por_campo():
-    resultado = {
-        "C01": {"ok": False, "detalle": "el título tiene 90 caracteres"},
-        "C02": {"ok": True, "detalle": ""},
-        "C05": {"ok": False, "detalle": "la descripción cita un precio"},
-        "C07": {"ok": False, "detalle": "atributo peso: 300 g no está en el origen"},
-    }
-    campos = dec.errores_por_campo(resultado)
-    assert campos["titulo"][0].startswith("C01")
-    assert campos["descripcion"][0].startswith("C05")
-    assert campos["atributos"][0].startswith("C07")
-
-
 def test_campos_nuevos_del_contrato_se_ignoran_al_consumir():
     import json
 
@@ -148,7 +108,7 @@ def test_campos_nuevos_del_contrato_se_ignoran_al_consumir():
 async def test_postgres_reconecta_tras_perder_la_conexion(postgres_dsn, tmp_path):
     import psycopg
 
-    from revision.almacen import APLICACION
+    from revision.database import APPLICATION_NAME
 
     almacen = await Almacen.abrir(postgres_dsn, tmp_path)
     try:
@@ -158,7 +118,7 @@ async def test_postgres_reconecta_tras_perder_la_conexion(postgres_dsn, tmp_path
             terminados = otra.execute(  # every server process of the store's pool
                 "select pg_terminate_backend(pid) from pg_stat_activity "
                 "where application_name = %s and pid <> pg_backend_pid()",
-                (APLICACION,),
+                (APPLICATION_NAME,),
             ).fetchall()
         assert terminados and all(t for (t,) in terminados)
         for _ in range(3):  # the pool checks a connection before lending it: it reconnects
@@ -218,52 +178,3 @@ async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
     assert retenidas[retenida["event_id"]] == ("zapatillas", "aprobada")
     assert retenidas[abierta["event_id"]] == ("zapatillas", None)
     assert muestras[0]["event_id"] not in retenidas
-
-
-async def test_sesiones_por_hash_inactividad_un_login_y_baja(almacen):
-    """Sessions as the store keeps them (both dialects): found by the token's hash, ended by
-    60 s idle (kept alive by use), by the reviewer's next login, and by ``dar_de_baja``."""
-    usuario = f"u-{uuid.uuid4().hex[:8]}"
-    await almacen.guardar_usuario(usuario, "$argon2id$x")
-    t0 = time.time()
-    await almacen.abrir_sesion("h1", usuario, "c1", t0, t0 + 1000)
-    assert await almacen.sesion("h1", t0 + 50, 60) == (usuario, "c1")
-    assert await almacen.sesion("h1", t0 + 100, 60) == (usuario, "c1")  # 50 s since last use
-    assert await almacen.sesion("h1", t0 + 161, 60) is None  # 61 s idle
-    assert await almacen.sesion("otro-hash", t0, 60) is None
-    await almacen.abrir_sesion("h2", usuario, "c2", t0, t0 + 1000)
-    await almacen.abrir_sesion("h3", usuario, "c3", t0, t0 + 1000)
-    assert await almacen.sesion("h2", t0, 60) is None  # the new login ended it
-    assert await almacen.sesion("h3", t0 + 1001, 10_000) is None  # past its absolute expiry
-    assert await almacen.dar_de_baja(usuario)
-    assert await almacen.sesion("h3", t0, 60) is None
-    assert await almacen.hash_de(usuario) is None
-    assert not await almacen.dar_de_baja(f"nadie-{usuario}")
-    await almacen.guardar_usuario(usuario, "$argon2id$y")  # added again: enabled
-    assert await almacen.hash_de(usuario) == "$argon2id$y"
-    assert await almacen.secreto("prueba") == await almacen.secreto("prueba")
-
-
-async def test_la_migracion_2_no_deja_tokens_en_claro(tmp_path):
-    """A store at migration 1 with a live session (its token in plain text) and a reviewer:
-    after migrating, the session is gone and the reviewer is there, enabled."""
-    import sqlite3
-
-    import migraciones
-    from revision.almacen import ESQUEMA
-
-    conn = sqlite3.connect(tmp_path / "revision.sqlite", isolation_level=None)
-    anterior = migraciones.Esquema(ESQUEMA.nombre, ESQUEMA.tabla, ESQUEMA.migraciones[:2])
-    migraciones.migrar_sqlite(conn, anterior)
-    conn.execute("insert into revision_usuarios (nombre, hash) values ('ana', '$argon2id$x')")
-    conn.execute("insert into revision_sesiones values ('token-en-claro', 'ana', 'c', 9e12)")
-    conn.close()
-    almacen = await Almacen.abrir(None, tmp_path)
-    try:
-        assert await almacen.hash_de("ana") == "$argon2id$x"
-    finally:
-        await almacen.cerrar()
-    with sqlite3.connect(tmp_path / "revision.sqlite") as conn:
-        filas = conn.execute("select * from revision_sesiones").fetchall()
-    conn.close()
-    assert filas == []

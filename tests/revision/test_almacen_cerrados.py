@@ -6,16 +6,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-import pytest
-
 from harness.revisor import ficha_en_revision
 from revision import decisiones as dec
 from revision.almacen import Almacen, Cierre
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def dsn(request: pytest.FixtureRequest) -> str | None:
-    return request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
 
 
 async def test_cerrados_con_su_decision_en_orden_de_llegada(dsn: str | None, tmp_path: Path):

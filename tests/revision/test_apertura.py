@@ -31,11 +31,6 @@ from revision.apertura import APERTURA_MANUAL, Apertura
 from revision.flujo import llegada_de
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def dsn(request: pytest.FixtureRequest) -> str | None:
-    return request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
-
-
 @pytest.fixture
 async def almacen(dsn: str | None, tmp_path: Path):
     a = await Almacen.abrir(dsn, tmp_path)
@@ -277,7 +272,7 @@ async def test_la_migracion_3_sobre_un_almacen_en_uso(tmp_path):
     import sqlite3
 
     import migraciones
-    from revision.almacen import ESQUEMA
+    from revision.esquema import ESQUEMA
 
     conn = sqlite3.connect(tmp_path / "revision.sqlite", isolation_level=None)
     migraciones.migrar_sqlite(

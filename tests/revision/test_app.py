@@ -45,14 +45,14 @@ def test_usuarios_rechaza_una_clave_corta_y_guarda_un_hash_argon2(tmp_path):
         input="una-clave-larga\n", text=True, env=env, cwd=REPO, capture_output=True, timeout=60,
     )
     assert buena.returncode == 0, buena.stderr
-    from revision.almacen import Almacen
+    from revision.cuentas import Cuentas
 
     async def leer() -> str | None:
-        almacen = await Almacen.abrir(None, tmp_path)
+        cuentas = await Cuentas.abrir(None, tmp_path)
         try:
-            return await almacen.hash_de("ana")
+            return await cuentas.hash_de("ana")
         finally:
-            await almacen.cerrar()
+            await cuentas.cerrar()
 
     guardado = asyncio.run(leer())
     assert guardado is not None and guardado.startswith("$argon2id$")

@@ -8,7 +8,7 @@ from criterios import comprobar, fallos
 from grafo.estado import origen_de as origen_del_worker
 from harness.eventos import evento_dict
 from harness.revisor import ficha_en_revision
-from revision.decisiones import origen_de
+from revision.decisiones import errores_por_campo, origen_de
 from revision.item import Item
 
 
@@ -64,3 +64,16 @@ def test_una_familia_que_las_tablas_no_conocen_no_rompe_la_app() -> None:
 @pytest.mark.parametrize("sku", ["PU-00", "AB-123"])
 def test_sku_en_el_origen(sku: str) -> None:
     assert origen_de(_item(sku))["sku"] == sku
+
+
+def test_errores_por_campo():
+    resultado = {
+        "C01": {"ok": False, "detalle": "el título tiene 90 caracteres"},
+        "C02": {"ok": True, "detalle": ""},
+        "C05": {"ok": False, "detalle": "la descripción cita un precio"},
+        "C07": {"ok": False, "detalle": "atributo peso: 300 g no está en el origen"},
+    }
+    campos = errores_por_campo(resultado)
+    assert campos["titulo"][0].startswith("C01")
+    assert campos["descripcion"][0].startswith("C05")
+    assert campos["atributos"][0].startswith("C07")
