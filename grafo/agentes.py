@@ -77,9 +77,7 @@ class LlamadaEstructurada:
     ``StructuredOutputValidationError`` the agent raised, with the message attached.
     """
 
-    def __init__(
-        self, model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]
-    ) -> None:
+    def __init__(self, model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]) -> None:
         """Bind the model once: the agent's model node bound it again on every call."""
         strategy = ProviderStrategy(schema)
         self.name = name

@@ -96,9 +96,7 @@ def construir_grafo(
     )
     grafo.add_conditional_edges(
         "evaluar",
-        _en_el_bucle(
-            functools.partial(decidir, max_intentos=max_intentos, modo=nodos.modo_puerta)
-        ),
+        _en_el_bucle(functools.partial(decidir, max_intentos=max_intentos, modo=nodos.modo_puerta)),
         {"generar": "generar", "publicar": "publicar", "descartar": "descartar"},
     )
     grafo.add_edge("publicar", END)

@@ -148,9 +148,9 @@ async def test_agents_send_and_parse_what_create_agent_did(fake_llm: FakeLLM) ->
             assert respuesta == respuesta_vieja and isinstance(respuesta, llamada.schema)
             assert mensaje.content == mensaje_viejo.content
             assert mensaje.name == mensaje_viejo.name == llamada.name
-            assert mensaje.response_metadata["logprobs"] == mensaje_viejo.response_metadata[
-                "logprobs"
-            ]
+            assert (
+                mensaje.response_metadata["logprobs"] == mensaje_viejo.response_metadata["logprobs"]
+            )
         fake_llm.configure({"rules": [{"sku": "AGT-1", "generador": ["json_roto", "json_roto"]}]})
         viejo = _create_agent(model, "generador", prompt_generador(), Ficha)
         with pytest.raises(StructuredOutputValidationError) as antes:
