@@ -177,3 +177,8 @@ class DecisionRevision(BaseModel):
     decidida_en: datetime
     # v1.3: null when the decided ficha carries no score (or predates v1.3).
     evidencia: Evidencia | None = None
+    # v1.3, one writer per SKU (docs/contrato.md): for ``aprobada``/``editada``, the ficha as the
+    # person approved it; the worker that owns the SKU's partition publishes it on
+    # ``fichas.publicadas`` unless a newer version of the SKU was handled. Null for every other
+    # decision, and on decisions written before this addition (the app then published itself).
+    publicacion: FichaPublicada | None = None

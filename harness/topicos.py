@@ -52,6 +52,10 @@ class Topics:
     def puerta(self) -> str:
         return f"{self.prefix}.fichas.puerta"
 
+    @property
+    def decisiones(self) -> str:
+        return f"{self.prefix}.fichas.decisiones"
+
     def env(self) -> dict[str, str]:
         return {
             "FICHAS_TOPIC_ENTRADA": self.entrada,
@@ -60,6 +64,7 @@ class Topics:
             "FICHAS_TOPIC_DLQ": self.dlq,
             "FICHAS_TOPIC_MUESTRA": self.muestra,
             "FICHAS_TOPIC_PUERTA": self.puerta,
+            "FICHAS_TOPIC_DECISIONES": self.decisiones,
             "FICHAS_GRUPO": f"{self.prefix}-grupo",
         }
 
@@ -92,6 +97,19 @@ async def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None,
     try:
         futures = [await producer.send(topic, value, key=key) for key, value in messages]
         await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def produce_with_headers(
+    bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes, list[tuple[str, bytes]]]]
+) -> None:
+    """Write (key, value, headers) records in order, acknowledged by the broker."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+    await producer.start()
+    try:
+        for key, value, headers in messages:
+            await producer.send_and_wait(topic, value, key=key, headers=headers)
     finally:
         await producer.stop()
 

@@ -5,10 +5,15 @@ consumer group. Review and sample records become items (one per ``event_id``); e
 also tells the newest version of its SKU, which closes older open items (supersession). Offsets
 are committed after the batch is stored, so a crash redelivers, and redelivery changes nothing.
 
-Outbox: a decision is committed to the store first; then its records (the publication, if
-any, then the ``DecisionRevision``) are sent with an idempotent producer and the row is marked
-sent only after both are acknowledged. At start-up, and every few seconds, rows left unsent (the
-app died, the broker was down) are sent again, with the same ``event_id`` and bytes.
+Outbox: a decision is committed to the store first; then its one record, the
+``DecisionRevision`` (for an approval, with the ``FichaPublicada`` to publish in
+``publicacion``), is sent to ``fichas.decisiones`` with an idempotent producer, and the row is
+marked sent only after it is acknowledged. At start-up, and every few seconds, rows left unsent
+(the app died, the broker was down) are sent again, with the same ``event_id`` and bytes.
+
+The app never writes ``fichas.publicadas``: the worker that owns the SKU's partition publishes
+the person's ficha, in the SKU's order and under its version rule (``stream.decisiones``; why:
+docs/revision.md, "Un solo escritor por SKU").
 """
 
 from __future__ import annotations
@@ -30,7 +35,6 @@ from esquemas.constantes import (
     CABECERA_EVENT_ID,
     CABECERA_SKU,
     CABECERA_VERSION,
-    DESTINO_PUBLICADAS,
     ESQUEMA_DECISION_REVISION,
     MOTIVO_MUESTRA,
     MOTIVO_SIN_GARANTIA,
@@ -40,16 +44,13 @@ from esquemas.constantes import (
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from puerta.resolucion import puerta_para, umbral_aplicable
 from revision.almacen import Almacen, Decision, Llegada
-from stream.cabeceras import Cabeceras, cabeceras_esquema, cabeceras_resultado
+from stream.cabeceras import Cabeceras, cabeceras_esquema
 from stream.config import Settings
-from stream.kafka import topic_configs
+from stream.kafka import partition_counts, topic_configs
 
 log = logging.getLogger(__name__)
 
 REINTENTO_S = 5.0
-RETENCION_DECISIONES_MS = 365 * 24 * 3600 * 1000  # as k8s/base/topics/kafkatopics.yaml
-
-
 def grupo(settings: Settings) -> str:
     """The app's consumer group: its own, so it never takes partitions from the workers."""
     return f"{settings.grupo}-revisor"
@@ -60,31 +61,35 @@ def topics_leidos(settings: Settings) -> list[str]:
 
 
 def configs_de_topics(settings: Settings) -> dict[str, dict[str, str]]:
-    """Settings of the topics the app may create: the worker's own for its topics (the
-    published one is compacted by SKU), a year of decisions for ``fichas.decisiones``."""
-    configs = topic_configs(settings)
-    configs[settings.topic_decisiones] = {
-        "cleanup.policy": "delete",
-        "retention.ms": str(RETENCION_DECISIONES_MS),
-    }
-    return configs
+    """Settings of the topics the app may create: the worker's own (the published one is
+    compacted by SKU; a year of decisions on ``fichas.decisiones``)."""
+    return topic_configs(settings)
 
 
 async def ensure_topics(settings: Settings) -> None:
-    """Create the topics the app reads and writes when missing, with the contract's settings."""
+    """Create the topics the app reads and writes when missing, with the contract's settings.
+
+    ``fichas.decisiones`` gets the input topic's partition count when the input exists: the
+    worker refuses to start when the two differ (``stream.kafka.check_co_partitioned``).
+    """
     configs = configs_de_topics(settings)
     nombres = [*topics_leidos(settings), settings.topic_decisiones, settings.topic_puerta]
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
     await admin.start()
     try:
-        faltan = [n for n in nombres if n not in set(await admin.list_topics())]
+        existentes = set(await admin.list_topics())
+        faltan = [n for n in nombres if n not in existentes]
+        particiones = {n: settings.particiones for n in faltan}
+        if settings.topic_decisiones in faltan and settings.topic_entrada in existentes:
+            cuentas = await partition_counts(admin, [settings.topic_entrada])
+            particiones[settings.topic_decisiones] = cuentas[settings.topic_entrada]
         if faltan:
             try:
                 await admin.create_topics(
                     [
                         NewTopic(
                             n,
-                            settings.particiones,
+                            particiones[n],
                             settings.replicacion,
                             topic_configs=configs.get(n, {}),
                         )
@@ -320,21 +325,14 @@ class Flujo:
             return True
 
     async def _send(self, decision: Decision) -> None:
-        """Publication first (the decision record says it happened), both acknowledged."""
+        """The decision record, acknowledged; the worker publishes what it carries."""
         assert self.producer is not None
-        clave = str(decision.registro["sku"]).encode()
-        if decision.publicacion is not None:
-            await self.producer.send_and_wait(
-                self.settings.topic_publicadas,
-                _bytes(decision.publicacion),
-                key=clave,
-                headers=cabeceras_resultado(DESTINO_PUBLICADAS, decision.publicacion),
-            )
+        registro = registro_a_enviar(decision.registro, decision.publicacion)
         await self.producer.send_and_wait(
             self.settings.topic_decisiones,
-            _bytes(decision.registro),
-            key=clave,
-            headers=cabeceras_decision(decision.registro),
+            valor_json(registro),
+            key=str(registro["sku"]).encode(),
+            headers=cabeceras_decision(registro),
         )
 
     async def enviar_pendientes(self, anteriores_a: float | None = None) -> int:
@@ -356,6 +354,17 @@ class Flujo:
                 log.exception("resending pending decisions failed; will retry")
 
 
+def registro_a_enviar(
+    registro: dict[str, Any], publicacion: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The ``DecisionRevision`` as sent: the stored record with the stored publication in
+    ``publicacion`` (an approval's; null otherwise). Pure, so a resend is byte-identical; a row
+    stored before the field existed gets it at its send, from the publication stored with it."""
+    if publicacion is None:
+        return registro
+    return {**registro, "publicacion": publicacion}
+
+
 def cabeceras_decision(registro: dict[str, Any]) -> Cabeceras:
     """Headers of a ``DecisionRevision``, as the worker's outcomes carry them (docs/contrato.md):
     SKU, version, ``event_id`` and the schema; pure, so a resend is identical."""
@@ -367,5 +376,6 @@ def cabeceras_decision(registro: dict[str, Any]) -> Cabeceras:
     ]
 
 
-def _bytes(data: dict[str, Any]) -> bytes:
+def valor_json(data: dict[str, Any]) -> bytes:
+    """A record's value: compact UTF-8 JSON, so the same stored dict gives the same bytes."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()

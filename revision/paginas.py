@@ -43,8 +43,10 @@ AVISOS = {
     "pendiente": " (guardada; se enviará en cuanto Kafka responda)",
 }
 VERBOS = {
-    DECISION_APROBADA: "publicada",
-    DECISION_EDITADA: "publicada",
+    # The worker that owns the SKU publishes an approval (docs/revision.md, "Un solo escritor
+    # por SKU"), unless a newer version got there first: the app does not say "publicada".
+    DECISION_APROBADA: "aprobada",
+    DECISION_EDITADA: "editada y aprobada",
     DECISION_RECHAZADA: "rechazada",
     DECISION_CORRECTA: "correcta",
     DECISION_INCORRECTA: "incorrecta",

@@ -41,7 +41,7 @@ class Settings(BaseSettings):
     topic_revision: str = "fichas.revision_manual"
     topic_dlq: str = "proveedor.cambios.dlq"
     topic_muestra: str = "fichas.muestra_revision"
-    topic_decisiones: str = TOPIC_DECISIONES  # written by the reviewer app (fichas revisor)
+    topic_decisiones: str = TOPIC_DECISIONES  # written by the reviewer app, read by the worker
     topic_puerta: str = TOPIC_PUERTA  # gate states (compacted), read by the worker (docs/puerta.md)
     grupo: str = "fichas"
     particiones: int = Field(default=4, ge=1)  # for topics created at start-up when missing

@@ -23,6 +23,8 @@ import time
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
 
 from stream.config import Settings
@@ -35,6 +37,23 @@ BROKER_RETRY_S = 5.0
 
 class BrokerUnreachable(RuntimeError):
     """No broker of ``FICHAS_KAFKA_BROKERS`` answered within ``BROKER_WAIT_S`` at start-up."""
+
+
+class ParticionesDistintas(RuntimeError):
+    """``fichas.decisiones`` and the input topic have different partition counts: a SKU's
+    decisions would not reach the worker that owns its events (``stream.decisiones``)."""
+
+
+# The group's assignors, in order of preference. Range gives partition p of every subscribed
+# topic to the same member when the topics have equal partition counts (aiokafka's
+# RangePartitionAssignor lays each topic's partitions out in order over the members sorted by
+# id), which puts a SKU's decisions with its events. Round robin, what the worker used before,
+# stays second so a rolling upgrade works: the broker picks a protocol every member supports, so
+# the group keeps round robin until the last old worker has left, then switches to range. While
+# it is on round robin a decision may land on a member that does not own the input partition of
+# its number; that member's write is refused (``NotOwner``), the decision stays uncommitted and
+# is handled once the group rebalances onto range.
+CO_PARTITIONING_ASSIGNORS = (RangePartitionAssignor, RoundRobinPartitionAssignor)
 
 
 DAY_MS = 24 * 60 * 60 * 1000
@@ -50,6 +69,8 @@ COMPACTED: dict[str, str] = {
 }
 RETENTION_INPUT_MS = 7 * DAY_MS
 RETENTION_OUTPUT_MS = 30 * DAY_MS
+# People's decisions are the gates' evidence and the audit of who published what: a year.
+RETENTION_DECISIONS_MS = 365 * DAY_MS
 
 
 def topic_configs(settings: Settings) -> dict[str, dict[str, str]]:
@@ -69,6 +90,7 @@ def topic_configs(settings: Settings) -> dict[str, dict[str, str]]:
         settings.topic_dlq: log(RETENTION_OUTPUT_MS),
         settings.topic_muestra: log(RETENTION_OUTPUT_MS),
         settings.topic_puerta: dict(COMPACTED),
+        settings.topic_decisiones: log(RETENTION_DECISIONS_MS),
     }
 
 
@@ -81,6 +103,7 @@ def topic_names(settings: Settings) -> list[str]:
         settings.topic_dlq,
         settings.topic_muestra,
         settings.topic_puerta,
+        settings.topic_decisiones,
     ]
 
 
@@ -151,21 +174,86 @@ async def ensure_topics(settings: Settings) -> None:
         existing = set(await admin.list_topics())
         configs = topic_configs(settings)
         missing = [name for name in topic_names(settings) if name not in existing]
-        if missing:
-            await _create(admin, settings, {name: configs[name] for name in missing})
+        first = {name: configs[name] for name in missing if name != settings.topic_decisiones}
+        if first:
+            await _create(admin, settings, first)
+        if settings.topic_decisiones in missing:
+            # The input's count, whoever created the input and with whatever count.
+            counts = await partition_counts(admin, [settings.topic_entrada])
+            decisiones = {settings.topic_decisiones: configs[settings.topic_decisiones]}
+            await _create(admin, settings, decisiones, counts[settings.topic_entrada])
         await _warn_on_policy(admin, {n: c for n, c in configs.items() if n in existing})
     finally:
         await admin.close()
 
 
+async def check_co_partitioned(settings: Settings) -> None:
+    """Stop the worker's start-up when the decisions topic's partition count is not the input's.
+
+    The worker's own step, after ``ensure_topics`` (which other commands also run, e.g.
+    ``fichas calibrar --publicar``, and which must not fail them for a topic they never read).
+    """
+    admin = await connect_admin(settings.kafka_brokers)
+    try:
+        await _check_co_partitioned(admin, settings.topic_entrada, settings.topic_decisiones)
+    finally:
+        await admin.close()
+
+
+async def _check_co_partitioned(admin: AIOKafkaAdminClient, entrada: str, decisiones: str) -> None:
+    """Raise ``ParticionesDistintas`` when the two topics' partition counts differ.
+
+    Both are keyed by SKU with the default partitioner, so with equal counts a SKU's decisions
+    are in the partition with its events' number, and the range assignor gives both partitions
+    to one worker. With different counts a decision would go to a worker that does not own its
+    SKU: refused here, with how to fix it, rather than found later as decisions never applied.
+    """
+    cuentas = await partition_counts(admin, [entrada, decisiones])
+    if cuentas[entrada] != cuentas[decisiones]:
+        raise ParticionesDistintas(
+            f"topic {decisiones} (FICHAS_TOPIC_DECISIONES) has {cuentas[decisiones]} partitions "
+            f"and {entrada} (FICHAS_TOPIC_ENTRADA) has {cuentas[entrada]}: they must be equal, "
+            "so that a SKU's decisions reach the worker that owns its events. Give both the same "
+            "count (kafka-topics.sh --alter --partitions N on the smaller one, while no "
+            "decisions flow; adding partitions moves SKUs between partitions) and start again"
+        )
+
+
+METADATA_WAIT_S = 10.0
+
+
+async def partition_counts(admin: AIOKafkaAdminClient, topics: list[str]) -> dict[str, int]:
+    """The number of partitions of each topic, from the broker's metadata.
+
+    A topic created a moment ago may not be in every broker's metadata yet (an error code, or
+    no partitions): asked again for up to ``METADATA_WAIT_S``.
+    """
+    deadline = time.monotonic() + METADATA_WAIT_S
+    while True:
+        descripciones = await admin.describe_topics(topics)
+        cuentas = {
+            str(d["topic"]): len(d["partitions"]) for d in descripciones if d["error_code"] == 0
+        }
+        if all(cuentas.get(t) for t in topics) or time.monotonic() >= deadline:
+            faltan = [t for t in topics if not cuentas.get(t)]
+            if faltan:
+                raise RuntimeError(f"no partition metadata for topics {faltan}")
+            return cuentas
+        await asyncio.sleep(0.2)
+
+
 async def _create(
-    admin: AIOKafkaAdminClient, settings: Settings, configs: dict[str, dict[str, str]]
+    admin: AIOKafkaAdminClient,
+    settings: Settings,
+    configs: dict[str, dict[str, str]],
+    partitions: int | None = None,
 ) -> None:
-    """Create the topics; another worker creating them first is fine, any other error is not."""
+    """Create the topics (with ``partitions``, else ``FICHAS_PARTICIONES``); another worker
+    creating them first is fine, any other error is not."""
     topics = [
         NewTopic(
             name,
-            num_partitions=settings.particiones,
+            num_partitions=partitions or settings.particiones,
             replication_factor=settings.replicacion,
             topic_configs=config,
         )
@@ -219,6 +307,7 @@ def build_consumer(settings: Settings) -> AIOKafkaConsumer:
         group_id=settings.grupo,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
+        partition_assignment_strategy=CO_PARTITIONING_ASSIGNORS,
         max_poll_interval_ms=300_000,
         session_timeout_ms=10_000,  # a crashed member is replaced within 10 s
         heartbeat_interval_ms=3_000,

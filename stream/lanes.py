@@ -1,4 +1,4 @@
-"""One lane per SKU: its events one after another in offset order, SKUs concurrently.
+"""One lane per SKU: its events (and people's decisions on it) one after another, SKUs concurrently.
 
 A lane is a queue and the task that empties it. For each item the lane notes the newest version
 of the SKU queued behind it, hands both to the handler (which decides, with what the version
@@ -19,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from aiokafka import TopicPartition
 
@@ -27,6 +28,27 @@ from grafo.contexto import sobre_evento
 from stream.inflight import InFlight, Ticket
 
 log = logging.getLogger(__name__)
+
+
+class LaneItem(Protocol):
+    """What a lane needs of a piece of work: its ticket, and the SKU, version and id it is
+    about. A supplier event (``Item``) and a person's decision (``stream.decisiones``) both
+    queue in their SKU's lane, so one SKU's outputs are written one after another."""
+
+    @property
+    def ticket(self) -> Ticket: ...
+
+    @property
+    def tp(self) -> TopicPartition: ...
+
+    @property
+    def sku(self) -> str: ...
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def event_id(self) -> str: ...
 
 
 @dataclass(eq=False)
@@ -41,20 +63,35 @@ class Item:
         """The input partition the event came from."""
         return self.ticket.tp
 
+    @property
+    def sku(self) -> str:
+        """The event's SKU: its lane."""
+        return self.evento.sku
+
+    @property
+    def version(self) -> int:
+        """The event's version of its SKU."""
+        return self.evento.version
+
+    @property
+    def event_id(self) -> str:
+        """The event's id."""
+        return self.evento.event_id
+
 
 @dataclass
 class _Lane:
     """The queue of one SKU; ``task`` runs it while it is not empty."""
 
-    items: deque[Item] = field(default_factory=deque)
+    items: deque[LaneItem] = field(default_factory=deque)
     task: asyncio.Task[None] | None = None
-    current: Item | None = None
+    current: LaneItem | None = None
 
 
 # The handler: (item, the newest version of its SKU queued behind it, or None) -> anything;
 # raises NotOwner when the partition was lost. Its outcome is the handler's business; the
 # lane finishes the item.
-Handle = Callable[[Item, int | None], Awaitable[object]]
+Handle = Callable[[LaneItem, int | None], Awaitable[object]]
 
 
 class Lanes:
@@ -66,9 +103,9 @@ class Lanes:
         self._lanes: dict[str, _Lane] = {}
         self._stopped = False
 
-    def add(self, item: Item) -> None:
+    def add(self, item: LaneItem) -> None:
         """Queue the item behind its SKU's earlier ones; start the lane if it is idle."""
-        sku = item.evento.sku
+        sku = item.sku
         lane = self._lanes.setdefault(sku, _Lane())
         lane.items.append(item)
         if lane.task is None:
@@ -89,17 +126,16 @@ class Lanes:
             if not lane.items and self._lanes.get(sku) is lane:
                 del self._lanes[sku]
 
-    async def _step(self, item: Item, newest_waiting: int | None) -> None:
+    async def _step(self, item: LaneItem, newest_waiting: int | None) -> None:
         """Run the item under its event context; its ticket ends in ``InFlight.settle``."""
-        evento = item.evento
         self._inflight.start(item.ticket)
-        with sobre_evento(evento.sku, evento.event_id, evento.version):
+        with sobre_evento(item.sku, item.event_id, item.version):
             await self._inflight.settle(item.ticket, self._handle(item, newest_waiting))
 
     def drop(self, partitions: set[TopicPartition] | None = None) -> None:
         """Abandon queued (not started) items of these partitions (all, if None)."""
         for lane in self._lanes.values():
-            kept: deque[Item] = deque()
+            kept: deque[LaneItem] = deque()
             for item in lane.items:
                 if partitions is None or item.tp in partitions:
                     self._inflight.abandon(item.ticket)
@@ -143,4 +179,4 @@ class Lanes:
 
 def _newest_waiting(lane: _Lane) -> int | None:
     """The newest version of the lane's SKU queued behind the item taken (None: none queued)."""
-    return max((other.evento.version for other in lane.items), default=None)
+    return max((other.version for other in lane.items), default=None)

@@ -29,6 +29,7 @@ from grafo import LogprobsProbe, Resultado, ResumenIntento
 from grafo.ejecucion import contar_rechazos
 from stream.series import (
     AGENTS,
+    DECISION_RESULTS,
     FICHA_RESULTS,
     LLM_ERROR_KINDS,
     METRIC_NAMES,
@@ -94,6 +95,8 @@ class PrometheusSensor:
         """Create the known label sets at 0 so dashboards and rate() see series from the start."""
         for result in RESULTS:
             self.series.events.labels(result=result)
+        for result in DECISION_RESULTS:
+            self.series.decisiones.labels(result=result)
         for agent in AGENTS:
             self.series.llm_duration.labels(agent=agent)
             for token_type in TOKEN_TYPES:
@@ -204,6 +207,11 @@ class PrometheusSensor:
     def on_obsoleto(self) -> None:
         """An event was superseded by a newer version of its SKU before it finished."""
         self.series.events.labels(result="obsoleto").inc()
+
+    @_never_raise
+    def on_decision(self, resultado: str) -> None:
+        """A person's decision was handled (published, obsolete, nothing to publish, DLQ)."""
+        self.series.decisiones.labels(result=resultado).inc()
 
     @_never_raise
     def on_sample(self) -> None:

@@ -29,6 +29,10 @@ class WorkerSensor(Sensor, Protocol):
     def on_obsoleto(self) -> None:
         """An event was superseded by a newer version of its SKU."""
 
+    def on_decision(self, resultado: str) -> None:
+        """A person's decision was handled: ``publicada``, ``obsoleta``, ``sin_publicacion`` or
+        ``rechazada`` (``stream.decisiones.Aplicacion``)."""
+
     def on_sample(self) -> None:
         """A published ficha was copied to the human-review sample."""
 

@@ -22,6 +22,7 @@ from prometheus_client import (
 METRIC_NAMES: frozenset[str] = frozenset(
     {
         "fichas_events_total",
+        "fichas_decisiones_total",
         "fichas_attempts_total",
         "fichas_attempts_per_ficha",
         "fichas_rejections_total",
@@ -52,6 +53,8 @@ METRIC_NAMES: frozenset[str] = frozenset(
 )
 
 RESULTS = ("publicada", "revision_manual", "dlq", "obsoleto", "reentregada")
+# How the worker ended a person's decision (stream.decisiones.Aplicacion).
+DECISION_RESULTS = ("publicada", "obsoleta", "sin_publicacion", "rechazada")
 AGENTS = ("generador", "evaluador")
 NODES = ("generar", "evaluar", "publicar", "descartar")
 LLM_ERROR_KINDS = ("connection", "timeout", "rate_limit", "server", "request", "invalid_output")
@@ -91,6 +94,12 @@ class Series:
 
         self.events = Counter(
             "fichas_events", "Events finished, one per event, by result", ["result"], registry=r
+        )
+        self.decisiones = Counter(
+            "fichas_decisiones",
+            "People's decisions the worker handled, by how they ended",
+            ["result"],
+            registry=r,
         )
         self.attempts = Counter(
             "fichas_attempts", "Generation attempts over all events", registry=r

@@ -25,6 +25,10 @@ How the guarantees of the contract are kept (numbers in docs/stream.md):
 * Invalid input (guarantee 8) goes to the DLQ topic and counts as handled; a valid event whose
   handling keeps failing for a non-transient reason goes there too (``stream.fallos``).
 * State stays bounded: an event's checkpoint thread is deleted once its outcome is recorded.
+* One writer per SKU (docs/stream.md): the worker also consumes ``fichas.decisiones``,
+  co-partitioned with the input (range assignor, equal partition counts checked at start-up);
+  a person's decision joins its SKU's lane and an approval is published under the same version
+  rule, through the same partition's producer (``stream.decisiones``).
 * The publication gate (``FICHAS_PUERTA``, docs/puerta.md): before any input is consumed the
   worker reads ``fichas.puerta`` to its end and keeps following it (``stream.puerta``); the
   graph asks it for the family's gate at every evaluation, so a gate closed on the topic
@@ -56,13 +60,14 @@ from esquemas import EventoCambio, EventoInvalido, leer_evento
 from grafo import Backoff, Procesador
 from stream import eventloop
 from stream.config import Settings
+from stream.decisiones import Decisiones, DecisionItem
 from stream.emitter import Emitter
 from stream.fallos import Reintentos
 from stream.handler import Handler
 from stream.http import HealthServer
 from stream.inflight import InFlight, Ticket
-from stream.kafka import build_consumer, build_producer, ensure_topics
-from stream.lanes import Item, Lanes
+from stream.kafka import build_consumer, build_producer, check_co_partitioned, ensure_topics
+from stream.lanes import Item, LaneItem, Lanes
 from stream.metricas import PrometheusSensor
 from stream.offsets import Ledger
 from stream.puerta_topico import seguir_puerta
@@ -111,7 +116,8 @@ class Worker:
             Backoff(base_s=0.2, cap_s=30.0), self._on_step_failure, self._on_step_recovered
         )
         self._handler = Handler(settings, procesador, versions, sensor, emitter, self._steps)
-        self._lanes = Lanes(self._inflight, self._handler.handle)
+        self._decisiones = Decisiones(settings, versions, sensor, emitter, self._steps)
+        self._lanes = Lanes(self._inflight, self._handle)
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._limit = max(2 * settings.concurrencia, 8)
         self._last_prune = time.monotonic()
@@ -153,7 +159,7 @@ class Worker:
 
     async def run(self) -> None:
         """Fetch until stopped, then drain within the grace period and commit."""
-        self._consumer.subscribe([self._settings.topic_entrada], listener=_Rebalance(self))
+        self._subscribe()
         while not self._stopping.is_set():
             self._flow_control()
             room = max(self._limit - self._inflight.pending, 1)
@@ -179,7 +185,12 @@ class Worker:
         log.warning("rejoining the consumer group after a fenced producer")
         await self.on_revoked(set(self._consumer.assignment()))
         self._consumer.unsubscribe()
-        self._consumer.subscribe([self._settings.topic_entrada], listener=_Rebalance(self))
+        self._subscribe()
+
+    def _subscribe(self) -> None:
+        """The input and people's decisions, co-partitioned (``stream.decisiones``)."""
+        topics = [self._settings.topic_entrada, self._settings.topic_decisiones]
+        self._consumer.subscribe(topics, listener=_Rebalance(self))
 
     def _flow_control(self) -> None:
         """Pause every partition while the buffer is full or the LLM is down; else resume."""
@@ -194,12 +205,31 @@ class Worker:
     def _accept(self, tp: TopicPartition, record: ConsumerRecord) -> None:
         """Track the offset, then route the message to the DLQ or to its SKU's lane."""
         ticket = self._inflight.accept(tp, record)
+        if tp.topic == self._settings.topic_decisiones:
+            self._accept_decision(ticket)
+            return
         try:
             evento = self._validate(record)
         except EventoInvalido as exc:
             self._spawn(self._reject(ticket, exc))
             return
         self._lanes.add(Item(ticket, evento))
+
+    def _accept_decision(self, ticket: Ticket) -> None:
+        """A person's decision joins its SKU's lane; an unreadable one goes to the DLQ."""
+        try:
+            item = self._decisiones.item(ticket)
+        except EventoInvalido as exc:
+            self._spawn(self._inflight.settle(ticket, self._decisiones.reject(ticket, exc)))
+            return
+        self._lanes.add(item)
+
+    async def _handle(self, item: LaneItem, newest_waiting: int | None) -> object:
+        """The lane's handler: a decision's (``stream.decisiones``) or an event's."""
+        if isinstance(item, DecisionItem):
+            return await self._decisiones.handle(item, newest_waiting)
+        assert isinstance(item, Item)
+        return await self._handler.handle(item, newest_waiting)
 
     def _validate(self, record: ConsumerRecord) -> EventoCambio:
         """Schema and family checks, plus the key: it must be the SKU, or order is lost."""
@@ -369,6 +399,7 @@ async def serve(settings: Settings, on_started: Callable[[Worker], None] | None 
     # broker that answers. The graph (and its checkpointer) needs the gate source.
     async with open_version_store(settings.postgres_dsn, settings.data_dir) as versions:
         await ensure_topics(settings)
+        await check_co_partitioned(settings)
         async with (
             seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
             build_processor(

@@ -125,9 +125,9 @@ def test_los_topics_y_su_configuracion_son_los_del_worker() -> None:
     settings = Settings()
     direcciones = {c["address"] for c in canales.values()}
     configs = topic_configs(settings)
-    # fichas.decisiones is the reviewer app's; fichas.puerta is written by fichas calibrar and
-    # the reviewer app (the worker may create it too: then it is in configs as well).
-    assert direcciones == set(configs) | {"fichas.decisiones", TOPIC_PUERTA}
+    # fichas.puerta is written by fichas calibrar and the reviewer app (the worker may create it
+    # too: then it is in configs as well); fichas.decisiones the worker creates and consumes.
+    assert direcciones == set(configs) | {TOPIC_PUERTA}
     for canal in canales.values():
         config = configs.get(canal["address"])
         if config is None:

@@ -909,7 +909,7 @@ def test_compose_crea_los_topics_que_usan_los_workers():
     s = compose()["services"]
     guion = s["topics"]["command"][0]
     env = s["worker-1"]["environment"]
-    variables = [*TOPICS_CONTRATO, *TOPIC_PUERTA]
+    variables = [*TOPICS_CONTRATO, *TOPIC_PUERTA, *TOPIC_DECISIONES]
     assert sorted(topics_de_compose()) == sorted(por_defecto(env[v]) for v in variables)
     assert "--if-not-exists" in guion
     # La configuración se aplica también a un topic que ya existía (kafka-configs --alter).
@@ -1528,6 +1528,7 @@ def test_metricas_md_lista_lo_acordado():
     ms = metricas()
     assert ms == {
         "fichas_events_total": ("counter", ("result",)),
+        "fichas_decisiones_total": ("counter", ("result",)),
         "fichas_attempts_total": ("counter", ()),
         "fichas_attempts_per_ficha": ("histogram", ()),
         "fichas_rejections_total": ("counter", ("criterion", "by")),

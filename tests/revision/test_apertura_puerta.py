@@ -171,6 +171,8 @@ def test_la_vida_de_una_puerta(kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: 
             FICHAS_LLM_MODELO="fake-otro",
             FICHAS_TOPIC_ENTRADA=entrada_otra,
             FICHAS_GRUPO=f"{topics.prefix}-otro",
+            # Its own decisions topic: the app's approvals are published by the main worker.
+            FICHAS_TOPIC_DECISIONES=f"{topics.prefix}.otra.fichas.decisiones",
             **comunes,
         ),
         tmp_path / "o.log",

@@ -1,4 +1,4 @@
-"""kill -9 between the committed decision and the publication: after restart, published once."""
+"""kill -9 between the committed decision and its send: after restart, sent once, with the ficha."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from tests.revision.conftest import (
 pytestmark = pytest.mark.kafka
 
 
-def test_kill_9_tras_la_decision_publica_una_vez_al_volver(kafka, tmp_path, navegador):
+def test_kill_9_tras_la_decision_la_envia_una_vez_al_volver(kafka, tmp_path, navegador):
     topics = Topics()
     env = revisor_env(kafka.bootstrap, topics_env(topics), tmp_path / "datos")
     app = RevisorProcess(env, free_port(), tmp_path / "revisor.log")
@@ -47,27 +47,27 @@ def test_kill_9_tras_la_decision_publica_una_vez_al_volver(kafka, tmp_path, nave
             pass
         assert app.wait_exit(timeout=30) == -signal.SIGKILL, app.log_tail()
         time.sleep(2)
-        assert not [r for r in leer(kafka, topics.publicadas) if r["event_id"] == item["event_id"]]
+        assert not [r for r in leer(kafka, decisiones_topic(topics))
+                    if r["event_id"] == item["event_id"]]
 
         app.start()  # same data directory, the fault point not armed
         app.wait_ready()
-        publicadas = esperar(
-            lambda: [r for r in leer(kafka, topics.publicadas)
+        decisiones = esperar(
+            lambda: [r for r in leer(kafka, decisiones_topic(topics))
                      if r["event_id"] == item["event_id"]],
-            "the publication after restart",
+            "the decision after restart",
         )
-        decisiones = [r for r in leer(kafka, decisiones_topic(topics))
-                      if r["event_id"] == item["event_id"]]
-        assert len(publicadas) == 1
-        assert publicadas[0]["revision"]["revisor"] == USUARIO
         assert len(decisiones) == 1 and decisiones[0]["decision"] == "aprobada"
+        # The decision carries the ficha to publish; the worker publishes it, never the app.
+        assert decisiones[0]["publicacion"]["revision"]["revisor"] == USUARIO
+        assert not leer(kafka, topics.publicadas)
         # The decision is kept: the item shows as decided, and a second click changes nothing.
         navegador.set_page_load_timeout(30)
         abrir_item(navegador, app, item["event_id"])
         assert "aprobada" in navegador.find_element(By.ID, "estado").text
         assert not navegador.find_elements(By.ID, "aprobar")
         time.sleep(6)  # one period of the outbox's resend loop
-        assert len([r for r in leer(kafka, topics.publicadas)
+        assert len([r for r in leer(kafka, decisiones_topic(topics))
                     if r["event_id"] == item["event_id"]]) == 1
     finally:
         app.stop()

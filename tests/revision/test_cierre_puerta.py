@@ -195,7 +195,7 @@ def test_recall_de_la_puerta_en_metrics(kafka, revisor, revisor_topics, navegado
     # FICHAS_MUESTRA_PROPORCION=1 in this module's app: every held-back ficha is in the draw.
     assert navegador.find_elements(By.ID, "muestra-retenidas")
     navegador.find_element(By.ID, "aprobar").click()
-    confirmado(navegador, "ZAP-R-2 v1: publicada")
+    confirmado(navegador, "ZAP-R-2 v1: aprobada")
     metricas = revisor.metrics()
     assert _metric(metricas, "fichas_revision_recall", family="zapatillas") == 0.5
     aprobadas = _metric(

@@ -11,6 +11,7 @@ from selenium.webdriver.common.by import By
 
 from harness.revisor import ficha_en_revision
 from harness.topicos import read_all
+from harness.worker import WorkerInProcess, worker_env
 from tests.revision.conftest import (
     OTRO_USUARIO,
     abrir_item,
@@ -31,7 +32,32 @@ def _de(registros, event_id):
     return [r for r in registros if r["event_id"] == event_id]
 
 
-def test_editar_rompiendo_c01_corregir_y_aprobar(kafka, revisor, revisor_topics, navegador):
+def _a_publicar(kafka, topics, event_id):
+    """The fichas the app's decisions on ``event_id`` ask to publish (``publicacion``): what a
+    running worker publishes (the first test runs one); the app itself never writes them."""
+    decisiones = _de(leer(kafka, decisiones_topic(topics)), event_id)
+    return [d["publicacion"] for d in decisiones if d.get("publicacion")]
+
+
+def test_editar_rompiendo_c01_corregir_y_aprobar(
+    kafka, revisor, revisor_topics, navegador, fake_llm, tmp_path
+):
+    """The whole road of a person's publication: the app writes the decision, the worker that
+    owns the SKU's partition publishes the ficha it carries (stream.decisiones)."""
+    worker = WorkerInProcess(
+        worker_env(kafka, fake_llm, revisor_topics, tmp_path / "worker",
+                   FICHAS_PARTICIONES=revisor.env["FICHAS_PARTICIONES"]),
+        tmp_path / "worker.log",
+    )
+    worker.start()
+    try:
+        worker.wait_ready()
+        _editar_y_aprobar(kafka, revisor, revisor_topics, navegador)
+    finally:
+        assert worker.terminate() == 0, worker.log_tail()
+
+
+def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):
     item = ficha_en_revision("ZAP-E2E-1")
     producir(kafka, revisor_topics.revision, [item])
     entrar(navegador, revisor)
@@ -57,9 +83,10 @@ def test_editar_rompiendo_c01_corregir_y_aprobar(kafka, revisor, revisor_topics,
     titulo.clear()
     titulo.send_keys("Zapatillas de running negras ligeras")
     navegador.find_element(By.ID, "aprobar").click()
-    confirmado(navegador, "ZAP-E2E-1 v1: publicada")
+    confirmado(navegador, "ZAP-E2E-1 v1: editada y aprobada")
 
-    publicadas = _de(leer(kafka, revisor_topics.publicadas), item["event_id"])
+    publicadas = esperar(lambda: _de(leer(kafka, revisor_topics.publicadas), item["event_id"]),
+                         "the worker's publication of the person's ficha")
     assert len(publicadas) == 1
     (pub,) = publicadas
     assert pub["ficha"]["titulo"] == "Zapatillas de running negras ligeras"
@@ -119,7 +146,7 @@ def test_dos_sesiones_aprueban_el_mismo_item_una_publicacion(
                 or "ya está cerrado" in navegador.page_source, "the loser's message")
     finally:
         otro.quit()
-    publicadas = _de(leer(kafka, revisor_topics.publicadas), item["event_id"])
+    publicadas = _a_publicar(kafka, revisor_topics, item["event_id"])
     assert len(publicadas) == 1
     assert publicadas[0]["revision"]["decision"] == "aprobada"
     assert len(_de(leer(kafka, decisiones_topic(revisor_topics)), item["event_id"])) == 1
@@ -240,8 +267,8 @@ def test_atajos_de_teclado_abren_y_aprueban(kafka, revisor, revisor_topics, nave
     teclas.send_keys("o").perform()
     esperar(lambda: "ZAP-E2E-8" in navegador.title, "the item opened with o")
     ActionChains(navegador).send_keys("a").perform()
-    esperar(lambda: _de(leer(kafka, revisor_topics.publicadas), item["event_id"]),
-            "the publication approved with a")
+    esperar(lambda: _a_publicar(kafka, revisor_topics, item["event_id"]),
+            "the approval made with a")
 
 
 def test_salida_invalida_se_escribe_a_mano_y_se_publica(kafka, revisor, revisor_topics,
@@ -269,8 +296,8 @@ def test_salida_invalida_se_escribe_a_mano_y_se_publica(kafka, revisor, revisor_
         navegador.find_element(By.ID, campo).clear()
         navegador.find_element(By.ID, campo).send_keys(valor)
     navegador.find_element(By.ID, "aprobar").click()
-    (pub,) = esperar(lambda: _de(leer(kafka, revisor_topics.publicadas), item["event_id"]),
-                     "the publication",
+    (pub,) = esperar(lambda: _a_publicar(kafka, revisor_topics, item["event_id"]),
+                     "the approval",
                      explica=lambda: navegador.find_element(By.TAG_NAME, "main").text[:1500])
     assert pub["ficha"]["atributos"]["capacidad_ml"] == "750"
     assert pub["revision"]["decision"] == "editada"

@@ -59,16 +59,16 @@ def test_aprobar_con_postgres(kafka, postgres_dsn, tmp_path):
         for _ in range(2):  # a double submit changes nothing
             status, _, _ = pedir(app.url + "/item/aprobar", data=datos, cookies=cookies)
         assert status == 409
-        publicadas = [r for r in leer(kafka, topics.publicadas)
-                      if r["event_id"] == item["event_id"]]
-        assert len(publicadas) == 1
-        assert publicadas[0]["revision"] == {
-            "revisor": usuario, "decision": "aprobada",
-            "decidida_en": publicadas[0]["publicada_en"],
-        }
         decisiones = [r for r in leer(kafka, decisiones_topic(topics))
                       if r["event_id"] == item["event_id"]]
         assert [d["decision"] for d in decisiones] == ["aprobada"]
+        # The ficha to publish travels in the decision (the worker publishes it, never the app).
+        publicacion = decisiones[0]["publicacion"]
+        assert publicacion["revision"] == {
+            "revisor": usuario, "decision": "aprobada",
+            "decidida_en": publicacion["publicada_en"],
+        }
+        assert not leer(kafka, topics.publicadas)
         assert 'fichas_revision_decisions_total{decision="aprobada",type="revision"}' in (
             app.metrics())
     finally:

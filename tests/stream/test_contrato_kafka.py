@@ -73,6 +73,7 @@ async def test_el_worker_crea_cada_topic_con_su_configuracion(kafka: KafkaBroker
         topic_revision=topics.revision,
         topic_dlq=topics.dlq,
         topic_muestra=topics.muestra,
+        topic_decisiones=topics.decisiones,
         particiones=2,
     )
     await ensure_topics(settings)
@@ -93,7 +94,12 @@ async def test_un_topic_existente_sin_compactar_se_avisa_y_un_rechazo_para_el_ar
 ) -> None:
     topics = Topics()
     await _crear(kafka.bootstrap, topics.publicadas, {"cleanup.policy": "delete"})
-    settings = Settings(kafka_brokers=kafka.bootstrap, topic_publicadas=topics.publicadas)
+    settings = Settings(
+        kafka_brokers=kafka.bootstrap,
+        topic_publicadas=topics.publicadas,
+        topic_entrada=topics.entrada,
+        topic_decisiones=topics.decisiones,
+    )
     with caplog.at_level(logging.WARNING, logger="stream.kafka"):
         await ensure_topics(settings.model_copy(update={"particiones": 1}))
     aviso = [r.getMessage() for r in caplog.records if topics.publicadas in r.getMessage()]
@@ -103,6 +109,7 @@ async def test_un_topic_existente_sin_compactar_se_avisa_y_un_rechazo_para_el_ar
     imposible = Settings(
         kafka_brokers=kafka.bootstrap, topic_entrada=otro.entrada, topic_publicadas=otro.publicadas,
         topic_revision=otro.revision, topic_dlq=otro.dlq, topic_muestra=otro.muestra, replicacion=3,
+        topic_decisiones=otro.decisiones,
     )
     with pytest.raises(RuntimeError, match=r"refused to create topics.*replication"):
         await ensure_topics(imposible)
