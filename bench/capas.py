@@ -108,17 +108,58 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
         filas.append((label, await _cpu_ms(chat, n)))
     for label, model in (
         ("create_agent over stock ChatOpenAI", stock),
-        ("create_agent over DirectChatOpenAI (Agentes.generar, shipped)", direct),
+        ("create_agent over DirectChatOpenAI (Agentes.generar before issue 33)", direct),
     ):
-        agentes = Agentes(model)
+        agente = _create_agent(model, "generador", prompt_generador(), Ficha)
 
-        async def agent(agentes: Agentes = agentes) -> None:
-            await agentes.generar(origen, [])
+        async def agent(agente: Any = agente) -> None:
+            await agente.ainvoke({"messages": [HumanMessage(content=texto)]})
 
         filas.append((label, await _cpu_ms(agent, n)))
+    agentes = Agentes(direct)
+
+    async def llamada() -> None:
+        await agentes.generar(origen, [])
+
+    filas.append(
+        (
+            "LlamadaEstructurada over DirectChatOpenAI (Agentes.generar, shipped)",
+            await _cpu_ms(llamada, n),
+        )
+    )
     await close_chat_model(direct)
     await close_chat_model(stock)
     return filas
+
+
+def _create_agent(model: Any, name: str, prompt: str, schema: Any) -> Any:
+    """An agent as ``grafo.agentes`` built them until issue 33: a ``create_agent`` graph."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ProviderStrategy
+
+    return create_agent(
+        model,
+        tools=[],
+        system_prompt=prompt,
+        response_format=ProviderStrategy(schema),
+        checkpointer=False,
+        name=name,
+    )
+
+
+class _AgenteGrafo:
+    """A ``create_agent`` graph behind ``LlamadaEstructurada``'s interface: the evaluator's
+    "before" rows, through the same ``Agentes.evaluar`` (messages, score, sensor)."""
+
+    def __init__(self, model: Any, name: str, prompt: str, schema: Any) -> None:
+        self.name = name
+        self._agente = _create_agent(model, name, prompt, schema)
+
+    async def ainvoke(self, content: str) -> tuple[Any, Any]:
+        from langchain_core.messages import HumanMessage
+
+        salida = await self._agente.ainvoke({"messages": [HumanMessage(content=content)]})
+        return salida["messages"][-1], salida["structured_response"]
 
 
 def _sdk_chat_model(directo: Any) -> Any:
@@ -177,21 +218,50 @@ async def capas_evaluador(url: str, n: int) -> list[tuple[str, float]]:
 
     directo = build_chat_model(LLMSettings(url=url, model="fake"))
     origenes = [_origen_de("A1-capas-00001"), _origen_de("NV-capas-00002")]
-    variantes: list[tuple[str, Any, dict[str, Any]]] = [
-        ("no logprobs (no score)", directo, {"logprobs": None, "top_logprobs": None}),
+    grafo, llamada = _AgenteGrafo, Agentes._build
+    variantes: list[tuple[str, Any, dict[str, Any], Any]] = [
         (
-            "top_logprobs 10, SDK ChatCompletion, whole logprobs kept (before)",
+            "create_agent, no logprobs (no score)",
+            directo,
+            {"logprobs": None, "top_logprobs": None},
+            grafo,
+        ),
+        (
+            "create_agent, top_logprobs 10, SDK ChatCompletion, whole logprobs (before issue 33)",
             _sdk_chat_model(directo),
             {"rutas_puntuadas": None},
+            grafo,
         ),
-        ("top_logprobs 10, JSON dict, whole logprobs kept", directo, {"rutas_puntuadas": None}),
-        ("top_logprobs 10, JSON dict, cut to the verdict (shipped)", directo, {}),
+        (
+            "create_agent, top_logprobs 10, JSON dict, whole logprobs kept",
+            directo,
+            {"rutas_puntuadas": None},
+            grafo,
+        ),
+        (
+            "create_agent, top_logprobs 10, JSON dict, cut to the verdict (round 1 of issue 33)",
+            directo,
+            {},
+            grafo,
+        ),
+        (
+            "LlamadaEstructurada, top_logprobs 10, orjson, cut to the verdict (shipped)",
+            directo,
+            {},
+            llamada,
+        ),
+        (
+            "LlamadaEstructurada, no logprobs (no score)",
+            directo,
+            {"logprobs": None, "top_logprobs": None},
+            llamada,
+        ),
     ]
     filas: list[tuple[str, float]] = []
-    for label, modelo, cambios in variantes:
+    for label, modelo, cambios, agente in variantes:
         agentes = Agentes(directo)
         evaluador = evaluator_chat_model(modelo, TOP_LOGPROBS, (RUTA_APROBADA,))
-        agentes._evaluador = Agentes._build(
+        agentes._evaluador = agente(
             evaluador.model_copy(update=cambios), "evaluador", prompt_del_evaluador(), Veredicto
         )
         turno = iter(range(10**9))
@@ -204,6 +274,81 @@ async def capas_evaluador(url: str, n: int) -> list[tuple[str, float]]:
     return filas
 
 
+TOKENS_DEL_VEREDICTO = 8  # max_tokens of the first call: '{"aprobada": true' and some slack
+
+
+async def capas_dos_llamadas(url: str, n: int) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+    """The evaluator in one call (shipped) against the two-call design, measured.
+
+    Two calls: the first asks for ``TOKENS_DEL_VEREDICTO`` tokens with logprobs, so the answer
+    stops after the verdict (the fake LLM stops at ``max_tokens`` as vLLM does, with
+    ``finish_reason`` "length"); the score is read from it; an approval ends there (its
+    ``Veredicto`` has no problems), a rejection makes a second call with the same messages and
+    no logprobs for the whole answer. CPU per evaluation for approvals and rejections apart,
+    answer tokens and bytes received, and whether both designs give every evaluation the same
+    score and verdict.
+    """
+    import re
+
+    from langchain.agents.structured_output import ProviderStrategy
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from esquemas import Veredicto
+    from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
+    from grafo.chat_model import evaluator_chat_model
+    from grafo.mensajes import mensaje_evaluador, prompt_del_evaluador
+    from grafo.puntuacion import RUTA_APROBADA, TOP_LOGPROBS, puntuacion_veredicto
+
+    directo = build_chat_model(LLMSettings(url=url, model="fake"))
+    agentes = Agentes(directo)
+    sin_logprobs = evaluator_chat_model(directo, TOP_LOGPROBS, None).model_copy(
+        update={"logprobs": None, "top_logprobs": None}
+    )
+    segunda = Agentes(directo)
+    segunda._evaluador = Agentes._build(
+        sin_logprobs, "evaluador", prompt_del_evaluador(), Veredicto
+    )
+    # bound as LlamadaEstructurada binds the evaluator, with a short max_tokens
+    primera = evaluator_chat_model(directo, TOP_LOGPROBS, (RUTA_APROBADA,)).bind_tools(
+        [],
+        **ProviderStrategy(Veredicto).to_model_kwargs(),
+        strict=True,
+        max_tokens=TOKENS_DEL_VEREDICTO,
+    )
+    sistema = SystemMessage(content=prompt_del_evaluador())
+    verdad = re.compile(r'"aprobada"\s*:\s*(true|false)')
+    medidas: dict[str, Any] = {"mismo_resultado": True}
+
+    async def una(origen: dict[str, Any]) -> tuple[bool, float | None]:
+        evaluacion = await agentes.evaluar(FICHA_EVALUADA, {}, origen)
+        return evaluacion.veredicto.aprobada, evaluacion.puntuacion
+
+    async def dos(origen: dict[str, Any]) -> tuple[bool, float | None]:
+        texto = mensaje_evaluador(FICHA_EVALUADA, {}, origen)
+        mensaje = await primera.ainvoke([sistema, HumanMessage(content=texto)])
+        puntuacion = puntuacion_veredicto(mensaje.response_metadata.get("logprobs"))
+        leido = verdad.search(str(mensaje.content))
+        if leido is not None and leido.group(1) == "true":
+            return True, puntuacion
+        evaluacion = await segunda.evaluar(FICHA_EVALUADA, {}, origen)  # the problems
+        return evaluacion.veredicto.aprobada, puntuacion
+
+    filas: list[tuple[str, float]] = []
+    for clase, sku in (("approval", "A1-capas-00001"), ("rejection", "NV-capas-00002")):
+        origen = _origen_de(sku)
+        uno, otro = await una(origen), await dos(origen)
+        medidas["mismo_resultado"] &= uno == otro
+        medidas[f"puntuacion_{clase}"] = [uno[1], otro[1]]
+        for label, diseno in (("one call (shipped)", una), ("two calls", dos)):
+
+            async def call(diseno: Any = diseno, origen: dict[str, Any] = origen) -> None:
+                await diseno(origen)
+
+            filas.append((f"{clase}: {label}", await _cpu_ms(call, n)))
+    await close_chat_model(directo)
+    return filas, medidas
+
+
 def capas_criterios(repeticiones: int = 3) -> list[tuple[str, float]]:
     """The code checks on every ficha of the labelled set (references and candidates, with
     their origins); CPU ms per ficha. The labelled set's fichas are real-looking Spanish and
@@ -212,7 +357,7 @@ def capas_criterios(repeticiones: int = 3) -> list[tuple[str, float]]:
 
     from criterios import comprobar, mapear_origen
     from criterios.recursos import precargar
-    from herramientas.evaluar import origen_de_caso
+    from herramientas.evaluar_casos import origen_de_caso
 
     casos = Path(__file__).resolve().parents[1] / "ejemplos" / "evaluacion" / "casos.jsonl"
     pares = []
@@ -434,6 +579,9 @@ def main(argv: list[str] | None = None) -> int:
             "CPU ms per call",
             asyncio.run(capas_evaluador(llm.url, args.n)),
         )
+        filas, medidas = asyncio.run(capas_dos_llamadas(llm.url, args.n))
+        _tabla("evaluator design (fake LLM at 0 ms)", "CPU ms per evaluation", filas)
+        print("two calls against one:", medidas, flush=True)
     criterios = capas_criterios()
     criterios.append(
         ("first comprobar of a process, resources cold (moved to start-up)", precarga_ms())

@@ -1,15 +1,19 @@
 """The two agents, built once per process: a generator and an evaluator with a veto.
 
-Both are ``create_agent`` graphs with no tools and ``ProviderStrategy``: the request carries
-``response_format`` json_schema and vLLM applies it with guided decoding. The chat model
-(``grafo.chat_model``) carries the profile ``{"structured_output": True}``; without it
-langchain would silently fall back to a synthetic tool call.
+Each agent is one tool-less chat-model call with langchain's ``ProviderStrategy``
+(``LlamadaEstructurada``): the request carries ``response_format`` json_schema and vLLM applies
+it with guided decoding; the answer is parsed and validated by the strategy's own binding. The
+chat model (``grafo.chat_model``) carries the profile ``{"structured_output": True}``.
 
-Both are built with ``checkpointer=False``: invoked inside a node they would otherwise inherit
-the parent's checkpointer and write their own rows (the naive design of docs/rendimiento.md
-writes 30 per 3-attempt ficha; the parent alone writes 9), though a tool-less agent has nothing
-to resume. They are called with ``durability="async"``, because a parent running with
-``durability="sync"`` crashes agents that have no checkpointer.
+Why not ``create_agent``, as until issue 33: a tool-less agent with ``ProviderStrategy`` is a
+2-step LangGraph run around exactly this call (bind the model, prepend the system prompt,
+invoke, parse with ``ProviderStrategyBinding``, raise ``StructuredOutputValidationError``),
+and that run cost about 2.5 ms of CPU per LLM call, as much as the chat model and HTTP client
+together: 15 ms of a 3-attempt ficha (docs/rendimiento.md, the layer table). The call here is
+the agent's own model call, bound once instead of per call: the same request body on the wire
+(``tests/grafo/test_chat_model.py`` compares it with ``create_agent``'s through the fake
+server), the same parse and the same error. Nothing is lost on resume: a tool-less agent has no
+state of its own to checkpoint (the agents always ran with ``checkpointer=False``).
 
 The evaluator runs on its own copy of the chat model (``evaluator_chat_model``): temperature 0,
 no repeat penalty, ``logprobs`` with ``top_logprobs``. langchain-openai carries the server's
@@ -22,15 +26,19 @@ to write.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import openai
-from langchain.agents import create_agent
-from langchain.agents.structured_output import ProviderStrategy, StructuredOutputError
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain.agents.structured_output import (
+    ProviderStrategy,
+    ProviderStrategyBinding,
+    StructuredOutputError,
+    StructuredOutputValidationError,
+)
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
@@ -54,13 +62,43 @@ from grafo.puntuacion import (
 from grafo.rubrica import PREGUNTAS, Rubrica, veredicto_de_rubrica
 from grafo.sensores import NullSensor, Sensor
 
-# The agents run with durability="async" and no checkpointer (see the module docstring);
-# LangGraph warns that durability is then moot, once per call. That is the intended setup.
-warnings.filterwarnings("ignore", message="`durability` has no effect", category=UserWarning)
-
-
 # The paths the rubric's score reads: each question's ``falla`` (``puntuacion_rubrica``).
 RUTAS_RUBRICA: tuple[tuple[str, ...], ...] = tuple((p, "falla") for p in PREGUNTAS)
+
+
+class LlamadaEstructurada:
+    """One agent: a system prompt, a pydantic schema and the chat model bound to it, once.
+
+    ``create_agent(model, tools=[], system_prompt=..., response_format=ProviderStrategy(schema))``
+    without its graph: the model is bound as its model node binds it (``bind_tools`` with no
+    tools, the strategy's ``response_format`` and ``strict=True`` for an OpenAI-compatible
+    model), the system prompt goes before the user message, the answer is named after the
+    agent and parsed by ``ProviderStrategyBinding``; a parse or validation failure raises the
+    ``StructuredOutputValidationError`` the agent raised, with the message attached.
+    """
+
+    def __init__(self, model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]) -> None:
+        """Bind the model once: the agent's model node bound it again on every call."""
+        strategy = ProviderStrategy(schema)
+        self.name = name
+        self.schema = schema
+        self._system = SystemMessage(content=prompt)
+        self._bound: Runnable[Any, Any] = model.bind_tools(
+            [], **strategy.to_model_kwargs(), strict=True
+        )
+        self._binding = ProviderStrategyBinding.from_schema_spec(strategy.schema_spec)
+
+    async def ainvoke(self, content: str) -> tuple[AIMessage, Any]:
+        """Ask once; the answer message and its validated structured response."""
+        message = await self._bound.ainvoke([self._system, HumanMessage(content=content)])
+        if not isinstance(message, AIMessage):
+            raise TypeError(f"{self.name}: the chat model returned {type(message).__name__}")
+        message.name = self.name
+        try:
+            respuesta = self._binding.parse(message)
+        except Exception as exc:
+            raise StructuredOutputValidationError(self.schema.__name__, exc, message) from exc
+        return message, respuesta
 
 
 @dataclass(frozen=True)
@@ -103,16 +141,11 @@ class Agentes:
         self._evaluador = self._build(evaluador, "evaluador", prompt, schema)
 
     @staticmethod
-    def _build(model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]) -> Any:
-        """One tool-less agent with native structured output and no checkpointer of its own."""
-        return create_agent(
-            model,
-            tools=[],
-            system_prompt=prompt,
-            response_format=ProviderStrategy(schema),
-            checkpointer=False,
-            name=name,
-        )
+    def _build(
+        model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]
+    ) -> LlamadaEstructurada:
+        """One tool-less agent with native structured output (``LlamadaEstructurada``)."""
+        return LlamadaEstructurada(model, name, prompt, schema)
 
     async def generar(self, origen: dict[str, Any], problemas: list[dict[str, Any]]) -> Ficha:
         """Ask the generator for a ficha; raise ``SalidaInvalida`` if it is not a valid Ficha."""
@@ -167,29 +200,23 @@ class Agentes:
         return Evaluacion(respuesta, puntuacion_veredicto(logprobs)), logprobs
 
     async def _ask(
-        self, agent: Any, name: str, content: str, observar: bool = True
+        self, agent: LlamadaEstructurada, name: str, content: str, observar: bool = True
     ) -> tuple[BaseModel, Mapping[str, Any] | None]:
-        """Invoke one agent with one user message; return its structured response and logprobs.
+        """Call one agent with one user message; return its structured response and logprobs.
 
         Every model call of both agents passes here, so this is where each one is observed:
         time and token usage go to the sensor whether the answer parses or not (failed calls
-        count too, with 0 tokens: the error-rate alert divides by this count). Not an agent
-        middleware on purpose: ``create_agent`` wraps every ``awrap_model_call`` middleware in
+        count too, with 0 tokens: the error-rate alert divides by this count). Not a langchain
+        middleware on purpose: ``create_agent`` wrapped every ``awrap_model_call`` middleware in
         langsmith's ``traceable``, which hops to a worker thread twice per call even with
-        tracing off (measured in docs/rendimiento.md). One agent call is one model call: no tools.
+        tracing off (measured in docs/rendimiento.md). One agent call is one model call.
         The logprobs are the answer message's ``response_metadata["logprobs"]`` (None when the
         request did not ask for them or the server gave none).
         """
         start = time.perf_counter()
         message: AIMessage | None = None
         try:
-            salida = await agent.ainvoke(
-                {"messages": [HumanMessage(content=content)]}, durability="async"
-            )
-            message = next(
-                (m for m in reversed(salida.get("messages", [])) if isinstance(m, AIMessage)),
-                None,
-            )
+            message, respuesta = await agent.ainvoke(content)
         except StructuredOutputError as exc:
             message = exc.ai_message
             raise SalidaInvalida(name, str(getattr(exc, "source", exc))) from exc
@@ -203,10 +230,9 @@ class Agentes:
         finally:
             if observar:
                 self._observe(name, time.perf_counter() - start, message)
-        respuesta = salida.get("structured_response")
         if not isinstance(respuesta, BaseModel):
             raise SalidaInvalida(name, "la respuesta no trae salida estructurada")
-        logprobs = message.response_metadata.get("logprobs") if message else None
+        logprobs = message.response_metadata.get("logprobs")
         return respuesta, logprobs if isinstance(logprobs, Mapping) else None
 
     def _observe(self, name: str, seconds: float, message: AIMessage | None) -> None:

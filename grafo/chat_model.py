@@ -4,22 +4,22 @@ Issue 7 measured one generator call layer by layer (``python -m bench.capas``: f
 0 ms, CPU of this process): the stock ``ChatOpenAI`` path costs about 6 ms of CPU per call
 before the agent graph, this one about 3 ms, a raw HTTP POST of the same body 0.5 ms. Four
 parts of the stock path buy nothing here, so ``DirectChatOpenAI`` and ``build_chat_model``
-drop them, and nothing else (point 5 was added by issue 33):
+drop them, and nothing else (points 5 and 6 were added by issue 33):
 
 1. ``ChatOpenAI`` goes through ``with_raw_response`` (an ``APIResponse`` wrapper, then
    ``.parse()``; with ``response_format`` in its kwargs, ``.parse``, which also builds a generic
    ``ParsedChatCompletion``). ``ProviderStrategy`` parses and validates the content itself,
    with the pydantic model, and nothing reads the raw response's headers.
-   ``DirectChatOpenAI`` posts to ``/chat/completions`` with the client's own ``post`` and
-   ``cast_to=object``: the answer stays the JSON dict the server sent, which is what
-   ``_create_chat_result`` turns into the message (it dumps an SDK model back to a dict
-   first). No ``ChatCompletion`` is built and dumped again: for the evaluator, whose answer
-   carries ``top_logprobs`` for every token, that was one pydantic object per alternative,
-   the larger part of the CPU the log-probabilities added (issue 33, docs/rendimiento.md).
+   ``DirectChatOpenAI`` posts to ``/chat/completions`` itself (point 6): the answer stays
+   the JSON dict the server sent, which is what ``_create_chat_result`` turns into the
+   message (it dumps an SDK model back to a dict first). No ``ChatCompletion`` is built and
+   dumped again: for the evaluator, whose answer carries ``top_logprobs`` for every token,
+   that was one pydantic object per alternative, the larger part of the CPU the
+   log-probabilities added (issue 33, docs/rendimiento.md).
 2. The ``openai`` client walks every request body against its ``TypedDict`` annotations
    (about 90 recursive calls for one request, with the json schema) to rename or reformat
    fields; a chat body made of strings, numbers and a json schema has nothing to rename.
-   ``post`` sends the payload ``ChatOpenAI`` built as given.
+   The payload ``ChatOpenAI`` built is sent as given.
 3. ``ChatOpenAI`` builds each result in the default thread pool: a hand-off to another thread
    and back, under load one more cross-thread wake-up of the event loop per call, for work
    that takes a fraction of a millisecond. ``DirectChatOpenAI`` builds it inline.
@@ -35,31 +35,51 @@ drop them, and nothing else (point 5 was added by issue 33):
    (``recortar_logprobs``) right after the JSON is parsed, so langchain's message, its
    callbacks and the agent's state carry a few tokens instead of tens of KB.
 
-And the HTTP transport is aiohttp (``openai[aiohttp]``, the SDK's ``DefaultAioHttpClient``)
-instead of httpx's own h11 stack: same ``httpx`` interface, so the timeout, the connection
-pool and the error types are the SDK's.
+6. The SDK's own ``post`` still cost about 0.9 ms of CPU per call above a raw aiohttp POST
+   (issue 33's profile): a pydantic ``FinalRequestOptions`` per request (a deep copy of its
+   defaults), httpx's client layer over the aiohttp transport, and the answer read by the
+   standard library's ``json`` (for the evaluator's 13-43 KB of logprobs, 4 % of the worker's
+   CPU). ``_post_chat`` posts with one aiohttp session per model (``SesionHTTP``, shared by
+   the evaluator's copy, closed by ``close_chat_model``) and reads the answer with orjson,
+   the parser the prompts are already written with (``grafo.mensajes``). It keeps what the
+   SDK gave: its headers (the API key, ``User-Agent``, platform headers, the client's
+   custom ones), the client's timeout for connecting and for each read, and its exceptions
+   (an error status made into ``APIStatusError`` by the SDK client itself, ``APITimeoutError``,
+   ``APIConnectionError`` raised from aiohttp's error), so ``grafo.errores.classify`` and
+   the retry policy see what they saw through the SDK.
+
+The stock path keeps the SDK's transport over aiohttp (``openai[aiohttp]``, the SDK's
+``DefaultAioHttpClient``); the SDK client of a ``DirectChatOpenAI`` is built the same way and
+gives the headers, the timeout and the status errors, but does not send.
 
 What stays identical is tested on the wire: the request body the server receives
 (``tests/grafo/test_chat_model.py`` compares it with stock ``ChatOpenAI``'s), the
 ``ChatResult`` (message content, token usage, and every ``response_metadata`` field the
 server sent: a field it did not send is absent rather than None, as the SDK's model would
-fill it), the evaluator's score, the ``openai`` error types the retry policy classifies, and
-the client timeout.
+fill it), the evaluator's score, the ``openai`` error types the retry policy classifies, the
+client timeout, and the headers (against stock ``ChatOpenAI`` on a local server).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
+import httpx
+import openai
+import orjson
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from openai import DefaultAioHttpClient, DefaultAsyncHttpxClient
 from openai.types.chat import ChatCompletion
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from grafo.puntuacion import recortar_logprobs
 
@@ -92,6 +112,8 @@ class DirectChatOpenAI(ChatOpenAI):
     # The JSON paths whose values the evaluator's score reads (``grafo.puntuacion``); when set,
     # the answer's logprobs are cut to what those values need as soon as they arrive (point 5).
     rutas_puntuadas: tuple[tuple[str, ...], ...] | None = None
+    # The aiohttp pool the chat completions are posted through (point 6); shared by copies.
+    sesion: Any = Field(default=None, exclude=True)
 
     async def _agenerate(
         self,
@@ -109,18 +131,118 @@ class DirectChatOpenAI(ChatOpenAI):
         options = {
             option: payload.pop(name) for name, option in _REQUEST_OPTIONS if name in payload
         }
-        # A body that is not JSON comes back as text: _create_chat_result refuses it clearly.
-        response: Any = await self.root_async_client.post(
-            "/chat/completions",
-            cast_to=object,
-            body={**payload, **extra_body},
-            options=options,  # type: ignore[arg-type]
-        )
+        response = await _post_chat(self, {**payload, **extra_body}, options)
         if self.rutas_puntuadas is not None and isinstance(response, dict):
             for choice in response.get("choices") or []:
                 if isinstance(choice, dict) and choice.get("logprobs") is not None:
                     choice["logprobs"] = recortar_logprobs(choice["logprobs"], self.rutas_puntuadas)
         return self._create_chat_result(response, {})
+
+
+class SesionHTTP:
+    """The aiohttp session a chat model and its copies post with (point 6).
+
+    Opened on first use, in the running event loop (an aiohttp session belongs to one loop;
+    a call from another loop, as in tests that run one loop each, gets a session of its own),
+    closed by ``close_chat_model``. Shared by reference: the evaluator's copy
+    (``evaluator_chat_model``) posts through the same pool.
+    """
+
+    def __init__(self) -> None:
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.headers: dict[str, str] | None = None  # the SDK client's, computed once
+
+    def session(self) -> aiohttp.ClientSession:
+        """The session of the running loop, opened if there is none yet."""
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            # the SDK's limits (openai DEFAULT_CONNECTION_LIMITS: 1000 connections)
+            connector = aiohttp.TCPConnector(limit=1000, limit_per_host=0)
+            self._session = aiohttp.ClientSession(connector=connector)
+            self._loop = loop
+        return self._session
+
+    async def close(self) -> None:
+        """Close the pool; aiohttp warns about sessions left open at exit."""
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+
+def _headers(client: openai.AsyncOpenAI, extra: Mapping[str, Any] | None) -> dict[str, str]:
+    """The headers the SDK sends on every request: its defaults (Accept, Content-Type, User-Agent,
+    platform), the API key, the client's custom ones, then the call's ``extra_headers``."""
+    merged = {**client.auth_headers, **client.default_headers, **(extra or {})}
+    return {k: str(v) for k, v in merged.items() if isinstance(v, str | int | float)}
+
+
+async def _post_chat(model: DirectChatOpenAI, body: dict[str, Any], options: dict[str, Any]) -> Any:
+    """POST the body to ``/chat/completions`` and read the answer as the SDK would (point 6).
+
+    Failures are the SDK's own exceptions, so ``grafo.errores.classify`` and the retry policy
+    see what they saw through the SDK: an answer with status >= 400 is made into
+    ``APIStatusError`` by the SDK client itself (``_make_status_error_from_response``: the same
+    subclass per status, message, body and headers, Retry-After included); no answer in time
+    is ``APITimeoutError``; any other transport failure ``APIConnectionError``, raised from
+    aiohttp's error (the chain ``classify`` reads for refused, DNS, closed, reset). The
+    timeout is the client's (``LLMSettings.timeout_s``) for connecting and for each read, as
+    httpx applies it, unless the call gives its own.
+    """
+    client = model.root_async_client
+    holder = model.sesion
+    if holder is None:  # a copy made without build_chat_model: one pool of its own
+        holder = model.sesion = SesionHTTP()
+    extra_headers = options.get("headers")
+    if extra_headers is None and holder.headers is not None:
+        headers = holder.headers
+    else:
+        headers = _headers(client, extra_headers)
+        if extra_headers is None:
+            holder.headers = headers
+    url = f"{str(client.base_url).rstrip('/')}/chat/completions"
+    limite = options.get("timeout", client.timeout)
+    segundos = limite.read if isinstance(limite, httpx.Timeout) else limite
+    timeout = aiohttp.ClientTimeout(
+        total=None,
+        connect=segundos if isinstance(segundos, int | float) else None,
+        sock_read=segundos if isinstance(segundos, int | float) else None,
+    )
+    request = httpx.Request("POST", url)
+    try:
+        async with holder.session().post(
+            url,
+            data=orjson.dumps(body),
+            headers=headers,
+            params=options.get("params"),
+            timeout=timeout,
+        ) as answer:
+            content = await answer.read()
+            status, content_type = answer.status, answer.headers.get("content-type", "*")
+            answer_headers = list(answer.headers.items()) if status >= 400 else []
+    except TimeoutError as exc:  # aiohttp's timeouts are asyncio's (TimeoutError since 3.11)
+        raise openai.APITimeoutError(request=request) from exc
+    except aiohttp.ClientError as exc:
+        raise openai.APIConnectionError(request=request) from exc
+    if status >= 400:
+        failed = httpx.Response(status, headers=answer_headers, content=content, request=request)
+        raise client._make_status_error_from_response(failed)
+    return _json_de(content_type, content)
+
+
+def _json_de(content_type: str, content: bytes) -> Any:
+    """The answer's JSON as the SDK's ``cast_to=object`` reads it, by orjson (point 6).
+
+    A body that is not JSON by its content type comes back as text, which
+    ``_create_chat_result`` refuses clearly; what orjson will not read (``NaN``, which the
+    standard library accepts) is read by ``json`` as the SDK would, with its error if any.
+    """
+    if not content_type.split(";")[0].strip().endswith("json"):
+        return content.decode("utf-8", "replace")
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content.decode("utf-8", "replace"))
 
 
 # Keyword arguments of ``chat.completions.create`` that are not JSON body fields, and the
@@ -164,14 +286,17 @@ def build_chat_model(settings: LLMSettings, *, direct: bool = True) -> ChatOpenA
     prove ``DirectChatOpenAI`` sends and returns the same. Each model gets its own HTTP client,
     so ``close_chat_model`` never closes langchain's shared default one.
     """
+    extra: dict[str, Any] = {}
     if direct:
         complete_response_models()
     extra_body: dict[str, Any] = {}
     if settings.repeat_penalty is not None:
         extra_body["repeat_penalty"] = settings.repeat_penalty
         extra_body["repetition_penalty"] = settings.repeat_penalty
-    model_class = DirectChatOpenAI if direct else ChatOpenAI
     http_client = DefaultAioHttpClient if direct else DefaultAsyncHttpxClient
+    if direct:
+        extra["sesion"] = SesionHTTP()
+    model_class = DirectChatOpenAI if direct else ChatOpenAI
     return model_class(
         base_url=settings.url,
         api_key=settings.api_key,  # type: ignore[arg-type]
@@ -183,6 +308,7 @@ def build_chat_model(settings: LLMSettings, *, direct: bool = True) -> ChatOpenA
         extra_body=extra_body or None,
         profile=MODEL_PROFILE,  # type: ignore[arg-type]
         http_async_client=http_client(timeout=settings.timeout_s),
+        **extra,
     )
 
 
@@ -225,3 +351,6 @@ async def close_chat_model(model: ChatOpenAI) -> None:
     client = model.root_async_client
     if client is not None:
         await client.close()
+    sesion = getattr(model, "sesion", None)
+    if isinstance(sesion, SesionHTTP):
+        await sesion.close()

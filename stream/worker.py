@@ -492,6 +492,8 @@ async def serve(settings: Settings, on_started: Callable[[Worker], None] | None 
                 settings, sensor=sensor, puerta=puerta, on_probe=sensor.on_logprobs_probe
             ) as procesador,
         ):
+            if on_started is None:  # a process of its own: see freeze_startup_heap
+                eventloop.freeze_startup_heap()
             await _serve(settings, sensor, procesador, versions, on_started)
 
 

@@ -199,6 +199,22 @@ def _key_before(content: str, start: int, text: str) -> str | None:
     return match.group(1) if match else None
 
 
+def truncated(content: str, max_tokens: Any) -> tuple[str, str]:
+    """The answer cut at ``max_tokens`` tokens (the logprobs' tokenization), and why it ended.
+
+    As vLLM does: an answer longer than ``max_tokens`` stops there, mid-JSON if it must, with
+    ``finish_reason`` "length" (guided decoding does not close the object for it); else the
+    whole answer and "stop". Nothing the loop sends is that short (``FICHAS_LLM_MAX_TOKENS``,
+    1024), so only a caller that asks for a few tokens on purpose meets it.
+    """
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens <= 0:
+        return content, "stop"
+    tokens = TOKEN_PATTERN.findall(content)
+    if len(tokens) <= max_tokens or "".join(tokens) != content:
+        return content, "stop"
+    return "".join(tokens[:max_tokens]), "length"
+
+
 def _approx_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
@@ -213,6 +229,7 @@ def completion_body(
         else ""
     )
     prompt_tokens = _approx_tokens(prompt_chars)
+    content, finish_reason = truncated(content, body.get("max_tokens"))
     completion_tokens = _approx_tokens(content)
     logprobs = None
     if body.get("logprobs") is True:
@@ -228,7 +245,7 @@ def completion_body(
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
                 "logprobs": logprobs,
             }
         ],

@@ -7,6 +7,7 @@ tests compare both clients through the real fake LLM server.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -18,16 +19,21 @@ from typing import Any
 
 import openai
 import pytest
+from langchain.agents import create_agent
+from langchain.agents.structured_output import ProviderStrategy, StructuredOutputValidationError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
+from pydantic import BaseModel
 
 from criterios import atributos_obligatorios
-from esquemas import EventoCambio
+from esquemas import EventoCambio, Ficha
 from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from grafo.chat_model import DirectChatOpenAI
 from grafo.errores import classify
 from grafo.estado import origen_de
+from grafo.mensajes import mensaje_evaluador, mensaje_generador, prompt_generador
 from harness.eventos import evento_dict
+from harness.fake_llm.answers import completion_body
 from harness.fake_llm_client import FakeLLM
 from harness.procesador import abrir_procesador
 
@@ -43,6 +49,13 @@ SCHEMA = {
         },
         "strict": True,
     },
+}
+
+
+FICHA = {
+    "titulo": "Zapatilla Runner X2 negra",
+    "descripcion": "Zapatilla ligera para correr, con parte superior de malla.",
+    "atributos": {"talla": "42", "color": "negro", "material": "malla", "genero": "hombre"},
 }
 
 
@@ -95,6 +108,63 @@ async def test_agents_send_the_same_body_as_stock_chat_openai(fake_llm: FakeLLM)
     assert ficha == stock_ficha
     assert evaluacion == stock_evaluacion
     assert evaluacion.puntuacion is not None  # the logprobs came through the direct path too
+
+
+def _create_agent(model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]) -> Any:
+    """The agent as it was built until issue 33: ``create_agent`` around the same call."""
+    return create_agent(
+        model,
+        tools=[],
+        system_prompt=prompt,
+        response_format=ProviderStrategy(schema),
+        checkpointer=False,
+        name=name,
+    )
+
+
+async def _por_create_agent(agent: Any, content: str) -> tuple[AIMessage, Any]:
+    salida = await agent.ainvoke({"messages": [HumanMessage(content=content)]})
+    return salida["messages"][-1], salida["structured_response"]
+
+
+async def test_agents_send_and_parse_what_create_agent_did(fake_llm: FakeLLM) -> None:
+    """``LlamadaEstructurada`` is ``create_agent``'s model call without its graph: the same
+    body on the wire for both agents, the same message and structured response, and the same
+    error (with the answer attached) for an answer that is not the schema's JSON."""
+    origen = _origen("AGT-1")
+    problemas = [{"criterio": "C04", "detalle": "falta el color"}]
+    async with _direct(fake_llm.url, repeat_penalty=1.1) as model:
+        agentes = Agentes(model)
+        pares = [
+            (agentes._generador, mensaje_generador(origen, problemas)),
+            (agentes._evaluador, mensaje_evaluador(FICHA, {}, origen, None)),
+        ]
+        for llamada, texto in pares:
+            viejo = _create_agent(
+                llamada._bound.bound, llamada.name, llamada._system.content, llamada.schema
+            )
+            mensaje_viejo, respuesta_vieja = await _por_create_agent(viejo, texto)
+            mensaje, respuesta = await llamada.ainvoke(texto)
+            assert respuesta == respuesta_vieja and isinstance(respuesta, llamada.schema)
+            assert mensaje.content == mensaje_viejo.content
+            assert mensaje.name == mensaje_viejo.name == llamada.name
+            assert (
+                mensaje.response_metadata["logprobs"] == mensaje_viejo.response_metadata["logprobs"]
+            )
+        fake_llm.configure({"rules": [{"sku": "AGT-1", "generador": ["json_roto", "json_roto"]}]})
+        viejo = _create_agent(model, "generador", prompt_generador(), Ficha)
+        with pytest.raises(StructuredOutputValidationError) as antes:
+            await _por_create_agent(viejo, pares[0][1])
+        with pytest.raises(StructuredOutputValidationError) as ahora:
+            await agentes._generador.ainvoke(pares[0][1])
+    assert str(ahora.value) == str(antes.value)
+    assert ahora.value.ai_message.content == antes.value.ai_message.content
+    bodies = [r["body"] for r in fake_llm.requests(sku="AGT-1")]
+    assert len(bodies) == 6
+    assert bodies[1] == bodies[0] and bodies[3] == bodies[2] and bodies[5] == bodies[4]
+    assert bodies[0]["response_format"]["json_schema"]["name"] == "Ficha"
+    assert bodies[2]["response_format"]["json_schema"]["name"] == "Veredicto"
+    assert bodies[2]["logprobs"] is True and not bodies[2].get("tools")
 
 
 async def test_result_matches_stock_chat_openai(fake_llm: FakeLLM) -> None:
@@ -191,3 +261,48 @@ def test_response_models_are_complete_after_build(tmp_path: Path) -> None:
         "usage_complete": True,
         "still_incomplete": [],
     }
+
+
+async def test_direct_post_sends_the_sdks_headers_and_reads_a_timeout_as_the_sdk() -> None:
+    """The direct POST (``grafo.chat_model._post_chat``) sends the headers the SDK sends (the API
+    key above all: vLLM started with ``--api-key`` refuses a request without it), and a server
+    that answers too late is the SDK's ``APITimeoutError``, classified as a timeout."""
+    from aiohttp import web
+
+    vistos: list[dict[str, str]] = []
+    lento = {"s": 0.0}
+
+    async def chat(request: web.Request) -> web.Response:
+        vistos.append(dict(request.headers))
+        await asyncio.sleep(lento["s"])
+        body = await request.json()
+        return web.json_response(completion_body(body, '{"aprobada": true}', len(vistos)))
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    url = f"http://127.0.0.1:{port}/v1"
+    settings = LLMSettings(url=url, model="fake", api_key="clave-secreta", timeout_s=0.5)
+    messages = [HumanMessage("SKU: HDR-1")]
+    try:
+        stock = build_chat_model(settings, direct=False)
+        await stock.bind(response_format=SCHEMA).ainvoke(messages)
+        direct = build_chat_model(settings)
+        await direct.bind(response_format=SCHEMA).ainvoke(messages)
+        lento["s"] = 2.0
+        with pytest.raises(openai.APITimeoutError) as caught:
+            await direct.bind(response_format=SCHEMA).ainvoke(messages)
+        failure = classify(caught.value)
+        assert failure is not None and failure.kind == "timeout" and failure.transient
+        await close_chat_model(direct)
+        await close_chat_model(stock)
+    finally:
+        await runner.cleanup()
+    sdk, nuestro = vistos[0], vistos[1]
+    assert nuestro["Authorization"] == sdk["Authorization"] == "Bearer clave-secreta"
+    for header in ("Accept", "Content-Type", "User-Agent", "X-Stainless-Lang"):
+        assert nuestro[header] == sdk[header], header

@@ -392,3 +392,31 @@ def test_bad_score_steps_are_refused(llm: FakeLLM) -> None:
         llm.configure({"default": {"generador": [{"accion": "valida", "puntuacion": 0.5}]}})
     with pytest.raises(FakeLLMError, match="unknown action"):
         llm.configure({"default": {"evaluador": [{"accion": "publicar", "puntuacion": 0.5}]}})
+
+
+def test_max_tokens_stops_the_answer_there_as_vllm_does(llm: FakeLLM) -> None:
+    """An answer longer than ``max_tokens`` stops mid-JSON with finish_reason "length", its
+    logprobs cover the tokens sent and give the verdict's score; a longer limit changes nothing."""
+    llm.configure(
+        {"rules": [{"sku": "MT-1", "evaluador": [{"accion": "rechazar", "puntuacion": 0.3}] * 2}]}
+    )
+    corta = sync_client(llm).chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": evaluator_prompt("MT-1")}],
+        response_format=VEREDICTO_FORMAT,
+        logprobs=True,
+        top_logprobs=10,
+        max_tokens=6,
+    )
+    larga = _evaluate_with_logprobs(llm, "MT-1", top=10)
+    choice, entera = corta.choices[0], larga.choices[0]
+    assert choice.message.content == '{"aprobada": false'
+    assert choice.finish_reason == "length" and entera.finish_reason == "stop"
+    assert choice.logprobs is not None and entera.logprobs is not None
+    assert len(choice.logprobs.content or []) == 6
+    assert "".join(t.token for t in choice.logprobs.content or []) == choice.message.content
+    assert puntuacion_veredicto(choice.logprobs.model_dump()) == pytest.approx(0.3)
+    assert puntuacion_veredicto(entera.logprobs.model_dump()) == pytest.approx(0.3)
+    assert (entera.message.content or "").startswith(choice.message.content)
+    assert corta.usage is not None and larga.usage is not None
+    assert corta.usage.completion_tokens < larga.usage.completion_tokens
