@@ -17,13 +17,19 @@ from typing import Any
 
 from criterios import CRITERIOS_VERSION
 from esquemas.constantes import (
+    DECISION_APROBADA,
+    DECISION_EDITADA,
     FAMILIA_TODAS,
     MOTIVO_RECHAZADA,
+    TIPO_REVISION,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from harness.procesos import REPO, CommandProcess
 from harness.puerta import estado as estado_puerta
 from puerta.resolucion import umbral_aplicable
+from revision import decisiones as dec
+from revision.flujo import cabeceras_decision, registro_a_enviar, valor_json
+from revision.item import Item
 
 
 class RevisorProcess(CommandProcess):
@@ -210,3 +216,36 @@ def muestra_publicada(
         "puerta": puerta,
         "puntuacion": puntuacion,
     }
+
+
+def aprobacion(
+    revision: dict[str, Any],
+    revisor: str = "ana",
+    instante: float = 1_796_000_000.0,
+    ficha: dict[str, Any] | None = None,
+    modelo: str = "fake",
+) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
+    """(key, value, headers) of the ``fichas.decisiones`` record the reviewer app sends when a
+    person approves the ``FichaEnRevision`` ``revision`` (edited to ``ficha`` when given),
+    built by the app's own functions (``revision.decisiones``, ``revision.flujo``)."""
+    item = Item(
+        event_id=revision["event_id"],
+        tipo=TIPO_REVISION,
+        motivo=revision["motivo"],
+        sku=revision["sku"],
+        version=int(revision["version"]),
+        familia=revision["familia"],
+        criterios=sorted({p["criterio"] for p in revision["problemas"]}),
+        datos=revision,
+        recibido_en=instante,
+        estado="abierta",
+        cerrado_en=None,
+    )
+    aprobada = ficha if ficha is not None else dict(revision["ficha"])
+    editados = dec.campos_editados(dec.ficha_de(item), aprobada)
+    decision = DECISION_EDITADA if editados else DECISION_APROBADA
+    registro = registro_a_enviar(
+        dec.decision_de(item, decision, revisor, instante, editados=editados),
+        dec.publicacion(item, aprobada, revisor, bool(editados), instante, modelo),
+    )
+    return item.sku.encode(), valor_json(registro), cabeceras_decision(registro)

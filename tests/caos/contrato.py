@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.eventos import evento_dict
-from harness.topicos import Topics
+from harness.topicos import Topics, committed_offsets, end_offsets
 from infra.kafka_read import read_to_end
 
 INVALIDOS: list[bytes] = [b"{no es json", b"\xff\xfe", json.dumps({"sku": "X"}).encode()]
@@ -79,17 +79,13 @@ class Resumen:
         assert self.dlq_faltan == 0, f"{self.dlq_faltan} invalid messages missing from the DLQ"
 
 
-async def leer(
-    bootstrap: str, topics: Topics, committed_only: bool = True
-) -> dict[str, list[Any]]:
+async def leer(bootstrap: str, topics: Topics, committed_only: bool = True) -> dict[str, list[Any]]:
     """Every record of the outcome topics and the DLQ, per topic, in partition-offset order.
 
     As the contract's readers read (``read_committed``), or with aborted records too.
     """
     names = [topics.publicadas, topics.revision, topics.dlq]
-    records, _ = await read_to_end(
-        bootstrap, names, timeout_s=60, committed_only=committed_only
-    )
+    records, _ = await read_to_end(bootstrap, names, timeout_s=60, committed_only=committed_only)
     por_topic: dict[str, list[Any]] = {name: [] for name in names}
     for record in sorted(records, key=lambda r: (r.topic, r.partition, r.offset)):
         por_topic[record.topic].append(record)
@@ -106,27 +102,30 @@ def revisar(
 ) -> Resumen:
     """Count outcomes, duplicates, divergent contents, order violations, losses, DLQ misses."""
     resumen = Resumen(nombre, len(validos) + n_invalidos, fallos)
-    contenidos: dict[str, set[bytes]] = defaultdict(set)
+    # Per topic: an event the loop sent to review may also be published once by a person's
+    # decision (the worker writes it from fichas.decisiones), so "once" is once per topic.
+    contenidos: dict[tuple[str, str], set[bytes]] = defaultdict(set)
     salidas = 0
     for topic in (topics.publicadas, topics.revision):
         ultima: dict[str, int] = {}
         for record in por_topic[topic]:
             valor = json.loads(record.value)
             salidas += 1
-            contenidos[valor["event_id"]].add(record.value)
+            contenidos[(topic, valor["event_id"])].add(record.value)
             sku, version = valor["sku"], valor["version"]
             if version < ultima.get(sku, 0):
                 resumen.desordenados.append(f"{topic} {sku} v{version} after v{ultima[sku]}")
             ultima[sku] = max(version, ultima.get(sku, 0))
     resumen.salidas = salidas
     resumen.duplicados = salidas - len(contenidos)
-    resumen.divergentes = sorted(e for e, c in contenidos.items() if len(c) > 1)
+    resumen.divergentes = sorted(f"{t} {e}" for (t, e), c in contenidos.items() if len(c) > 1)
+    con_salida = {e for _, e in contenidos}
     newest: dict[str, dict[str, Any]] = {}
     for evento in validos:
         if evento["version"] >= newest.get(evento["sku"], {"version": 0})["version"]:
             newest[evento["sku"]] = evento
     resumen.perdidos = sorted(
-        e["event_id"] for e in newest.values() if e["event_id"] not in contenidos
+        e["event_id"] for e in newest.values() if e["event_id"] not in con_salida
     )
     dlq_origenes = [
         (json.loads(r.value)["origen"]["particion"], json.loads(r.value)["origen"]["offset"])
@@ -156,3 +155,17 @@ async def esperar_completo(
             return
         await asyncio.sleep(1.0)
     print(explicar())
+
+
+async def esperar_decisiones(bootstrap: str, topics: Topics, timeout: float) -> None:
+    """Until the group has committed every partition of ``fichas.decisiones`` to its end: the
+    workers have ended every decision (published, closed as obsolete, or in the DLQ)."""
+    fin = await end_offsets(bootstrap, topics.decisiones)
+    grupo = topics.env()["FICHAS_GRUPO"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        hechos = await committed_offsets(bootstrap, grupo, topics.decisiones)
+        if all(hechos.get(p) == f for p, f in fin.items() if f > 0):
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"decisions not all committed in {timeout} s: {fin} vs {hechos}")

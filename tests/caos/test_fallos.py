@@ -21,10 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.revisor import aprobacion
+from harness.topicos import produce, produce_with_headers
 from infra.network import free_port
-from tests.caos.contrato import Resumen
+from tests.caos.contrato import Resumen, esperar_decisiones, leer, mensajes
 from tests.caos.escenario import Escenario
 
 pytestmark = [pytest.mark.caos, pytest.mark.kafka, pytest.mark.postgres]
@@ -171,6 +174,92 @@ async def test_tormenta_de_rebalanceos(
         escena.parar()
     resumenes.append(resumen)
     resumen.comprobar()
+
+
+async def test_decisiones_de_personas_durante_rebalanceos(
+    kafka: KafkaBroker,
+    fake_llm: FakeLLM,
+    tmp_path: Path,
+    postgres_dsn: str,
+    resumenes: list[Resumen],
+) -> None:
+    """People approve the fichas the loop sent to review while workers join and leave (some
+    by SIGKILL) and newer versions of half of the SKUs arrive.
+
+    The worker is the one writer of ``fichas.publicadas`` (``stream.decisiones``): for a
+    read_committed reader every approval is published at most once; an approval whose SKU got
+    no newer version is published exactly once; and the last record of every SKU with a newer
+    version is that newer version (an approval it overtook is closed, never written after it).
+    """
+    escena = Escenario(
+        "decisiones_rebalanceos", kafka, fake_llm, tmp_path, postgres_dsn, FICHAS_MAX_INTENTOS="1"
+    )
+    # A SKU's first ficha is rejected (one attempt: to review), every later one approved.
+    fake_llm.configure(
+        {
+            "rules": [
+                {
+                    "sku": f"C{escena.tag}-.*",
+                    "evaluador": ["rechazar", "aprobar"],
+                    "latency_ms": 150,
+                }
+            ]
+        }
+    )
+    rng = random.Random(31)
+    skus = 24
+    try:
+        await escena.arrancar(workers=2, partitions=4)
+        await escena.producir(skus=skus, versions=1)
+        await escena.esperar_salidas(skus, timeout=120)
+        por_topic = await leer(kafka.bootstrap, escena.topics)
+        revisiones = [json.loads(r.value) for r in por_topic[escena.topics.revision]]
+        assert len(revisiones) == skus, "every first version goes to review"
+        rng.shuffle(revisiones)
+        nuevas = {r["sku"] for r in revisiones[: skus // 2]}  # these get a v2 during the storm
+        pendientes = list(revisiones)
+        while pendientes:
+            lote, pendientes = pendientes[:4], pendientes[4:]
+            await produce_with_headers(
+                kafka.bootstrap, escena.topics.decisiones, [aprobacion(r) for r in lote]
+            )
+            v2 = [
+                evento_dict(r["sku"], 2, event_id=f"{r['sku']}-v2")
+                for r in lote
+                if r["sku"] in nuevas
+            ]
+            escena.validos += v2
+            await produce(kafka.bootstrap, escena.topics.entrada, mensajes(v2))
+            vivos = [w for w in escena.workers if w.proc is not None and w.proc.poll() is None]
+            if len(vivos) > 1 and rng.random() < 0.6:
+                victima = rng.choice(vivos)
+                assert victima.proc is not None
+                victima.proc.send_signal(signal.SIGKILL if rng.random() < 0.5 else signal.SIGTERM)
+                escena.workers.remove(victima)
+                escena.fallos += 1
+            if len(vivos) < 3:
+                escena.nuevo_worker()
+                escena.fallos += 1
+            await asyncio.sleep(rng.uniform(1, 3))  # the pace of the storm, not a wait
+        await esperar_decisiones(kafka.bootstrap, escena.topics, timeout=240)
+        resumen = await escena.terminar()
+    finally:
+        escena.parar()
+    resumenes.append(resumen)
+    resumen.comprobar()
+    publicadas = [json.loads(r.value) for r in escena.por_topic[escena.topics.publicadas]]
+    por_evento: dict[str, int] = {}
+    ultima: dict[str, int] = {}
+    for valor in publicadas:
+        por_evento[valor["event_id"]] = por_evento.get(valor["event_id"], 0) + 1
+        ultima[valor["sku"]] = valor["version"]
+    for r in revisiones:
+        veces = por_evento.get(r["event_id"], 0)
+        if r["sku"] in nuevas:
+            assert veces <= 1, f"{r['event_id']} published {veces} times"
+            assert ultima.get(r["sku"]) == 2, f"{r['sku']} ends on v{ultima.get(r['sku'])}"
+        else:
+            assert veces == 1, f"the approval of {r['event_id']} published {veces} times"
 
 
 async def test_llm_con_500_y_cuelgues(

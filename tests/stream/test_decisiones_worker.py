@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from esquemas import FichaPublicada
-from esquemas.constantes import DECISION_APROBADA, DECISION_EDITADA, TIPO_REVISION
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.revisor import aprobacion
 from harness.topicos import (
     Topics,
     committed_offsets,
@@ -35,46 +35,10 @@ from harness.topicos import (
     read_all,
 )
 from harness.worker import WorkerInProcess, settings_from_env, worker_env
-from revision import decisiones as dec
-from revision.flujo import cabeceras_decision, registro_a_enviar, valor_json
-from revision.item import Item
 from stream.kafka import ParticionesDistintas, check_co_partitioned, ensure_topics
 
 RONDAS = 24  # three ways of meeting the newer version, eight times each
 LATENCIA_MS = 150
-
-
-def aprobacion(
-    revision: dict[str, Any],
-    revisor: str = "ana",
-    instante: float = 1_796_000_000.0,
-    ficha: dict[str, Any] | None = None,
-    modelo: str = "fake",
-) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
-    """(key, value, headers) of the ``fichas.decisiones`` record the reviewer app sends when a
-    person approves the ``FichaEnRevision`` ``revision`` (edited to ``ficha`` when given),
-    built by the app's own functions (``revision.decisiones``, ``revision.flujo``)."""
-    item = Item(
-        event_id=revision["event_id"],
-        tipo=TIPO_REVISION,
-        motivo=revision["motivo"],
-        sku=revision["sku"],
-        version=int(revision["version"]),
-        familia=revision["familia"],
-        criterios=sorted({p["criterio"] for p in revision["problemas"]}),
-        datos=revision,
-        recibido_en=instante,
-        estado="abierta",
-        cerrado_en=None,
-    )
-    aprobada = ficha if ficha is not None else dict(revision["ficha"])
-    editados = dec.campos_editados(dec.ficha_de(item), aprobada)
-    decision = DECISION_EDITADA if editados else DECISION_APROBADA
-    registro = registro_a_enviar(
-        dec.decision_de(item, decision, revisor, instante, editados=editados),
-        dec.publicacion(item, aprobada, revisor, bool(editados), instante, modelo),
-    )
-    return item.sku.encode(), valor_json(registro), cabeceras_decision(registro)
 
 
 def _guion(prefijo: str) -> dict[str, Any]:
@@ -168,16 +132,22 @@ async def test_una_aprobacion_publica_la_ficha_de_la_persona(
         )
         await _decisiones_aplicadas(kafka, topics)
         dlq = await read_all(kafka.bootstrap, topics.dlq)
-        cuentas = {r: worker.metric("fichas_decisiones_total", result=r)
-                   for r in ("publicada", "obsoleta", "sin_publicacion", "rechazada")}
+        cuentas = {
+            r: worker.metric("fichas_decisiones_total", result=r)
+            for r in ("publicada", "obsoleta", "sin_publicacion", "rechazada")
+        }
     finally:
         assert worker.terminate() == 0, worker.log_tail()
 
     publicadas = await read_all(kafka.bootstrap, topics.publicadas)
     assert [r["key"] for r in publicadas] == [b"PER-1"], worker.log_tail()
     (registro,) = publicadas
-    assert registro["raw"] == json.dumps(json.loads(valor)["publicacion"], ensure_ascii=False,
-                                         separators=(",", ":")).encode()
+    assert (
+        registro["raw"]
+        == json.dumps(
+            json.loads(valor)["publicacion"], ensure_ascii=False, separators=(",", ":")
+        ).encode()
+    )
     publicada = FichaPublicada.model_validate(registro["value"])
     assert publicada.ficha.titulo == "Zapatillas de running de la persona"
     assert publicada.revision is not None and publicada.revision.decision == "editada"
@@ -269,8 +239,10 @@ async def test_la_version_nueva_gana_siempre_a_la_aprobacion_de_la_anterior(
     assert all(historia[sku] == [(2, None)] for sku in formas["durante"]), historia
     aplicadas = sum(1 for pasos in historia.values() if len(pasos) == 2)
     assert (publicadas_metrica, obsoletas_metrica) == (aplicadas, RONDAS - aplicadas)
-    print(f"\nrounds {RONDAS}: person's v1 published before v2 in {aplicadas}, "
-          f"closed as obsolete in {RONDAS - aplicadas}")
+    print(
+        f"\nrounds {RONDAS}: person's v1 published before v2 in {aplicadas}, "
+        f"closed as obsolete in {RONDAS - aplicadas}"
+    )
 
 
 async def test_particiones_distintas_paran_el_arranque(
