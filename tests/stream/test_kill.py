@@ -4,6 +4,10 @@ Every outcome and DLQ record is committed in the transaction that commits its in
 (docs/stream.md, "Offsets inside the output transaction"), so a kill either leaves both or
 neither: a read_committed reader sees each ``event_id`` exactly once on every output topic
 (published, review, the review sample) and each invalid message once in the DLQ.
+
+The broker is this test's own, and it is SIGKILLed once too, halfway, while fichas are in
+flight (before that kill of the worker): an outage of the broker in the middle of transactions
+must not double anything either.
 """
 
 from __future__ import annotations
@@ -11,19 +15,35 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerProcess, worker_env
+from infra.network import free_port
 
 EVENTOS = 400
 INVALIDOS = 16  # one every 25 events
 KILLS = 8
+BROKER_KILL = KILLS // 2  # the kill before which the broker is SIGKILLed too
+
+
+@pytest.fixture
+def kafka() -> Iterator[KafkaBroker]:
+    """A broker of this test only (it is killed once, which the session broker must never be)."""
+    with tempfile.TemporaryDirectory(prefix="kill-kafka-") as folder:
+        broker = KafkaBroker(free_port(), Path(folder), controller_port=free_port())
+        broker.start()
+        yield broker
+        broker.stop()
 
 
 async def _outcomes(kafka: KafkaBroker, topics: Topics) -> list[dict]:
@@ -80,8 +100,13 @@ async def test_sigkill_ocho_veces_ni_pierde_ni_duplica(
             while worker.metric("fichas_in_flight") == 0 and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
             kills_en_vuelo += worker.metric("fichas_in_flight") > 0
+            if kills == BROKER_KILL:
+                kafka.kill()  # transactions open, fichas in flight
+                await asyncio.sleep(2)
             worker.kill()
             kills += 1
+            if kills == BROKER_KILL + 1:
+                kafka.start()
         worker.start()
         deadline = time.monotonic() + 300
         while True:
