@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -124,7 +125,12 @@ class Proceso:
             for line in self.log_path.read_text(errors="replace").splitlines()
             if (message := _worker_message(line)).startswith("assigned [")
         ]
-        return messages[-1].count("(") if messages else None
+        if not messages:
+            return None
+        # Input partitions only: the worker is also assigned fichas.decisiones, co-partitioned
+        # with the input (stream.decisiones), which holds no work of the bench.
+        topics = re.findall(r"\('([^']+)', \d+\)", messages[-1])
+        return sum(1 for topic in topics if not topic.endswith("fichas.decisiones"))
 
     def mark_cpu(self) -> None:
         """Take the CPU spent so far: start-up and group join are not per ficha."""

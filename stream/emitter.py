@@ -141,20 +141,32 @@ class Emitter:
         return positions
 
     async def _start_producers(self, partitions: set[TopicPartition]) -> None:
-        """Start (fence) the producers of these input partitions, each once."""
+        """Start (fence) the producers of these input partitions, each once, concurrently.
+
+        Concurrently because this runs inside the group's assignment callback, during which
+        aiokafka sends no heartbeat: each start waits for the broker to end the old owner's
+        transaction (about a second here), and eight in a row passed the 10-s session timeout,
+        so the member was dropped and the group rebalanced forever (seen with two workers and
+        16 consumed partitions in ``bench.run --quick``).
+        """
         starting = [tp for tp in sorted(partitions) if self._producers.get(tp) is None]
         locks = [self._locks.setdefault(tp, asyncio.Lock()) for tp in starting]
         for tp in starting:
             self._producers[tp] = None
-        for tp, lock in zip(starting, locks, strict=True):
-            async with lock:
-                if not self._starting(tp):
-                    continue  # released meanwhile, or started by a concurrent claim
-                producer = await self._start(tp)
-                if self._starting(tp):
-                    self._producers[tp] = producer
-                else:
-                    await _stop(producer)
+        await asyncio.gather(
+            *(self._start_owned(tp, lock) for tp, lock in zip(starting, locks, strict=True))
+        )
+
+    async def _start_owned(self, tp: TopicPartition, lock: asyncio.Lock) -> None:
+        """Start ``tp``'s producer unless it was released or started meanwhile."""
+        async with lock:
+            if not self._starting(tp):
+                return  # released meanwhile, or started by a concurrent claim
+            producer = await self._start(tp)
+            if self._starting(tp):
+                self._producers[tp] = producer
+            else:
+                await _stop(producer)
 
     def _starting(self, tp: TopicPartition) -> bool:
         """``tp`` is owned and its producer is not started."""

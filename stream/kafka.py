@@ -325,7 +325,7 @@ def build_consumer(settings: Settings) -> AIOKafkaConsumer:
         auto_offset_reset="earliest",
         partition_assignment_strategy=CO_PARTITIONING_ASSIGNORS,
         max_poll_interval_ms=300_000,
-        session_timeout_ms=10_000,  # a crashed member is replaced within 10 s
+        session_timeout_ms=30_000,  # a crashed member is replaced within 30 s (see build_consumer)
         heartbeat_interval_ms=3_000,
         rebalance_timeout_ms=300_000,
         max_partition_fetch_bytes=256 * 1024,
