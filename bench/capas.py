@@ -54,6 +54,7 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
     from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
     from grafo.chat_model import complete_response_models
     from grafo.mensajes import mensaje_generador, prompt_generador
+    from harness.agente_grafo import AgenteGrafo
 
     complete_response_models()  # as the worker does at start; every layer below benefits
     origen = _origen()
@@ -110,10 +111,10 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
         ("create_agent over stock ChatOpenAI", stock),
         ("create_agent over DirectChatOpenAI (Agentes.generar before issue 33)", direct),
     ):
-        agente = _create_agent(model, "generador", prompt_generador(), Ficha)
+        agente = AgenteGrafo(model, "generador", prompt_generador(), Ficha)
 
         async def agent(agente: Any = agente) -> None:
-            await agente.ainvoke({"messages": [HumanMessage(content=texto)]})
+            await agente.ainvoke(texto)
 
         filas.append((label, await _cpu_ms(agent, n)))
     agentes = Agentes(direct)
@@ -130,36 +131,6 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
     await close_chat_model(direct)
     await close_chat_model(stock)
     return filas
-
-
-def _create_agent(model: Any, name: str, prompt: str, schema: Any) -> Any:
-    """An agent as ``grafo.agentes`` built them until issue 33: a ``create_agent`` graph."""
-    from langchain.agents import create_agent
-    from langchain.agents.structured_output import ProviderStrategy
-
-    return create_agent(
-        model,
-        tools=[],
-        system_prompt=prompt,
-        response_format=ProviderStrategy(schema),
-        checkpointer=False,
-        name=name,
-    )
-
-
-class _AgenteGrafo:
-    """A ``create_agent`` graph behind ``LlamadaEstructurada``'s interface: the evaluator's
-    "before" rows, through the same ``Agentes.evaluar`` (messages, score, sensor)."""
-
-    def __init__(self, model: Any, name: str, prompt: str, schema: Any) -> None:
-        self.name = name
-        self._agente = _create_agent(model, name, prompt, schema)
-
-    async def ainvoke(self, content: str) -> tuple[Any, Any]:
-        from langchain_core.messages import HumanMessage
-
-        salida = await self._agente.ainvoke({"messages": [HumanMessage(content=content)]})
-        return salida["messages"][-1], salida["structured_response"]
 
 
 def _sdk_chat_model(directo: Any) -> Any:
@@ -215,10 +186,11 @@ async def capas_evaluador(url: str, n: int) -> list[tuple[str, float]]:
     from grafo.chat_model import evaluator_chat_model
     from grafo.mensajes import prompt_del_evaluador
     from grafo.puntuacion import RUTA_APROBADA, TOP_LOGPROBS
+    from harness.agente_grafo import AgenteGrafo
 
     directo = build_chat_model(LLMSettings(url=url, model="fake"))
     origenes = [_origen_de("A1-capas-00001"), _origen_de("NV-capas-00002")]
-    grafo, llamada = _AgenteGrafo, Agentes._build
+    grafo, llamada = AgenteGrafo, Agentes._build
     variantes: list[tuple[str, Any, dict[str, Any], Any]] = [
         (
             "create_agent, no logprobs (no score)",

@@ -169,13 +169,19 @@ class BrokerDouble:
         self.sent: list[Record] = []
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         self.commits: list[dict[TopicPartition, OffsetAndMetadata]] = []
+        self.hold_read: asyncio.Event | None = None  # set: ``read`` waits for it
+        self.reads = 0  # ``read`` calls answered
 
     def values(self, topic: str) -> list[dict[str, Any]]:
         """The JSON values committed to ``topic``, in order."""
         return [json.loads(r.value) for r in self.sent if r.topic == topic]
 
     async def read(self, tps: set[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
-        """The emitter's ``OffsetReader``: committed points with their metadata."""
+        """The emitter's ``OffsetReader``: committed points with their metadata, held while
+        ``hold_read`` is an unset event (a group coordinator slow to answer)."""
+        if self.hold_read is not None:
+            await self.hold_read.wait()
+        self.reads += 1
         return {tp: self.offsets[tp] for tp in tps if tp in self.offsets}
 
 

@@ -201,7 +201,7 @@ def _worker(settings: Settings) -> int:
     """``fichas worker``: refuse a busy metrics port up front; exit 4 without a broker."""
     from aiokafka.errors import KafkaConnectionError
 
-    from stream.kafka import BrokerUnreachable, ParticionesDistintas
+    from stream.kafka import BrokerUnreachable, GrupoIncompatible, ParticionesDistintas
     from stream.worker import run_worker
 
     busy = _port_busy(settings.metricas_puerto)
@@ -217,7 +217,7 @@ def _worker(settings: Settings) -> int:
     except BrokerUnreachable as exc:
         log.critical("%s; exiting", exc)
         return EXIT_BROKER_UNREACHABLE
-    except ParticionesDistintas as exc:  # a setting of the topics, as a bad variable is
+    except (ParticionesDistintas, GrupoIncompatible) as exc:  # settings, as a bad variable is
         log.critical("%s; exiting", exc)
         return EXIT_USAGE
     except KafkaConnectionError as exc:  # the broker went away between two start-up steps

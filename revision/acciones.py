@@ -44,13 +44,20 @@ ENVIO_S = 20.0  # how long a reviewer waits for the broker's acknowledgement
 _TAREAS: set[asyncio.Task[None]] = set()
 
 
-async def aprobar(request: web.Request) -> web.Response:
-    """Approve the ficha as shown in the form; publish only if every code check passes."""
+async def _de_la_cola(request: web.Request) -> tuple[Contexto, Any, Item]:
+    """The form and the queue item it decides; a sample item is graded, never approved or
+    rejected (400)."""
     ctx = request.app[CTX]
     form = await request.post()
     item = await buscar_item(ctx, texto(form.get("event_id")))
     if item.tipo == TIPO_MUESTRA:
         raise web.HTTPBadRequest(text="Un elemento de la muestra se marca correcto o incorrecto.")
+    return ctx, form, item
+
+
+async def aprobar(request: web.Request) -> web.Response:
+    """Approve the ficha as shown in the form; publish only if every code check passes."""
+    ctx, form, item = await _de_la_cola(request)
     ficha = _ficha_del_form(form)
     resultado = dec.comprobaciones(ficha, item)
     errores = dec.errores_por_campo(resultado)
@@ -96,11 +103,7 @@ async def aprobar(request: web.Request) -> web.Response:
 
 async def rechazar(request: web.Request) -> web.Response:
     """Reject with at least one criterion and an optional note; nothing is published."""
-    ctx = request.app[CTX]
-    form = await request.post()
-    item = await buscar_item(ctx, texto(form.get("event_id")))
-    if item.tipo == TIPO_MUESTRA:
-        raise web.HTTPBadRequest(text="Un elemento de la muestra se marca correcto o incorrecto.")
+    ctx, form, item = await _de_la_cola(request)
     criterios, nota = _criterios_y_nota(ctx, form)
     if not criterios:
         return await render_item(

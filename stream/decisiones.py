@@ -53,7 +53,7 @@ from stream.config import Settings
 from stream.emitter import Emitter, Record
 from stream.fallos import FalloPermanente, Reintentos
 from stream.inflight import Ticket
-from stream.rechazo import registro_dlq
+from stream.rechazo import registro_dlq, require_sku_key
 from stream.sensor import WorkerSensor
 from stream.versiones import VersionStore, mas_nueva, obsoleta
 
@@ -130,13 +130,7 @@ def leer_decision(record: ConsumerRecord) -> tuple[DecisionRevision, dict[str, A
         error = exc.errors()[0]
         campo = ".".join(str(p) for p in error["loc"]) or None
         raise EventoInvalido("esquema_invalido", str(error["msg"]), campo) from exc
-    key = record.key.decode("utf-8", "replace") if record.key is not None else None
-    if key != decision.sku:
-        raise EventoInvalido(
-            "esquema_invalido",
-            f"la clave del mensaje ({key!r}) debe ser el SKU ({decision.sku!r})",
-            "key",
-        )
+    require_sku_key(record, decision.sku)
     _comprobar_publicacion(decision)
     return decision, _conocidos(publicacion, FichaPublicada) if publicacion else None
 

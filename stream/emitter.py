@@ -143,11 +143,9 @@ class Emitter:
     async def _start_producers(self, partitions: set[TopicPartition]) -> None:
         """Start (fence) the producers of these input partitions, each once, concurrently.
 
-        Concurrently because this runs inside the group's assignment callback, during which
-        aiokafka sends no heartbeat: each start waits for the broker to end the old owner's
-        transaction (about a second here), and eight in a row passed the 10-s session timeout,
-        so the member was dropped and the group rebalanced forever (seen with two workers and
-        16 consumed partitions in ``bench.run --quick``).
+        Concurrently because each start waits for the broker to end the old owner's
+        transaction (about a second under load): eight in a row took 8 s, which is how long
+        a newly assigned worker could not fetch (``Worker._claim``).
         """
         starting = [tp for tp in sorted(partitions) if self._producers.get(tp) is None]
         locks = [self._locks.setdefault(tp, asyncio.Lock()) for tp in starting]

@@ -24,7 +24,6 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
-from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
@@ -46,16 +45,31 @@ class ParticionesDistintas(RuntimeError):
     decisions would not reach the worker that owns its events (``stream.decisiones``)."""
 
 
-# The group's assignors, in order of preference. Range gives partition p of every subscribed
-# topic to the same member when the topics have equal partition counts (aiokafka's
-# RangePartitionAssignor lays each topic's partitions out in order over the members sorted by
-# id), which puts a SKU's decisions with its events. Round robin, what the worker used before,
-# stays second so a rolling upgrade works: the broker picks a protocol every member supports, so
-# the group keeps round robin until the last old worker has left, then switches to range. While
-# it is on round robin a decision may land on a member that does not own the input partition of
-# its number; that member's write is refused (``NotOwner``), the decision stays uncommitted and
-# is handled once the group rebalances onto range.
-CO_PARTITIONING_ASSIGNORS = (RangePartitionAssignor, RoundRobinPartitionAssignor)
+class GrupoIncompatible(RuntimeError):
+    """Another member of the consumer group offers no assignor this worker offers (a worker
+    from before v1.4, on round robin): the broker refuses this worker's join."""
+
+    def __init__(self, grupo: str) -> None:
+        super().__init__(
+            f"the consumer group {grupo} (FICHAS_GRUPO) has members that offer no range "
+            "assignor: workers from before v1.4 (round robin) are still running. v1.4 workers "
+            "need range (a SKU's decisions with its events) and can not join them; stop the "
+            "old workers, then start the new ones (docs/operacion.md, 'Upgrading to v1.4')"
+        )
+
+
+# The group's one assignor. Range gives partition p of every subscribed topic to the same member
+# when the topics have equal partition counts (aiokafka's RangePartitionAssignor lays each
+# topic's partitions out in order over the members sorted by id), which puts a SKU's decisions
+# with its events. Only one: aiokafka 0.14 sends one JoinGroup per assignor it offers (the
+# request is inside its loop over the assignors, ``CoordinatorGroupRebalance.perform_group_join``),
+# so with two every join changed the member's protocols while the group was completing a
+# rebalance; the broker logged "Updating metadata for member ... during CompletingRebalance" and
+# started another, and with three members the group rebalanced every 100 ms for minutes (the
+# rebalance storm of tests/caos, and a worker that never became ready in CI). The cost: a
+# worker from before v1.4 (round robin, aiokafka's default) and a v1.4 worker can not share the
+# group; the upgrade to v1.4 replaces the workers at once (docs/operacion.md).
+CO_PARTITIONING_ASSIGNORS = (RangePartitionAssignor,)
 
 
 DAY_MS = 24 * 60 * 60 * 1000
@@ -325,7 +339,7 @@ def build_consumer(settings: Settings) -> AIOKafkaConsumer:
         auto_offset_reset="earliest",
         partition_assignment_strategy=CO_PARTITIONING_ASSIGNORS,
         max_poll_interval_ms=300_000,
-        session_timeout_ms=30_000,  # a crashed member is replaced within 30 s (see build_consumer)
+        session_timeout_ms=10_000,  # a crashed member is replaced within 10 s (docs/stream.md)
         heartbeat_interval_ms=3_000,
         rebalance_timeout_ms=300_000,
         max_partition_fetch_bytes=256 * 1024,

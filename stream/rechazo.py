@@ -30,6 +30,18 @@ MAX_KEY_BYTES = 1024
 MAX_HEADERS_BYTES = 64 * 1024
 
 
+def require_sku_key(record: ConsumerRecord, sku: str) -> None:
+    """The message's key must be its SKU: partitioning by key is what keeps one SKU's events,
+    and people's decisions on it, in order on one worker. Anything else is rejected."""
+    key = record.key.decode("utf-8", "replace") if record.key is not None else None
+    if key != sku:
+        raise EventoInvalido(
+            "esquema_invalido",
+            f"la clave del mensaje ({key!r}) debe ser el SKU ({sku!r})",
+            "key",
+        )
+
+
 def evento_rechazado(
     error: EventoInvalido, raw: bytes | str | None, topic: str, particion: int, offset: int
 ) -> dict[str, Any]:

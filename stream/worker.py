@@ -57,6 +57,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.errors import InconsistentGroupProtocolError
 
 from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
@@ -70,6 +71,7 @@ from stream.handler import Handler
 from stream.http import HealthServer
 from stream.inflight import InFlight, Ticket
 from stream.kafka import (
+    GrupoIncompatible,
     build_consumer,
     build_producer,
     check_co_partitioned,
@@ -80,6 +82,7 @@ from stream.kafka import (
 from stream.lanes import Item, LaneItem, Lanes
 from stream.metricas import PrometheusSensor
 from stream.puerta_topico import seguir_puerta
+from stream.rechazo import require_sku_key
 from stream.retraso import LAG_INTERVAL_S, informar_retraso
 from stream.runtime import build_processor, clave_en_uso
 from stream.sensor import WorkerSensor
@@ -138,6 +141,9 @@ class Worker:
         self._last_commit = time.monotonic()
         self._commit_task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self._claim_task: asyncio.Task[None] | None = None
+        self._claiming: set[TopicPartition] = set()
+        self._must_rejoin: str | None = None
         self.joined = False
 
     # ------------------------------------------------------------------ main loop
@@ -151,7 +157,8 @@ class Worker:
         await self._stopping.wait()
 
     def readiness(self) -> tuple[bool, str]:
-        """Ready once the consumer has joined the group (first assignment) and until stopping.
+        """Ready once the first assignment is claimed (producers fenced, offsets read), until
+        stopping.
 
         The LLM being down, or a dependency being retried, keeps the worker ready: it is a
         member of the group waiting for the dependency (guarantee 7), and restarting it would
@@ -177,7 +184,10 @@ class Worker:
         while not self._stopping.is_set():
             self._flow_control()
             room = max(self._limit - self._inflight.pending, 1)
-            batch = await self._consumer.getmany(timeout_ms=200, max_records=room)
+            try:
+                batch = await self._consumer.getmany(timeout_ms=200, max_records=room)
+            except InconsistentGroupProtocolError as exc:
+                raise GrupoIncompatible(self._settings.grupo) from exc
             for tp, records in batch.items():
                 for record in records:
                     self._accept(tp, record)
@@ -185,18 +195,22 @@ class Worker:
             self._measure_lag_if_due()
             self._prune_if_due()
             if self._emitter.fenced.is_set():
-                await self._rejoin()
+                self._emitter.fenced.clear()
+                self._must_rejoin = "a fenced producer"
+            if self._must_rejoin is not None:
+                await self._rejoin(self._must_rejoin)
         await self._drain()
 
-    async def _rejoin(self) -> None:
-        """A producer of ours was fenced: give every partition back and join the group again.
+    async def _rejoin(self, reason: str) -> None:
+        """Give every partition back and join the group again: a producer of ours was fenced,
+        or claiming the assigned partitions failed.
 
         If another worker took the partition, the group hands out partitions anew anyway; if
         nobody did (the broker aborted a transaction left open too long), only a new
         assignment gives this worker a producer for it again, and its events a handler.
         """
-        self._emitter.fenced.clear()
-        log.warning("rejoining the consumer group after a fenced producer")
+        self._must_rejoin = None
+        log.warning("rejoining the consumer group after %s", reason)
         await self.on_revoked(set(self._consumer.assignment()))
         self._consumer.unsubscribe()
         self._subscribe()
@@ -216,11 +230,11 @@ class Worker:
         if self._inflight.pending >= self._limit or not self._procesador.health.is_up:
             self._consumer.pause(*assigned)
             return
-        full = {tp for tp in assigned if self._ledger.window_full(tp)}
-        if full:
-            self._consumer.pause(*full)
-        if assigned - full:
-            self._consumer.resume(*(assigned - full))
+        held = self._claiming | {tp for tp in assigned if self._ledger.window_full(tp)}
+        if assigned & held:
+            self._consumer.pause(*(assigned & held))
+        if assigned - held:
+            self._consumer.resume(*(assigned - held))
 
     def _accept(self, tp: TopicPartition, record: ConsumerRecord) -> None:
         """Track the offset, then route the message to the DLQ or to its SKU's lane."""
@@ -256,13 +270,7 @@ class Worker:
     def _validate(self, record: ConsumerRecord) -> EventoCambio:
         """Schema and family checks, plus the key: it must be the SKU, or order is lost."""
         evento = leer_evento(record.value, self._familias)
-        key = record.key.decode("utf-8", "replace") if record.key is not None else None
-        if key != evento.sku:
-            raise EventoInvalido(
-                "esquema_invalido",
-                f"la clave del mensaje ({key!r}) debe ser el SKU ({evento.sku!r})",
-                "key",
-            )
+        require_sku_key(record, evento.sku)
         return evento
 
     async def _reject(self, ticket: Ticket, exc: EventoInvalido) -> None:
@@ -367,33 +375,68 @@ class Worker:
     # ------------------------------------------------------------------ rebalance and stop
 
     async def on_assigned(self, assigned: set[TopicPartition]) -> None:
-        """The group gave this worker partitions: fence their old owners, read the committed
-        points (watermark and finished offsets above it), fetch from the watermark.
+        """The group gave this worker partitions: hold them paused and claim them in the
+        background (``_claim``), so that this callback returns at once.
 
-        Starting the partitions' transactional producers and reading the points are retried
-        until the broker answers: without them nothing of these partitions could be written,
-        nor known finished. Messages fetched before the seek are dropped
-        (``InFlight.accept``) and fetched again from the watermark.
+        aiokafka sends no heartbeat while the assignment callback runs. Claiming (fencing the
+        old owners' producers, reading the committed points) waits on the broker: about a
+        second per partition under load, 8 s for 16 partitions in ``bench.run --quick``, and
+        retried for as long as the broker does not answer. Done inside the callback, it
+        outlived the session timeout and the group rebalanced forever.
         """
-        positions = await self._steps.run(
-            lambda: self._emitter.claim(assigned), "produce", acotado=False
-        )
-        for tp, offset in positions.items():
-            if tp not in self._consumer.assignment():
-                continue
-            if offset is None:
-                await self._consumer.seek_to_beginning(tp)
-            else:
-                self._consumer.seek(tp, offset)
-            if skip := self._ledger.to_skip(tp):
-                log.info(
-                    "%s-%d: from offset %s, skipping %d finished offsets above it",
-                    tp.topic,
-                    tp.partition,
-                    offset,
-                    skip,
-                )
+        if assigned:
+            self._consumer.pause(*assigned)
+        self._claiming = set(assigned)
+        self._claim_task = asyncio.create_task(self._claim(set(assigned)))
+
+    async def _claim(self, assigned: set[TopicPartition]) -> None:
+        """Fence the partitions' old owners, read the committed points (watermark and finished
+        offsets above it), seek to the watermark; then ``_flow_control`` resumes them.
+
+        Starting the producers and reading the points are retried until the broker answers:
+        without them nothing of these partitions could be written, nor known finished. A
+        message fetched before the seek is dropped (``InFlight.accept``) and fetched again.
+        Any other failure makes the worker rejoin the group rather than fetch unclaimed.
+        """
+        try:
+            positions = await self._steps.run(
+                lambda: self._emitter.claim(assigned), "produce", acotado=False
+            )
+            for tp, offset in positions.items():
+                if tp in self._consumer.assignment():
+                    await self._seek(tp, offset)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("claiming the assigned partitions failed")
+            self._must_rejoin = "a failed claim of the assigned partitions"
+            return
+        self._claiming -= assigned
         self.joined = True
+        log.info("claimed %s", sorted((tp.topic, tp.partition) for tp in assigned))
+
+    async def _seek(self, tp: TopicPartition, offset: int | None) -> None:
+        """Fetch ``tp`` from its committed watermark (from the beginning if none)."""
+        if offset is None:
+            await self._consumer.seek_to_beginning(tp)
+        else:
+            self._consumer.seek(tp, offset)
+        if skip := self._ledger.to_skip(tp):
+            log.info(
+                "%s-%d: from offset %s, skipping %d finished offsets above it",
+                tp.topic,
+                tp.partition,
+                offset,
+                skip,
+            )
+
+    async def _cancel_claim(self) -> None:
+        """Stop a claim still running (its partitions are being revoked, or the worker stops)."""
+        task, self._claim_task = self._claim_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def on_revoked(self, revoked: set[TopicPartition]) -> None:
         """Finish what started on lost partitions within the grace period, cancel the rest,
@@ -403,6 +446,8 @@ class Worker:
         logs its failures (the new owner then handles again what this one could not commit),
         a fenced producer is ``NotOwner`` (another worker took it: nothing to commit).
         """
+        await self._cancel_claim()
+        self._claiming -= revoked
         await self._lanes.release(revoked, self._settings.gracia_s)
         await self._final_commit(revoked)
         await self._emitter.release(revoked)
@@ -411,6 +456,7 @@ class Worker:
 
     async def _drain(self) -> None:
         """SIGTERM: stop taking new items, let running ones finish, commit."""
+        await self._cancel_claim()
         self._lanes.stop()
         assigned = self._consumer.assignment()
         if assigned:
@@ -464,7 +510,7 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
         await self._worker.on_revoked(set(revoked))
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
-        """The group is joined (ready); offsets are tracked from the first fetched message."""
+        """The group is joined; the worker claims the partitions in the background."""
         await self._worker.on_assigned(set(assigned))
         log.info("assigned %s", sorted((tp.topic, tp.partition) for tp in assigned))
 

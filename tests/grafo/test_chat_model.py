@@ -19,11 +19,9 @@ from typing import Any
 
 import openai
 import pytest
-from langchain.agents import create_agent
-from langchain.agents.structured_output import ProviderStrategy, StructuredOutputValidationError
+from langchain.agents.structured_output import StructuredOutputValidationError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel
 
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio, Ficha
@@ -32,6 +30,7 @@ from grafo.chat_model import DirectChatOpenAI
 from grafo.errores import classify
 from grafo.estado import origen_de
 from grafo.mensajes import mensaje_evaluador, mensaje_generador, prompt_generador
+from harness.agente_grafo import AgenteGrafo
 from harness.eventos import evento_dict
 from harness.fake_llm.answers import completion_body
 from harness.fake_llm_client import FakeLLM
@@ -110,23 +109,6 @@ async def test_agents_send_the_same_body_as_stock_chat_openai(fake_llm: FakeLLM)
     assert evaluacion.puntuacion is not None  # the logprobs came through the direct path too
 
 
-def _create_agent(model: ChatOpenAI, name: str, prompt: str, schema: type[BaseModel]) -> Any:
-    """The agent as it was built until issue 33: ``create_agent`` around the same call."""
-    return create_agent(
-        model,
-        tools=[],
-        system_prompt=prompt,
-        response_format=ProviderStrategy(schema),
-        checkpointer=False,
-        name=name,
-    )
-
-
-async def _por_create_agent(agent: Any, content: str) -> tuple[AIMessage, Any]:
-    salida = await agent.ainvoke({"messages": [HumanMessage(content=content)]})
-    return salida["messages"][-1], salida["structured_response"]
-
-
 async def test_agents_send_and_parse_what_create_agent_did(fake_llm: FakeLLM) -> None:
     """``LlamadaEstructurada`` is ``create_agent``'s model call without its graph: the same
     body on the wire for both agents, the same message and structured response, and the same
@@ -140,10 +122,10 @@ async def test_agents_send_and_parse_what_create_agent_did(fake_llm: FakeLLM) ->
             (agentes._evaluador, mensaje_evaluador(FICHA, {}, origen, None)),
         ]
         for llamada, texto in pares:
-            viejo = _create_agent(
+            viejo = AgenteGrafo(
                 llamada._bound.bound, llamada.name, llamada._system.content, llamada.schema
             )
-            mensaje_viejo, respuesta_vieja = await _por_create_agent(viejo, texto)
+            mensaje_viejo, respuesta_vieja = await viejo.ainvoke(texto)
             mensaje, respuesta = await llamada.ainvoke(texto)
             assert respuesta == respuesta_vieja and isinstance(respuesta, llamada.schema)
             assert mensaje.content == mensaje_viejo.content
@@ -152,9 +134,9 @@ async def test_agents_send_and_parse_what_create_agent_did(fake_llm: FakeLLM) ->
                 mensaje.response_metadata["logprobs"] == mensaje_viejo.response_metadata["logprobs"]
             )
         fake_llm.configure({"rules": [{"sku": "AGT-1", "generador": ["json_roto", "json_roto"]}]})
-        viejo = _create_agent(model, "generador", prompt_generador(), Ficha)
+        viejo = AgenteGrafo(model, "generador", prompt_generador(), Ficha)
         with pytest.raises(StructuredOutputValidationError) as antes:
-            await _por_create_agent(viejo, pares[0][1])
+            await viejo.ainvoke(pares[0][1])
         with pytest.raises(StructuredOutputValidationError) as ahora:
             await agentes._generador.ainvoke(pares[0][1])
     assert str(ahora.value) == str(antes.value)

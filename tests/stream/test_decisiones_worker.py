@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiokafka import AIOKafkaConsumer
+from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
 from esquemas import FichaPublicada
 from harness.eventos import evento_dict
@@ -34,7 +36,7 @@ from harness.topicos import (
     produce_with_headers,
     read_all,
 )
-from harness.worker import WorkerInProcess, settings_from_env, worker_env
+from harness.worker import WorkerInProcess, WorkerProcess, settings_from_env, worker_env
 from stream.kafka import ParticionesDistintas, check_co_partitioned, ensure_topics
 
 RONDAS = 24  # three ways of meeting the newer version, eight times each
@@ -277,3 +279,44 @@ async def test_el_worker_crea_decisiones_con_las_particiones_de_la_entrada(
         return await partitions_of(kafka.bootstrap, topics.decisiones) == [0, 1, 2]
 
     await _hasta(tres, "fichas.decisiones with the input's 3 partitions", timeout=10)
+
+
+async def test_un_worker_anterior_en_round_robin_para_el_arranque_con_una_linea(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, tmp_path: Path
+) -> None:
+    """A member offering only round robin (a worker from before v1.4) holds the group. A v1.4
+    worker offers range alone (``stream.kafka.CO_PARTITIONING_ASSIGNORS``), so the broker
+    refuses its join: ``fichas worker`` exits 2 with one CRITICAL line saying what to do,
+    instead of running without co-partitioning or retrying for ever."""
+    await create_input_topic(kafka.bootstrap, topics.entrada, partitions=2)
+    env = _entorno(kafka, fake_llm, topics, tmp_path / "d")
+    viejo = AIOKafkaConsumer(
+        topics.entrada,
+        bootstrap_servers=kafka.bootstrap,
+        group_id=env["FICHAS_GRUPO"],
+        partition_assignment_strategy=(RoundRobinPartitionAssignor,),
+        enable_auto_commit=False,
+    )
+    await viejo.start()
+    try:
+
+        async def unido() -> bool:
+            await viejo.getmany(timeout_ms=100)
+            return bool(viejo.assignment())
+
+        await _hasta(unido, "the round-robin member joined")
+        worker = WorkerProcess(env, tmp_path / "w.log")
+        worker.start()
+        assert worker.proc is not None
+        codigo = await asyncio.to_thread(worker.proc.wait, 120)
+    finally:
+        await viejo.stop()
+    assert codigo == 2, worker.log_tail()
+    criticas = [
+        json.loads(linea)
+        for linea in (tmp_path / "w.log").read_text().splitlines()
+        if '"CRITICAL"' in linea
+    ]
+    assert len(criticas) == 1, worker.log_tail()
+    assert "offer no range assignor" in criticas[0]["message"]
+    assert "stop the old workers" in criticas[0]["message"]

@@ -181,3 +181,34 @@ async def test_a_new_owner_skips_what_the_committed_metadata_lists_as_finished(
         await until(lambda: (n.commits(0) or [0])[-1] == 4)
         assert sorted(n.published()) == [("H", 1), ("X", 1), ("Y", 1), ("Z", 1)]
         assert n.procesador.calls.count(("X", 1)) == 1
+
+
+async def test_the_assignment_callback_returns_while_the_claim_waits_on_the_broker(
+    tmp_path: Path,
+) -> None:
+    """aiokafka sends no heartbeat during ``on_partitions_assigned``: the callback must return
+    at once however long the claim (fencing, reading the committed points) waits. While the
+    claim waits the partition stays paused and nothing of it is fetched; once answered, it
+    is fetched from the committed point. A revoke during a claim cancels it.
+
+    Mutation: await ``_claim`` inside ``on_assigned``: the callback does not return.
+    """
+    async with nucleo(tmp_path) as n:
+        n.send("A", 1)
+        await until(lambda: ("A", 1) in n.published())
+        await until(lambda: (n.commits(0) or [0])[-1] == 1)
+        await n.consumer.revoke([0])
+        n.send("B", 1)
+        n.broker.hold_read = asyncio.Event()
+        reads = n.broker.reads
+        await asyncio.wait_for(n.consumer.assign([0]), timeout=1.0)
+        await asyncio.sleep(0.3)  # the poll loop goes round while the claim waits
+        assert n.consumer.tps[0] in n.consumer.paused()
+        assert ("B", 1) not in n.published() and n.broker.reads == reads
+        fetched = len(n.consumer.fetched)
+        await n.consumer.revoke([0])  # cancels the waiting claim
+        await n.consumer.assign([0])
+        n.broker.hold_read.set()
+        await until(lambda: ("B", 1) in n.published())
+        assert n.published() == [("A", 1), ("B", 1)]
+        assert [o for tp, o in n.consumer.fetched[fetched:] if tp.partition == 0] == [1]
