@@ -551,7 +551,10 @@ def _certificar_y_escribir(
     ahora = datetime.now(UTC)
     certificaciones = certificar_por_familia(datos.candidatas, args.objetivo, args.delta)
     origen_datos = describir_origen(datos)
-    estados = [_estado(f, clave, c, origen_datos, ahora) for f, c in certificaciones.items()]
+    estados = [
+        estado_puerta(f, clave, c, origen_datos, ahora, ABIERTA_POR_CALIBRAR)
+        for f, c in certificaciones.items()
+    ]
     try:
         if args.publicar and not args.dry_run:
             estados += asyncio.run(
@@ -583,20 +586,6 @@ def _certificar_y_escribir(
             raise
         print(f"published {len(estados)} gate state(s) to {settings.topic_puerta}")
     return 0
-
-
-def _estado(
-    familia: str,
-    clave: ClavePuerta,
-    certificacion: Certificacion,
-    origen_datos: str,
-    ahora: datetime,
-) -> EstadoPuerta:
-    """The state of one certification, signed by this command when it opens (v1.3)."""
-    estado = estado_puerta(familia, clave, certificacion, origen_datos, ahora)
-    return estado.model_copy(
-        update={"abierta_por": ABIERTA_POR_CALIBRAR if estado.abierta else None}
-    )
 
 
 async def _publicar(bootstrap: str, settings: Any, estados: Sequence[EstadoPuerta]) -> None:
@@ -647,7 +636,11 @@ async def _cerrar_propias_que_ya_no_certifican(
             continue
         propias = [c for c in datos.candidatas if c.familia == estado.familia]
         cert = certificar(propias, args.objetivo, args.delta)
-        cerrar.append(_estado(estado.familia, clave, cert, describir_origen(datos), ahora))
+        cerrar.append(
+            estado_puerta(
+                estado.familia, clave, cert, describir_origen(datos), ahora, ABIERTA_POR_CALIBRAR
+            )
+        )
     return cerrar
 
 

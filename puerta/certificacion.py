@@ -252,11 +252,14 @@ def estado_puerta(
     certificacion: Certificacion,
     origen_datos: str,
     ahora: datetime,
+    abierta_por: str | None = None,
 ) -> EstadoPuerta:
-    """The state to publish for one certification: open at its threshold, or closed and why."""
+    """The state to publish for one certification: open at its threshold, or closed and why.
+    ``abierta_por``: who signs an opening (v1.3); a closed state carries no signer."""
     return EstadoPuerta(
         familia=familia,
         clave=clave,
+        abierta_por=abierta_por if certificacion.certificada else None,
         abierta=certificacion.certificada,
         umbral=certificacion.umbral,
         objetivo=certificacion.objetivo,
