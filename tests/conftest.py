@@ -35,6 +35,25 @@ MARCADORES_POR_FIXTURE = {
 }
 
 
+_FAULT_SUITE: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Keep the fault suite's summary lines (``tests/caos/conftest.py``), here where the
+    controller of a pytest-xdist run sees every worker's reports."""
+    for name, value in report.user_properties:
+        if name == "fault suite" and value not in _FAULT_SUITE:
+            _FAULT_SUITE.append(str(value))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line per fault scenario, at the end of the run."""
+    if _FAULT_SUITE:
+        terminalreporter.section("fault suite")
+        for line in _FAULT_SUITE:
+            terminalreporter.write_line(line)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with the services its fixtures (direct or through others) start.
 

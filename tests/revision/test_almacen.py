@@ -117,7 +117,8 @@ async def test_postgres_reconecta_tras_perder_la_conexion(postgres_dsn, tmp_path
         with psycopg.connect(postgres_dsn, autocommit=True) as otra:
             terminados = otra.execute(  # every server process of the store's pool
                 "select pg_terminate_backend(pid) from pg_stat_activity "
-                "where application_name = %s and pid <> pg_backend_pid()",
+                "where application_name = %s and pid <> pg_backend_pid() "
+                "and datname = current_database()",  # not another pytest-xdist worker's
                 (APPLICATION_NAME,),
             ).fetchall()
         assert terminados and all(t for (t,) in terminados)

@@ -38,17 +38,24 @@ SEGMENTOS_PEQUENOS = {
 }
 
 
-async def _configuracion(bootstrap: str, topic: str) -> dict[str, str]:
-    """The topic's effective settings, as the broker reports them."""
+async def _configuracion(bootstrap: str, topic: str, timeout: float = 15) -> dict[str, str]:
+    """The topic's effective settings, as the broker reports them. A topic just created may
+    be unknown for a moment (error 3, UNKNOWN_TOPIC_OR_PARTITION, seen on a loaded machine):
+    asked again until known."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
+    limite = time.monotonic() + timeout
     try:
-        (respuesta,) = await admin.describe_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, topic)]
-        )
+        while True:
+            (respuesta,) = await admin.describe_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, topic)]
+            )
+            (recurso,) = respuesta.resources
+            if recurso[0] != 3 or time.monotonic() > limite:
+                break
+            await asyncio.sleep(0.2)
     finally:
         await admin.close()
-    (recurso,) = respuesta.resources
     assert recurso[0] == 0, recurso
     return {entrada[0]: entrada[1] for entrada in recurso[4]}
 
