@@ -53,6 +53,7 @@ class ConsumerDouble:
         self.logs: dict[TopicPartition, list[ConsumerRecord]] = {tp: [] for tp in self.tps}
         self.position: dict[TopicPartition, int] = dict.fromkeys(self.tps, 0)
         self.fetched: list[tuple[TopicPartition, int]] = []
+        self.polls = 0  # getmany calls: one per round of the worker's poll loop
         self._assigned: set[TopicPartition] = set()
         self._paused: set[TopicPartition] = set()
         self._listener: ConsumerRebalanceListener | None = None
@@ -114,6 +115,7 @@ class ConsumerDouble:
 
     async def getmany(self, timeout_ms: int, max_records: int) -> dict[Any, list[Any]]:
         """Up to ``max_records`` from assigned, unpaused partitions; a short wait if none."""
+        self.polls += 1
         batch: dict[TopicPartition, list[ConsumerRecord]] = {}
         for tp in sorted(self._assigned - self._paused):
             room = max_records - sum(len(r) for r in batch.values())

@@ -202,7 +202,8 @@ async def test_the_assignment_callback_returns_while_the_claim_waits_on_the_brok
         n.broker.hold_read = asyncio.Event()
         reads = n.broker.reads
         await asyncio.wait_for(n.consumer.assign([0]), timeout=1.0)
-        await asyncio.sleep(0.3)  # the poll loop goes round while the claim waits
+        polls = n.consumer.polls
+        await until(lambda: n.consumer.polls >= polls + 5)  # the loop goes round meanwhile
         assert n.consumer.tps[0] in n.consumer.paused()
         assert ("B", 1) not in n.published() and n.broker.reads == reads
         fetched = len(n.consumer.fetched)
