@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import groupby
 from typing import Any
 
@@ -126,8 +126,15 @@ def _identificador() -> Any:
     return ident
 
 
-def _clases(texto: str) -> list[tuple[str, str, str]]:
-    """Each token of a text, its letters, and what it is.
+# C08 reads each text several times (with and without its names, for the identifier, the
+# dictionaries and the evidence), and the origin's text on every attempt: the token classes of
+# a text are computed once. Bounded: the texts of the fichas in flight and their origins.
+_TEXTOS_LEIDOS = 1024
+
+
+@lru_cache(maxsize=_TEXTOS_LEIDOS)
+def _clases(texto: str) -> tuple[tuple[str, str, str], ...]:
+    """Each token of a text, its letters, and what it is (cached: ``_TEXTOS_LEIDOS``).
 
     "codigo": a digit or no letter (X2, 5.3, «–»), or a single capital inside a sentence (talla
     M, 30 °C); "mayusculas": two or more letters, all capitals (USB, RUNNER); "modelo": a
@@ -149,7 +156,7 @@ def _clases(texto: str) -> list[tuple[str, str, str]]:
         else:
             clase = "palabra"
         clases.append((token, palabra, clase))
-    return _con_modelos(clases)
+    return tuple(_con_modelos(clases))
 
 
 # A model code: a letter first, a digit somewhere, only letters, digits and hyphens (X2, G733,
@@ -448,9 +455,17 @@ def _patrones(clave: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(((p, c) for p, c in patrones if p.strip()), key=lambda x: -len(x[0])))
 
 
+@lru_cache(maxsize=_TEXTOS_LEIDOS)
+def _palabras_de(texto: str) -> str:
+    """A text's normalized words between single spaces, padded: what ``_patrones`` match.
+
+    C09 reads the same texts once per key of ``claves_en_texto``, hence the cache."""
+    return " " + " ".join(_WORD_RE.findall(normalizar(texto))) + " "
+
+
 def _terminos_en(texto: str, clave: str) -> set[str]:
     """House values of ``clave`` named in a text, longest spelling first ("azul marino")."""
-    norma = " " + " ".join(_WORD_RE.findall(normalizar(texto))) + " "
+    norma = _palabras_de(texto)
     hallados: set[str] = set()
     for patron, casa in _patrones(clave):
         if patron in norma:
