@@ -42,6 +42,7 @@ from bench.feed import (
     Evento,
     fake_llm_config,
     llm_bound,
+    llm_calls,
     make_feed,
     mean_calls,
     parse_share,
@@ -58,6 +59,7 @@ from bench.medir import (
     worker_command,
 )
 from bench.naive import READY_FILE
+from bench.ocupacion import linea, ocupacion, techo_pct
 from estadistica import percentile
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
@@ -302,6 +304,7 @@ async def run_scenario(
         if spy is not None and spy.poll() is None:
             spy.kill()
     stats = await llm.astats()
+    registros = await llm.arequests(bodies=False)
 
     filas = [checkpoint_rows(entorno.tmp / f"{esc.nombre}-{i}") for i in range(esc.procesos)]
     fila = _fila(entorno, esc, feed, produced, outcomes, procesos, filas, stats, llm_cpu)
@@ -313,8 +316,20 @@ async def run_scenario(
         "llm": {k: stats.get(k) for k in ("total", "by_agent", "peak_in_flight")},
         "cpu_arranque_ms": [round(p.cpu_ready_ms) for p in procesos],
         "filas_por_clase": _por_clase(filas, feed),
+        "ocupacion": _ocupacion(registros, feed, op),
     }
     return fila, detalle
+
+
+def _ocupacion(
+    registros: list[dict[str, Any]], feed: list[Evento], op: Opciones
+) -> dict[str, float]:
+    """Where the scenario's % of the limit went (``bench.ocupacion``): the LLM's busy slots,
+    the gaps between a ficha's calls, and the best % this feed allows."""
+    datos = ocupacion(registros, op.cap)
+    llamadas = [llm_calls(e.clase) for e in feed]
+    datos["techo_pct"] = round(techo_pct(llamadas, op.cap, op.latency_ms / 1000), 1)
+    return datos
 
 
 async def _wait_assigned(procesos: list[Proceso], timeout_s: float = 90) -> None:
@@ -652,11 +667,22 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(doc))
     print(format_objetivos(doc["objetivos"]))
     print(format_guardia(doc["guardia"]))
+    for linea_ocupacion in format_ocupacion(doc):
+        print(linea_ocupacion)
     print(f"written {op.out} in {doc['parametros']['duracion_total_s']} s")
     if op.grafico is not None:
         draw_chart(doc, op.grafico)
         print(f"chart {op.grafico}")
     return 0 if doc["guardia"] is None or doc["guardia"]["cumple"] else EXIT_GUARDIA
+
+
+def format_ocupacion(doc: dict[str, Any]) -> list[str]:
+    """The LLM slots' occupancy of the one-worker scenarios (``bench.ocupacion``)."""
+    return [
+        linea(nombre, detalle["ocupacion"])
+        for nombre, detalle in doc["detalle"].items()
+        if nombre.startswith("worker_1") and detalle.get("ocupacion")
+    ]
 
 
 def format_guardia(guardia: dict[str, Any] | None) -> str:

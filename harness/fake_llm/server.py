@@ -71,6 +71,8 @@ class Record:
     status: int | None = None
     outcome: str = "pending"
     duration_ms: float | None = None
+    # time the request held one of ``max_parallel`` slots (duration less the queue before it)
+    slot_ms: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
@@ -84,6 +86,7 @@ class Record:
             "status": self.status,
             "outcome": self.outcome,
             "duration_ms": self.duration_ms,
+            "slot_ms": self.slot_ms,
             "body": self.body,
             **self.extra,
         }
@@ -256,6 +259,7 @@ class FakeLLMServer:
             return error_response(503, "fake_llm is down (POST /_admin/up to end it)")
 
         await self.limiter.acquire()
+        slot_from = time.monotonic()
         try:
             step, scripted, latency_s = self._take_step(agent, sku or "")
             action = scripted.accion
@@ -276,6 +280,7 @@ class FakeLLMServer:
                 return web.json_response(completion_body(body, content, record.index, scripted))
         finally:
             self.limiter.release()
+            record.slot_ms = round((time.monotonic() - slot_from) * 1000, 3)
         # colgar: a hung request is not being worked on, so it gives its slot back.
         await self._hang()
         raise AssertionError("unreachable: _hang only ends by cancellation")

@@ -61,6 +61,11 @@ def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
     assert "targets:" in proc.stdout
     assert len(doc["objetivos"]) == 4
     assert all(o["medido"] is not None for o in doc["objetivos"]), doc["objetivos"]
+    # where worker_1's % of the limit went, from the fake LLM's own records (bench.ocupacion)
+    uso = doc["detalle"]["worker_1"]["ocupacion"]
+    assert 0 < uso["ocupacion_pct"] <= 100.5 and 0 < uso["techo_pct"] <= 100
+    assert uso["huecos"] > 0 and uso["hueco_p50_ms"] <= uso["hueco_p99_ms"]
+    assert "llm slots, worker_1: busy" in proc.stdout
 
 
 def test_la_guardia_es_una_razon_y_falla_al_pasar_el_limite() -> None:

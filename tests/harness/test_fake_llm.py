@@ -300,6 +300,10 @@ async def test_max_parallel_queues_the_rest(llm: FakeLLM) -> None:
     assert stats["peak_in_flight"] == 2
     assert stats["by_agent"] == {"generador": 6}
     assert stats["in_flight"] == 0
+    # each record says how long it held a slot, apart from its wait in the queue
+    records = await llm.arequests(bodies=False)
+    assert all(0.29 <= r["slot_ms"] / 1000 < 0.6 for r in records), records
+    assert max(r["duration_ms"] - r["slot_ms"] for r in records) >= 550  # the third wave
 
 
 @pytest.mark.lento
