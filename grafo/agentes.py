@@ -43,7 +43,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from esquemas import Ficha, Veredicto
-from grafo.chat_model import evaluator_chat_model
+from grafo.chat_model import DirectChatOpenAI, evaluator_chat_model, sin_oyentes
 from grafo.errores import SalidaInvalida, classify
 from grafo.mensajes import (
     mensaje_evaluador,
@@ -87,10 +87,23 @@ class LlamadaEstructurada:
             [], **strategy.to_model_kwargs(), strict=True
         )
         self._binding = ProviderStrategyBinding.from_schema_spec(strategy.schema_spec)
+        # the bound model and its call's arguments, when nothing listens to its calls
+        self._directo: DirectChatOpenAI | None = None
+        if isinstance(model, DirectChatOpenAI) and sin_oyentes(model):
+            self._directo = model
+        self._kwargs = dict(getattr(self._bound, "kwargs", {}))
 
     async def ainvoke(self, content: str) -> tuple[AIMessage, Any]:
-        """Ask once; the answer message and its validated structured response."""
-        message = await self._bound.ainvoke([self._system, HumanMessage(content=content)])
+        """Ask once; the answer message and its validated structured response.
+
+        Straight to the chat model's ``responder`` when nothing listens to its calls
+        (``grafo.chat_model``, point 7), through ``ainvoke`` and its callbacks otherwise.
+        """
+        mensajes = [self._system, HumanMessage(content=content)]
+        if self._directo is not None:
+            message = await self._directo.responder(mensajes, **self._kwargs)
+        else:
+            message = await self._bound.ainvoke(mensajes)
         if not isinstance(message, AIMessage):
             raise TypeError(f"{self.name}: the chat model returned {type(message).__name__}")
         message.name = self.name

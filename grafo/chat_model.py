@@ -4,7 +4,7 @@ Issue 7 measured one generator call layer by layer (``python -m bench.capas``: f
 0 ms, CPU of this process): the stock ``ChatOpenAI`` path costs about 6 ms of CPU per call
 before the agent graph, this one about 3 ms, a raw HTTP POST of the same body 0.5 ms. Four
 parts of the stock path buy nothing here, so ``DirectChatOpenAI`` and ``build_chat_model``
-drop them, and nothing else (points 5 and 6 were added by issue 33):
+drop them, and nothing else (points 5 to 7 were added by issue 33):
 
 1. ``ChatOpenAI`` goes through ``with_raw_response`` (an ``APIResponse`` wrapper, then
    ``.parse()``; with ``response_format`` in its kwargs, ``.parse``, which also builds a generic
@@ -48,6 +48,18 @@ drop them, and nothing else (points 5 and 6 were added by issue 33):
    ``APIConnectionError`` raised from aiohttp's error), so ``grafo.errores.classify`` and
    the retry policy see what they saw through the SDK.
 
+7. ``BaseChatModel.ainvoke`` wraps every call in langchain's callback layer: it configures a
+   callback manager, inherits the graph node's (LangGraph's run tree, its metadata merged key
+   by key), starts and ends an LLM run, looks up the cache and inspects the signature of
+   ``_agenerate``. That was about 0.4 ms of CPU per call, 17 % of a 3-attempt ficha's in
+   process (``bench.perfil --clase 3``: 14.3 to 11.8 ms, issue 33), and nothing in the product
+   listens: no tracer, no callback handler, no cache, no rate limiter. ``responder`` calls
+   ``_agenerate`` and gives the message ``ainvoke`` gives (the same content, usage and
+   ``response_metadata``, merged as ``BaseChatModel`` merges them). ``sin_oyentes`` says when
+   that holds; when anything listens (LangSmith tracing on in the environment, a callback, a
+   cache, a rate limiter, ``output_version="v1"``), the agents go through ``ainvoke`` as before
+   (``grafo.agentes.LlamadaEstructurada``), so a traced run still shows their calls.
+
 The stock path keeps the SDK's transport over aiohttp (``openai[aiohttp]``, the SDK's
 ``DefaultAioHttpClient``); the SDK client of a ``DirectChatOpenAI`` is built the same way and
 gives the headers, the timeout and the status errors, but does not send.
@@ -74,9 +86,11 @@ import httpx
 import openai
 import orjson
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage
+from langchain_core.globals import get_llm_cache
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
+from langsmith.utils import tracing_is_enabled
 from openai import DefaultAioHttpClient, DefaultAsyncHttpxClient
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, Field
@@ -137,6 +151,44 @@ class DirectChatOpenAI(ChatOpenAI):
                 if isinstance(choice, dict) and choice.get("logprobs") is not None:
                     choice["logprobs"] = recortar_logprobs(choice["logprobs"], self.rutas_puntuadas)
         return self._create_chat_result(response, {})
+
+    async def responder(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
+        """One call straight to ``_agenerate``: the message ``ainvoke`` returns, without the
+        callback layer nobody listens to (point 7; only where ``sin_oyentes`` holds).
+
+        ``response_metadata`` is built as ``BaseChatModel`` builds it: the result's
+        ``llm_output`` (model name, token usage, fingerprint), then the generation's info
+        (finish reason, logprobs), then what the message already had.
+        """
+        result = await self._agenerate(messages, **kwargs)
+        generation = result.generations[0]
+        message = generation.message
+        if not isinstance(message, AIMessage):
+            raise TypeError(f"the chat model answered with {type(message).__name__}")
+        message.response_metadata = {
+            **(result.llm_output or {}),
+            **(generation.generation_info or {}),
+            **message.response_metadata,
+        }
+        return message
+
+
+def sin_oyentes(model: ChatOpenAI) -> bool:
+    """Nothing but the caller reads a call of ``model``: ``responder`` may skip ``ainvoke``.
+
+    A ``DirectChatOpenAI`` with no callbacks, cache, rate limiter or v1 output, in a process
+    where neither LangSmith tracing nor a global LLM cache is on. Read once, when an agent is
+    built: the environment does not change under a running worker.
+    """
+    if not isinstance(model, DirectChatOpenAI):
+        return False
+    return (
+        not tracing_is_enabled()
+        and model.callbacks is None
+        and model.rate_limiter is None
+        and model.output_version in (None, "v0")
+        and (model.cache is False or (model.cache is None and get_llm_cache() is None))
+    )
 
 
 class SesionHTTP:

@@ -64,6 +64,7 @@ ALMACEN = "checkpoints"
 # The library's own migrations table on PostgreSQL (its migrations are its own, not ours).
 MIGRACIONES_POSTGRES = Esquema(ALMACEN, "checkpoint_migrations", ())
 
+
 def build_serializer() -> JsonPlusSerializer:
     """The serializer both savers share, with the esquemas types registered."""
     return JsonPlusSerializer(allowed_msgpack_modules=ALLOWED_MSGPACK_MODULES)

@@ -260,9 +260,7 @@ class Procesador:
         self.health = health or LLMHealth(self._sensor, llm_url)
         self._sleep = sleep
 
-    async def procesar(
-        self, evento: EventoCambio, otros: FailureRule | None = None
-    ) -> Resultado:
+    async def procesar(self, evento: EventoCambio, otros: FailureRule | None = None) -> Resultado:
         """Run (or resume, or replay) one event to its outcome.
 
         The one retry loop around the graph: the LLM's transient failures are retried here

@@ -20,13 +20,14 @@ from typing import Any
 import openai
 import pytest
 from langchain.agents.structured_output import StructuredOutputValidationError
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio, Ficha
 from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
-from grafo.chat_model import DirectChatOpenAI
+from grafo.chat_model import DirectChatOpenAI, sin_oyentes
 from grafo.errores import classify
 from grafo.estado import origen_de
 from grafo.mensajes import mensaje_evaluador, mensaje_generador, prompt_generador
@@ -126,12 +127,21 @@ async def test_agents_send_and_parse_what_create_agent_did(fake_llm: FakeLLM) ->
                 llamada._bound.bound, llamada.name, llamada._system.content, llamada.schema
             )
             mensaje_viejo, respuesta_vieja = await viejo.ainvoke(texto)
+            assert llamada._directo is not None  # nothing listens: straight to _agenerate
             mensaje, respuesta = await llamada.ainvoke(texto)
             assert respuesta == respuesta_vieja and isinstance(respuesta, llamada.schema)
             assert mensaje.content == mensaje_viejo.content
             assert mensaje.name == mensaje_viejo.name == llamada.name
+            assert mensaje.usage_metadata == mensaje_viejo.usage_metadata
+            # every field langchain's callback path put in the metadata, logprobs included
+            volatile = {"id", "created"}
+            assert _sent(mensaje.response_metadata, volatile) == _sent(
+                mensaje_viejo.response_metadata, volatile
+            )
+            assert set(mensaje.response_metadata) == set(mensaje_viejo.response_metadata)
             assert (
-                mensaje.response_metadata["logprobs"] == mensaje_viejo.response_metadata["logprobs"]
+                mensaje.response_metadata["logprobs"]
+                == (mensaje_viejo.response_metadata["logprobs"])
             )
         fake_llm.configure({"rules": [{"sku": "AGT-1", "generador": ["json_roto", "json_roto"]}]})
         viejo = AgenteGrafo(model, "generador", prompt_generador(), Ficha)
@@ -147,6 +157,38 @@ async def test_agents_send_and_parse_what_create_agent_did(fake_llm: FakeLLM) ->
     assert bodies[0]["response_format"]["json_schema"]["name"] == "Ficha"
     assert bodies[2]["response_format"]["json_schema"]["name"] == "Veredicto"
     assert bodies[2]["logprobs"] is True and not bodies[2].get("tools")
+
+
+async def test_a_listener_gets_the_agents_calls_through_ainvoke(fake_llm: FakeLLM) -> None:
+    """The agents skip langchain's callback layer only where nothing listens (point 7 of
+    ``grafo.chat_model``): a model with a callback handler is called through ``ainvoke``,
+    and the handler sees each agent call start and end, with the same answer."""
+
+    class Oyente(AsyncCallbackHandler):
+        def __init__(self) -> None:
+            self.eventos: list[str] = []
+
+        async def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+            self.eventos.append("start")
+
+        async def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
+            self.eventos.append("end")
+
+    origen = _origen("OYE-1")
+    oyente = Oyente()
+    async with _direct(fake_llm.url) as model:
+        callado = Agentes(model)
+        model_con_oyente = model.model_copy(update={"callbacks": [oyente]})
+        escuchado = Agentes(model_con_oyente)
+        assert sin_oyentes(model) and not sin_oyentes(model_con_oyente)
+        assert escuchado._generador._directo is None and escuchado._evaluador._directo is None
+        ficha = await escuchado.generar(origen, [])
+        evaluacion = await escuchado.evaluar(ficha.model_dump(), {}, origen)
+        assert oyente.eventos == ["start", "end", "start", "end"]
+        ficha_callada = await callado.generar(origen, [])
+        assert oyente.eventos == ["start", "end", "start", "end"]  # not a listener of this one
+    assert ficha_callada == ficha and evaluacion.puntuacion is not None
+    assert not sin_oyentes(_stock(fake_llm.url))  # the stock client always goes through ainvoke
 
 
 async def test_result_matches_stock_chat_openai(fake_llm: FakeLLM) -> None:
