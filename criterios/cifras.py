@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 # spelling (lower case, no spaces) -> (magnitude, factor to the magnitude's base unit)
@@ -205,9 +206,23 @@ def respaldo_de_origen(origen: Mapping[str, Any]) -> Respaldo:
     proveedor = origen.get("ficha_proveedor") or {}
     if not isinstance(proveedor, Mapping):
         proveedor = {}
-    cifras = cifras_en_texto(str(proveedor.get("titulo") or ""))
-    cifras += cifras_en_texto(str(proveedor.get("descripcion") or ""))
-    for clave, valor in [*_items(proveedor.get("atributos")), *_items(origen.get("cifras"))]:
+    return _respaldo(
+        str(proveedor.get("titulo") or ""),
+        str(proveedor.get("descripcion") or ""),
+        (*_items(proveedor.get("atributos")), *_items(origen.get("cifras"))),
+    )
+
+
+# C07 and C11 read the same origin's figures, on every attempt of a ficha: they are read once
+# per origin text. Bounded: the origins of the fichas in flight.
+_ORIGENES_LEIDOS = 256
+
+
+@lru_cache(maxsize=_ORIGENES_LEIDOS)
+def _respaldo(titulo: str, descripcion: str, valores: tuple[tuple[str, str], ...]) -> Respaldo:
+    """``respaldo_de_origen`` of the origin's texts (cached: ``_ORIGENES_LEIDOS``)."""
+    cifras = cifras_en_texto(titulo) + cifras_en_texto(descripcion)
+    for clave, valor in valores:
         cifras += _valor_con_respaldo(clave, valor)
     return _index(cifras)
 

@@ -13,6 +13,7 @@ it goes back to the generator as the problem to fix.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from criterios import fidelidad, reglas_casa
@@ -148,6 +149,13 @@ def _codes_of_origin(origen: Mapping[str, Any]) -> frozenset[str]:
         atributos = proveedor.get("atributos")
         if isinstance(atributos, Mapping):
             textos += [str(v) for v in atributos.values()]
+    return _codes_in(tuple(textos))
+
+
+@lru_cache(maxsize=256)
+def _codes_in(textos: tuple[str, ...]) -> frozenset[str]:
+    """The codes of an origin's texts, the first (its SKU) whole; read once per origin, as
+    C05 asks on every attempt of its ficha."""
     return frozenset(c for t in textos for c in reglas_casa.codigos(t)) | {textos[0]}
 
 
