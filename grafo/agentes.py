@@ -87,10 +87,8 @@ class LlamadaEstructurada:
             [], **strategy.to_model_kwargs(), strict=True
         )
         self._binding = ProviderStrategyBinding.from_schema_spec(strategy.schema_spec)
-        # the bound model and its call's arguments, when nothing listens to its calls
-        self._directo: DirectChatOpenAI | None = None
-        if isinstance(model, DirectChatOpenAI) and sin_oyentes(model):
-            self._directo = model
+        # the model and the bound call's arguments, when nothing listens to its calls
+        self._directo: DirectChatOpenAI | None = model if sin_oyentes(model) else None
         self._kwargs = dict(getattr(self._bound, "kwargs", {}))
 
     async def ainvoke(self, content: str) -> tuple[AIMessage, Any]:

@@ -79,7 +79,7 @@ import json
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import aiohttp
 import httpx
@@ -173,7 +173,7 @@ class DirectChatOpenAI(ChatOpenAI):
         return message
 
 
-def sin_oyentes(model: ChatOpenAI) -> bool:
+def sin_oyentes(model: ChatOpenAI) -> TypeGuard[DirectChatOpenAI]:
     """Nothing but the caller reads a call of ``model``: ``responder`` may skip ``ainvoke``.
 
     A ``DirectChatOpenAI`` with no callbacks, cache, rate limiter or v1 output, in a process
