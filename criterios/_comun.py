@@ -17,6 +17,13 @@ from esquemas.constantes import MAX_DETALLE
 # Quoted fragments stay this short so several fit in one 200-character detail.
 MAX_FRAGMENT = 40
 
+# The checks cache what they read many times per attempt and on every attempt of a ficha
+# (issue 33): a text's readings, and an origin's. The bounds keep a long-running worker's
+# memory flat and hold the fichas in flight up to FICHAS_CONCURRENCIA = 256 (32 by default);
+# above that an entry may be dropped between two attempts, which costs CPU, never a result.
+TEXTOS_EN_CACHE = 1024
+ORIGENES_EN_CACHE = 256
+
 
 def result(detalle: str) -> dict[str, Any]:
     """A check's result; an empty detail means it passed. Long details are cut at 200."""

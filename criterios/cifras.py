@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from criterios._comun import ORIGENES_EN_CACHE
+
 # spelling (lower case, no spaces) -> (magnitude, factor to the magnitude's base unit)
 UNIDADES: dict[str, tuple[str, float]] = {
     **dict.fromkeys(("mg",), ("masa", 0.001)),
@@ -213,14 +215,10 @@ def respaldo_de_origen(origen: Mapping[str, Any]) -> Respaldo:
     )
 
 
-# C07 and C11 read the same origin's figures, on every attempt of a ficha: they are read once
-# per origin text. Bounded: the origins of the fichas in flight.
-_ORIGENES_LEIDOS = 256
-
-
-@lru_cache(maxsize=_ORIGENES_LEIDOS)
+@lru_cache(maxsize=ORIGENES_EN_CACHE)
 def _respaldo(titulo: str, descripcion: str, valores: tuple[tuple[str, str], ...]) -> Respaldo:
-    """``respaldo_de_origen`` of the origin's texts (cached: ``_ORIGENES_LEIDOS``)."""
+    """``respaldo_de_origen`` of the origin's texts, read once per origin: C07 and C11 ask for
+    it on every attempt of a ficha."""
     cifras = cifras_en_texto(titulo) + cifras_en_texto(descripcion)
     for clave, valor in valores:
         cifras += _valor_con_respaldo(clave, valor)

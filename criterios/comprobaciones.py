@@ -17,7 +17,15 @@ from functools import lru_cache
 from typing import Any
 
 from criterios import fidelidad, reglas_casa
-from criterios._comun import attributes, nfc, result, short, text, title_and_description
+from criterios._comun import (
+    ORIGENES_EN_CACHE,
+    attributes,
+    nfc,
+    result,
+    short,
+    text,
+    title_and_description,
+)
 from criterios.cifras import cifras_en_texto, cifras_en_valor, respaldada, respaldo_de_origen
 from criterios.tablas import FamiliaDesconocida, atributos_obligatorios
 from criterios.vocabulario import mapear_origen
@@ -152,7 +160,7 @@ def _codes_of_origin(origen: Mapping[str, Any]) -> frozenset[str]:
     return _codes_in(tuple(textos))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=ORIGENES_EN_CACHE)
 def _codes_in(textos: tuple[str, ...]) -> frozenset[str]:
     """The codes of an origin's texts, the first (its SKU) whole; read once per origin, as
     C05 asks on every attempt of its ficha."""

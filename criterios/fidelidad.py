@@ -22,7 +22,14 @@ from functools import cache, lru_cache
 from itertools import groupby
 from typing import Any
 
-from criterios._comun import attributes, result, short, supplier, title_and_description
+from criterios._comun import (
+    TEXTOS_EN_CACHE,
+    attributes,
+    result,
+    short,
+    supplier,
+    title_and_description,
+)
 from criterios.cifras import (
     NUMBER_RE,
     cifras_en_texto,
@@ -126,15 +133,11 @@ def _identificador() -> Any:
     return ident
 
 
-# C08 reads each text several times (with and without its names, for the identifier, the
-# dictionaries and the evidence), and the origin's text on every attempt: the token classes of
-# a text are computed once. Bounded: the texts of the fichas in flight and their origins.
-_TEXTOS_LEIDOS = 1024
-
-
-@lru_cache(maxsize=_TEXTOS_LEIDOS)
+@lru_cache(maxsize=TEXTOS_EN_CACHE)
 def _clases(texto: str) -> tuple[tuple[str, str, str], ...]:
-    """Each token of a text, its letters, and what it is (cached: ``_TEXTOS_LEIDOS``).
+    """Each token of a text, its letters, and what it is. Cached: C08 reads each text several
+    times (with and without its names, for the identifier, the dictionaries and the evidence),
+    and the origin's text on every attempt.
 
     "codigo": a digit or no letter (X2, 5.3, «–»), or a single capital inside a sentence (talla
     M, 30 °C); "mayusculas": two or more letters, all capitals (USB, RUNNER); "modelo": a
@@ -455,7 +458,7 @@ def _patrones(clave: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(((p, c) for p, c in patrones if p.strip()), key=lambda x: -len(x[0])))
 
 
-@lru_cache(maxsize=_TEXTOS_LEIDOS)
+@lru_cache(maxsize=TEXTOS_EN_CACHE)
 def _palabras_de(texto: str) -> str:
     """A text's normalized words between single spaces, padded: what ``_patrones`` match.
 
