@@ -5,7 +5,7 @@ factory (``open_pool``), SQLite's WAL file (``connect_sqlite``). What differs be
 stores is an explicit argument, never a second opener: the pool's size, whether it checks a
 connection before lending it, the connection options a caller's library needs (the
 checkpointer's ``dict_row``); SQLite's ``synchronous``. Each store's values, and why, are
-listed once in ``migraciones.database`` (docs/arquitectura.md, "The stores").
+listed once in ``migraciones.database`` (docs/arquitectura.md, "The store layer").
 """
 
 from __future__ import annotations

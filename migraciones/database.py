@@ -1,7 +1,7 @@
 """The one store layer: a ``Database`` of rows and transactions on SQLite or PostgreSQL.
 
 Every store of the project's own SQL (the version store, the review app's queue and accounts)
-runs its statements here. Statements are written once with PostgreSQL's numbered placeholders
+runs its statements here (docs/arquitectura.md, "The store layer"). Statements are written once with PostgreSQL's numbered placeholders
 ``$1``, ``$2``; PostgreSQL gets them as written (psycopg's raw cursor), SQLite as ``?1``,
 ``?2``, converted once per distinct statement (``sqlite_sql``, cached: the version store is on
 the worker's hot path). A statement never writes ``$n`` inside a quoted literal.
