@@ -1,14 +1,15 @@
 """The one store layer: a ``Database`` of rows and transactions on SQLite or PostgreSQL.
 
 Every store of the project's own SQL (the version store, the review app's queue and accounts)
-runs its statements here (docs/arquitectura.md, "The store layer"). Statements are written once with PostgreSQL's numbered placeholders
-``$1``, ``$2``; PostgreSQL gets them as written (psycopg's raw cursor), SQLite as ``?1``,
-``?2``, converted once per distinct statement (``sqlite_sql``, cached: the version store is on
-the worker's hot path). A statement never writes ``$n`` inside a quoted literal.
+runs its statements here (docs/arquitectura.md, "The store layer"). Statements are written
+once with PostgreSQL's numbered placeholders ``$1``, ``$2``; PostgreSQL gets them as written
+(psycopg's raw cursor), SQLite as ``?1``, ``?2``, converted once per distinct statement
+(``sqlite_sql``, cached: the version store is on the worker's hot path). A statement never
+writes ``$n`` inside a quoted literal.
 
-Invariants: one transaction at a time per SQLite connection (an asyncio lock, also around a
-lone ``run``), ``begin immediate`` … ``commit``, ``rollback`` on any error; on PostgreSQL each
-transaction and each ``run`` on a pooled autocommit connection of its own (``open_pool``).
+Invariants: one transaction at a time per SQLite connection (an asyncio lock; a lone ``run``
+waits for an open one), ``begin immediate`` … ``commit``, ``rollback`` on any error; on
+PostgreSQL each transaction and each ``run`` on a pooled autocommit connection (``open_pool``).
 
 Per store, explicit in its ``StoreOptions``, the reason written once in the docs:
 - version store: SQLite inline on the loop, ``synchronous=normal`` (docs/stream.md, "The
@@ -36,6 +37,7 @@ from migraciones.conexion import Synchronous, connect_sqlite, open_pool
 from migraciones.esquema import Cambio, Esquema, migrar_postgres, migrar_sqlite
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
+BEGIN, COMMIT, ROLLBACK = "begin immediate", "commit", "rollback"
 
 
 @dataclass(slots=True)
@@ -107,6 +109,8 @@ class SqliteDatabase:
 
     async def run(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         """One statement in autocommit (no ``begin``/``commit`` of its own)."""
+        if not self._on_thread and not self._lock.locked():
+            return self._execute(sql, params)  # nothing can interleave: no await until done
         async with self._lock:
             return await self._call(sql, params)
 
@@ -114,13 +118,13 @@ class SqliteDatabase:
     async def transaction(self) -> AsyncIterator[Run]:
         """``begin immediate`` … ``commit`` (``rollback`` on an error, the commit's included)."""
         async with self._lock:
-            await self._call("begin immediate")
+            await self._call(BEGIN)
             try:
                 yield self._call
-                await self._call("commit")
+                await self._call(COMMIT)
             except BaseException:
                 if self._conn.in_transaction:
-                    await self._call("rollback")
+                    await self._call(ROLLBACK)
                 raise
 
     async def close(self) -> None:

@@ -8,6 +8,8 @@ every store of the project (the version store, the review store)."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -119,7 +121,7 @@ async def test_a_transaction_rolls_back_on_an_error(database: Database) -> None:
     assert (await database.run(CONTAR)).first()[0] == 0
     # a failing statement undoes the statements before it in the same transaction
     await database.run(INSERTAR, ("b", 2, None))
-    with pytest.raises(Exception, match="(?i)unique|duplicate"):
+    with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
         async with database.transaction() as run:
             await run(INSERTAR, ("c", 3, None))
             await run(INSERTAR, ("b", 4, None))
@@ -195,21 +197,24 @@ async def test_what_was_committed_is_there_when_opened_again(
         await segunda.close()
 
 
+def _anotar_hilo(vistos: set[int]) -> int:
+    """An SQL function that notes the thread it runs on."""
+    vistos.add(threading.get_ident())
+    return 1
+
+
 async def test_sqlite_runs_where_it_was_told(tmp_path: Path) -> None:
     """Inline: every statement on the loop's thread; on a thread: none of them."""
-    import threading
-
     hilos: dict[str, set[int]] = {}
     for modo in ("sqlite-inline", "sqlite-thread"):
         db = await open_database(None, tmp_path / modo, _opciones(modo))
         try:
             conn = db._conn  # the test reaches the connection to see which thread runs it
-            vistos: set[int] = set()
-            conn.create_function("hilo", 0, lambda: vistos.add(threading.get_ident()) or 1)
+            hilos[modo] = vistos = set()
+            conn.create_function("hilo", 0, functools.partial(_anotar_hilo, vistos))
             await db.run("select hilo()")
             async with db.transaction() as run:
                 await run("select hilo()")
-            hilos[modo] = vistos
         finally:
             await db.close()
     loop = threading.get_ident()
