@@ -47,10 +47,11 @@ from migraciones import (
     PG_CONNECT_TIMEOUT_S,
     Cambio,
     Esquema,
+    Synchronous,
     cerrojo_postgres,
     cerrojo_sqlite,
     connect_sqlite,
-    postgres_connection_kwargs,
+    open_pool,
     version_postgres,
 )
 
@@ -60,6 +61,7 @@ ALLOWED_MSGPACK_MODULES = [
     ("esquemas.ficha", "Problema"),
 ]
 SQLITE_FILE = "checkpoints.sqlite"
+SQLITE_SYNCHRONOUS: Synchronous = "normal"  # no fsync per commit: why, the docstring above
 ALMACEN = "checkpoints"
 # The library's own migrations table on PostgreSQL (its migrations are its own, not ours).
 MIGRACIONES_POSTGRES = Esquema(ALMACEN, "checkpoint_migrations", ())
@@ -88,23 +90,12 @@ async def _open_postgres(dsn: str, pool_size: int) -> AsyncIterator[BaseCheckpoi
     """A pooled ``AsyncPostgresSaver``: one connection per concurrent checkpoint write."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg.rows import dict_row
-    from psycopg_pool import AsyncConnectionPool
 
-    pool = AsyncConnectionPool(
-        dsn,
-        min_size=1,
-        max_size=pool_size,
-        open=False,
-        kwargs={
-            "autocommit": True,
-            "prepare_threshold": 0,
-            "row_factory": dict_row,
-            **postgres_connection_kwargs(),
-        },
-    )
     async with cerrojo_postgres(dsn):
         await preparar_postgres(dsn)
-    await pool.open(wait=True)
+    # what LangGraph's saver documents for its connections: rows as dicts (it reads columns by
+    # name), every statement prepared from its first run
+    pool = await open_pool(dsn, max_size=pool_size, prepare_threshold=0, row_factory=dict_row)
     try:
         yield AsyncPostgresSaver(pool, serde=build_serializer())  # type: ignore[arg-type]
     finally:
@@ -170,7 +161,7 @@ async def _open_sqlite(path: Path) -> AsyncIterator[BaseCheckpointSaver]:
     """An ``InlineSqliteSaver`` on a file under ``FICHAS_DATA_DIR``."""
     async with cerrojo_sqlite(path.parent):
         preparar_sqlite(path)
-    conn = connect_sqlite(path)
+    conn = connect_sqlite(path, synchronous=SQLITE_SYNCHRONOUS)
     try:
         saver = InlineSqliteSaver(conn, serde=build_serializer())
         saver.setup()  # nothing left to create: only marks the saver as set up
@@ -209,7 +200,7 @@ def preparar_sqlite(path: Path) -> Cambio:
     The library keeps no schema version on SQLite (``create table if not exists`` only), so
     the version reported is 0 once its tables are there and None before.
     """
-    conn = connect_sqlite(path)
+    conn = connect_sqlite(path, synchronous=SQLITE_SYNCHRONOUS)
     try:
         antes = _tablas_sqlite(conn)
         SqliteSaver(conn, serde=build_serializer()).setup()

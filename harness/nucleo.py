@@ -37,8 +37,8 @@ from grafo.retry import Backoff, FailureRule, retry
 from harness.eventos import evento_dict
 from stream.config import Settings
 from stream.emitter import Emitter, Record
-from stream.versiones import open_version_store
 from stream.worker import Worker
+from versiones.almacen import open_version_store
 
 TOPIC = "proveedor.cambios"
 _BACKOFF = Backoff(base_s=0.2, cap_s=30.0)  # the worker's steps' backoff

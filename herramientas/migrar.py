@@ -1,7 +1,7 @@
 """``fichas migrar``: create or upgrade every store's schema, as one step, under one lock.
 
 The stores: the checkpoints (LangGraph's saver, its own migrations), the worker's version store
-(``stream.versiones``) and the review app's database (``revision.database``), in the PostgreSQL
+(``versiones.almacen``) and the review app's database (``revision.database``), in the PostgreSQL
 database of ``FICHAS_POSTGRES_DSN`` or, without it, in the SQLite files of ``FICHAS_DATA_DIR``.
 The whole run holds the schema lock (``migraciones.cerrojo``: PostgreSQL's advisory lock
 727274, or an ``flock`` on the data folder's ``.migrar.lock``), so any number of runs at once
@@ -22,7 +22,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from migraciones import Cambio, EsperaAgotada, cerrojo_postgres, cerrojo_sqlite
+from migraciones import (
+    Cambio,
+    EsperaAgotada,
+    cerrojo_postgres,
+    cerrojo_sqlite,
+    migrar_postgres,
+    migrate_file,
+)
 from migraciones.cerrojo import ESPERA_MAX_S
 
 EXIT_FALLO = 1
@@ -69,20 +76,19 @@ async def migrar(postgres_dsn: str | None, data_dir: Path, espera_max_s: float) 
     """Every store's migrations, in dependency order, under the lock held for the whole run."""
     from grafo import checkpointer
     from revision import database
-    from stream import versiones
+    from versiones import almacen
 
+    propios = (almacen.OPCIONES, database.OPCIONES)  # the stores on migraciones.Database
     if postgres_dsn:
         async with cerrojo_postgres(postgres_dsn, espera_max_s) as conn:
-            return [
-                await checkpointer.preparar_postgres(postgres_dsn),
-                await versiones.migrar_postgres(conn),
-                await database.migrar_postgres(conn),
-            ]
+            cambios = [await checkpointer.preparar_postgres(postgres_dsn)]
+            for opciones in propios:
+                cambios.append(await migrar_postgres(conn, opciones.esquema))
+            return cambios
     async with cerrojo_sqlite(data_dir, espera_max_s):
         return [
             checkpointer.preparar_sqlite(data_dir / checkpointer.SQLITE_FILE),
-            versiones.migrar_sqlite(data_dir),
-            database.migrar_sqlite(data_dir),
+            *(migrate_file(data_dir, opciones) for opciones in propios),
         ]
 
 

@@ -1,12 +1,15 @@
-"""Schema migrations of the project's stores, and the lock that makes them one step at a time.
+"""The store machinery every store shares: connecting, the one ``Database``, migrations, the lock.
 
-Three modules, importable from every package that owns tables (``grafo`` for the checkpoints,
-``stream`` for the version store, ``revision`` for the review app): this package depends on
+Four modules, importable from every package that owns tables (``grafo`` for the checkpoints,
+``versiones`` for the version store, ``revision`` for the review app): this package depends on
 nothing of the project, only on ``sqlite3`` and ``psycopg``.
 
+* ``migraciones.database``: the one store layer, rows and transactions on SQLite or
+  PostgreSQL with ``$n`` placeholders, and the opener of a store (``open_database``).
 * ``migraciones.esquema``: numbered migrations per store (the position in the list is the
   version), a migrations table in the database, each migration applied once in a transaction.
-* ``migraciones.conexion``: how every store connects (PostgreSQL's timeouts, SQLite's WAL).
+* ``migraciones.conexion``: how every store connects (PostgreSQL's timeouts and its one pool
+  factory, SQLite's WAL and ``synchronous``).
 * ``migraciones.cerrojo``: the lock held while anything migrates: PostgreSQL's advisory lock
   ``CLAVE_CERROJO`` or, on the embedded SQLite data folder, an ``flock`` on a file in it.
 
@@ -20,8 +23,21 @@ from migraciones.conexion import (
     PG_CONNECT_TIMEOUT_S,
     PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     PG_STATEMENT_TIMEOUT_MS,
+    Synchronous,
     connect_sqlite,
+    open_pool,
     postgres_connection_kwargs,
+)
+from migraciones.database import (
+    Database,
+    PostgresDatabase,
+    Rows,
+    Run,
+    SqliteDatabase,
+    StoreOptions,
+    migrate_file,
+    open_database,
+    sqlite_sql,
 )
 from migraciones.esquema import (
     Cambio,
@@ -39,15 +55,26 @@ __all__ = [
     "PG_IDLE_IN_TRANSACTION_TIMEOUT_MS",
     "PG_STATEMENT_TIMEOUT_MS",
     "Cambio",
+    "Database",
     "EsperaAgotada",
     "Esquema",
     "Migracion",
+    "PostgresDatabase",
+    "Rows",
+    "Run",
+    "SqliteDatabase",
+    "StoreOptions",
+    "Synchronous",
     "cerrojo_postgres",
     "cerrojo_sqlite",
     "connect_sqlite",
     "migrar_postgres",
     "migrar_sqlite",
+    "migrate_file",
+    "open_database",
+    "open_pool",
     "postgres_connection_kwargs",
+    "sqlite_sql",
     "version_postgres",
     "version_sqlite",
 ]

@@ -1,14 +1,21 @@
 """How every store of the project connects: the checkpointer, the version store, the review app.
 
-Here rather than in one of them because all three open connections the same way, and each may
-import this package (README, Layout): ``grafo`` for the checkpoints, ``stream`` for the version
-store, ``revision`` for the review queue.
+One place for the connection settings of all three: PostgreSQL's timeouts and its one pool
+factory (``open_pool``), SQLite's WAL file (``connect_sqlite``). What differs between the
+stores is an explicit argument, never a second opener: the pool's size, whether it checks a
+connection before lending it, the connection options a caller's library needs (the
+checkpointer's ``dict_row``); SQLite's ``synchronous``. Each store's values, and why, are
+listed once in ``migraciones.database`` (docs/arquitectura.md, "The store layer").
 """
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
 
 # Every PostgreSQL connection gives up instead of hanging: a connection that cannot be made in
 # 10 s, a statement that runs 30 s, or a transaction left idle 60 s (its client stopped) becomes
@@ -16,6 +23,12 @@ from pathlib import Path
 PG_CONNECT_TIMEOUT_S = 10
 PG_STATEMENT_TIMEOUT_MS = 30_000
 PG_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000
+SQLITE_BUSY_TIMEOUT_S = 5.0  # a writer of another process holds the file: wait, then an error
+
+# SQLite's ``synchronous`` with WAL: "normal" writes a commit to the WAL without fsync (a crash
+# of the process loses nothing committed, a power cut can lose the last commits); "full"
+# fsyncs every commit (a commit survives a power cut).
+Synchronous = Literal["normal", "full"]
 
 
 def postgres_connection_kwargs() -> dict[str, object]:
@@ -29,14 +42,39 @@ def postgres_connection_kwargs() -> dict[str, object]:
     }
 
 
-def connect_sqlite(path: Path) -> sqlite3.Connection:
-    """A WAL connection with ``synchronous=NORMAL``, usable from the loop's thread only.
+async def open_pool(
+    dsn: str, *, max_size: int, check: bool = False, **connection: Any
+) -> AsyncConnectionPool[Any]:
+    """An opened psycopg pool of autocommit connections with the project's timeouts.
 
-    A commit writes to the WAL without fsync: a crash of the process loses nothing committed,
-    a power cut can lose the last commits (docs/rendimiento.md).
+    ``check``: test a connection before lending it (one round trip), so a pool heals after a
+    server restart without the caller seeing an error; ``connection``: further connection
+    parameters (``cursor_factory``, ``row_factory``, ``prepare_threshold``,
+    ``application_name``). The caller closes it.
+    """
+    from psycopg_pool import AsyncConnectionPool
+
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        dsn,
+        min_size=1,
+        max_size=max_size,
+        open=False,
+        check=AsyncConnectionPool.check_connection if check else None,
+        kwargs={"autocommit": True, **postgres_connection_kwargs(), **connection},
+    )
+    await pool.open(wait=True)
+    return pool
+
+
+def connect_sqlite(path: Path, *, synchronous: Synchronous) -> sqlite3.Connection:
+    """A WAL connection to ``path`` (its folder created), usable from any one thread at a time.
+
+    The connection keeps Python's default transaction handling (LangGraph's ``SqliteSaver``
+    relies on it); ``migraciones.database.SqliteDatabase`` switches it to explicit
+    transactions.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
+    conn = sqlite3.connect(str(path), timeout=SQLITE_BUSY_TIMEOUT_S, check_same_thread=False)
+    conn.execute("pragma journal_mode=wal")
+    conn.execute(f"pragma synchronous={synchronous}")
     return conn

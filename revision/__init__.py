@@ -4,5 +4,5 @@ It reads ``fichas.revision_manual`` and ``fichas.muestra_revision`` into a queue
 reviewers approve, edit, reject or grade, publishes approvals on ``fichas.publicadas`` and every
 decision on ``fichas.decisiones``, and measures the evaluator against people
 (``revision.confianza``). Depends on ``esquemas``, ``criterios`` and ``stream.config`` /
-``stream.versiones``; nothing depends on it except ``herramientas`` (the CLI and the report).
+``versiones``; nothing depends on it except ``herramientas`` (the CLI and the report).
 """

@@ -2,9 +2,10 @@
 
 Apart from the reviewers' accounts (``revision.cuentas``): this store changes with what is
 reviewed, that one with who may review. Both run on the app's one database
-(``revision.database``: SQLite in ``FICHAS_DATA_DIR`` or PostgreSQL, its schema in
-``revision.esquema``), with the same SQL strategy: the statements below are module constants,
-one text for both dialects (none needs a pair), ``$n`` placeholders.
+(``revision.database``: a ``migraciones.Database`` on SQLite in ``FICHAS_DATA_DIR`` or
+PostgreSQL, its schema in ``revision.esquema``), with the same SQL strategy: the statements
+below are module constants, one text for both dialects (none needs a pair), ``$n``
+placeholders.
 
 Why the guarantees hold:
 - one item per ``event_id``: the primary key, and ``insert ... on conflict do nothing``;
@@ -32,7 +33,8 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
 )
 from esquemas.puerta import ClavePuerta
-from revision.database import Database, Run, open_database, query
+from migraciones import Database, Run
+from revision.database import open_database
 from revision.decisiones import decision_de
 from revision.item import Item
 
@@ -231,8 +233,8 @@ class Almacen:
         await self._database.close()
 
     async def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """A read in its own short transaction."""
-        return await query(self._database, sql, params)
+        """A read of one statement: its rows."""
+        return (await self._database.run(sql, params)).rows
 
     # ------------------------------------------------------------------ items
 

@@ -44,7 +44,7 @@ from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
 from revision.web import CTX, Contexto, cabeceras
 from stream.config import ConfigError, Settings, load_settings
-from stream.versiones import open_version_store
+from versiones.almacen import open_version_store
 
 log = logging.getLogger("fichas.revisor")
 

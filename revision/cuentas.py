@@ -1,8 +1,8 @@
 """The reviewers' accounts: who may log in, their open sessions, and the server's secrets.
 
 Apart from the review queue (``revision.almacen``) because it changes for another reason: who
-may review, not what is reviewed. Same database and same SQL strategy (``revision.database``):
-the statements below are one text for both dialects.
+may review, not what is reviewed. Same database and same SQL strategy (``revision.database``,
+a ``migraciones.Database``): the statements below are one text for both dialects.
 
 - A reviewer (``revision_usuarios``) is a name and an argon2id hash (``revision.seguridad``);
   ``--baja`` disables one (``activo = 0``) and keeps the row, so their past decisions still
@@ -22,7 +22,8 @@ import hmac
 import secrets
 from pathlib import Path
 
-from revision.database import Database, open_database, query
+from migraciones import Database
+from revision.database import open_database
 
 USO_S = 30.0  # a session's last use is written at most this often (idle timeout's resolution)
 
@@ -85,7 +86,7 @@ class Cuentas:
 
     async def hash_de(self, nombre: str) -> str | None:
         """The stored password hash of an enabled reviewer."""
-        filas = await query(self._database, SQL_HASH, (nombre,))
+        filas = (await self._database.run(SQL_HASH, (nombre,))).rows
         return str(filas[0][0]) if filas else None
 
     async def abrir_sesion(

@@ -51,6 +51,8 @@ from stream.kafka import partition_counts, topic_configs
 log = logging.getLogger(__name__)
 
 REINTENTO_S = 5.0
+
+
 def grupo(settings: Settings) -> str:
     """The app's consumer group: its own, so it never takes partitions from the workers."""
     return f"{settings.grupo}-revisor"

@@ -30,7 +30,7 @@ from revision.apertura import Apertura
 from revision.flujo import Flujo
 from revision.metricas import MetricasRevision
 from revision.vigilancia import Vigilancia
-from stream.versiones import VersionStore
+from versiones.almacen import VersionStore
 
 CABECERAS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "

@@ -16,7 +16,7 @@ its SKU's lane behind the SKU's earlier events, and there:
   an approval written by an app older than this addition, which published it itself) writes
   nothing: its offset is finished and committed like an event's;
 * a decision with ``publicacion`` is published when no newer version of the SKU was handled
-  (the version store, plus the versions queued behind it in the lane: ``stream.versiones``'s
+  (the version store, plus the versions queued behind it in the lane: ``versiones.regla``'s
   one rule, ``obsoleta``); the stored version is raised to the decision's, and the
   ``FichaPublicada`` is written, byte for byte as the app built it, through the producer of the
   input partition with the same number (``Emitter.send``: ``NotOwner`` when this worker does not
@@ -55,7 +55,8 @@ from stream.fallos import FalloPermanente, Reintentos
 from stream.inflight import Ticket
 from stream.rechazo import registro_dlq, require_sku_key
 from stream.sensor import WorkerSensor
-from stream.versiones import VersionStore, mas_nueva, obsoleta
+from versiones.almacen import VersionStore
+from versiones.regla import mas_nueva, obsoleta
 
 log = logging.getLogger(__name__)
 

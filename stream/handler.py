@@ -3,7 +3,7 @@
 The steps, in the order they run (docs/stream.md gives the why of each):
 
 1. Before the graph: the outcome record of the ``event_id`` and the SKU's newest version are
-   read from the store (``stream.versiones``), and the claim rule (``dictaminar``) is asked
+   read from the store (``versiones.almacen``), and the claim rule (``dictaminar``) is asked
    once, with the newest version the lane and the store know: a newer version makes the event
    obsolete; a stored outcome of this very event is re-emitted as stored (a redelivery); one of
    another event with the same ``event_id`` sends it to the DLQ (``event_id_reutilizado``).
@@ -45,7 +45,8 @@ from stream.fallos import FalloPermanente, Reintentos
 from stream.lanes import Item
 from stream.rechazo import registro_dlq
 from stream.sensor import WorkerSensor
-from stream.versiones import ClaimStore, Dictamen, Reclamo, ResultadoGuardado, dictamen_previo
+from versiones.almacen import ClaimStore, dictamen_previo
+from versiones.regla import Dictamen, Reclamo, ResultadoGuardado
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 A lane is a queue and the task that empties it. For each item the lane notes the newest version
 of the SKU queued behind it, hands both to the handler (which decides, with what the version
-store knows, whether the item is obsolete: ``stream.versiones``), and ends the item's ticket
+store knows, whether the item is obsolete: ``versiones``), and ends the item's ticket
 through ``InFlight.settle``: finished whatever the handler's outcome (emitted, obsolete, DLQ),
 abandoned when the partition was lost (``NotOwner``) or the lane was cancelled. The item's
 event context (``grafo.contexto.sobre_evento``: its sku, event_id and version on every log

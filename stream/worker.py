@@ -9,7 +9,7 @@ How the guarantees of the contract are kept (numbers in docs/stream.md):
   a read_committed reader sees each outcome once. Work that writes nothing is committed by an
   offsets-only transaction every ``COMMIT_INTERVAL_S``; the consumer itself never commits.
 * One content per ``event_id`` (guarantee 2): an outcome is emitted only after it was claimed
-  in the version store (``stream.versiones``); a redelivery, a second worker or a zombie emits
+  in the version store (``versiones``); a redelivery, a second worker or a zombie emits
   the stored outcome, never a new run's.
 * Order (guarantees 3, 9): one lane per SKU runs that SKU's events one after another in offset
   order; different SKUs run concurrently, at most ``FICHAS_CONCURRENCIA`` graph runs at once.
@@ -21,7 +21,7 @@ How the guarantees of the contract are kept (numbers in docs/stream.md):
   land after the new owner's.
 * Obsolete versions (guarantee 1): an event is skipped when a newer version of the SKU is
   already queued behind it, or when the version store says a newer one was already handled
-  (one rule, ``stream.versiones.obsoleta``).
+  (one rule, ``versiones.regla.obsoleta``).
 * Back-pressure: fetched-but-unfinished messages are capped; past the cap, and while the LLM
   is down (guarantee 7), every partition is paused, so memory stays bounded on any backlog
   and the poll loop keeps heartbeating.
@@ -86,7 +86,7 @@ from stream.rechazo import require_sku_key
 from stream.retraso import LAG_INTERVAL_S, informar_retraso
 from stream.runtime import build_processor, clave_en_uso
 from stream.sensor import WorkerSensor
-from stream.versiones import ClaimStore, open_version_store
+from versiones.almacen import ClaimStore, open_version_store
 
 log = logging.getLogger(__name__)
 

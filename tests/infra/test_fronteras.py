@@ -23,6 +23,7 @@ PRODUCTO = (
     "esquemas",
     "criterios",
     "migraciones",
+    "versiones",
     "estadistica",
     "infra",
     "grafo",

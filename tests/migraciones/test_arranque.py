@@ -47,7 +47,7 @@ from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
 from migraciones import version_postgres
 from revision.esquema import ESQUEMA as ESQUEMA_REVISION
-from stream.versiones import ESQUEMA as ESQUEMA_VERSIONES
+from versiones.esquema import ESQUEMA as ESQUEMA_VERSIONES
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres]
 

@@ -309,7 +309,7 @@ def test_no_se_aprueba_una_version_anterior_a_la_del_worker(
     import asyncio
     from pathlib import Path
 
-    from stream.versiones import open_version_store
+    from versiones.almacen import open_version_store
 
     item = ficha_en_revision("ZAP-E2E-10", version=2)
     producir(kafka, revisor_topics.revision, [item])

@@ -1,5 +1,6 @@
 """The version store's conformance: the same cases on SQLite and PostgreSQL (versions never
-lowered, version 0 as none, the claim's compare-and-set, retention), and the fingerprint."""
+lowered, version 0 as none, the claim's compare-and-set, retention, a reopen), and the one
+conversion of each statement on the hot path."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from esquemas import EventoCambio
 from esquemas.constantes import MAX_VERSION
 from harness.basedatos import base_nueva
-from harness.eventos import evento_dict
-from stream.versiones import Dictamen, ResultadoGuardado, huella, open_version_store
+from migraciones import sqlite_sql
+from versiones.almacen import open_version_store
+from versiones.regla import Dictamen, ResultadoGuardado
 
 STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -106,9 +107,25 @@ async def test_records_survive_a_reopen(
         assert await reopened.get(sku) == 5
 
 
-def test_huella_ignores_key_order() -> None:
-    evento = EventoCambio.model_validate(evento_dict("HUE-1", 1))
-    reordered = EventoCambio.model_validate(dict(reversed(evento.model_dump(mode="json").items())))
-    assert huella(evento) == huella(reordered)
-    changed = evento.model_copy(update={"proveedor": "Otro SL"})
-    assert huella(changed) != huella(evento)
+async def test_each_statement_is_converted_once(tmp_path: Path) -> None:
+    """The worker's hot path on SQLite: after the first claims, a claim and the reads before
+    it convert no statement again (``sqlite_sql``'s cache answers every one)."""
+    async with open_version_store(None, tmp_path) as store:
+        for n in range(3):  # every statement of get, resultado and reclamar seen once
+            await store.get("CACHE")
+            await store.resultado(f"cache-{n}")
+            await store.reclamar(_guardado("CACHE", n + 1, f"cache-{n}"))
+        antes = sqlite_sql.cache_info()
+        for n in range(3, 53):
+            await store.get("CACHE")
+            await store.resultado(f"cache-{n}")
+            await store.reclamar(_guardado("CACHE", n + 1, f"cache-{n}"))
+        despues = sqlite_sql.cache_info()
+    assert despues.misses == antes.misses
+    assert despues.hits - antes.hits == 50 * 10  # 2 reads; begin, 6 claim statements, commit
+    assert await _get_reabierto(tmp_path, "CACHE") == 53
+
+
+async def _get_reabierto(data_dir: Path, sku: str) -> int | None:
+    async with open_version_store(None, data_dir) as store:
+        return await store.get(sku)
