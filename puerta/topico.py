@@ -27,14 +27,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPa
 from aiokafka.admin import AIOKafkaAdminClient
 from pydantic import ValidationError
 
-from esquemas.constantes import (
-    CABECERA_ESQUEMA,
-    CABECERA_ESQUEMA_VERSION,
-    ESQUEMA_ESTADO_PUERTA,
-    ESQUEMA_VERSION,
-    TOPIC_PUERTA,
-)
+from esquemas.constantes import TOPIC_PUERTA
 from esquemas.puerta import EstadoPuerta
+from esquemas.wire import cabeceras_estado, encode_value
 
 log = logging.getLogger(__name__)
 
@@ -42,21 +37,9 @@ ESPERA_TOPIC_S = 5.0  # how often a reader looks again for a topic that does not
 PAUSA_ERROR_S = 1.0  # after an unexpected error while following, before trying again
 
 
-def cabeceras_estado() -> list[tuple[str, bytes]]:
-    """The schema headers every record the project writes carries (docs/contrato.md).
-
-    Written here rather than imported from ``stream.cabeceras`` so that ``puerta`` depends on
-    ``esquemas`` only; a test checks both give the same headers.
-    """
-    return [
-        (CABECERA_ESQUEMA, ESQUEMA_ESTADO_PUERTA.encode("utf-8")),
-        (CABECERA_ESQUEMA_VERSION, ESQUEMA_VERSION.encode("utf-8")),
-    ]
-
-
 def registro_de(estado: EstadoPuerta) -> tuple[bytes, bytes]:
     """The record of a state: key = its gate id, value = its JSON."""
-    return estado.id.encode("utf-8"), estado.model_dump_json().encode("utf-8")
+    return estado.id.encode("utf-8"), encode_value(estado)
 
 
 async def escribir_estados(

@@ -28,29 +28,27 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from esquemas import FichaEnRevision, FichaPublicada
 from esquemas.constantes import (
-    CABECERA_EVENT_ID,
-    CABECERA_SKU,
-    CABECERA_VERSION,
-    ESQUEMA_DECISION_REVISION,
     MOTIVO_MUESTRA,
     MOTIVO_SIN_GARANTIA,
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.wire import cabeceras_decision, encode_value, known_fields
 from puerta.resolucion import puerta_para, umbral_aplicable
 from revision.almacen import Almacen, Decision, Llegada
-from stream.cabeceras import Cabeceras, cabeceras_esquema
 from stream.config import Settings
 from stream.kafka import partition_counts, topic_configs
 
 log = logging.getLogger(__name__)
 
 REINTENTO_S = 5.0
+
+
 def grupo(settings: Settings) -> str:
     """The app's consumer group: its own, so it never takes partitions from the workers."""
     return f"{settings.grupo}-revisor"
@@ -107,12 +105,12 @@ def item_de_registro(
 ) -> tuple[dict[str, Any], str, str, list[str]] | None:
     """(record, tipo, motivo, failing criteria) of a review or sample record; None otherwise."""
     if topic == settings.topic_revision:
-        revision = FichaEnRevision.model_validate(_conocidos(valor, FichaEnRevision))
+        revision = FichaEnRevision.model_validate(known_fields(json.loads(valor), FichaEnRevision))
         criterios = sorted({p.criterio for p in revision.problemas})
         datos = revision.model_dump(mode="json")
         return datos, TIPO_REVISION, revision.motivo, criterios
     if topic == settings.topic_muestra:
-        publicada = FichaPublicada.model_validate(_conocidos(valor, FichaPublicada))
+        publicada = FichaPublicada.model_validate(known_fields(json.loads(valor), FichaPublicada))
         return publicada.model_dump(mode="json"), TIPO_MUESTRA, MOTIVO_MUESTRA, []
     return None
 
@@ -161,15 +159,6 @@ def llegada_de(
         codigo_ok=datos.get("motivo") == MOTIVO_SIN_GARANTIA,
         sombra=umbral_aplicable(estado) is None,
     )
-
-
-def _conocidos(valor: bytes, modelo: type[BaseModel]) -> dict[str, Any]:
-    """The record's fields the model knows: a consumer ignores fields added by later versions
-    of the contract (the models forbid extras because they are what the worker writes)."""
-    datos = json.loads(valor)
-    if not isinstance(datos, dict):
-        raise ValueError("the record is not a JSON object")
-    return {k: v for k, v in datos.items() if k in modelo.model_fields}
 
 
 class Flujo:
@@ -330,7 +319,7 @@ class Flujo:
         registro = registro_a_enviar(decision.registro, decision.publicacion)
         await self.producer.send_and_wait(
             self.settings.topic_decisiones,
-            valor_json(registro),
+            encode_value(registro),
             key=str(registro["sku"]).encode(),
             headers=cabeceras_decision(registro),
         )
@@ -363,19 +352,3 @@ def registro_a_enviar(
     if publicacion is None:
         return registro
     return {**registro, "publicacion": publicacion}
-
-
-def cabeceras_decision(registro: dict[str, Any]) -> Cabeceras:
-    """Headers of a ``DecisionRevision``, as the worker's outcomes carry them (docs/contrato.md):
-    SKU, version, ``event_id`` and the schema; pure, so a resend is identical."""
-    return [
-        (CABECERA_SKU, str(registro["sku"]).encode("utf-8")),
-        (CABECERA_VERSION, str(registro["version"]).encode("utf-8")),
-        (CABECERA_EVENT_ID, str(registro["event_id"]).encode("utf-8")),
-        *cabeceras_esquema(ESQUEMA_DECISION_REVISION),
-    ]
-
-
-def valor_json(data: dict[str, Any]) -> bytes:
-    """A record's value: compact UTF-8 JSON, so the same stored dict gives the same bytes."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()

@@ -9,12 +9,11 @@ from datetime import UTC, datetime
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from esquemas.constantes import ESQUEMA_ESTADO_PUERTA, FAMILIA_TODAS
+from esquemas.constantes import FAMILIA_TODAS
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import produce, read_all
 from puerta.topico import LectorPuertas, escribir_estado, escribir_estados
-from stream.cabeceras import cabeceras_esquema
 from stream.kafka import COMPACTED
 
 pytestmark = pytest.mark.kafka
@@ -90,7 +89,7 @@ async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker
             await lector.stop()
     registros = await read_all(kafka.bootstrap, topic)
     assert [r["key"] for r in registros] == [abierta.id.encode()] * 2
-    assert registros[0]["headers"] == cabeceras_esquema(ESQUEMA_ESTADO_PUERTA)
+    assert registros[0]["headers"] == [("esquema", b"EstadoPuerta"), ("esquema_version", b"1.3")]
 
 
 async def test_un_lector_nuevo_arranca_del_estado_mas_reciente_por_clave(
