@@ -28,8 +28,8 @@ from aiokafka.structs import OffsetAndMetadata
 
 from estadistica import percentile
 from harness.kafka_broker import KafkaBroker
+from infra.config import Settings
 from infra.network import free_port
-from stream.config import Settings
 from stream.emitter import Emitter, Record
 from stream.kafka import build_producer
 

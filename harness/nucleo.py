@@ -35,7 +35,7 @@ from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import LLMHealth, NullSensor, Resultado
 from grafo.retry import Backoff, FailureRule, retry
 from harness.eventos import evento_dict
-from stream.config import Settings
+from infra.config import Settings
 from stream.emitter import Emitter, Record
 from stream.versiones import open_version_store
 from stream.worker import Worker

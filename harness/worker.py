@@ -21,8 +21,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from harness.procesos import CommandProcess
 from harness.topicos import wait_records
+from infra.config import Settings
 from infra.network import free_port
-from stream.config import Settings
 
 if TYPE_CHECKING:
     from harness.fake_llm_client import FakeLLM
@@ -159,7 +159,7 @@ class WorkerInProcess(WorkerProcess):
         """The thread: the worker's own event loop until ``serve`` returns."""
         import asyncio
 
-        from stream import eventloop
+        from infra import eventloop
         from stream.worker import serve
 
         def started(worker: Worker) -> None:
@@ -209,7 +209,7 @@ def _logging_on(handler: logging.Handler) -> None:
     root = logging.getLogger()
     if not _LEVELS:
         _LEVELS.append(root.level)
-        for name in ("httpx", "httpcore"):  # one line per LLM request, as stream.logs does
+        for name in ("httpx", "httpcore"):  # one line per LLM request, as infra.logs does
             logging.getLogger(name).setLevel(logging.WARNING)
     root.setLevel(min(root.level or logging.WARNING, logging.INFO))
     root.addHandler(handler)

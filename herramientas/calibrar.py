@@ -373,7 +373,7 @@ def leer_recalificadas(
 
         lotes.append(recalificar.lote_del_conjunto(Path(args.casos or CASOS_POR_DEFECTO)))
     if args.desde_almacen:
-        from stream import eventloop
+        from infra import eventloop
 
         cerrados = eventloop.run(recalificar.leer_almacen(settings))
         fuente = "almacen " + ("postgres" if settings.postgres_dsn else str(settings.data_dir))
@@ -510,7 +510,7 @@ def main(argv: list[str]) -> int:
     if problema:
         return _error(problema)
     from grafo import LLMUnavailable
-    from stream.config import ConfigError, load_settings
+    from infra.config import ConfigError, load_settings
 
     try:
         settings = load_settings()

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stream.config import ConfigError, Settings, effective, load_settings
+from infra.config import ConfigError, Settings, effective, load_settings
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
@@ -184,9 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.lines:
             print(f"fichas {args.command}: {line}", file=sys.stderr)
         return EXIT_USAGE
-    from stream import logs
+    from grafo.contexto import campos  # the event a line is about, inside the worker's lanes
+    from infra import logs
 
-    logs.configure(settings.log_nivel)
+    logs.configure(settings.log_nivel, campos=campos)
     log.info("configuration", extra={"configuracion": effective(settings)})
     if args.command == "procesar":
         return _procesar(settings, args.entrada, args.espera_llm, args.puerta)
@@ -286,7 +287,7 @@ def _procesar(
         leer_huella,
         procesar_fichero,
     )
-    from stream import eventloop
+    from infra import eventloop
     from stream.runtime import build_processor
 
     try:
@@ -375,7 +376,7 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
     """``fichas producir``: exit 0 sent, 2 invalid input with --estricto, 4 no broker."""
     from herramientas.procesar import leer_entrada
     from herramientas.producir import EXIT_INVALID, enviar, informar, preparar
-    from stream import eventloop
+    from infra import eventloop
     from stream.kafka import BrokerUnreachable
 
     try:

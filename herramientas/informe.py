@@ -498,7 +498,7 @@ def main_informe(
     avisos: list[str] = []
     try:
         if args.kafka is not None:
-            from stream.config import load_settings
+            from infra.config import load_settings
 
             settings = load_settings()
             topics = {
@@ -526,8 +526,8 @@ def main_informe(
 
 def _informe_revision(out: TextIO) -> int:
     """The trust section, computed by ``revision.confianza`` from the reviewer app's store."""
+    from infra.config import Settings
     from revision.confianza import informe_desde_almacen
-    from stream.config import Settings
 
     try:
         out.write(informe_desde_almacen(Settings()))

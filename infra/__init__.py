@@ -1,8 +1,12 @@
-"""Plumbing the shipped product and the local harness share; imports nothing of the project.
+"""Plumbing below the worker and the review app, shared with the command line and the harness.
 
-It exists so the ``fichas`` command line never imports ``harness/`` (test support) and the
-harness never keeps a second copy of what the product needs:
+Imports nothing of the project but ``esquemas`` (the contract's constants: topic names, the
+gate mode), so ``stream`` and ``revision`` both stand on it without importing each other, and
+the ``fichas`` command line never imports ``harness/`` (test support):
 
+* ``infra.config``: the ``FICHAS_*`` settings, validated at start-up;
+* ``infra.logs``: JSON or human log lines, secrets masked;
+* ``infra.eventloop``: uvloop for the long-running commands;
 * ``infra.network``: free ports and readiness polling (the demo, ``fichas llm-local``, the harness);
 * ``infra.kafka_read``: group-less readers that read topics to their current end (``fichas informe
   --kafka``, the demo's live table, the harness's topic helpers);

@@ -31,6 +31,7 @@ from importlib.resources import files
 from aiohttp import web
 
 from esquemas.puerta import EstadoPuerta
+from infra.config import ConfigError, Settings, load_settings
 from puerta.topico import LectorPuertas, escribir_estado
 from revision import acciones, operacion, paginas, puertas
 from revision.acceso import ACCESO, Acceso, exigir_sesion, login_get, login_post, logout
@@ -43,7 +44,6 @@ from revision.metricas import metricas_revision
 from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
 from revision.web import CTX, Contexto, cabeceras
-from stream.config import ConfigError, Settings, load_settings
 from stream.versiones import open_version_store
 
 log = logging.getLogger("fichas.revisor")
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = _settings("fichas revisor")
     if settings is None:
         return EXIT_USAGE
-    from stream import eventloop, logs
+    from infra import eventloop, logs
 
     logs.configure(settings.log_nivel)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)

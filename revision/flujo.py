@@ -39,9 +39,9 @@ from esquemas.constantes import (
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from esquemas.wire import cabeceras_decision, encode_value, known_fields
+from infra.config import Settings
 from puerta.resolucion import puerta_para, umbral_aplicable
 from revision.almacen import Almacen, Decision, Llegada
-from stream.config import Settings
 from stream.kafka import partition_counts, topic_configs
 
 log = logging.getLogger(__name__)

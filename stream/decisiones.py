@@ -49,7 +49,7 @@ from pydantic import ValidationError
 from esquemas import DecisionRevision, EventoInvalido, FichaPublicada
 from esquemas.constantes import DESTINO_PUBLICADAS
 from esquemas.wire import cabeceras_resultado, encode_value, known_fields
-from stream.config import Settings
+from infra.config import Settings
 from stream.emitter import Emitter, Record
 from stream.fallos import FalloPermanente, Reintentos
 from stream.inflight import Ticket

@@ -37,7 +37,7 @@ from esquemas import EventoCambio, EventoInvalido
 from esquemas.constantes import DESTINO_PUBLICADAS
 from esquemas.wire import cabeceras_resultado, encode_value
 from grafo import Procesador, Resultado, origen_revision
-from stream.config import Settings
+from infra.config import Settings
 from stream.emitter import Emitter, Record
 from stream.fallos import FalloPermanente, Reintentos
 from stream.lanes import Item

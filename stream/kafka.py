@@ -27,7 +27,7 @@ from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
-from stream.config import Settings
+from infra.config import Settings
 
 log = logging.getLogger(__name__)
 

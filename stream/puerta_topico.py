@@ -17,8 +17,8 @@ from criterios import familias_conocidas
 from esquemas.constantes import PUERTA_VEREDICTO
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from grafo import FuentePuerta, PuertaCerrada
+from infra.config import Settings
 from puerta.topico import LectorPuertas
-from stream.config import Settings
 from stream.puerta import PuertaResuelta, razon
 from stream.sensor import WorkerSensor
 

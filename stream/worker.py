@@ -62,8 +62,8 @@ from aiokafka.errors import InconsistentGroupProtocolError
 from criterios import CRITERIOS_VERSION, familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from grafo import Backoff, Procesador
-from stream import eventloop
-from stream.config import Settings
+from infra import eventloop
+from infra.config import Settings
 from stream.decisiones import Decisiones, DecisionItem, particion_de_entrada
 from stream.emitter import COMMIT_INTERVAL_S, Emitter
 from stream.fallos import Reintentos

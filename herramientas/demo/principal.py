@@ -35,8 +35,8 @@ from herramientas.demo.servicios import (
     worker_env,
 )
 from herramientas.demo.vista import LiveView
+from infra.config import Settings
 from infra.network import free_port
-from stream.config import Settings
 
 DEFAULT_FEED = REPO_DIR / "ejemplos" / "proveedor.jsonl"
 DEFAULT_TIMEOUT_S = 15 * 60.0

@@ -14,7 +14,7 @@ from esquemas.constantes import (
     CABECERA_SKU,
     CABECERA_VERSION,
 )
-from stream.config import Settings
+from infra.config import Settings
 from stream.kafka import topic_configs
 
 REPO = Path(__file__).resolve().parents[2]

@@ -23,8 +23,8 @@ from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerInProcess, worker_env
+from infra.config import Settings
 from infra.kafka_read import build_reader, describe_partitions
-from stream.config import Settings
 from stream.kafka import COMPACTED, ensure_topics, topic_configs
 
 pytestmark = pytest.mark.kafka

@@ -18,7 +18,7 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, read_all
-from stream.config import Settings
+from infra.config import Settings
 from stream.emitter import Emitter, NotOwner, Record, transactional_id
 from stream.kafka import build_producer
 
