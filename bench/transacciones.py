@@ -29,9 +29,9 @@ from aiokafka.structs import OffsetAndMetadata
 from estadistica import percentile
 from harness.kafka_broker import KafkaBroker
 from infra.config import Settings
+from infra.kafka import build_producer
 from infra.network import free_port
 from stream.emitter import Emitter, Record
-from stream.kafka import build_producer
 
 
 async def _medir_en(broker: KafkaBroker, n: int, bloque: int) -> dict[str, list[float]]:

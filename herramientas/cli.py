@@ -202,7 +202,8 @@ def _worker(settings: Settings) -> int:
     """``fichas worker``: refuse a busy metrics port up front; exit 4 without a broker."""
     from aiokafka.errors import KafkaConnectionError
 
-    from stream.kafka import BrokerUnreachable, GrupoIncompatible, ParticionesDistintas
+    from infra.kafka import BrokerUnreachable, GrupoIncompatible
+    from infra.topics import ParticionesDistintas
     from stream.worker import run_worker
 
     busy = _port_busy(settings.metricas_puerto)
@@ -377,7 +378,7 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
     from herramientas.procesar import leer_entrada
     from herramientas.producir import EXIT_INVALID, enviar, informar, preparar
     from infra import eventloop
-    from stream.kafka import BrokerUnreachable
+    from infra.kafka import BrokerUnreachable
 
     try:
         leida = leer_entrada(entrada)
@@ -390,7 +391,7 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
     if lote.invalidos and estricto:
         return EXIT_INVALID
     try:
-        eventloop.run(enviar(settings.kafka_brokers, settings.topic_entrada, lote.validos))
+        eventloop.run(enviar(settings, lote.validos))
     except BrokerUnreachable as exc:
         print(f"fichas producir: {exc}; nothing sent", file=sys.stderr)
         return EXIT_BROKER_UNREACHABLE

@@ -218,7 +218,7 @@ async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuer
     publishes a closure the topic already has."""
 
     async def escribir(estado: EstadoPuerta) -> None:
-        await escribir_estado(settings.kafka_brokers, estado, topic=settings.topic_puerta)
+        await escribir_estado(settings, estado, topic=settings.topic_puerta)
 
     vigilancia = Vigilancia(lector.estados, escribir)
     veredictos = await almacen.veredictos_muestra()
@@ -266,7 +266,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     flujo = Flujo(settings, almacen, lector.estados)
 
     async def escribir(estado: EstadoPuerta) -> None:
-        await escribir_estado(settings.kafka_brokers, estado, topic=settings.topic_puerta)
+        await escribir_estado(settings, estado, topic=settings.topic_puerta)
 
     apertura = Apertura(almacen, lector.estados, escribir, seguridad.apertura)
     parar = asyncio.Event()
@@ -274,7 +274,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, parar.set)
     try:
-        await lector.start(settings.kafka_brokers)
+        await lector.start(settings)
         vigilancia = await vigilancia_de(settings, almacen, lector)
         async with open_version_store(settings.postgres_dsn, settings.data_dir) as versiones:
             ctx = Contexto(

@@ -26,8 +26,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
 from pydantic import ValidationError
 
 from esquemas import FichaEnRevision, FichaPublicada
@@ -40,9 +38,10 @@ from esquemas.constantes import (
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from esquemas.wire import cabeceras_decision, encode_value, known_fields
 from infra.config import Settings
+from infra.kafka import build_group_reader, build_writer
+from infra.topics import ensure_topics
 from puerta.resolucion import puerta_para, umbral_aplicable
 from revision.almacen import Almacen, Decision, Llegada
-from stream.kafka import partition_counts, topic_configs
 
 log = logging.getLogger(__name__)
 
@@ -56,48 +55,6 @@ def grupo(settings: Settings) -> str:
 
 def topics_leidos(settings: Settings) -> list[str]:
     return [settings.topic_revision, settings.topic_muestra, settings.topic_publicadas]
-
-
-def configs_de_topics(settings: Settings) -> dict[str, dict[str, str]]:
-    """Settings of the topics the app may create: the worker's own (the published one is
-    compacted by SKU; a year of decisions on ``fichas.decisiones``)."""
-    return topic_configs(settings)
-
-
-async def ensure_topics(settings: Settings) -> None:
-    """Create the topics the app reads and writes when missing, with the contract's settings.
-
-    ``fichas.decisiones`` gets the input topic's partition count when the input exists: the
-    worker refuses to start when the two differ (``stream.kafka.check_co_partitioned``).
-    """
-    configs = configs_de_topics(settings)
-    nombres = [*topics_leidos(settings), settings.topic_decisiones, settings.topic_puerta]
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
-    await admin.start()
-    try:
-        existentes = set(await admin.list_topics())
-        faltan = [n for n in nombres if n not in existentes]
-        particiones = {n: settings.particiones for n in faltan}
-        if settings.topic_decisiones in faltan and settings.topic_entrada in existentes:
-            cuentas = await partition_counts(admin, [settings.topic_entrada])
-            particiones[settings.topic_decisiones] = cuentas[settings.topic_entrada]
-        if faltan:
-            try:
-                await admin.create_topics(
-                    [
-                        NewTopic(
-                            n,
-                            particiones[n],
-                            settings.replicacion,
-                            topic_configs=configs.get(n, {}),
-                        )
-                        for n in faltan
-                    ]
-                )
-            except TopicAlreadyExistsError:
-                pass
-    finally:
-        await admin.close()
 
 
 def item_de_registro(
@@ -184,24 +141,11 @@ class Flujo:
     async def start(self) -> None:
         """Topics, producer, the unsent decisions of a previous run, then the consumer."""
         await ensure_topics(self.settings)
-        self.producer = AIOKafkaProducer(
-            bootstrap_servers=self.settings.kafka_brokers,
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=0,
-        )
+        self.producer = build_writer(self.settings)
         await self.producer.start()
         await self.enviar_pendientes()
-        self.consumer = AIOKafkaConsumer(
-            *topics_leidos(self.settings),
-            bootstrap_servers=self.settings.kafka_brokers,
-            group_id=grupo(self.settings),
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",  # the worker writes in transactions
-            session_timeout_ms=10_000,
-            heartbeat_interval_ms=3_000,
-            metadata_max_age_ms=5_000,
+        self.consumer = build_group_reader(
+            self.settings, grupo(self.settings), *topics_leidos(self.settings)
         )
         await self.consumer.start()
         self._tareas = [

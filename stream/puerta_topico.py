@@ -102,7 +102,7 @@ async def seguir_puerta(
     lector = LectorPuertas(
         settings.topic_puerta, al_cambiar=al_cambiar, client_id=f"{settings.grupo}-puerta"
     )
-    await lector.start(settings.kafka_brokers)
+    await lector.start(settings)
     try:
         await _al_dia(lector, settings.topic_puerta)
         fuente = PuertaResuelta(clave, lector.estados)

@@ -64,21 +64,20 @@ from esquemas import EventoCambio, EventoInvalido, leer_evento
 from grafo import Backoff, Procesador
 from infra import eventloop
 from infra.config import Settings
+from infra.kafka import (
+    GrupoIncompatible,
+    build_consumer,
+    build_producer,
+    committed_points,
+    connect_admin,
+)
+from infra.topics import check_co_partitioned, ensure_topics
 from stream.decisiones import Decisiones, DecisionItem, particion_de_entrada
 from stream.emitter import COMMIT_INTERVAL_S, Emitter
 from stream.fallos import Reintentos
 from stream.handler import Handler
 from stream.http import HealthServer
 from stream.inflight import InFlight, Ticket
-from stream.kafka import (
-    GrupoIncompatible,
-    build_consumer,
-    build_producer,
-    check_co_partitioned,
-    committed_points,
-    connect_admin,
-    ensure_topics,
-)
 from stream.lanes import Item, LaneItem, Lanes
 from stream.metricas import PrometheusSensor
 from stream.puerta_topico import seguir_puerta
@@ -552,7 +551,7 @@ async def _serve(
 ) -> None:
     """Run the worker on started parts until a signal, then stop Kafka clients and health."""
     consumer = build_consumer(settings)
-    admin = await connect_admin(settings.kafka_brokers)
+    admin = await connect_admin(settings)
     emitter = Emitter(
         lambda txn_id: build_producer(settings, txn_id),
         settings.grupo,

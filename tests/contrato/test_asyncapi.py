@@ -40,7 +40,7 @@ from esquemas.constantes import (
 )
 from esquemas.puerta import ClavePuerta, id_puerta
 from infra.config import Settings
-from stream.kafka import topic_configs
+from infra.topics import topic_configs
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRATO = REPO / "contrato"

@@ -134,20 +134,6 @@ async def test_postgres_reconecta_tras_perder_la_conexion(postgres_dsn, tmp_path
         await almacen.cerrar()
 
 
-def test_topics_que_crea_la_app_con_la_configuracion_del_contrato():
-    from infra.config import Settings
-    from revision.flujo import configs_de_topics
-    from stream.kafka import topic_configs
-
-    settings = Settings()
-    configs = configs_de_topics(settings)
-    for topic, config in topic_configs(settings).items():
-        assert configs[topic] == config  # the worker's topics exactly as the worker makes them
-    assert configs[settings.topic_publicadas]["cleanup.policy"] == "compact"
-    assert configs[settings.topic_decisiones] == {
-        "cleanup.policy": "delete", "retention.ms": "31536000000"}
-
-
 async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
     """What the online bound is rebuilt from (in decision order) and what recall is read from."""
     from harness.revisor import muestra_publicada, puerta_aplicada
