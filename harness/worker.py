@@ -4,7 +4,7 @@ log, stop).
 
 A process is what a kill, a signal, a stop (SIGSTOP), the process's memory or its start-up is
 about. Everything else drives the worker in process, the way quix-streams' tests build an
-``Application`` with ``app_factory``: the same ``stream.worker.serve`` the command runs, on a
+``Application`` with ``app_factory``: the same ``stream.serving.serve`` the command runs, on a
 thread and event loop of its own, without the seconds a process spends importing the graph,
 LangChain and aiokafka before it can join the group.
 """
@@ -125,7 +125,7 @@ class _ThreadLog(logging.Handler):
 
 
 class WorkerInProcess(WorkerProcess):
-    """``stream.worker.serve`` on a thread of the test process, with the handle of a process.
+    """``stream.serving.serve`` on a thread of the test process, with the handle of a process.
 
     ``terminate`` asks the worker to stop as SIGTERM does (its ``stop``) and returns 0 after a
     clean stop, 1 if ``serve`` raised (the traceback is in the log). No ``kill``: a test about a
@@ -160,7 +160,7 @@ class WorkerInProcess(WorkerProcess):
         import asyncio
 
         from infra import eventloop
-        from stream.worker import serve
+        from stream.serving import serve
 
         def started(worker: Worker) -> None:
             self._loop = asyncio.get_running_loop()

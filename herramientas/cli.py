@@ -204,7 +204,7 @@ def _worker(settings: Settings) -> int:
 
     from infra.kafka import BrokerUnreachable, GrupoIncompatible
     from infra.topics import ParticionesDistintas
-    from stream.worker import run_worker
+    from stream.serving import run_worker
 
     busy = _port_busy(settings.metricas_puerto)
     if busy:

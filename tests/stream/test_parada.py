@@ -1,4 +1,4 @@
-"""stream.worker.run_until_stopped: a SIGTERM ends the process even when the poll loop is stuck."""
+"""stream.serving.run_until_stopped: a SIGTERM ends the process even when the poll loop is stuck."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any, cast
 
 import pytest
 
-from stream.worker import Worker, run_until_stopped
+from stream.serving import run_until_stopped
+from stream.worker import Worker
 
 
 class _Doble:
