@@ -168,10 +168,10 @@ class WorkerInProcess(WorkerProcess):
 
         try:
             eventloop.run(serve(settings, on_started=started))
-            logging.getLogger("stream.worker").info("worker stopped")
+            logging.getLogger("stream.serving").info("worker stopped")
             self._exit = 0
         except BaseException:
-            logging.getLogger("stream.worker").exception("worker failed")
+            logging.getLogger("stream.serving").exception("worker failed")
             self._exit = 1
 
     def alive(self) -> bool:
