@@ -31,7 +31,8 @@ from harness.kafka_broker import KafkaBroker
 from infra.config import Settings
 from infra.kafka import build_producer
 from infra.network import free_port
-from stream.emitter import Emitter, Record
+from stream.emitter import Emitter
+from stream.producers import Record
 
 
 async def _medir_en(broker: KafkaBroker, n: int, bloque: int) -> dict[str, list[float]]:

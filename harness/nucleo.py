@@ -36,7 +36,8 @@ from grafo import LLMHealth, NullSensor, Resultado
 from grafo.retry import Backoff, FailureRule, retry
 from harness.eventos import evento_dict
 from infra.config import Settings
-from stream.emitter import Emitter, Record
+from stream.emitter import Emitter
+from stream.producers import Record
 from stream.versiones import open_version_store
 from stream.worker import Worker
 

@@ -50,9 +50,10 @@ from esquemas import DecisionRevision, EventoInvalido, FichaPublicada
 from esquemas.constantes import DESTINO_PUBLICADAS
 from esquemas.wire import cabeceras_resultado, encode_value, known_fields
 from infra.config import Settings
-from stream.emitter import Emitter, Record
+from stream.emitter import Emitter
 from stream.fallos import FalloPermanente, Reintentos
 from stream.inflight import Ticket
+from stream.producers import Record
 from stream.rechazo import registro_dlq, require_sku_key
 from stream.sensor import WorkerSensor
 from stream.versiones import VersionStore, mas_nueva, obsoleta

@@ -38,9 +38,10 @@ from esquemas.constantes import DESTINO_PUBLICADAS
 from esquemas.wire import cabeceras_resultado, encode_value
 from grafo import Procesador, Resultado, origen_revision
 from infra.config import Settings
-from stream.emitter import Emitter, Record
+from stream.emitter import Emitter
 from stream.fallos import FalloPermanente, Reintentos
 from stream.lanes import Item
+from stream.producers import Record
 from stream.rechazo import registro_dlq
 from stream.sensor import WorkerSensor
 from stream.versiones import ClaimStore, Dictamen, Reclamo, ResultadoGuardado, dictamen_previo

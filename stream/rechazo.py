@@ -17,7 +17,7 @@ from aiokafka import ConsumerRecord, TopicPartition
 from esquemas import EventoInvalido, EventoRechazado, OrigenMensaje, payload_texto
 from esquemas.constantes import MAX_MESSAGE_BYTES
 from esquemas.wire import cabeceras_rechazo, encode_value
-from stream.emitter import Record
+from stream.producers import Record
 
 # The raw value kept in a DLQ record: the first 64 KiB (base64 makes that ~87 KiB), so a record
 # always fits the producer's 1 MiB maximum, whatever the broker accepted on the input topic.

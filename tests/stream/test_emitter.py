@@ -20,7 +20,8 @@ from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, read_all
 from infra.config import Settings
 from infra.kafka import build_producer
-from stream.emitter import Emitter, NotOwner, Record, transactional_id
+from stream.emitter import Emitter
+from stream.producers import NotOwner, Record, transactional_id
 
 INPUT = TopicPartition("entrada", 3)
 
