@@ -9,7 +9,7 @@ version store and then write, and the loop can publish a newer version between t
 compaction the older ficha would be the one that survives. So the app writes only its decision
 to ``fichas.decisiones`` (keyed by SKU, the same partition count as the input), with the ficha to
 publish in ``DecisionRevision.publicacion``; the worker that owns input partition *p* also owns
-``fichas.decisiones``-*p* (``stream.kafka.CO_PARTITIONING_ASSIGNORS``), queues each decision in
+``fichas.decisiones``-*p* (``infra.kafka.CO_PARTITIONING_ASSIGNORS``), queues each decision in
 its SKU's lane behind the SKU's earlier events, and there:
 
 * a decision without ``publicacion`` (rejected, a sample verdict, an ``obsoleta`` closure, or
