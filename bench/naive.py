@@ -48,7 +48,7 @@ from grafo.mensajes import (
     prompt_generador,
 )
 from grafo.nodos import decidir, forzar_rechazo
-from stream.config import Settings
+from infra.config import Settings
 
 READY_FILE = "listo"
 

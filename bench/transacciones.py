@@ -28,10 +28,11 @@ from aiokafka.structs import OffsetAndMetadata
 
 from estadistica import percentile
 from harness.kafka_broker import KafkaBroker
+from infra.config import Settings
+from infra.kafka import build_producer
 from infra.network import free_port
-from stream.config import Settings
-from stream.emitter import Emitter, Record
-from stream.kafka import build_producer
+from stream.emitter import Emitter
+from stream.producers import Record
 
 
 async def _medir_en(broker: KafkaBroker, n: int, bloque: int) -> dict[str, list[float]]:

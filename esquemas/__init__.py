@@ -1,6 +1,8 @@
 """Pydantic models of the contract: the input event, the agents' answers, the outputs.
 
-Contract constants (destinations, reasons, codes, limits) live in ``esquemas.constantes``.
+Contract constants (destinations, reasons, codes, limits) live in ``esquemas.constantes``; the
+wire format every writer uses (value bytes, headers per record kind, the tolerant reader) in
+``esquemas.wire``.
 This package depends on nothing else of the project; ``criterios``, ``grafo`` and
 ``stream`` build on it.
 """

@@ -2,7 +2,7 @@
 
 Context variables follow asyncio tasks: a value set where an event's handling starts is seen
 by every coroutine and task that handling creates (graph nodes, agent calls), and by nothing
-else. The logging set-up (``stream.logs``) reads them, so no function has to pass a SKU
+else. The logging set-up (``infra.logs``) reads them, so no function has to pass a SKU
 around just to log it.
 """
 

@@ -16,6 +16,6 @@ line: tests/infra/test_fronteras.py):
 * ``harness.contrato``: every outcome checked against the committed JSON Schemas, the models
   and the headers (needs the ``dev`` extra: ``jsonschema``).
 
-May import the product packages (``esquemas``, ``stream.config``, ``infra``, ...); nothing here
+May import the product packages (``esquemas``, ``infra``, ``stream``, ...); nothing here
 imports the tests or the tools.
 """

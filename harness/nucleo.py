@@ -35,8 +35,9 @@ from esquemas.constantes import DESTINO_PUBLICADAS
 from grafo import LLMHealth, NullSensor, Resultado
 from grafo.retry import Backoff, FailureRule, retry
 from harness.eventos import evento_dict
-from stream.config import Settings
-from stream.emitter import Emitter, Record
+from infra.config import Settings
+from stream.emitter import Emitter
+from stream.producers import Record
 from stream.worker import Worker
 from versiones.almacen import open_version_store
 

@@ -24,6 +24,7 @@ from esquemas.constantes import (
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from grafo import clave_puerta
+from harness.topicos import settings_for
 from puerta.topico import escribir_estado
 
 MODELO_FAKE = "fake"  # FICHAS_LLM_MODELO of harness.worker.worker_env
@@ -89,7 +90,7 @@ async def crear_topic(bootstrap: str, topic: str, particiones: int = 1) -> None:
 async def escribir(bootstrap: str, topic: str, nuevo: EstadoPuerta) -> EstadoPuerta:
     """Write one gate state to ``topic`` (created if missing); return it."""
     await crear_topic(bootstrap, topic)
-    await escribir_estado(bootstrap, nuevo, topic=topic)
+    await escribir_estado(settings_for(bootstrap), nuevo, topic=topic)
     return nuevo
 
 

@@ -24,11 +24,12 @@ from esquemas.constantes import (
     TIPO_REVISION,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.wire import cabeceras_decision, encode_value
 from harness.procesos import REPO, CommandProcess
 from harness.puerta import estado as estado_puerta
 from puerta.resolucion import umbral_aplicable
 from revision import decisiones as dec
-from revision.flujo import cabeceras_decision, registro_a_enviar, valor_json
+from revision.flujo import registro_a_enviar
 from revision.item import Item
 
 
@@ -248,4 +249,4 @@ def aprobacion(
         dec.decision_de(item, decision, revisor, instante, editados=editados),
         dec.publicacion(item, aprobada, revisor, bool(editados), instante, modelo),
     )
-    return item.sku.encode(), valor_json(registro), cabeceras_decision(registro)
+    return item.sku.encode(), encode_value(registro), cabeceras_decision(registro)

@@ -1,7 +1,8 @@
 """Topics by hand for tests: unique names per run, creating, writing, and reading to the end.
 
 The group-less readers themselves are product plumbing (``infra.kafka_read``, which the
-command line also uses); this module builds the test conveniences on them.
+command line also uses); this module builds the test conveniences on them. Test-only clients
+(creating a test topic, writing test input) stay plain aiokafka clients.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from infra.kafka_read import build_reader, describe_partitions, read_to_end
+from infra.config import Settings
+from infra.kafka import build_reader
+from infra.kafka_read import read_to_end
+from infra.topics import topic_partitions
 
 SALIDAS = ("fichas.publicadas", "fichas.revision_manual", "proveedor.cambios.dlq")
 
@@ -69,6 +73,12 @@ class Topics:
         }
 
 
+def settings_for(bootstrap: str) -> Settings:
+    """The settings a product client of the tests is built from: the test broker's address,
+    every other connection option as the environment says (``infra.kafka.client_options``)."""
+    return Settings(kafka_brokers=bootstrap)
+
+
 async def create_input_topic(bootstrap: str, topic: str, partitions: int = 4) -> None:
     """The input topic, allowing 2 MiB messages so a 1 MiB poison value reaches the worker."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
@@ -116,13 +126,13 @@ async def produce_with_headers(
 
 async def partitions_of(bootstrap: str, topic: str) -> list[int]:
     """Partition numbers of a topic ([] if it does not exist), from the broker's metadata."""
-    partitions, _ = await describe_partitions(bootstrap, [topic])
+    partitions, _ = await topic_partitions(settings_for(bootstrap), [topic])
     return sorted(tp.partition for tp in partitions)
 
 
 async def read_all(bootstrap: str, topic: str, committed_only: bool = True) -> list[dict[str, Any]]:
     """Every record of a JSON topic to its current end, with partition, offset and headers."""
-    records, _ = await read_to_end(bootstrap, [topic], committed_only=committed_only)
+    records, _ = await read_to_end(settings_for(bootstrap), [topic], committed_only=committed_only)
     return [
         {
             "partition": r.partition,
@@ -162,7 +172,7 @@ async def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int,
 
     An offset fetch only: the reader never joins the group, so it moves nobody's partitions.
     """
-    partitions, _ = await describe_partitions(bootstrap, [topic])
+    partitions, _ = await topic_partitions(settings_for(bootstrap), [topic])
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False
     )
@@ -175,8 +185,9 @@ async def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int,
 
 async def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     """The end offset (next to be written) of every partition of ``topic``."""
-    partitions, _ = await describe_partitions(bootstrap, [topic])
-    consumer = build_reader(bootstrap)
+    settings = settings_for(bootstrap)
+    partitions, _ = await topic_partitions(settings, [topic])
+    consumer = build_reader(settings)
     await consumer.start()
     try:
         ends = await consumer.end_offsets(partitions)

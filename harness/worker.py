@@ -4,7 +4,7 @@ log, stop).
 
 A process is what a kill, a signal, a stop (SIGSTOP), the process's memory or its start-up is
 about. Everything else drives the worker in process, the way quix-streams' tests build an
-``Application`` with ``app_factory``: the same ``stream.worker.serve`` the command runs, on a
+``Application`` with ``app_factory``: the same ``stream.serving.serve`` the command runs, on a
 thread and event loop of its own, without the seconds a process spends importing the graph,
 LangChain and aiokafka before it can join the group.
 """
@@ -21,8 +21,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from harness.procesos import CommandProcess
 from harness.topicos import wait_records
+from infra.config import Settings
 from infra.network import free_port
-from stream.config import Settings
 
 if TYPE_CHECKING:
     from harness.fake_llm_client import FakeLLM
@@ -125,7 +125,7 @@ class _ThreadLog(logging.Handler):
 
 
 class WorkerInProcess(WorkerProcess):
-    """``stream.worker.serve`` on a thread of the test process, with the handle of a process.
+    """``stream.serving.serve`` on a thread of the test process, with the handle of a process.
 
     ``terminate`` asks the worker to stop as SIGTERM does (its ``stop``) and returns 0 after a
     clean stop, 1 if ``serve`` raised (the traceback is in the log). No ``kill``: a test about a
@@ -159,8 +159,8 @@ class WorkerInProcess(WorkerProcess):
         """The thread: the worker's own event loop until ``serve`` returns."""
         import asyncio
 
-        from stream import eventloop
-        from stream.worker import serve
+        from infra import eventloop
+        from stream.serving import serve
 
         def started(worker: Worker) -> None:
             self._loop = asyncio.get_running_loop()
@@ -168,10 +168,10 @@ class WorkerInProcess(WorkerProcess):
 
         try:
             eventloop.run(serve(settings, on_started=started))
-            logging.getLogger("stream.worker").info("worker stopped")
+            logging.getLogger("stream.serving").info("worker stopped")
             self._exit = 0
         except BaseException:
-            logging.getLogger("stream.worker").exception("worker failed")
+            logging.getLogger("stream.serving").exception("worker failed")
             self._exit = 1
 
     def alive(self) -> bool:
@@ -209,7 +209,7 @@ def _logging_on(handler: logging.Handler) -> None:
     root = logging.getLogger()
     if not _LEVELS:
         _LEVELS.append(root.level)
-        for name in ("httpx", "httpcore"):  # one line per LLM request, as stream.logs does
+        for name in ("httpx", "httpcore"):  # one line per LLM request, as infra.logs does
             logging.getLogger(name).setLevel(logging.WARNING)
     root.setLevel(min(root.level or logging.WARNING, logging.INFO))
     root.addHandler(handler)

@@ -281,7 +281,8 @@ def leer_decisiones(bootstrap: str, settings: Any, clave: ClavePuerta, datos: Da
     from infra.kafka_read import read_to_end
 
     topic = settings.topic_decisiones
-    registros, faltan = asyncio.run(read_to_end(bootstrap, [topic], client_id="fichas-calibrar"))
+    en_kafka = con_brokers(settings, bootstrap)
+    registros, faltan = asyncio.run(read_to_end(en_kafka, [topic], client_id="fichas-calibrar"))
     if faltan:
         raise Entrada(f"topic {topic} does not exist on {bootstrap} (FICHAS_TOPIC_DECISIONES)")
     valores = [v for v in map(_json, registros) if v is not None]
@@ -373,7 +374,7 @@ def leer_recalificadas(
 
         lotes.append(recalificar.lote_del_conjunto(Path(args.casos or CASOS_POR_DEFECTO)))
     if args.desde_almacen:
-        from stream import eventloop
+        from infra import eventloop
 
         cerrados = eventloop.run(recalificar.leer_almacen(settings))
         fuente = "almacen " + ("postgres" if settings.postgres_dsn else str(settings.data_dir))
@@ -510,7 +511,7 @@ def main(argv: list[str]) -> int:
     if problema:
         return _error(problema)
     from grafo import LLMUnavailable
-    from stream.config import ConfigError, load_settings
+    from infra.config import ConfigError, load_settings
 
     try:
         settings = load_settings()
@@ -559,7 +560,7 @@ def _certificar_y_escribir(
         if args.publicar and not args.dry_run:
             estados += asyncio.run(
                 _cerrar_propias_que_ya_no_certifican(
-                    args.publicar, settings.topic_puerta, clave, datos, certificaciones, args, ahora
+                    con_brokers(settings, args.publicar), clave, datos, certificaciones, args, ahora
                 )
             )
     except Exception as exc:
@@ -591,25 +592,31 @@ def _certificar_y_escribir(
 async def _publicar(bootstrap: str, settings: Any, estados: Sequence[EstadoPuerta]) -> None:
     """Write the states to the gate topic; a missing topic is created by the worker's own
     ``ensure_topics`` (every topic of the contract, with its settings), never by hand here."""
+    from infra.topics import ensure_topics
     from puerta.topico import escribir_estados
-    from stream.kafka import ensure_topics
 
-    await ensure_topics(settings.model_copy(update={"kafka_brokers": bootstrap}))
-    await escribir_estados(bootstrap, estados, settings.topic_puerta)
+    en_kafka = con_brokers(settings, bootstrap)
+    await ensure_topics(en_kafka)
+    await escribir_estados(en_kafka, estados, settings.topic_puerta)
+
+
+def con_brokers(settings: Any, brokers: str) -> Any:
+    """The settings with the Kafka of ``--kafka`` or ``--publicar`` in ``FICHAS_KAFKA_BROKERS``:
+    every other connection option (``infra.kafka.client_options``) stays the environment's."""
+    return settings.model_copy(update={"kafka_brokers": brokers})
 
 
 def _es_de_kafka(exc: BaseException) -> bool:
     """Whether an exception is the broker's (unreachable, timed out)."""
     from aiokafka.errors import KafkaError
 
-    from stream.kafka import BrokerUnreachable
+    from infra.kafka import BrokerUnreachable
 
     return isinstance(exc, KafkaError | TimeoutError | ConnectionError | BrokerUnreachable)
 
 
 async def _cerrar_propias_que_ya_no_certifican(
-    bootstrap: str,
-    topic: str,
+    settings: Any,
     clave: ClavePuerta,
     datos: Datos,
     certificaciones: Mapping[str, Certificacion],
@@ -623,7 +630,7 @@ async def _cerrar_propias_que_ya_no_certifican(
     """
     from puerta.topico import leer_estados
 
-    actuales = await leer_estados(bootstrap, topic)
+    actuales = await leer_estados(settings, settings.topic_puerta)
     cerrar = []
     for estado in actuales.values():
         if (

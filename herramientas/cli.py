@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stream.config import ConfigError, Settings, effective, load_settings
+from infra.config import ConfigError, Settings, effective, load_settings
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
@@ -184,9 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.lines:
             print(f"fichas {args.command}: {line}", file=sys.stderr)
         return EXIT_USAGE
-    from stream import logs
+    from grafo.contexto import campos  # the event a line is about, inside the worker's lanes
+    from infra import logs
 
-    logs.configure(settings.log_nivel)
+    logs.configure(settings.log_nivel, campos=campos)
     log.info("configuration", extra={"configuracion": effective(settings)})
     if args.command == "procesar":
         return _procesar(settings, args.entrada, args.espera_llm, args.puerta)
@@ -201,8 +202,9 @@ def _worker(settings: Settings) -> int:
     """``fichas worker``: refuse a busy metrics port up front; exit 4 without a broker."""
     from aiokafka.errors import KafkaConnectionError
 
-    from stream.kafka import BrokerUnreachable, GrupoIncompatible, ParticionesDistintas
-    from stream.worker import run_worker
+    from infra.kafka import BrokerUnreachable, GrupoIncompatible
+    from infra.topics import ParticionesDistintas
+    from stream.serving import run_worker
 
     busy = _port_busy(settings.metricas_puerto)
     if busy:
@@ -286,7 +288,7 @@ def _procesar(
         leer_huella,
         procesar_fichero,
     )
-    from stream import eventloop
+    from infra import eventloop
     from stream.runtime import build_processor
 
     try:
@@ -375,8 +377,8 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
     """``fichas producir``: exit 0 sent, 2 invalid input with --estricto, 4 no broker."""
     from herramientas.procesar import leer_entrada
     from herramientas.producir import EXIT_INVALID, enviar, informar, preparar
-    from stream import eventloop
-    from stream.kafka import BrokerUnreachable
+    from infra import eventloop
+    from infra.kafka import BrokerUnreachable
 
     try:
         leida = leer_entrada(entrada)
@@ -389,7 +391,7 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
     if lote.invalidos and estricto:
         return EXIT_INVALID
     try:
-        eventloop.run(enviar(settings.kafka_brokers, settings.topic_entrada, lote.validos))
+        eventloop.run(enviar(settings, lote.validos))
     except BrokerUnreachable as exc:
         print(f"fichas producir: {exc}; nothing sent", file=sys.stderr)
         return EXIT_BROKER_UNREACHABLE

@@ -138,7 +138,7 @@ def main(argv: list[str]) -> int:
 
 def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) -> Any:
     """FICHAS_* settings with the command's overrides and a checkpointer of its own."""
-    from stream.config import Settings
+    from infra.config import Settings
 
     cambios: dict[str, Any] = {"postgres_dsn": None}
     if args.rubrica is not None:
@@ -157,7 +157,7 @@ def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) 
 def _main_medir(args: argparse.Namespace) -> int:
     """Run one mode over the set, resumably, and write the result file."""
     from grafo import LLMUnavailable
-    from stream import eventloop
+    from infra import eventloop
 
     salida: Path = args.salida or Path(f"evaluacion-{args.modo}.json")
     config = configuracion(_settings(args, salida), args.modo, args.casos)

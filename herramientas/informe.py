@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from esquemas.constantes import (
     DESTINO_DLQ,
@@ -45,6 +45,9 @@ from herramientas.definiciones import (
     intentos_de,
     tasas_por_intento,
 )
+
+if TYPE_CHECKING:
+    from infra.config import Settings
 
 UMBRAL_DEFECTO = 0.10
 MUESTRA_MINIMA = 20  # fichas that reached the last attempt, before recommending anything
@@ -373,7 +376,7 @@ def _barras(
 
 
 async def read_kafka(
-    brokers: str, topics: Mapping[str, str], timeout_s: float = 120.0
+    settings: Settings, topics: Mapping[str, str], timeout_s: float = 120.0
 ) -> tuple[list[Salida], int, int, list[str]]:
     """Read ``topics`` (topic -> destino) from the beginning up to their current end offsets.
 
@@ -384,7 +387,7 @@ async def read_kafka(
     """
     from infra.kafka_read import read_to_end
 
-    leidos, ausentes = await read_to_end(brokers, list(topics), "fichas-informe", timeout_s)
+    leidos, ausentes = await read_to_end(settings, list(topics), "fichas-informe", timeout_s)
     avisos = [f"el topic {topic} no existe o no tiene particiones" for topic in ausentes]
     registros = [(r.topic, r.value) for r in leidos]
 
@@ -498,7 +501,7 @@ def main_informe(
     avisos: list[str] = []
     try:
         if args.kafka is not None:
-            from stream.config import load_settings
+            from infra.config import load_settings
 
             settings = load_settings()
             topics = {
@@ -506,7 +509,9 @@ def main_informe(
                 settings.topic_revision: DESTINO_REVISION,
             }
             salidas, duplicadas, ignoradas, avisos = asyncio.run(
-                read_kafka(args.kafka, topics, args.timeout)
+                read_kafka(
+                    settings.model_copy(update={"kafka_brokers": args.kafka}), topics, args.timeout
+                )
             )
         else:
             salidas, duplicadas, ignoradas = _read_file(args.entrada, stdin or sys.stdin)
@@ -526,8 +531,8 @@ def main_informe(
 
 def _informe_revision(out: TextIO) -> int:
     """The trust section, computed by ``revision.confianza`` from the reviewer app's store."""
+    from infra.config import Settings
     from revision.confianza import informe_desde_almacen
-    from stream.config import Settings
 
     try:
         out.write(informe_desde_almacen(Settings()))

@@ -95,7 +95,7 @@ async def migrar(postgres_dsn: str | None, data_dir: Path, espera_max_s: float) 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``fichas migrar``."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from stream.config import ConfigError, load_settings
+    from infra.config import ConfigError, load_settings
 
     try:
         settings = load_settings()

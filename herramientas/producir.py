@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from criterios import familias_conocidas
 from esquemas import EventoInvalido, leer_evento
 from herramientas.procesar import Entrada
+from infra.config import Settings
 
 EXIT_INVALID = 2
 
@@ -45,15 +46,15 @@ def preparar(entrada: Entrada) -> Lote:
     return lote
 
 
-async def enviar(brokers: str, topic: str, mensajes: list[tuple[bytes, bytes]]) -> None:
-    """Send every message and wait for the broker's acknowledgement of each."""
-    from aiokafka import AIOKafkaProducer
+async def enviar(settings: Settings, mensajes: list[tuple[bytes, bytes]]) -> None:
+    """Send every message to ``FICHAS_TOPIC_ENTRADA`` and wait for the broker's
+    acknowledgement of each."""
+    from infra.kafka import build_writer, connect_admin
 
-    from stream.kafka import connect_admin
-
-    admin = await connect_admin(brokers)  # a clear message, bounded, if no broker answers
+    admin = await connect_admin(settings)  # a clear message, bounded, if no broker answers
     await admin.close()
-    producer = AIOKafkaProducer(bootstrap_servers=brokers, acks="all", enable_idempotence=True)
+    topic = settings.topic_entrada
+    producer = build_writer(settings)
     await producer.start()
     try:
         pendientes = [await producer.send(topic, value, key=key) for key, value in mensajes]

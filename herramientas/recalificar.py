@@ -197,7 +197,7 @@ def recalificar(
     """
     from grafo import LLMUnavailable
     from herramientas.evaluar_ejecucion import Cache, correr_evaluador
-    from stream import eventloop
+    from infra import eventloop
 
     cache = Cache(cache_path, f"{clave.texto()}:{lote.huella}")
     try:

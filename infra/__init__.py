@@ -1,12 +1,19 @@
-"""Plumbing the shipped product and the local harness share; imports nothing of the project.
+"""Plumbing below the worker and the review app, shared with the command line and the harness.
 
-It exists so the ``fichas`` command line never imports ``harness/`` (test support) and the
-harness never keeps a second copy of what the product needs:
+Imports nothing of the project but ``esquemas`` (the contract's constants: topic names, the
+gate mode), so ``stream`` and ``revision`` both stand on it without importing each other, and
+the ``fichas`` command line never imports ``harness/`` (test support):
 
+* ``infra.config``: the ``FICHAS_*`` settings, validated at start-up;
+* ``infra.logs``: JSON or human log lines, secrets masked;
+* ``infra.eventloop``: uvloop for the long-running commands;
+* ``infra.kafka``: every Kafka client of the product, built from one options function, and the
+  start-up wait for the broker;
+* ``infra.topics``: the contract's topics (settings, creation, partitions);
+* ``infra.kafka_read``: group-less reads of topics to their current end (``fichas informe
+  --kafka``, ``fichas calibrar``, the harness's topic helpers);
 * ``infra.network``: free ports and readiness polling (the demo, ``fichas llm-local``, the harness);
-* ``infra.kafka_read``: group-less readers that read topics to their current end (``fichas informe
-  --kafka``, the demo's live table, the harness's topic helpers);
 * ``infra.fault_points``: the named fault-injection points, inert unless a test arms them.
 
-``tests/infra/test_fronteras.py`` keeps every product package free of ``harness`` imports.
+``tests/infra/test_fronteras.py`` keeps every package to the imports the README's table allows.
 """

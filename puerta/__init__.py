@@ -11,6 +11,7 @@ people is certified (docs/puerta.md). The modules, each with one reason to chang
 - ``topico``: the compacted topic ``fichas.puerta`` every worker reads (Kafka);
 - ``auditoria``: the JSON audit file of what was certified, on which data.
 
-Depends on ``esquemas`` only (and aiokafka in ``topico``), so the worker, the reviewer app and
+Depends on ``esquemas`` only, and ``topico`` on ``infra`` too (the settings, and the Kafka
+clients every part of the product builds in one place), so the worker, the reviewer app and
 the command line tools can all use it.
 """

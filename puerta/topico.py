@@ -23,18 +23,14 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
-from esquemas.constantes import (
-    CABECERA_ESQUEMA,
-    CABECERA_ESQUEMA_VERSION,
-    ESQUEMA_ESTADO_PUERTA,
-    ESQUEMA_VERSION,
-    TOPIC_PUERTA,
-)
 from esquemas.puerta import EstadoPuerta
+from esquemas.wire import cabeceras_estado, encode_value
+from infra.config import Settings
+from infra.kafka import build_reader, build_writer
+from infra.topics import topic_partitions
 
 log = logging.getLogger(__name__)
 
@@ -42,30 +38,18 @@ ESPERA_TOPIC_S = 5.0  # how often a reader looks again for a topic that does not
 PAUSA_ERROR_S = 1.0  # after an unexpected error while following, before trying again
 
 
-def cabeceras_estado() -> list[tuple[str, bytes]]:
-    """The schema headers every record the project writes carries (docs/contrato.md).
-
-    Written here rather than imported from ``stream.cabeceras`` so that ``puerta`` depends on
-    ``esquemas`` only; a test checks both give the same headers.
-    """
-    return [
-        (CABECERA_ESQUEMA, ESQUEMA_ESTADO_PUERTA.encode("utf-8")),
-        (CABECERA_ESQUEMA_VERSION, ESQUEMA_VERSION.encode("utf-8")),
-    ]
-
-
 def registro_de(estado: EstadoPuerta) -> tuple[bytes, bytes]:
     """The record of a state: key = its gate id, value = its JSON."""
-    return estado.id.encode("utf-8"), estado.model_dump_json().encode("utf-8")
+    return estado.id.encode("utf-8"), encode_value(estado)
 
 
 async def escribir_estados(
-    bootstrap: str, estados: Iterable[EstadoPuerta], topic: str = TOPIC_PUERTA
+    settings: Settings, estados: Iterable[EstadoPuerta], topic: str | None = None
 ) -> None:
-    """Write several states with one idempotent producer, each acknowledged by all replicas."""
-    producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, client_id="fichas-puerta"
-    )
+    """Write several states to ``topic`` (``FICHAS_TOPIC_PUERTA`` if None) with one idempotent
+    producer, each acknowledged by all replicas."""
+    topic = topic or settings.topic_puerta
+    producer = build_writer(settings, client_id="fichas-puerta")
     await producer.start()
     try:
         for estado in estados:
@@ -82,9 +66,11 @@ async def escribir_estados(
         await producer.stop()
 
 
-async def escribir_estado(bootstrap: str, estado: EstadoPuerta, topic: str = TOPIC_PUERTA) -> None:
+async def escribir_estado(
+    settings: Settings, estado: EstadoPuerta, topic: str | None = None
+) -> None:
     """Write one gate state, keyed by its id; it replaces the previous state of that gate."""
-    await escribir_estados(bootstrap, [estado], topic)
+    await escribir_estados(settings, [estado], topic)
 
 
 def leer_registro(registro: ConsumerRecord) -> tuple[str, EstadoPuerta | None]:
@@ -112,7 +98,7 @@ class LectorPuertas:
 
     def __init__(
         self,
-        topic: str = TOPIC_PUERTA,
+        topic: str,
         al_cambiar: Callable[[EstadoPuerta], None] | None = None,
         client_id: str = "fichas-puerta",
     ) -> None:
@@ -125,18 +111,11 @@ class LectorPuertas:
         self._tarea: asyncio.Task[None] | None = None
         self.invalidos = 0
 
-    async def start(self, bootstrap: str) -> None:
+    async def start(self, settings: Settings) -> None:
         """Connect and start following in a background task (returns before catching up)."""
-        self._consumer = AIOKafkaConsumer(
-            bootstrap_servers=bootstrap,
-            group_id=None,
-            enable_auto_commit=False,
-            isolation_level="read_committed",
-            auto_offset_reset="earliest",
-            client_id=self.client_id,
-        )
+        self._consumer = build_reader(settings, client_id=self.client_id)
         await self._consumer.start()
-        self._tarea = asyncio.create_task(self._seguir(bootstrap), name=f"lector-{self.topic}")
+        self._tarea = asyncio.create_task(self._seguir(settings), name=f"lector-{self.topic}")
 
     async def stop(self) -> None:
         """Stop following and close the connection."""
@@ -161,20 +140,13 @@ class LectorPuertas:
         """A copy of the current state of every gate, by gate id."""
         return dict(self._estados)
 
-    async def _particiones(self, bootstrap: str) -> list[TopicPartition]:
+    async def _particiones(self, settings: Settings) -> list[TopicPartition]:
         """Every partition of the topic, waiting for the topic to exist (admin metadata)."""
         avisado = False
         while True:
-            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id=self.client_id)
-            await admin.start()
-            try:
-                (descripcion,) = await admin.describe_topics([self.topic])
-            finally:
-                await admin.close()
-            if not descripcion.get("error_code") and descripcion.get("partitions"):
-                return [
-                    TopicPartition(self.topic, p["partition"]) for p in descripcion["partitions"]
-                ]
+            particiones, _ = await topic_partitions(settings, [self.topic], self.client_id)
+            if particiones:
+                return particiones
             if not avisado:
                 log.warning(
                     "topic %s does not exist yet: every gate is closed until it does",
@@ -185,13 +157,13 @@ class LectorPuertas:
                 self._al_dia.set()
             await asyncio.sleep(ESPERA_TOPIC_S)
 
-    async def _seguir(self, bootstrap: str) -> None:
+    async def _seguir(self, settings: Settings) -> None:
         """Read from the beginning, mark when caught up, then keep following for ever."""
         assert self._consumer is not None
         consumer = self._consumer
         while True:
             try:
-                particiones = await self._particiones(bootstrap)
+                particiones = await self._particiones(settings)
                 break
             except asyncio.CancelledError:
                 raise
@@ -248,11 +220,12 @@ class LectorPuertas:
 
 
 async def leer_estados(
-    bootstrap: str, topic: str = TOPIC_PUERTA, espera_s: float = 60.0
+    settings: Settings, topic: str | None = None, espera_s: float = 60.0
 ) -> dict[str, EstadoPuerta]:
-    """The current state of every gate, read once to the end (for tools, not for workers)."""
-    lector = LectorPuertas(topic, client_id="fichas-puerta-lectura")
-    await lector.start(bootstrap)
+    """The current state of every gate on ``topic`` (``FICHAS_TOPIC_PUERTA`` if None), read once
+    to the end (for tools, not for workers)."""
+    lector = LectorPuertas(topic or settings.topic_puerta, client_id="fichas-puerta-lectura")
+    await lector.start(settings)
     try:
         await asyncio.wait_for(lector.al_dia(), espera_s)
         return lector.estados()

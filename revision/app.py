@@ -31,6 +31,7 @@ from importlib.resources import files
 from aiohttp import web
 
 from esquemas.puerta import EstadoPuerta
+from infra.config import ConfigError, Settings, load_settings
 from puerta.topico import LectorPuertas, escribir_estado
 from revision import acciones, operacion, paginas, puertas
 from revision.acceso import ACCESO, Acceso, exigir_sesion, login_get, login_post, logout
@@ -43,7 +44,6 @@ from revision.metricas import metricas_revision
 from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
 from revision.web import CTX, Contexto, cabeceras
-from stream.config import ConfigError, Settings, load_settings
 from versiones.almacen import open_version_store
 
 log = logging.getLogger("fichas.revisor")
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = _settings("fichas revisor")
     if settings is None:
         return EXIT_USAGE
-    from stream import eventloop, logs
+    from infra import eventloop, logs
 
     logs.configure(settings.log_nivel)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
@@ -218,7 +218,7 @@ async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuer
     publishes a closure the topic already has."""
 
     async def escribir(estado: EstadoPuerta) -> None:
-        await escribir_estado(settings.kafka_brokers, estado, topic=settings.topic_puerta)
+        await escribir_estado(settings, estado, topic=settings.topic_puerta)
 
     vigilancia = Vigilancia(lector.estados, escribir)
     veredictos = await almacen.veredictos_muestra()
@@ -266,7 +266,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     flujo = Flujo(settings, almacen, lector.estados)
 
     async def escribir(estado: EstadoPuerta) -> None:
-        await escribir_estado(settings.kafka_brokers, estado, topic=settings.topic_puerta)
+        await escribir_estado(settings, estado, topic=settings.topic_puerta)
 
     apertura = Apertura(almacen, lector.estados, escribir, seguridad.apertura)
     parar = asyncio.Event()
@@ -274,7 +274,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, parar.set)
     try:
-        await lector.start(settings.kafka_brokers)
+        await lector.start(settings)
         vigilancia = await vigilancia_de(settings, almacen, lector)
         async with open_version_store(settings.postgres_dsn, settings.data_dir) as versiones:
             ctx = Contexto(

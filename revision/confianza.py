@@ -30,7 +30,7 @@ from esquemas.constantes import (
 from estadistica import wilson
 
 if TYPE_CHECKING:
-    from stream.config import Settings
+    from infra.config import Settings
 
 # The alert's window: precision over the last N sample decisions (docs/revision.md).
 VENTANA_MUESTRA = 50

@@ -26,27 +26,22 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from esquemas import FichaEnRevision, FichaPublicada
 from esquemas.constantes import (
-    CABECERA_EVENT_ID,
-    CABECERA_SKU,
-    CABECERA_VERSION,
-    ESQUEMA_DECISION_REVISION,
     MOTIVO_MUESTRA,
     MOTIVO_SIN_GARANTIA,
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.wire import cabeceras_decision, encode_value, known_fields
+from infra.config import Settings
+from infra.kafka import build_group_reader, build_writer
+from infra.topics import ensure_topics
 from puerta.resolucion import puerta_para, umbral_aplicable
 from revision.almacen import Almacen, Decision, Llegada
-from stream.cabeceras import Cabeceras, cabeceras_esquema
-from stream.config import Settings
-from stream.kafka import partition_counts, topic_configs
 
 log = logging.getLogger(__name__)
 
@@ -62,59 +57,17 @@ def topics_leidos(settings: Settings) -> list[str]:
     return [settings.topic_revision, settings.topic_muestra, settings.topic_publicadas]
 
 
-def configs_de_topics(settings: Settings) -> dict[str, dict[str, str]]:
-    """Settings of the topics the app may create: the worker's own (the published one is
-    compacted by SKU; a year of decisions on ``fichas.decisiones``)."""
-    return topic_configs(settings)
-
-
-async def ensure_topics(settings: Settings) -> None:
-    """Create the topics the app reads and writes when missing, with the contract's settings.
-
-    ``fichas.decisiones`` gets the input topic's partition count when the input exists: the
-    worker refuses to start when the two differ (``stream.kafka.check_co_partitioned``).
-    """
-    configs = configs_de_topics(settings)
-    nombres = [*topics_leidos(settings), settings.topic_decisiones, settings.topic_puerta]
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_brokers)
-    await admin.start()
-    try:
-        existentes = set(await admin.list_topics())
-        faltan = [n for n in nombres if n not in existentes]
-        particiones = {n: settings.particiones for n in faltan}
-        if settings.topic_decisiones in faltan and settings.topic_entrada in existentes:
-            cuentas = await partition_counts(admin, [settings.topic_entrada])
-            particiones[settings.topic_decisiones] = cuentas[settings.topic_entrada]
-        if faltan:
-            try:
-                await admin.create_topics(
-                    [
-                        NewTopic(
-                            n,
-                            particiones[n],
-                            settings.replicacion,
-                            topic_configs=configs.get(n, {}),
-                        )
-                        for n in faltan
-                    ]
-                )
-            except TopicAlreadyExistsError:
-                pass
-    finally:
-        await admin.close()
-
-
 def item_de_registro(
     topic: str, valor: bytes, settings: Settings
 ) -> tuple[dict[str, Any], str, str, list[str]] | None:
     """(record, tipo, motivo, failing criteria) of a review or sample record; None otherwise."""
     if topic == settings.topic_revision:
-        revision = FichaEnRevision.model_validate(_conocidos(valor, FichaEnRevision))
+        revision = FichaEnRevision.model_validate(known_fields(json.loads(valor), FichaEnRevision))
         criterios = sorted({p.criterio for p in revision.problemas})
         datos = revision.model_dump(mode="json")
         return datos, TIPO_REVISION, revision.motivo, criterios
     if topic == settings.topic_muestra:
-        publicada = FichaPublicada.model_validate(_conocidos(valor, FichaPublicada))
+        publicada = FichaPublicada.model_validate(known_fields(json.loads(valor), FichaPublicada))
         return publicada.model_dump(mode="json"), TIPO_MUESTRA, MOTIVO_MUESTRA, []
     return None
 
@@ -165,15 +118,6 @@ def llegada_de(
     )
 
 
-def _conocidos(valor: bytes, modelo: type[BaseModel]) -> dict[str, Any]:
-    """The record's fields the model knows: a consumer ignores fields added by later versions
-    of the contract (the models forbid extras because they are what the worker writes)."""
-    datos = json.loads(valor)
-    if not isinstance(datos, dict):
-        raise ValueError("the record is not a JSON object")
-    return {k: v for k, v in datos.items() if k in modelo.model_fields}
-
-
 class Flujo:
     """Consumer and outbox of one app process."""
 
@@ -197,24 +141,11 @@ class Flujo:
     async def start(self) -> None:
         """Topics, producer, the unsent decisions of a previous run, then the consumer."""
         await ensure_topics(self.settings)
-        self.producer = AIOKafkaProducer(
-            bootstrap_servers=self.settings.kafka_brokers,
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=0,
-        )
+        self.producer = build_writer(self.settings)
         await self.producer.start()
         await self.enviar_pendientes()
-        self.consumer = AIOKafkaConsumer(
-            *topics_leidos(self.settings),
-            bootstrap_servers=self.settings.kafka_brokers,
-            group_id=grupo(self.settings),
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",  # the worker writes in transactions
-            session_timeout_ms=10_000,
-            heartbeat_interval_ms=3_000,
-            metadata_max_age_ms=5_000,
+        self.consumer = build_group_reader(
+            self.settings, grupo(self.settings), *topics_leidos(self.settings)
         )
         await self.consumer.start()
         self._tareas = [
@@ -332,7 +263,7 @@ class Flujo:
         registro = registro_a_enviar(decision.registro, decision.publicacion)
         await self.producer.send_and_wait(
             self.settings.topic_decisiones,
-            valor_json(registro),
+            encode_value(registro),
             key=str(registro["sku"]).encode(),
             headers=cabeceras_decision(registro),
         )
@@ -365,19 +296,3 @@ def registro_a_enviar(
     if publicacion is None:
         return registro
     return {**registro, "publicacion": publicacion}
-
-
-def cabeceras_decision(registro: dict[str, Any]) -> Cabeceras:
-    """Headers of a ``DecisionRevision``, as the worker's outcomes carry them (docs/contrato.md):
-    SKU, version, ``event_id`` and the schema; pure, so a resend is identical."""
-    return [
-        (CABECERA_SKU, str(registro["sku"]).encode("utf-8")),
-        (CABECERA_VERSION, str(registro["version"]).encode("utf-8")),
-        (CABECERA_EVENT_ID, str(registro["event_id"]).encode("utf-8")),
-        *cabeceras_esquema(ESQUEMA_DECISION_REVISION),
-    ]
-
-
-def valor_json(data: dict[str, Any]) -> bytes:
-    """A record's value: compact UTF-8 JSON, so the same stored dict gives the same bytes."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()

@@ -9,7 +9,7 @@ version store and then write, and the loop can publish a newer version between t
 compaction the older ficha would be the one that survives. So the app writes only its decision
 to ``fichas.decisiones`` (keyed by SKU, the same partition count as the input), with the ficha to
 publish in ``DecisionRevision.publicacion``; the worker that owns input partition *p* also owns
-``fichas.decisiones``-*p* (``stream.kafka.CO_PARTITIONING_ASSIGNORS``), queues each decision in
+``fichas.decisiones``-*p* (``infra.kafka.CO_PARTITIONING_ASSIGNORS``), queues each decision in
 its SKU's lane behind the SKU's earlier events, and there:
 
 * a decision without ``publicacion`` (rejected, a sample verdict, an ``obsoleta`` closure, or
@@ -44,15 +44,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import ConsumerRecord, TopicPartition
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from esquemas import DecisionRevision, EventoInvalido, FichaPublicada
 from esquemas.constantes import DESTINO_PUBLICADAS
-from stream.cabeceras import cabeceras_resultado
-from stream.config import Settings
-from stream.emitter import Emitter, Record
+from esquemas.wire import cabeceras_resultado, encode_value, known_fields
+from infra.config import Settings
+from stream.emitter import Emitter
 from stream.fallos import FalloPermanente, Reintentos
 from stream.inflight import Ticket
+from stream.producers import Record
 from stream.rechazo import registro_dlq, require_sku_key
 from stream.sensor import WorkerSensor
 from versiones.almacen import VersionStore
@@ -124,8 +125,8 @@ def leer_decision(record: ConsumerRecord) -> tuple[DecisionRevision, dict[str, A
     publicacion = datos.get("publicacion")
     try:
         decision = DecisionRevision.model_validate(
-            _conocidos(datos, DecisionRevision)
-            | {"publicacion": _conocidos(publicacion, FichaPublicada) if publicacion else None}
+            known_fields(datos, DecisionRevision)
+            | {"publicacion": known_fields(publicacion, FichaPublicada) if publicacion else None}
         )
     except ValidationError as exc:
         error = exc.errors()[0]
@@ -133,7 +134,7 @@ def leer_decision(record: ConsumerRecord) -> tuple[DecisionRevision, dict[str, A
         raise EventoInvalido("esquema_invalido", str(error["msg"]), campo) from exc
     require_sku_key(record, decision.sku)
     _comprobar_publicacion(decision)
-    return decision, _conocidos(publicacion, FichaPublicada) if publicacion else None
+    return decision, known_fields(publicacion, FichaPublicada) if publicacion else None
 
 
 def _comprobar_publicacion(decision: DecisionRevision) -> None:
@@ -151,20 +152,12 @@ def _comprobar_publicacion(decision: DecisionRevision) -> None:
             )
 
 
-def _conocidos(datos: Any, modelo: type[BaseModel]) -> dict[str, Any]:
-    """The fields of ``datos`` the model knows (a non-object is left to the model to refuse)."""
-    if not isinstance(datos, dict):
-        return datos  # type: ignore[no-any-return]
-    return {k: v for k, v in datos.items() if k in modelo.model_fields}
-
-
 def registro_publicacion(settings: Settings, publicacion: dict[str, Any]) -> Record:
     """The ``fichas.publicadas`` record of a person's ficha: keyed by SKU, the outcome headers,
-    the value in the worker's compact JSON (a redelivered decision gives the same bytes)."""
-    valor = json.dumps(publicacion, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    the value in the project's compact JSON (a redelivered decision gives the same bytes)."""
     return Record(
         settings.topic_publicadas,
-        valor,
+        encode_value(publicacion),
         str(publicacion["sku"]).encode("utf-8"),
         cabeceras_resultado(DESTINO_PUBLICADAS, publicacion),
     )

@@ -21,7 +21,7 @@ from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordTooLarge
 
 from grafo import Backoff, LLMUnavailable
 from grafo.retry import Attempts, retry
-from stream.emitter import NotOwner
+from stream.producers import NotOwner
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

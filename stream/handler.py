@@ -27,22 +27,21 @@ import asyncio
 import contextlib
 import enum
 import hashlib
-import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiokafka import ConsumerRecord, TopicPartition
 
 from esquemas import EventoCambio, EventoInvalido
 from esquemas.constantes import DESTINO_PUBLICADAS
+from esquemas.wire import cabeceras_resultado, encode_value
 from grafo import Procesador, Resultado, origen_revision
-from stream.cabeceras import cabeceras_resultado
-from stream.config import Settings
-from stream.emitter import Emitter, Record
+from infra.config import Settings
+from stream.emitter import Emitter
 from stream.fallos import FalloPermanente, Reintentos
 from stream.lanes import Item
+from stream.producers import Record
 from stream.rechazo import registro_dlq
 from stream.sensor import WorkerSensor
 from versiones.almacen import ClaimStore, dictamen_previo
@@ -63,11 +62,6 @@ def sampled(event_id: str, proportion: float) -> bool:
     """Deterministic sampling: a redelivered event is sampled exactly when the first was."""
     digest = hashlib.sha256(event_id.encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < proportion
-
-
-def encode(value: dict[str, Any]) -> bytes:
-    """Outcome bytes; the same stored dict always gives the same bytes."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 @dataclass
@@ -196,11 +190,11 @@ def outcome_records(
     topic = settings.topic_publicadas if publicada else settings.topic_revision
     key = guardado.sku.encode("utf-8")
     headers = cabeceras_resultado(guardado.destino, guardado.salida)
-    records = [Record(topic, encode(guardado.salida), key, headers)]
+    records = [Record(topic, encode_value(guardado.salida), key, headers)]
     muestreada = publicada and sampled(guardado.event_id, settings.muestra_proporcion)
     if muestreada:
         origen = origen_revision(evento.model_dump(mode="json"))
-        muestra = encode(guardado.salida | {"origen": origen.model_dump(mode="json")})
+        muestra = encode_value(guardado.salida | {"origen": origen.model_dump(mode="json")})
         records.append(Record(settings.topic_muestra, muestra, key, headers))
     return records, muestreada
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from aiokafka import ConsumerRecord, TopicPartition
 
-from stream.emitter import NotOwner
 from stream.offsets import Ledger
+from stream.producers import NotOwner
 from stream.sensor import WorkerSensor
 
 

@@ -17,8 +17,8 @@ from criterios import familias_conocidas
 from esquemas.constantes import PUERTA_VEREDICTO
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from grafo import FuentePuerta, PuertaCerrada
+from infra.config import Settings
 from puerta.topico import LectorPuertas
-from stream.config import Settings
 from stream.puerta import PuertaResuelta, razon
 from stream.sensor import WorkerSensor
 
@@ -102,7 +102,7 @@ async def seguir_puerta(
     lector = LectorPuertas(
         settings.topic_puerta, al_cambiar=al_cambiar, client_id=f"{settings.grupo}-puerta"
     )
-    await lector.start(settings.kafka_brokers)
+    await lector.start(settings)
     try:
         await _al_dia(lector, settings.topic_puerta)
         fuente = PuertaResuelta(clave, lector.estados)

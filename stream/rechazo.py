@@ -8,7 +8,6 @@ worker's whole record (value, key cut to fit, forwarded headers) is ``registro_d
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -17,8 +16,8 @@ from aiokafka import ConsumerRecord, TopicPartition
 
 from esquemas import EventoInvalido, EventoRechazado, OrigenMensaje, payload_texto
 from esquemas.constantes import MAX_MESSAGE_BYTES
-from stream.cabeceras import cabeceras_rechazo
-from stream.emitter import Record
+from esquemas.wire import cabeceras_rechazo, encode_value
+from stream.producers import Record
 
 # The raw value kept in a DLQ record: the first 64 KiB (base64 makes that ~87 KiB), so a record
 # always fits the producer's 1 MiB maximum, whatever the broker accepted on the input topic.
@@ -94,6 +93,7 @@ def registro_dlq(
     """The worker's DLQ record of an input message: its value, its key cut to fit, and its
     original headers followed by the DLQ schema's."""
     rechazo = evento_rechazado(error, record.value, tp.topic, tp.partition, record.offset)
-    value = json.dumps(rechazo, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     forwarded = cabeceras_dlq(record.headers)
-    return Record(topic_dlq, value, clave_dlq(record.key), cabeceras_rechazo(forwarded))
+    return Record(
+        topic_dlq, encode_value(rechazo), clave_dlq(record.key), cabeceras_rechazo(forwarded)
+    )

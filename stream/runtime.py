@@ -33,9 +33,9 @@ from grafo import (
     open_checkpointer,
     probe_logprobs,
 )
+from infra.config import Settings
+from infra.logs import mask_url
 from puerta.auditoria import estados_de_archivo
-from stream.config import Settings
-from stream.logs import mask_url
 from stream.puerta import PuertaResuelta, fija
 
 

@@ -1,48 +1,21 @@
-"""``fichas worker``: consume supplier events, run the loop, emit outcomes, never lose one.
+"""The worker as one consumer-group member: fetch, pace, hand to the SKU lanes, rebalance, stop.
 
-How the guarantees of the contract are kept (numbers in docs/stream.md):
+It consumes the input and ``fichas.decisiones`` co-partitioned (range assignor, equal counts
+checked at start-up) and keeps, for the contract's guarantees (docs/stream.md, "Guarantees and
+the tests that prove them"):
 
-* Offsets (guarantee 2): an event's offset is committed in the transaction that writes its
-  outcome (``stream.emitter``): the partition's watermark, never past a pending offset, and
-  the finished offsets above it in the commit's metadata (``stream.offsets.Ledger``). A SIGKILL
-  at any moment therefore redelivers exactly the messages whose outcome is not committed, and
-  a read_committed reader sees each outcome once. Work that writes nothing is committed by an
-  offsets-only transaction every ``COMMIT_INTERVAL_S``; the consumer itself never commits.
-* One content per ``event_id`` (guarantee 2): an outcome is emitted only after it was claimed
-  in the version store (``versiones``); a redelivery, a second worker or a zombie emits
-  the stored outcome, never a new run's.
-* Order (guarantees 3, 9): one lane per SKU runs that SKU's events one after another in offset
-  order; different SKUs run concurrently, at most ``FICHAS_CONCURRENCIA`` graph runs at once.
-  The claim refuses a version older than one already handled, across workers; nothing is
-  emitted for a partition this worker no longer owns, and what still runs on it when the
-  grace period ends is cancelled. Every write goes through the transactional producer of its
-  input partition (``stream.emitter``): the worker that takes a partition fences the old
-  owner's producer at the broker, so a write decided before the partition moved can never
-  land after the new owner's.
-* Obsolete versions (guarantee 1): an event is skipped when a newer version of the SKU is
-  already queued behind it, or when the version store says a newer one was already handled
-  (one rule, ``versiones.regla.obsoleta``).
-* Back-pressure: fetched-but-unfinished messages are capped; past the cap, and while the LLM
-  is down (guarantee 7), every partition is paused, so memory stays bounded on any backlog
-  and the poll loop keeps heartbeating.
-* Invalid input (guarantee 8) goes to the DLQ topic and counts as handled; a valid event whose
-  handling keeps failing for a non-transient reason goes there too (``stream.fallos``).
-* State stays bounded: an event's checkpoint thread is deleted once its outcome is recorded.
-* One writer per SKU (docs/stream.md): the worker also consumes ``fichas.decisiones``,
-  co-partitioned with the input (range assignor, equal partition counts checked at start-up);
-  a person's decision joins its SKU's lane and an approval is published under the same version
-  rule, through the same partition's producer (``stream.decisiones``).
-* The publication gate (``FICHAS_PUERTA``, docs/puerta.md): before any input is consumed the
-  worker reads ``fichas.puerta`` to its end and keeps following it (``stream.puerta``); the
-  graph asks it for the family's gate at every evaluation, so a gate closed on the topic
-  stops automatic publication within seconds, and a restarted worker starts from the topic.
+* order: one lane per SKU runs its events, and people's decisions on it, in offset order;
+  different SKUs run concurrently, at most ``FICHAS_CONCURRENCIA`` graph runs at once;
+* bounded memory: fetched-but-unfinished messages are capped; past the cap, and while the LLM
+  is down, every partition is paused while the poll loop keeps heartbeating;
+* nothing for a partition it lost: a revoke gives running work the grace period, then cancels
+  it, commits what finished and gives the partition up; a fenced producer makes it rejoin;
+* invalid input goes to the DLQ and counts as handled; the worker goes on.
 
-Where each part lives: this module fetches, paces, commits and rebalances;
-``stream.inflight`` owns what is pending or running and the ledger calls; ``stream.lanes`` the
-per-SKU queues; ``stream.handler`` takes one event to one ``Desenlace``. docs/stream.md lists
-the steps in the order they run.
-
-The worker talks to the graph only through ``grafo.Procesador``; it knows nothing of prompts.
+Where the rest lives: committing (what, in which transaction, when) ``stream.emitter``; what is
+pending or running ``stream.inflight``; the lanes ``stream.lanes``; one event ``stream.handler``;
+one decision ``stream.decisiones``; start-up and stop ``stream.serving``. The worker talks to
+the graph only through ``grafo.Procesador``; it knows nothing of prompts.
 """
 
 from __future__ import annotations
@@ -50,43 +23,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
-from collections.abc import Callable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import InconsistentGroupProtocolError
 
-from criterios import CRITERIOS_VERSION, familias_conocidas
+from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from grafo import Backoff, Procesador
-from stream import eventloop
-from stream.config import Settings
-from stream.decisiones import Decisiones, DecisionItem, particion_de_entrada
-from stream.emitter import COMMIT_INTERVAL_S, Emitter
+from infra.config import Settings
+from infra.kafka import GrupoIncompatible
+from stream.decisiones import Decisiones, DecisionItem
+from stream.emitter import Emitter
 from stream.fallos import Reintentos
 from stream.handler import Handler
-from stream.http import HealthServer
 from stream.inflight import InFlight, Ticket
-from stream.kafka import (
-    GrupoIncompatible,
-    build_consumer,
-    build_producer,
-    check_co_partitioned,
-    committed_points,
-    connect_admin,
-    ensure_topics,
-)
 from stream.lanes import Item, LaneItem, Lanes
-from stream.metricas import PrometheusSensor
-from stream.puerta_topico import seguir_puerta
 from stream.rechazo import require_sku_key
 from stream.retraso import LAG_INTERVAL_S, informar_retraso
-from stream.runtime import build_processor, clave_en_uso
 from stream.sensor import WorkerSensor
-from versiones.almacen import ClaimStore, open_version_store
+from versiones.almacen import ClaimStore
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +53,6 @@ RETRYING_WINDOW_S = 60.0
 # How often records older than FICHAS_RETENCION_H are deleted.
 PRUNE_INTERVAL_S = 60.0
 LAG_END_WAIT_S = 5.0  # at stop, how long a lag measurement in flight may take to end
-# How long a revoke or the stop waits for its offsets' commit: a transaction waits for the
-# broker's coordinators without a limit of its own, and a revoke must not hold the group.
-FINAL_COMMIT_WAIT_S = 15.0
 
 
 class Worker:
@@ -138,8 +93,6 @@ class Worker:
         self._last_prune = time.monotonic()
         self._last_lag = 0.0
         self._lag_task: asyncio.Task[None] | None = None
-        self._last_commit = time.monotonic()
-        self._commit_task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
         self._claim_task: asyncio.Task[None] | None = None
         self._claiming: set[TopicPartition] = set()
@@ -191,7 +144,7 @@ class Worker:
             for tp, records in batch.items():
                 for record in records:
                     self._accept(tp, record)
-            self._commit_if_due()
+            self._emitter.commit_if_due()
             self._measure_lag_if_due()
             self._prune_if_due()
             if self._emitter.fenced.is_set():
@@ -316,48 +269,6 @@ class Worker:
 
         self._spawn(prune())
 
-    def _commit_if_due(self) -> None:
-        """Every ``COMMIT_INTERVAL_S``, commit finished work that wrote nothing (obsolete
-        events, offsets skipped from the metadata) in offsets-only transactions, off the poll
-        loop: a transaction waits for the partition's emit in flight, and a broker outage
-        must not stop the loop's fetches and pauses."""
-        if self._commit_task is not None:
-            return
-        if time.monotonic() - self._last_commit < COMMIT_INTERVAL_S:
-            return
-        self._last_commit = time.monotonic()
-
-        async def commit() -> None:
-            try:
-                await self._emitter.commit()
-            finally:
-                self._commit_task = None
-
-        self._commit_task = asyncio.create_task(commit())
-
-    async def _final_commit(self, partitions: set[TopicPartition] | None) -> None:
-        """Commit what finished on these partitions (all, if None) before they are given up,
-        after a periodic commit in flight; at most ``FINAL_COMMIT_WAIT_S`` in all. What is
-        not committed by then is work that wrote nothing (every emit committed its own
-        offset): the next owner handles it again, without a duplicate."""
-
-        async def commit() -> None:
-            if self._commit_task is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self._commit_task)
-            await self._emitter.commit(only=partitions)
-
-        task = asyncio.create_task(commit())
-        done, _ = await asyncio.wait({task}, timeout=FINAL_COMMIT_WAIT_S)
-        if not done:
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
-            log.warning(
-                "the offsets of %s were not committed within %.0f s; their next owner "
-                "handles again the finished events that wrote nothing",
-                "every partition" if partitions is None else sorted(map(str, partitions)),
-                FINAL_COMMIT_WAIT_S,
-            )
-
     def _measure_lag_if_due(self) -> None:
         """Every few seconds, lag and oldest-event age of every assigned partition."""
         if time.monotonic() - self._last_lag < LAG_INTERVAL_S or self._lag_task is not None:
@@ -449,7 +360,7 @@ class Worker:
         await self._cancel_claim()
         self._claiming -= revoked
         await self._lanes.release(revoked, self._settings.gracia_s)
-        await self._final_commit(revoked)
+        await self._emitter.final_commit(revoked)
         await self._emitter.release(revoked)
         for tp in revoked:
             self._sensor.clear_lag(tp.topic, tp.partition)
@@ -469,7 +380,7 @@ class Worker:
         )
         if not await self._wait_idle(self._settings.gracia_s):
             log.warning("grace period over with work still running; it will be redelivered")
-        await self._final_commit(None)
+        await self._emitter.final_commit(None)
         await self._end_lag_measure()
 
     async def _end_lag_measure(self) -> None:
@@ -513,113 +424,3 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
         """The group is joined; the worker claims the partitions in the background."""
         await self._worker.on_assigned(set(assigned))
         log.info("assigned %s", sorted((tp.topic, tp.partition) for tp in assigned))
-
-
-async def serve(settings: Settings, on_started: Callable[[Worker], None] | None = None) -> None:
-    """Start every part of the worker, run until a signal, stop them in order.
-
-    ``on_started``: the worker is driven in a process of someone else's (the tests'
-    ``harness.worker.WorkerInProcess``, on a thread of its own): no signal handlers are
-    installed, and the callback gets the ``Worker`` whose ``stop`` ends the run.
-    """
-    log.info("event loop: %s", eventloop.loop_name())
-    sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
-    # The version store first: opening it sets up or migrates the schemas under the schema
-    # lock (migraciones.cerrojo), independent of Kafka. Then the topics: ``ensure_topics``
-    # waits for the broker by the start-up rule (retry for BROKER_WAIT_S, then exit 4) and
-    # creates the gate topic, so the gate reader, the first Kafka client after it, meets a
-    # broker that answers. The graph (and its checkpointer) needs the gate source.
-    async with open_version_store(settings.postgres_dsn, settings.data_dir) as versions:
-        await ensure_topics(settings)
-        await check_co_partitioned(settings)
-        async with (
-            seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
-            build_processor(
-                settings, sensor=sensor, puerta=puerta, on_probe=sensor.on_logprobs_probe
-            ) as procesador,
-        ):
-            if on_started is None:  # a process of its own: see freeze_startup_heap
-                eventloop.freeze_startup_heap()
-            await _serve(settings, sensor, procesador, versions, on_started)
-
-
-async def _serve(
-    settings: Settings,
-    sensor: PrometheusSensor,
-    procesador: Procesador,
-    versions: ClaimStore,
-    on_started: Callable[[Worker], None] | None = None,
-) -> None:
-    """Run the worker on started parts until a signal, then stop Kafka clients and health."""
-    consumer = build_consumer(settings)
-    admin = await connect_admin(settings.kafka_brokers)
-    emitter = Emitter(
-        lambda txn_id: build_producer(settings, txn_id),
-        settings.grupo,
-        reader=lambda tps: committed_points(admin, settings.grupo, tps),
-        # People's decisions of partition p are written, and their offsets committed, by the
-        # producer of input partition p (one writer per SKU, stream.decisiones).
-        producer_partition=lambda tp: particion_de_entrada(settings, tp),
-    )
-    worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
-    health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
-    if on_started is None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, worker.stop)
-    else:
-        on_started(worker)
-    await health.start()
-    await consumer.start()
-    try:
-        await run_until_stopped(worker, settings.gracia_s + STOP_MARGIN_S)
-    finally:
-        with contextlib.suppress(Exception):
-            await consumer.stop()
-        await emitter.close()
-        with contextlib.suppress(Exception):
-            await admin.close()
-        await health.stop()
-
-
-# Beyond the grace period, how long a stop may take to commit and close before it is forced.
-STOP_MARGIN_S = 30.0
-
-
-async def run_until_stopped(worker: Worker, limit_s: float) -> None:
-    """Run the worker; once asked to stop, give it ``limit_s`` to drain and commit, then cancel.
-
-    A stop is seen when the poll loop comes round to its flag. An await in that loop that never
-    returns (a Kafka client waiting on a broker that came back without it: seen once in the
-    fault suite, after a broker SIGKILL under heavy load) kept the process alive after SIGTERM
-    until something killed it. Cancelling ends it as a SIGKILL would, and says so in the log:
-    what was in flight is redelivered, as after any crash (guarantee 2).
-    """
-    run = asyncio.create_task(worker.run(), name="worker-run")
-    asked = asyncio.create_task(worker.stop_requested(), name="worker-stop")
-    try:
-        await asyncio.wait({run, asked}, return_when=asyncio.FIRST_COMPLETED)
-        if not run.done():
-            done, _ = await asyncio.wait({run}, timeout=limit_s)
-            if not done:
-                log.error(
-                    "the worker did not stop within %.0f s of the signal: cancelling what it "
-                    "was waiting for (its fichas are redelivered, as after a crash)",
-                    limit_s,
-                )
-                run.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await run
-                return
-        await run
-    finally:
-        asked.cancel()
-        if not run.done():
-            run.cancel()
-
-
-def run_worker(settings: Settings) -> int:
-    """Entry point of ``fichas worker``: exit 0 after a clean, signalled stop."""
-    eventloop.run(serve(settings))
-    log.info("worker stopped")
-    return 0

@@ -9,15 +9,14 @@ from pathlib import Path
 
 from herramientas.demo.avance import Progress
 from herramientas.demo.vista import LiveView
+from infra.config import Settings
 
 
-async def produce_feed(brokers: str, topic: str, progress: Progress) -> None:
+async def produce_feed(settings: Settings, topic: str, progress: Progress) -> None:
     """Write every feed line in order, key = its SKU (or none), and note where each landed."""
-    from aiokafka import AIOKafkaProducer
+    from infra.kafka import build_writer
 
-    producer = AIOKafkaProducer(
-        bootstrap_servers=brokers, acks="all", enable_idempotence=True, linger_ms=20
-    )
+    producer = build_writer(settings, linger_ms=20)
     await producer.start()
     try:
         sent = []
@@ -33,22 +32,23 @@ async def produce_feed(brokers: str, topic: str, progress: Progress) -> None:
 
 
 async def watch_outcomes(
-    brokers: str,
+    settings: Settings,
     progress: Progress,
     view: LiveView,
     check: Callable[[], None],
     deadline: float,
 ) -> bool:
     """Read the output topics from the start until the run is complete; False on timeout."""
-    from infra.kafka_read import build_reader, describe_partitions
+    from infra.kafka import build_reader
+    from infra.topics import topic_partitions
 
-    partitions, _ = await describe_partitions(brokers, list(progress.topics), "fichas-demo")
-    consumer = build_reader(brokers, "fichas-demo")
+    partitions, _ = await topic_partitions(settings, list(progress.topics), "fichas-demo")
+    consumer = build_reader(settings, "fichas-demo")
     await consumer.start()
     try:
         consumer.assign(partitions)
         await consumer.seek_to_beginning(*partitions)
-        await produce_feed(brokers, progress.input_topic, progress)
+        await produce_feed(settings, progress.input_topic, progress)
         while not progress.complete():
             if time.monotonic() > deadline:
                 return False

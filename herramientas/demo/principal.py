@@ -35,8 +35,8 @@ from herramientas.demo.servicios import (
     worker_env,
 )
 from herramientas.demo.vista import LiveView
+from infra.config import Settings
 from infra.network import free_port
-from stream.config import Settings
 
 DEFAULT_FEED = REPO_DIR / "ejemplos" / "proveedor.jsonl"
 DEFAULT_TIMEOUT_S = 15 * 60.0
@@ -122,6 +122,7 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
         threads = choose_threads(busy, os.cpu_count() or 1)
         say(f"other processes keep {busy:.1f} CPUs busy: the local model gets {threads} thread(s)")
     brokers = start_kafka(services, env)
+    kafka = Settings().model_copy(update={"kafka_brokers": brokers})  # the demo's own clients
     llm_url, llm_model = start_llm(services, env, threads)
     topics = demo_topics(Settings(), run_id)
     metrics_port = free_port()
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
     if archivo_puerta is not None:
         try:
             escritos = asyncio.run(
-                escribir_archivo(brokers, archivo_puerta, topics["FICHAS_TOPIC_PUERTA"])
+                escribir_archivo(kafka, archivo_puerta, topics["FICHAS_TOPIC_PUERTA"])
             )
         except ValueError as exc:
             raise DemoError(str(exc)) from exc
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
     progress = Progress(lines, topics["FICHAS_TOPIC_ENTRADA"], output_topics)
     view = LiveView(sys.stdout, run_id)
     say(f"producing {len(lines)} lines into {topics['FICHAS_TOPIC_ENTRADA']}")
-    complete = asyncio.run(watch_outcomes(brokers, progress, view, services.check, deadline))
+    complete = asyncio.run(watch_outcomes(kafka, progress, view, services.check, deadline))
 
     salida = args.salida / f"demo-{run_id}.jsonl"
     write_outcomes(progress, salida)

@@ -16,14 +16,15 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from infra.config import Settings
 from puerta.auditoria import estados_de_archivo
 from puerta.topico import escribir_estados
 
 
-async def escribir_archivo(brokers: str, archivo: Path, topic: str) -> int:
+async def escribir_archivo(settings: Settings, archivo: Path, topic: str) -> int:
     """Write the gate states of ``archivo`` to ``topic``; how many there were."""
     estados = estados_de_archivo(archivo)
-    await escribir_estados(brokers, estados.values(), topic=topic)
+    await escribir_estados(settings, estados.values(), topic=topic)
     return len(estados)
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import network
+from infra.config import Settings
 from infra.network import free_port, port_open
-from stream.config import Settings
 
 REPO_DIR = Path(__file__).resolve().parents[2]
 KAFKA_SCRIPT = REPO_DIR / "scripts" / "kafka.sh"

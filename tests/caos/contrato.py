@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.eventos import evento_dict
-from harness.topicos import Topics, committed_offsets, end_offsets
+from harness.topicos import Topics, committed_offsets, end_offsets, settings_for
 from infra.kafka_read import read_to_end
 
 INVALIDOS: list[bytes] = [b"{no es json", b"\xff\xfe", json.dumps({"sku": "X"}).encode()]
@@ -85,7 +85,9 @@ async def leer(bootstrap: str, topics: Topics, committed_only: bool = True) -> d
     As the contract's readers read (``read_committed``), or with aborted records too.
     """
     names = [topics.publicadas, topics.revision, topics.dlq]
-    records, _ = await read_to_end(bootstrap, names, timeout_s=60, committed_only=committed_only)
+    records, _ = await read_to_end(
+        settings_for(bootstrap), names, timeout_s=60, committed_only=committed_only
+    )
     por_topic: dict[str, list[Any]] = {name: [] for name in names}
     for record in sorted(records, key=lambda r: (r.topic, r.partition, r.offset)):
         por_topic[record.topic].append(record)

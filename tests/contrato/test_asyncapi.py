@@ -39,8 +39,8 @@ from esquemas.constantes import (
     TOPIC_PUERTA,
 )
 from esquemas.puerta import ClavePuerta, id_puerta
-from stream.config import Settings
-from stream.kafka import topic_configs
+from infra.config import Settings
+from infra.topics import topic_configs
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRATO = REPO / "contrato"

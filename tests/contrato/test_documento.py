@@ -14,8 +14,8 @@ from esquemas.constantes import (
     CABECERA_SKU,
     CABECERA_VERSION,
 )
-from stream.config import Settings
-from stream.kafka import topic_configs
+from infra.config import Settings
+from infra.topics import topic_configs
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "contrato.md"

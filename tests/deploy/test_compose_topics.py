@@ -21,8 +21,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from harness.kafka_broker import KafkaBroker
-from stream.config import Settings
-from stream.kafka import topic_configs
+from infra.config import Settings
+from infra.topics import topic_configs
 
 pytestmark = pytest.mark.kafka
 

@@ -527,8 +527,8 @@ def test_configmap_y_topics():
 
 def test_kafkatopics_configurados_como_el_worker():
     """Compactado el catálogo, retención explícita el resto: lo mismo que crea el worker."""
-    from stream.config import Settings
-    from stream.kafka import topic_configs
+    from infra.config import Settings
+    from infra.topics import topic_configs
 
     esperado = topic_configs(Settings())
     topics = {
@@ -934,8 +934,8 @@ def test_compose_revisor():
 
 def test_compose_configura_los_topics_como_el_worker():
     """fichas.publicadas compactado; los demás con retención explícita, los valores del worker."""
-    from stream.config import Settings
-    from stream.kafka import topic_configs
+    from infra.config import Settings
+    from infra.topics import topic_configs
 
     assert topics_de_compose() == topic_configs(Settings())
     assert topics_de_compose()["fichas.publicadas"]["cleanup.policy"] == "compact"

@@ -18,10 +18,10 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from esquemas import Ficha, FichaPublicada
+from esquemas.wire import cabeceras_resultado
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics
-from stream.cabeceras import cabeceras_resultado
-from stream.kafka import COMPACTED
+from infra.topics import COMPACTED
 
 pytestmark = pytest.mark.kafka
 
@@ -40,7 +40,7 @@ def _publicada(sku: str, version: int, event_id: str | None = None) -> dict[str,
 
 
 def _record(valor: dict[str, Any], **cabeceras: str) -> Record:
-    """A record as the worker writes it (headers from stream.cabeceras), headers overridable."""
+    """A record as the worker writes it (headers from esquemas.wire), headers overridable."""
     propias = dict(cabeceras_resultado("fichas.publicadas", valor))
     propias.update({k: v.encode() for k, v in cabeceras.items()})
     return valor["sku"], json.dumps(valor).encode(), list(propias.items())

@@ -18,10 +18,10 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import Topics, produce
+from harness.topicos import Topics, produce, settings_for
+from infra.topics import COMPACTED
 from puerta import auditoria
 from puerta.topico import escribir_estado, leer_estados
-from stream.kafka import COMPACTED
 
 REPO = Path(__file__).resolve().parents[2]
 FICHAS = Path(sys.executable).parent / "fichas"
@@ -217,8 +217,8 @@ def test_publica_en_el_topic_y_cierra_la_propia_que_ya_no_certifica(
                 "motivo": "cota_en_linea_bajo_objetivo"}
     )  # fmt: skip
     asyncio.run(_crear_compactado(kafka.bootstrap, topics.puerta))
-    asyncio.run(escribir_estado(kafka.bootstrap, vieja, topics.puerta))
-    asyncio.run(escribir_estado(kafka.bootstrap, vigilada, topics.puerta))
+    asyncio.run(escribir_estado(settings_for(kafka.bootstrap), vieja, topics.puerta))
+    asyncio.run(escribir_estado(settings_for(kafka.bootstrap), vigilada, topics.puerta))
 
     registros = _certificables("zapatillas", 40) + [
         _registro(i, "camisetas", 0.2, True) for i in range(5)
@@ -227,7 +227,7 @@ def test_publica_en_el_topic_y_cierra_la_propia_que_ya_no_certifica(
     proc = _fichas([str(entrada), "--publicar", kafka.bootstrap], env)
     assert proc.returncode == 0, proc.stderr
     assert "published 3 gate state(s)" in proc.stdout
-    estados = asyncio.run(leer_estados(kafka.bootstrap, topics.puerta))
+    estados = asyncio.run(leer_estados(settings_for(kafka.bootstrap), topics.puerta))
     por_familia = {e.familia: e for e in estados.values()}
     assert por_familia[FAMILIA_TODAS].abierta and por_familia["zapatillas"].abierta
     assert por_familia[FAMILIA_TODAS].umbral == pytest.approx(0.951)
@@ -331,7 +331,7 @@ def test_desde_decisiones_solo_la_evidencia_de_la_clave(kafka: KafkaBroker, tmp_
     assert "left out: 1 not a DecisionRevision" in proc.stdout
     # the gate topic did not exist: the worker's own topic creation made it compacted
     assert asyncio.run(_politica(kafka.bootstrap, topics.puerta)) == "compact"
-    publicados = asyncio.run(leer_estados(kafka.bootstrap, topics.puerta))
+    publicados = asyncio.run(leer_estados(settings_for(kafka.bootstrap), topics.puerta))
     assert {e.abierta_por for e in publicados.values()} == {"calibrar"}
     estados, doc = auditoria.leer(salida)
     assert [(e.familia, e.abierta, e.n, e.k) for e in estados] == [

@@ -33,7 +33,7 @@ from herramientas.demo.avance import (
 from herramientas.demo.puerta import lineas_puerta
 from herramientas.demo.vista import LiveView
 from herramientas.informe import deduplicar, read_jsonl
-from stream.config import Settings
+from infra.config import Settings
 from stream.metricas import PrometheusSensor
 
 ENTRADA = "proveedor.cambios.demo-x"

@@ -22,7 +22,7 @@ import pytest
 from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
 from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import Topics, create_input_topic, read_all
+from harness.topicos import Topics, create_input_topic, read_all, settings_for
 from harness.worker import WorkerProcess
 from herramientas.demo import avance, principal, servicios
 from herramientas.demo.kafka import produce_feed
@@ -77,7 +77,7 @@ async def test_two_events_end_to_end_with_the_real_model(
             topics.dlq: DESTINO_DLQ,
         }
         progress = avance.Progress(avance.read_feed(_feed(tmp_path)), topics.entrada, output)
-        await produce_feed(kafka.bootstrap, topics.entrada, progress)
+        await produce_feed(settings_for(kafka.bootstrap), topics.entrada, progress)
 
         deadline = time.monotonic() + 780
         while not progress.complete():

@@ -16,6 +16,7 @@ import pytest
 
 from esquemas import FichaEnRevision, FichaPublicada
 from harness.kafka_broker import KafkaBroker
+from harness.topicos import settings_for
 from herramientas.informe import (
     calcular_informe,
     deduplicar,
@@ -249,7 +250,7 @@ def test_kafka_mode_reads_both_topics_to_their_end(
 def test_kafka_mode_reports_a_missing_topic(kafka: KafkaBroker) -> None:
     missing = f"nada-{uuid.uuid4().hex[:8]}"
     salidas, duplicadas, ignoradas, avisos = asyncio.run(
-        read_kafka(kafka.bootstrap, {missing: "fichas.publicadas"}, timeout_s=30)
+        read_kafka(settings_for(kafka.bootstrap), {missing: "fichas.publicadas"}, timeout_s=30)
     )
     assert (salidas, duplicadas, ignoradas) == ([], 0, 0)
     assert avisos == [f"el topic {missing} no existe o no tiene particiones"]

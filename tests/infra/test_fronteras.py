@@ -48,7 +48,7 @@ def _importados(archivo: Path) -> list[tuple[int, str]]:
 
 def _nombres_importados(archivo: Path) -> list[tuple[int, str]]:
     """As ``_importados``, with each name of a ``from`` import joined to its module
-    (``from stream import logs`` is ``stream.logs``)."""
+    (``from infra import logs`` is ``infra.logs``)."""
     nombres: list[tuple[int, str]] = []
     for nodo in ast.walk(ast.parse(archivo.read_text(encoding="utf-8"))):
         if isinstance(nodo, ast.Import):
@@ -61,7 +61,7 @@ def _nombres_importados(archivo: Path) -> list[tuple[int, str]]:
 def _permitidos() -> dict[str, set[str] | None]:
     """Per package of the Layout table, the modules it may import (None: any package).
 
-    A cell lists modules in backticks (``stream.config`` allows that module and its
+    A cell lists modules in backticks (``infra.config`` allows that module and its
     submodules, ``grafo`` the whole package); "nothing of the project" is the empty set;
     "everything above except `harness`" and "the packages above" name the rows above it.
     """
@@ -115,7 +115,7 @@ def test_cada_paquete_importa_solo_lo_que_la_tabla_permite() -> None:
 def test_el_detector_ve_una_importacion_no_permitida() -> None:
     """A revision module importing the graph (what the table forbids) is caught."""
     assert not _permitido("grafo.checkpointer", "revision", _permitidos()["revision"] or set())
-    assert _permitido("stream.config", "revision", _permitidos()["revision"] or set())
+    assert _permitido("infra.config", "revision", _permitidos()["revision"] or set())
 
 
 def test_ningun_modulo_del_producto_importa_el_apoyo_de_pruebas() -> None:

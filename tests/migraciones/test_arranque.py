@@ -24,7 +24,7 @@ unique constraint "pg_type_typname_nsp_index" DETAIL: Key (typname, typnamespace
 2200) already exists``. The race window is the few milliseconds between reading a version and
 inserting the next; the processes reach it within tens of milliseconds of each other only
 because they wait for the file after their imports and open the stores before anything else
-(``stream.worker.serve``). ``tests/migraciones/test_migrar.py`` races eight ``fichas migrar``
+(``stream.serving.serve``). ``tests/migraciones/test_migrar.py`` races eight ``fichas migrar``
 processes, which reach the database at once: without the lock 7 of 8 failed in 5 rounds of 5.
 """
 

@@ -9,13 +9,12 @@ from datetime import UTC, datetime
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from esquemas.constantes import ESQUEMA_ESTADO_PUERTA, FAMILIA_TODAS
+from esquemas.constantes import FAMILIA_TODAS
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import produce, read_all
+from harness.topicos import produce, read_all, settings_for
+from infra.topics import COMPACTED
 from puerta.topico import LectorPuertas, escribir_estado, escribir_estados
-from stream.cabeceras import cabeceras_esquema
-from stream.kafka import COMPACTED
 
 pytestmark = pytest.mark.kafka
 
@@ -69,19 +68,19 @@ async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker
     vistos: list[EstadoPuerta] = []
     lectores = [LectorPuertas(topic, al_cambiar=vistos.append), LectorPuertas(topic)]
     for lector in lectores:
-        await lector.start(kafka.bootstrap)
+        await lector.start(settings_for(kafka.bootstrap))
     try:
         for lector in lectores:
             await asyncio.wait_for(lector.al_dia(), 30)
             assert lector.estados() == {}
         abierta = _estado("tv", True, 0.8)
         inicio = asyncio.get_running_loop().time()
-        await escribir_estado(kafka.bootstrap, abierta, topic)
+        await escribir_estado(settings_for(kafka.bootstrap), abierta, topic)
         for lector in lectores:
             await _hasta(lambda lector=lector: lector.estados().get(abierta.id) == abierta)
         assert asyncio.get_running_loop().time() - inicio < 5
         cerrada = _estado("tv", False)
-        await escribir_estado(kafka.bootstrap, cerrada, topic)
+        await escribir_estado(settings_for(kafka.bootstrap), cerrada, topic)
         for lector in lectores:
             await _hasta(lambda lector=lector: not lector.estados()[abierta.id].abierta)
         assert vistos == [abierta, cerrada]
@@ -90,7 +89,7 @@ async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker
             await lector.stop()
     registros = await read_all(kafka.bootstrap, topic)
     assert [r["key"] for r in registros] == [abierta.id.encode()] * 2
-    assert registros[0]["headers"] == cabeceras_esquema(ESQUEMA_ESTADO_PUERTA)
+    assert registros[0]["headers"] == [("esquema", b"EstadoPuerta"), ("esquema_version", b"1.3")]
 
 
 async def test_un_lector_nuevo_arranca_del_estado_mas_reciente_por_clave(
@@ -106,9 +105,9 @@ async def test_un_lector_nuevo_arranca_del_estado_mas_reciente_por_clave(
         _estado("tv", False),
         _estado("nevera", True, 0.75, n=50),
     ]
-    await escribir_estados(kafka.bootstrap, historia, topic)
+    await escribir_estados(settings_for(kafka.bootstrap), historia, topic)
     lector = LectorPuertas(topic)
-    await lector.start(kafka.bootstrap)
+    await lector.start(settings_for(kafka.bootstrap))
     try:
         await asyncio.wait_for(lector.al_dia(), 30)
         estados = lector.estados()
@@ -134,12 +133,13 @@ async def test_un_registro_invalido_se_salta(kafka: KafkaBroker) -> None:
         ],  # (a record without a key the broker refuses on a compacted topic)
     )
     lector = LectorPuertas(topic)
-    await lector.start(kafka.bootstrap)
+    await lector.start(settings_for(kafka.bootstrap))
     try:
         await asyncio.wait_for(lector.al_dia(), 30)
         assert lector.estados() == {bueno.id: bueno}
         assert lector.invalidos == 3
-        await escribir_estado(kafka.bootstrap, otro, topic)  # still following after the junk
+        # still following after the junk
+        await escribir_estado(settings_for(kafka.bootstrap), otro, topic)
         await _hasta(lambda: otro.id in lector.estados())
     finally:
         await lector.stop()
@@ -151,13 +151,13 @@ async def test_sin_topic_esta_al_dia_cerrado_y_lo_sigue_cuando_aparece(
     monkeypatch.setattr("puerta.topico.ESPERA_TOPIC_S", 0.2)
     topic = _topic()
     lector = LectorPuertas(topic)
-    await lector.start(kafka.bootstrap)
+    await lector.start(settings_for(kafka.bootstrap))
     try:
         await asyncio.wait_for(lector.al_dia(), 30)
         assert lector.estados() == {}
         await _crear(kafka.bootstrap, topic)
         estado = _estado("tv", True, 0.8)
-        await escribir_estado(kafka.bootstrap, estado, topic)
+        await escribir_estado(settings_for(kafka.bootstrap), estado, topic)
         await _hasta(lambda: lector.estados() == {estado.id: estado}, 20)
     finally:
         await lector.stop()

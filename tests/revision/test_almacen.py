@@ -90,8 +90,8 @@ async def test_version_nueva_cierra_la_vieja_y_una_vieja_llega_cerrada(almacen):
 def test_campos_nuevos_del_contrato_se_ignoran_al_consumir():
     import json
 
+    from infra.config import Settings
     from revision.flujo import item_de_registro
-    from stream.config import Settings
 
     settings = Settings()
     registro = ficha_en_revision(_sku())
@@ -132,20 +132,6 @@ async def test_postgres_reconecta_tras_perder_la_conexion(postgres_dsn, tmp_path
             pytest.fail("the store never reconnected")
     finally:
         await almacen.cerrar()
-
-
-def test_topics_que_crea_la_app_con_la_configuracion_del_contrato():
-    from revision.flujo import configs_de_topics
-    from stream.config import Settings
-    from stream.kafka import topic_configs
-
-    settings = Settings()
-    configs = configs_de_topics(settings)
-    for topic, config in topic_configs(settings).items():
-        assert configs[topic] == config  # the worker's topics exactly as the worker makes them
-    assert configs[settings.topic_publicadas]["cleanup.policy"] == "compact"
-    assert configs[settings.topic_decisiones] == {
-        "cleanup.policy": "delete", "retention.ms": "31536000000"}
 
 
 async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):

@@ -43,7 +43,7 @@ from harness.kafka_broker import KafkaBroker
 from harness.puerta import clave_fake
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
-from harness.topicos import Topics, create_input_topic, produce, read_all
+from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
 from puerta.resolucion import puerta_para
@@ -110,7 +110,7 @@ def _todas(
 
 
 def _estados(kafka: KafkaBroker, topics: Topics) -> dict[str, EstadoPuerta]:
-    return asyncio.run(leer_estados(kafka.bootstrap, topics.puerta, espera_s=30))
+    return asyncio.run(leer_estados(settings_for(kafka.bootstrap), topics.puerta, espera_s=30))
 
 
 def _abiertas(kafka: KafkaBroker, topics: Topics, clave: ClavePuerta) -> list[EstadoPuerta]:

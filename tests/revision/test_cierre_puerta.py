@@ -23,6 +23,7 @@ from harness.revisor import (
     puerta_aplicada,
     revisor_env,
 )
+from harness.topicos import settings_for
 from infra.network import free_port
 from puerta.topico import escribir_estado, leer_estados
 from tests.revision.conftest import (
@@ -100,7 +101,9 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
 ):
     modelo = f"modelo-{uuid.uuid4().hex[:8]}"
     abierto = estado_abierto(familia="zapatillas", modelo=modelo)
-    asyncio.run(escribir_estado(kafka.bootstrap, abierto, topic=revisor_topics.puerta))
+    asyncio.run(
+        escribir_estado(settings_for(kafka.bootstrap), abierto, topic=revisor_topics.puerta)
+    )
     muestras = [
         muestra_publicada(f"ZAP-C-{i}", puerta=puerta_aplicada(abierto), puntuacion=0.9)
         for i in range(4)
@@ -109,7 +112,9 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     entrar(navegador, revisor)
 
     def estado_en_topic():
-        estados = asyncio.run(leer_estados(kafka.bootstrap, revisor_topics.puerta, espera_s=30))
+        estados = asyncio.run(
+            leer_estados(settings_for(kafka.bootstrap), revisor_topics.puerta, espera_s=30)
+        )
         return estados[abierto.id]
 
     def veredicto(registro: dict, cual: str) -> None:
@@ -162,7 +167,9 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
 
     # The gate reopened under the same certification (an operator's mistake, say): the app,
     # restarted or not, closes it again from the stored verdicts.
-    asyncio.run(escribir_estado(kafka.bootstrap, abierto, topic=revisor_topics.puerta))
+    asyncio.run(
+        escribir_estado(settings_for(kafka.bootstrap), abierto, topic=revisor_topics.puerta)
+    )
     esperar(cerrada, "the gate closed again", timeout=30)
 
     informe = subprocess.run(

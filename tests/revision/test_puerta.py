@@ -27,7 +27,7 @@ from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.puerta import abrir, clave_fake
 from harness.revisor import RevisorProcess, revisor_env
-from harness.topicos import Topics, create_input_topic, produce, read_all
+from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
 from puerta.topico import leer_estados
@@ -138,7 +138,9 @@ def test_veredictos_incorrectos_cierran_la_puerta_en_dos_workers(
         inicio = time.monotonic()
 
         def cerrada() -> Any:
-            estados = asyncio.run(leer_estados(kafka.bootstrap, topics.puerta, espera_s=30))
+            estados = asyncio.run(
+                leer_estados(settings_for(kafka.bootstrap), topics.puerta, espera_s=30)
+            )
             estado = estados[f"{FAMILIA}|{clave.texto()}"]
             return None if estado.abierta else estado
 

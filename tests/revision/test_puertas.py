@@ -24,7 +24,7 @@ from esquemas.constantes import (
 from esquemas.puerta import ClavePuerta, id_puerta
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.revisor_http import RevisorHttp
-from harness.topicos import Topics
+from harness.topicos import Topics, settings_for
 from infra.network import free_port
 from puerta.topico import leer_estados
 from tests.revision.conftest import (
@@ -87,7 +87,7 @@ def _decidir_todas(cliente: RevisorHttp, registros: list[dict[str, Any]]) -> Non
 
 
 def _estado(kafka: Any, topics: Topics, puerta_id: str) -> Any:
-    estados = asyncio.run(leer_estados(kafka.bootstrap, topics.puerta, espera_s=30))
+    estados = asyncio.run(leer_estados(settings_for(kafka.bootstrap), topics.puerta, espera_s=30))
     return estados.get(puerta_id)
 
 

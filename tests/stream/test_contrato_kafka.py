@@ -21,11 +21,11 @@ from harness.contrato import cabeceras, validar_registros
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import Topics, create_input_topic, produce, read_all
+from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env
-from infra.kafka_read import build_reader, describe_partitions
-from stream.config import Settings
-from stream.kafka import COMPACTED, ensure_topics, topic_configs
+from infra.config import Settings
+from infra.kafka import build_reader
+from infra.topics import COMPACTED, ensure_topics, topic_configs, topic_partitions
 
 pytestmark = pytest.mark.kafka
 
@@ -107,7 +107,7 @@ async def test_un_topic_existente_sin_compactar_se_avisa_y_un_rechazo_para_el_ar
         topic_entrada=topics.entrada,
         topic_decisiones=topics.decisiones,
     )
-    with caplog.at_level(logging.WARNING, logger="stream.kafka"):
+    with caplog.at_level(logging.WARNING, logger="infra.topics"):
         await ensure_topics(settings.model_copy(update={"particiones": 1}))
     aviso = [r.getMessage() for r in caplog.records if topics.publicadas in r.getMessage()]
     assert aviso and "cleanup.policy=delete; the contract says compact" in aviso[0]
@@ -128,8 +128,8 @@ async def _escritos(bootstrap: str, topic: str) -> int:
     The worker writes each record of a partition in its own transaction, which adds one commit
     marker after it: a partition's end offset is twice the records the worker wrote to it.
     """
-    particiones, _ = await describe_partitions(bootstrap, [topic])
-    lector = build_reader(bootstrap)
+    particiones, _ = await topic_partitions(settings_for(bootstrap), [topic])
+    lector = build_reader(settings_for(bootstrap))
     await lector.start()
     try:
         offsets = sum((await lector.end_offsets(particiones)).values())

@@ -9,7 +9,7 @@ import pytest
 from aiokafka import ConsumerRecord, TopicPartition
 
 from esquemas import EventoInvalido
-from stream.config import Settings
+from infra.config import Settings
 from stream.decisiones import leer_decision, particion_de_entrada, registro_publicacion
 
 

@@ -37,7 +37,7 @@ from harness.topicos import (
     read_all,
 )
 from harness.worker import WorkerInProcess, WorkerProcess, settings_from_env, worker_env
-from stream.kafka import ParticionesDistintas, check_co_partitioned, ensure_topics
+from infra.topics import ParticionesDistintas, check_co_partitioned, ensure_topics
 
 RONDAS = 24  # three ways of meeting the newer version, eight times each
 LATENCIA_MS = 150
@@ -285,7 +285,7 @@ async def test_un_worker_anterior_en_round_robin_para_el_arranque_con_una_linea(
     kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, tmp_path: Path
 ) -> None:
     """A member offering only round robin (a worker from before v1.4) holds the group. A v1.4
-    worker offers range alone (``stream.kafka.CO_PARTITIONING_ASSIGNORS``), so the broker
+    worker offers range alone (``infra.kafka.CO_PARTITIONING_ASSIGNORS``), so the broker
     refuses its join: ``fichas worker`` exits 2 with one CRITICAL line saying what to do,
     instead of running without co-partitioning or retrying for ever."""
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=2)

@@ -18,9 +18,10 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, read_all
-from stream.config import Settings
-from stream.emitter import Emitter, NotOwner, Record, transactional_id
-from stream.kafka import build_producer
+from infra.config import Settings
+from infra.kafka import build_producer
+from stream.emitter import Emitter
+from stream.producers import NotOwner, Record, transactional_id
 
 INPUT = TopicPartition("entrada", 3)
 

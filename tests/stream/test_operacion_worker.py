@@ -23,8 +23,8 @@ from harness.kafka_broker import KafkaBroker
 from harness.procesos import REPO
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, wait_outcomes, worker_env
+from infra.kafka import BROKER_WAIT_S
 from infra.network import free_port
-from stream.kafka import BROKER_WAIT_S
 
 pytestmark = pytest.mark.kafka
 

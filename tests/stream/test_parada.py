@@ -1,4 +1,4 @@
-"""stream.worker.run_until_stopped: a SIGTERM ends the process even when the poll loop is stuck."""
+"""stream.serving.run_until_stopped: a SIGTERM ends the process even when the poll loop is stuck."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any, cast
 
 import pytest
 
-from stream.worker import Worker, run_until_stopped
+from stream.serving import run_until_stopped
+from stream.worker import Worker
 
 
 class _Doble:
@@ -41,7 +42,7 @@ async def test_una_parada_atascada_se_cancela_tras_el_limite(
 ) -> None:
     doble = _Doble(atascado=True)
     asyncio.get_running_loop().call_later(0.05, doble.stop)
-    with caplog.at_level(logging.ERROR, logger="stream.worker"):
+    with caplog.at_level(logging.ERROR, logger="stream.serving"):
         await asyncio.wait_for(run_until_stopped(cast(Worker, doble), 0.2), 5)
     assert doble.cancelado
     assert "did not stop within" in caplog.text
@@ -50,7 +51,7 @@ async def test_una_parada_atascada_se_cancela_tras_el_limite(
 async def test_una_parada_normal_no_cancela_nada(caplog: pytest.LogCaptureFixture) -> None:
     doble = _Doble(atascado=False)
     asyncio.get_running_loop().call_later(0.05, doble.stop)
-    with caplog.at_level(logging.ERROR, logger="stream.worker"):
+    with caplog.at_level(logging.ERROR, logger="stream.serving"):
         await asyncio.wait_for(run_until_stopped(cast(Worker, doble), 5), 5)
     assert not doble.cancelado
     assert "did not stop" not in caplog.text

@@ -3,8 +3,9 @@
 * Format: one JSON object per line (``python-json-logger``) unless standard error is a
   terminal, where a person reads it; then ``time LEVEL logger: message [sku=... ...]``.
 * Event fields: every line logged while an event is being handled carries ``sku``,
-  ``event_id``, ``version`` and, inside the graph, ``intento`` (``grafo.contexto`` keeps them
-  in context variables, so no code passes them around just to log them).
+  ``event_id``, ``version`` and, inside the graph, ``intento``: ``configure`` takes the
+  function that reads them (``grafo.contexto.campos``, context variables, so no code passes
+  them around just to log them); a command that handles no events passes none.
 * Noise: a few library records are re-levelled. aiokafka logs the broker's normal
   "coordinator not ready yet" answer of a first start as ERROR although it retries it itself;
   it becomes INFO, as does the "coordinator dead" WARNING that follows it. A failed connection
@@ -75,11 +76,15 @@ class _HumanFormatter(logging.Formatter):
         return f"{line} [{' '.join(fields)}]" if fields else line
 
 
-def configure(level: str, stream: TextIO | None = None, json_lines: bool | None = None) -> None:
-    """Set up the root logger once per process; ``json_lines`` None: JSON unless a terminal."""
-    from pythonjsonlogger.json import JsonFormatter
-
-    from grafo.contexto import campos  # imported here: ``fichas --help`` stays instant
+def configure(
+    level: str,
+    stream: TextIO | None = None,
+    json_lines: bool | None = None,
+    campos: Callable[[], dict[str, Any]] = dict,
+) -> None:
+    """Set up the root logger once per process; ``json_lines`` None: JSON unless a terminal;
+    ``campos``: the current event's fields for every line (none by default)."""
+    from pythonjsonlogger.json import JsonFormatter  # imported here: ``fichas --help`` is instant
 
     out = stream or sys.stderr
     if json_lines is None:

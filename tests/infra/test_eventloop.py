@@ -1,4 +1,4 @@
-"""``stream.eventloop.run``: the commands' coroutine runs to its result on uvloop."""
+"""``infra.eventloop.run``: the commands' coroutine runs to its result on uvloop."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from stream import eventloop
+from infra import eventloop
 
 
 async def _main(value: int) -> tuple[int, str]:
@@ -39,7 +39,7 @@ def test_freeze_startup_heap_hides_start_up_from_the_collector() -> None:
     script = textwrap.dedent(
         """
         import gc, json
-        from stream import eventloop
+        from infra import eventloop
         antes = gc.get_freeze_count()
         eventloop.freeze_startup_heap()
         congelados = gc.get_freeze_count()

@@ -17,7 +17,7 @@ from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from esquemas.constantes import PUERTA_CERTIFICADA, TOPIC_DECISIONES, TOPIC_PUERTA, ModoPuerta
-from stream.logs import LEVELS, masked
+from infra.logs import LEVELS, masked
 
 
 class Settings(BaseSettings):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from stream.config import Settings
+from infra.config import Settings
 
 VARIABLES = Path(__file__).parents[2] / "deploy" / "variables.txt"
 
@@ -47,7 +47,7 @@ def test_valor_invalido_falla_al_arrancar(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_senal_con_rubrica_falla_al_arrancar(monkeypatch: pytest.MonkeyPatch) -> None:
     """The unsupported-words signal goes with the single-verdict evaluator only."""
-    from stream.config import ConfigError, load_settings
+    from infra.config import ConfigError, load_settings
 
     monkeypatch.setenv("FICHAS_EVALUADOR_SENAL", "true")
     assert load_settings().evaluador_senal  # alone it is fine

@@ -1,0 +1,146 @@
+"""``fichas worker`` served: start every part in order, run until a signal, stop them in order.
+
+The start-up order is the contract's (docs/stream.md, "How one message flows", and
+docs/operacion.md): the version store first (its schemas are set up or migrated under the
+schema lock, independent of Kafka); then the topics (``ensure_topics`` waits for the broker by
+the start-up rule, then exit 4, and the worker refuses unequal partition counts of the input
+and the decisions topic); then the gate topic, read to its end before any input; then the
+graph, and last the Kafka clients, the ``/metrics`` and health server and the signal handlers.
+A stop is SIGTERM or SIGINT: the worker drains within ``FICHAS_GRACIA_S``, and a drain stuck
+past ``STOP_MARGIN_S`` more is cancelled as a SIGKILL would end it (``run_until_stopped``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+
+from criterios import CRITERIOS_VERSION
+from grafo import Procesador
+from infra import eventloop
+from infra.config import Settings
+from infra.kafka import build_consumer, build_producer, committed_points, connect_admin
+from infra.topics import check_co_partitioned, ensure_topics
+from stream.decisiones import particion_de_entrada
+from stream.emitter import Emitter
+from stream.http import HealthServer
+from stream.metricas import PrometheusSensor
+from stream.puerta_topico import seguir_puerta
+from stream.runtime import build_processor, clave_en_uso
+from versiones.almacen import ClaimStore, open_version_store
+from stream.worker import Worker
+
+log = logging.getLogger(__name__)
+
+
+async def serve(settings: Settings, on_started: Callable[[Worker], None] | None = None) -> None:
+    """Start every part of the worker, run until a signal, stop them in order.
+
+    ``on_started``: the worker is driven in a process of someone else's (the tests'
+    ``harness.worker.WorkerInProcess``, on a thread of its own): no signal handlers are
+    installed, and the callback gets the ``Worker`` whose ``stop`` ends the run.
+    """
+    log.info("event loop: %s", eventloop.loop_name())
+    sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
+    # The version store first: opening it sets up or migrates the schemas under the schema
+    # lock (migraciones.cerrojo), independent of Kafka. Then the topics: ``ensure_topics``
+    # waits for the broker by the start-up rule (retry for BROKER_WAIT_S, then exit 4) and
+    # creates the gate topic, so the gate reader, the first Kafka client after it, meets a
+    # broker that answers. The graph (and its checkpointer) needs the gate source.
+    async with open_version_store(settings.postgres_dsn, settings.data_dir) as versions:
+        await ensure_topics(settings)
+        await check_co_partitioned(settings)
+        async with (
+            seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
+            build_processor(
+                settings, sensor=sensor, puerta=puerta, on_probe=sensor.on_logprobs_probe
+            ) as procesador,
+        ):
+            if on_started is None:  # a process of its own: see freeze_startup_heap
+                eventloop.freeze_startup_heap()
+            await _serve(settings, sensor, procesador, versions, on_started)
+
+
+async def _serve(
+    settings: Settings,
+    sensor: PrometheusSensor,
+    procesador: Procesador,
+    versions: ClaimStore,
+    on_started: Callable[[Worker], None] | None = None,
+) -> None:
+    """Run the worker on started parts until a signal, then stop Kafka clients and health."""
+    consumer = build_consumer(settings)
+    admin = await connect_admin(settings)
+    emitter = Emitter(
+        lambda txn_id: build_producer(settings, txn_id),
+        settings.grupo,
+        reader=lambda tps: committed_points(admin, settings.grupo, tps),
+        # People's decisions of partition p are written, and their offsets committed, by the
+        # producer of input partition p (one writer per SKU, stream.decisiones).
+        producer_partition=lambda tp: particion_de_entrada(settings, tp),
+    )
+    worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
+    health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
+    if on_started is None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, worker.stop)
+    else:
+        on_started(worker)
+    await health.start()
+    await consumer.start()
+    try:
+        await run_until_stopped(worker, settings.gracia_s + STOP_MARGIN_S)
+    finally:
+        with contextlib.suppress(Exception):
+            await consumer.stop()
+        await emitter.close()
+        with contextlib.suppress(Exception):
+            await admin.close()
+        await health.stop()
+
+
+# Beyond the grace period, how long a stop may take to commit and close before it is forced.
+STOP_MARGIN_S = 30.0
+
+
+async def run_until_stopped(worker: Worker, limit_s: float) -> None:
+    """Run the worker; once asked to stop, give it ``limit_s`` to drain and commit, then cancel.
+
+    A stop is seen when the poll loop comes round to its flag. An await in that loop that never
+    returns (a Kafka client waiting on a broker that came back without it: seen once in the
+    fault suite, after a broker SIGKILL under heavy load) kept the process alive after SIGTERM
+    until something killed it. Cancelling ends it as a SIGKILL would, and says so in the log:
+    what was in flight is redelivered, as after any crash (guarantee 2).
+    """
+    run = asyncio.create_task(worker.run(), name="worker-run")
+    asked = asyncio.create_task(worker.stop_requested(), name="worker-stop")
+    try:
+        await asyncio.wait({run, asked}, return_when=asyncio.FIRST_COMPLETED)
+        if not run.done():
+            done, _ = await asyncio.wait({run}, timeout=limit_s)
+            if not done:
+                log.error(
+                    "the worker did not stop within %.0f s of the signal: cancelling what it "
+                    "was waiting for (its fichas are redelivered, as after a crash)",
+                    limit_s,
+                )
+                run.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await run
+                return
+        await run
+    finally:
+        asked.cancel()
+        if not run.done():
+            run.cancel()
+
+
+def run_worker(settings: Settings) -> int:
+    """Entry point of ``fichas worker``: exit 0 after a clean, signalled stop."""
+    eventloop.run(serve(settings))
+    log.info("worker stopped")
+    return 0
