@@ -30,8 +30,8 @@ from stream.http import HealthServer
 from stream.metricas import PrometheusSensor
 from stream.puerta_topico import seguir_puerta
 from stream.runtime import build_processor, clave_en_uso
-from versiones.almacen import ClaimStore, open_version_store
 from stream.worker import Worker
+from versiones.almacen import ClaimStore, open_version_store
 
 log = logging.getLogger(__name__)
 
