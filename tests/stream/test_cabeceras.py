@@ -13,7 +13,7 @@ def test_un_resultado_lleva_sku_version_event_id_y_esquema() -> None:
         ("version", b"12"),
         ("event_id", b"e-1"),
         ("esquema", b"FichaPublicada"),
-        ("esquema_version", b"1.3"),
+        ("esquema_version", b"1.5"),
     ]
     revision = dict(cabeceras_resultado("fichas.revision_manual", EVENTO))
     assert revision["esquema"] == b"FichaEnRevision"
@@ -29,9 +29,9 @@ def test_la_dlq_reenvia_las_cabeceras_originales_y_nombra_su_esquema() -> None:
         ("traza", b"t-1"),
         ("vacia", b""),
         ("esquema", b"EventoRechazado"),
-        ("esquema_version", b"1.3"),
+        ("esquema_version", b"1.5"),
     ]
     assert cabeceras_rechazo(None) == [
         ("esquema", b"EventoRechazado"),
-        ("esquema_version", b"1.3"),
+        ("esquema_version", b"1.5"),
     ]
