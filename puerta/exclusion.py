@@ -34,8 +34,10 @@ def comprobar_apuestas(apuestas: Sequence[float]) -> None:
 class ProcesoExclusion:
     """The exclusion mixture of one threshold, one decided approval at a time (mutable).
 
-    Keeps each bet's log-capital (a product of hundreds of factors under- or overflows) and
-    whether the mixture ever reached 1/δ; ``logs`` and ``cruzado`` restore a stored state.
+    The bets are fixed, so each bet's log-capital is ``aprobadas·log(1 - c) + rechazadas·log(1 +
+    c·objetivo/(1 - objetivo))``: the counts are the whole state, plus whether the mixture ever
+    reached 1/δ. An approval only lowers every capital, so the running maximum can only be
+    reached right after a rejection: checking there alone gives exactly "ever crossed".
     """
 
     def __init__(
@@ -43,30 +45,35 @@ class ProcesoExclusion:
         objetivo: float,
         delta: float,
         apuestas: Sequence[float] = APUESTAS_EXCLUSION,
-        logs: Sequence[float] | None = None,
+        aprobadas: int = 0,
+        rechazadas: int = 0,
         cruzado: bool = False,
     ) -> None:
         comprobar_apuestas(apuestas)
+        if aprobadas < 0 or rechazadas < 0:
+            raise ValueError("the exclusion's counts cannot be negative")
         self.limite_log = math.log(1.0 / delta)
         self._si = [math.log1p(-c) for c in apuestas]  # an approval: 1 - c
         self._no = [math.log1p(c * objetivo / (1.0 - objetivo)) for c in apuestas]
-        self.logs = list(logs) if logs is not None else [0.0] * len(apuestas)
-        if len(self.logs) != len(apuestas):
-            raise ValueError("one log-capital per exclusion bet")
+        self.aprobadas = aprobadas
+        self.rechazadas = rechazadas
         self.cruzado = cruzado
 
     def actualizar(self, aprobada: bool) -> None:
         """One decided approval at this threshold (True: people approved it as is)."""
-        factores = self._si if aprobada else self._no
-        self.logs = [log + f for log, f in zip(self.logs, factores, strict=True)]
-        # The average is at most the largest capital: the mixture is only worth computing once
-        # some bet's capital alone reaches 1/δ (the answer is the same, the cost far lower).
-        if not self.cruzado and max(self.logs) >= self.limite_log:
-            self.cruzado = self.log_valor >= self.limite_log
+        if aprobada:
+            self.aprobadas += 1
+            return
+        self.rechazadas += 1
+        self.cruzado = self.cruzado or self.log_valor >= self.limite_log
 
     @property
     def log_valor(self) -> float:
         """The mixture's log now: log of the average of the bets' capitals."""
-        mayor = max(self.logs)
-        suma = math.fsum(math.exp(log - mayor) for log in self.logs)
-        return mayor + math.log(suma) - math.log(len(self.logs))
+        logs = [
+            self.aprobadas * si + self.rechazadas * no
+            for si, no in zip(self._si, self._no, strict=True)
+        ]
+        mayor = max(logs)
+        suma = math.fsum(math.exp(log - mayor) for log in logs)
+        return mayor + math.log(suma) - math.log(len(logs))

@@ -276,7 +276,8 @@ class SecuenciaPuerta:
 
 
 class EstadoProceso(BaseModel):
-    """The stored state of one λ: the opener's e-process and the exclusion's mixture."""
+    """The stored state of one λ: the opener's e-process and whether the exclusion's mixture
+    ever crossed (its value is a function of ``n`` and ``aprobadas``, ``puerta.exclusion``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -285,7 +286,6 @@ class EstadoProceso(BaseModel):
     aprobadas: int = Field(ge=0)
     log_capital: float
     log_maximo: float = Field(ge=0.0)
-    exclusion: tuple[float, ...]
     excluido: bool
 
     @model_validator(mode="after")
@@ -323,8 +323,6 @@ class EstadoSecuencia(BaseModel):
         comprobar_apuestas(self.apuestas_exclusion)
         if self.posicion < self.desde - 1:
             raise ValueError("posicion is before the sequence's start")
-        if any(len(u.exclusion) != len(self.apuestas_exclusion) for u in self.umbrales):
-            raise ValueError("one exclusion log-capital per bet at every λ")
         return self
 
     @property
@@ -365,7 +363,8 @@ def _motor(estado: EstadoSecuencia) -> SecuenciaPuerta:
         proceso.aprobadas = guardado.aprobadas
         proceso.log_capital = guardado.log_capital
         proceso.log_maximo = guardado.log_maximo
-        exclusion.logs = list(guardado.exclusion)
+        exclusion.aprobadas = guardado.aprobadas
+        exclusion.rechazadas = guardado.n - guardado.aprobadas
         exclusion.cruzado = guardado.excluido
     return secuencia
 
@@ -388,7 +387,6 @@ def _instantanea(
                 aprobadas=proceso.aprobadas,
                 log_capital=proceso.log_capital,
                 log_maximo=proceso.log_maximo,
-                exclusion=tuple(exclusion.logs),
                 excluido=exclusion.cruzado,
             )
             for umbral, proceso, exclusion in zip(

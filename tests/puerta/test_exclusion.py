@@ -91,6 +91,30 @@ def test_apuestas_invalidas(apuestas: tuple[float, ...]) -> None:
         ProcesoExclusion(OBJETIVO, DELTA, apuestas)
 
 
-def test_un_estado_guardado_con_otra_longitud_se_rechaza() -> None:
-    with pytest.raises(ValueError, match="one log-capital per"):
-        ProcesoExclusion(OBJETIVO, DELTA, logs=[0.0])
+def test_el_estado_son_las_cuentas() -> None:
+    """The value is a function of the counts; restoring them (and the crossing) restores it."""
+    rng = random.Random(9)
+    decisiones = [rng.random() < 0.8 for _ in range(60)]
+    proceso = _proceso(decisiones)
+    copia = ProcesoExclusion(
+        OBJETIVO,
+        DELTA,
+        aprobadas=sum(decisiones),
+        rechazadas=60 - sum(decisiones),
+        cruzado=proceso.cruzado,
+    )
+    assert copia.log_valor == proceso.log_valor and copia.cruzado == proceso.cruzado
+    with pytest.raises(ValueError, match="negative"):
+        ProcesoExclusion(OBJETIVO, DELTA, aprobadas=-1)
+
+
+def test_el_maximo_se_alcanza_tras_un_rechazo() -> None:
+    """Checking the crossing after rejections only is checking it after every decision."""
+    rng = random.Random(12)
+    for _ in range(200):
+        proceso = ProcesoExclusion(OBJETIVO, DELTA)
+        cruzo = False
+        for _ in range(40):
+            proceso.actualizar(rng.random() < 0.75)
+            cruzo = cruzo or proceso.log_valor >= proceso.limite_log
+        assert proceso.cruzado == cruzo

@@ -343,7 +343,7 @@ def test_el_estado_lleva_la_exclusion_de_cada_umbral() -> None:
     [
         ({"formato": "fichas-secuencia/9"}, "formato"),
         ({"posicion": -5}, "before the sequence's start"),
-        ({"apuestas_exclusion": [0.1]}, "one exclusion log-capital"),
+        ({"apuestas_exclusion": [0.1, 1.0]}, "exclusion bet"),
         ({"objetivo": 1.5}, "objetivo"),
     ],
 )
