@@ -10,7 +10,7 @@ This package depends on nothing else of the project; ``criterios``, ``grafo`` an
 from esquemas.entrada import EventoInvalido, leer_evento, payload_texto
 from esquemas.evento import EventoCambio, FichaProveedor
 from esquemas.ficha import Ficha, Problema, Veredicto
-from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada, id_puerta
+from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada, id_puerta, id_retencion
 from esquemas.salidas import (
     DecisionRevision,
     ErrorRechazo,
@@ -45,6 +45,7 @@ __all__ = [
     "RevisionHumana",
     "Veredicto",
     "id_puerta",
+    "id_retencion",
     "leer_evento",
     "payload_texto",
 ]

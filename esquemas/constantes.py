@@ -95,7 +95,7 @@ ESQUEMAS: Final = (
     ESQUEMA_DECISION_REVISION,
     ESQUEMA_ESTADO_PUERTA,
 )
-ESQUEMA_VERSION: Final = "1.3"
+ESQUEMA_VERSION: Final = "1.5"
 
 # Kafka headers of every record the processor writes, so that a consumer can route on them
 # without parsing the value. Values are UTF-8 text; ``version`` is the decimal SKU version.
@@ -122,12 +122,29 @@ MOTIVO_PUERTA_CERTIFICADA: Final = "certificada"
 MOTIVO_PUERTA_SIN_DATOS: Final = "sin_datos_suficientes"
 MOTIVO_PUERTA_NO_CERTIFICADA: Final = "precision_no_certificada"
 MOTIVO_PUERTA_COTA_BAJA: Final = "cota_en_linea_bajo_objetivo"
+# v1.5: a family's record open because the pooled gate covers it (docs/puerta.md, "Coverage"):
+# ``umbral`` is the pooled λ, ``conjunta_actualizada_en`` names the pooled certification.
+MOTIVO_PUERTA_CUBIERTA: Final = "cubierta_por_conjunta"
+# v1.5: a family's own evidence showed, at risk δ, its precision at the pooled λ below the
+# objective (its exclusion e-process crossed 1/δ): the pooled gate no longer covers it.
+MOTIVO_PUERTA_EXCLUIDA: Final = "excluida_de_conjunta"
+# v1.5: a person's hold and release, on the hold record of a gate (``id_retencion``).
+MOTIVO_PUERTA_RETENIDA: Final = "retenida"
+MOTIVO_PUERTA_LIBERADA: Final = "liberada"
 MotivoPuerta = Literal[
     "certificada",
     "sin_datos_suficientes",
     "precision_no_certificada",
     "cota_en_linea_bajo_objetivo",
+    "cubierta_por_conjunta",
+    "excluida_de_conjunta",
+    "retenida",
+    "liberada",
 ]
+MOTIVOS_RETENCION: Final = (MOTIVO_PUERTA_RETENIDA, MOTIVO_PUERTA_LIBERADA)
+SUFIJO_RETENCION: Final = "retencion"  # a hold record's key: ``<gate id>|retencion``
+MAX_NOTA_RETENCION: Final = 500  # characters of a hold's or release's reason (``nota``)
+MAX_RETENIDA_POR: Final = 200  # characters of the name of who held or released a gate
 # Who opened a gate (``EstadoPuerta.abierta_por``, v1.3): the reviewer app's sequential
 # certifier, the command line, or, in manual mode, the reviewer's name (any other string).
 ABIERTA_POR_AUTOMATICO: Final = "automatico"
@@ -138,3 +155,8 @@ ORIGEN_LTT_CONJUNTO: Final = "ltt:conjunto"
 ORIGEN_LTT_RECALIFICADO: Final = "ltt:recalificado"
 # fixed-n Learn-then-Test on a batch of people's decisions read with their evidence
 ORIGEN_LTT_DECISIONES: Final = "ltt:decisiones"
+# v1.5: a hold or release is a person's act, not a certification (``origen_datos`` of a hold
+# record); a family covered by the pooled gate on its own shadow-mode evidence (of a covered
+# record; method ``cobertura``, data ``sombra``, then the pooled certification it rests on).
+ORIGEN_PERSONA: Final = "persona"
+ORIGEN_COBERTURA_SOMBRA: Final = "cobertura:sombra"

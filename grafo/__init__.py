@@ -3,7 +3,8 @@
 Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits the outcome the
 graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes``, ``Nodos``,
 ``construir_grafo``, ``open_checkpointer`` and ``Procesador``; for the publication gate,
-``clave_puerta`` (the running key) and ``FuentePuerta`` (where the gate is read from);
+``clave_puerta`` (the running key, with ``modelo_servido`` and ``muestreo_de`` for the served
+model and the request settings) and ``FuentePuerta`` (where the gate is read from);
 ``probe_logprobs``, the start-up check that the server gives the evaluator's log-probabilities;
 ``origen_revision``, the one builder of what a reviewer compares a ficha against.
 """
@@ -22,7 +23,7 @@ from grafo.ejecucion import (
 )
 from grafo.logprobs_probe import LogprobsProbe, probe_logprobs
 from grafo.nodos import Nodos, decidir, origen_revision
-from grafo.puerta import FuentePuerta, PuertaCerrada, clave_puerta
+from grafo.puerta import FuentePuerta, PuertaCerrada, clave_puerta, modelo_servido, muestreo_de
 from grafo.retry import Backoff
 from grafo.sensores import NullSensor, Sensor
 
@@ -48,6 +49,8 @@ __all__ = [
     "close_chat_model",
     "construir_grafo",
     "decidir",
+    "modelo_servido",
+    "muestreo_de",
     "open_checkpointer",
     "origen_revision",
     "probe_logprobs",

@@ -101,7 +101,11 @@ async def abrir(
     umbral: float = 0.5,
     familia: str = FAMILIA_TODAS,
 ) -> EstadoPuerta:
-    """Write an open gate for ``clave`` (pooled by default) to ``topic``; return it."""
+    """Write an open gate for ``clave`` (pooled by default) to ``topic``; return it.
+
+    Since v1.5 a pooled record alone governs no family: for a family's fichas to publish,
+    open that family's gate (``familia``) or write its covered record too.
+    """
     return await escribir(bootstrap, topic, estado(clave, umbral, familia))
 
 

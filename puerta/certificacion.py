@@ -1,49 +1,28 @@
-"""Certify a score threshold against people: Learn then Test with fixed-sequence testing.
+"""Certify a score threshold against people: Learn then Test with fixed-sequence testing (pure).
 
-The question a gate answers: from which evaluator score ``s`` on may a ficha be published
-without a person, so that the precision of those automatic approvals (the share people would
-approve) is at least ``objetivo``, with risk at most ``delta`` that it is not.
-
-Method (Angelopoulos, Bates, Candès, Jordan, Lei 2021, "Learn then Test", arXiv 2110.01052):
-every candidate threshold λ is a null hypothesis H_λ: "precision(λ) < objetivo". On
-people-labelled candidates, n(λ) = how many the gate would approve (score >= λ) and k(λ) = how
-many of those people rejected; under H_λ the errors are at least Binomial(n, 1 - objetivo), so
-the exact binomial tail p(λ) = P(Binomial(n, 1 - objetivo) <= k) is a valid p-value. The
-thresholds are tested in a fixed order, strictest (highest score) first, each at the full level
-``delta``, and the walk stops at the first one that does not reject: fixed-sequence testing
-controls the family-wise error at ``delta`` without a multiplicity correction, because a
-threshold is only tested once every stricter one has passed. The certified threshold is the last
-that passed, the most lenient one with the guarantee.
-
-Why this order and not "the lowest threshold whose p is small": precision is not monotone in λ
-on a finite sample, and picking the best-looking threshold after seeing all p-values would spend
-the risk many times over. Walking from the strictest is the order in which precision is
-expected to fall, so the walk loses little.
-
-Where the walk starts: at the strictest threshold that approves at least
-``minimo_aprobaciones(objetivo, delta)`` candidates (29 for 0.9 / 0.05), not at the very top.
-With continuous scores the top threshold approves one candidate, whose p-value is at least
-objetivo = 0.9 > delta whatever people said, so a walk started there would stop at once and
-never certify anything. Thresholds that approve fewer than the minimum cannot pass (see below),
-and which ones they are depends on the scores alone, never on the labels, so dropping them
-leaves a sequence fixed before the labels are looked at: the guarantee is unchanged (the
-p-values are valid conditionally on the scores). They stay in the curve, marked as not tested.
-
-Candidates with no score (``puntuacion`` None: no usable log-probabilities, or a ficha the code
-checks veto) are never approved at any threshold. They count for neither n nor k.
-
-A necessary condition, used for the ``sin_datos_suficientes`` reason: with n approvals of
-which k were rejected, p >= objetivo^(n - k) (the event "the last n - k trials had no error"
-implies "at most k errors"), so no threshold can certify with fewer than
-``minimo_aprobaciones(objetivo, delta)`` people-approved scored candidates: 29 for 0.9 / 0.05.
+The question a gate answers: from which evaluator score on may a ficha be published without a
+person, so that the precision of those automatic approvals is at least ``objetivo``, with risk
+at most ``delta`` that it is not. On a labelled batch each distinct score λ is a null
+"precision(λ) < objetivo" with the exact binomial p-value P(Binomial(n, 1 - objetivo) <= k);
+the thresholds are tested strictest first, each at the full ``delta``, from the first one that
+approves at least ``minimo_aprobaciones`` candidates, and the walk certifies the last that
+passed (Angelopoulos et al. 2021, "Learn then Test"). Per family and pooled
+(``certificar_por_familia``); a family without its own gate is covered by the pooled
+certification only with enough approvals of its own at the pooled λ and no evidence that its
+precision there is below the objective (``cubrir_por_lote``). Invariants: the order of the walk
+and its start depend on the scores only, never on the labels; a candidate without a score is
+never approved. This is a fixed-n test: it must not be re-run after every new label (optional
+stopping; ``puerta.secuencial`` is the tool for a live sequence). Why, with the proofs:
+docs/puerta.md, "Certifying a threshold" and "Coverage".
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Literal
 
 from esquemas.constantes import (
     DELTA_PUERTA,
@@ -55,6 +34,7 @@ from esquemas.constantes import (
     MotivoPuerta,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from puerta.cobertura import MINIMO_PROPIO
 
 
 @dataclass(frozen=True)
@@ -137,6 +117,29 @@ def cola_binomial(k: int, n: int, q: float) -> float:
         + i * log_q
         + (n - i) * log_1q
         for i in range(k + 1)
+    ]
+    mayor = max(terminos)
+    return min(1.0, math.exp(mayor) * math.fsum(math.exp(t - mayor) for t in terminos))
+
+
+def cola_binomial_superior(k: int, n: int, q: float) -> float:
+    """P(Binomial(n, q) >= k), exact up to float rounding (the complement's terms, in log space).
+
+    Summed over i = k..n directly rather than as 1 - P(<= k - 1), which loses every digit when
+    the tail is tiny.
+    """
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    log_q, log_1q = math.log(q), math.log1p(-q)
+    terminos = [
+        math.lgamma(n + 1)
+        - math.lgamma(i + 1)
+        - math.lgamma(n - i + 1)
+        + i * log_q
+        + (n - i) * log_1q
+        for i in range(k, n + 1)
     ]
     mayor = max(terminos)
     return min(1.0, math.exp(mayor) * math.fsum(math.exp(t - mayor) for t in terminos))
@@ -232,10 +235,9 @@ def certificar_por_familia(
 ) -> dict[str, Certificacion]:
     """The pooled certification under ``*``, plus each family whose own data certify alone.
 
-    A family that does not certify alone falls back to the pooled gate (``puerta.resolucion``).
-    Each gate is certified at ``delta`` on its own: the guarantee is per gate, not jointly over
-    all of them. The pooled gate's precision is that of the families' mix in the data, which is
-    why a family with enough data of its own gets its own gate.
+    A family that does not certify alone is published by the pooled gate only where
+    ``cubrir_por_lote`` covers it (v1.5: the pooled record never governs a family directly).
+    Each gate is certified at ``delta`` on its own: the guarantee is per gate, not jointly.
     """
     resultado = {FAMILIA_TODAS: certificar(candidatas, objetivo, delta)}
     familias = sorted({c.familia for c in candidatas if c.familia != FAMILIA_TODAS})
@@ -270,3 +272,72 @@ def estado_puerta(
         motivo=certificacion.motivo,
         actualizada_en=ahora,
     )
+
+
+RazonCoberturaLote = Literal[
+    "cubierta", "propia", "conjunta_cerrada", "excluida", "pocas_aprobaciones"
+]
+
+
+@dataclass(frozen=True)
+class CoberturaLote:
+    """Whether the batch's pooled certification covers ``familia``, and its own data at λ_*.
+
+    ``n``, ``k``: the family's candidates the pooled gate would approve (score >= λ_*) and how
+    many of them people rejected; ``p``: the one-sided p-value of "its precision at λ_* is at
+    least ``objetivo``", P(Binomial(n, 1 - objetivo) >= k) (1.0 when not computed).
+    """
+
+    familia: str
+    razon: RazonCoberturaLote
+    umbral: float | None = None
+    n: int = 0
+    k: int = 0
+    p: float = 1.0
+
+    @property
+    def cubierta(self) -> bool:
+        """Whether the family may be published at the pooled λ."""
+        return self.razon == "cubierta"
+
+
+def cubrir_por_lote(
+    candidatas: Sequence[Candidata],
+    certificaciones: Mapping[str, Certificacion],
+    objetivo: float = OBJETIVO_PUERTA,
+    delta: float = DELTA_PUERTA,
+    minimo: int = MINIMO_PROPIO,
+) -> dict[str, CoberturaLote]:
+    """For every family of the batch, whether the pooled certification covers it.
+
+    ``certificaciones`` is ``certificar_por_familia``'s answer on the same batch. A family with
+    its own certification is ``propia``; with no certified pooled gate every family is
+    ``conjunta_cerrada``. Otherwise a family is excluded when its own approvals at λ_* reject
+    "precision >= objetivo" at ``delta`` (one exact binomial test, the batch analogue of the
+    exclusion e-process), and needs at least ``minimo`` approvals of its own at λ_* to be covered.
+    """
+    _comprobar_parametros(objetivo, delta)
+    conjunta = certificaciones.get(FAMILIA_TODAS)
+    umbral = conjunta.umbral if conjunta is not None else None
+    resultado: dict[str, CoberturaLote] = {}
+    for familia in sorted({c.familia for c in candidatas if c.familia != FAMILIA_TODAS}):
+        if familia in certificaciones:
+            resultado[familia] = CoberturaLote(familia, "propia")
+            continue
+        if umbral is None:
+            resultado[familia] = CoberturaLote(familia, "conjunta_cerrada")
+            continue
+        aprobadas = [
+            c.aprobada_por_personas
+            for c in candidatas
+            if c.familia == familia and c.puntuacion is not None and c.puntuacion >= umbral
+        ]
+        n, k = len(aprobadas), aprobadas.count(False)
+        p = cola_binomial_superior(k, n, 1 - objetivo)
+        razon: RazonCoberturaLote = "cubierta"
+        if p <= delta:
+            razon = "excluida"
+        elif n < minimo:
+            razon = "pocas_aprobaciones"
+        resultado[familia] = CoberturaLote(familia, razon, umbral, n, k, p)
+    return resultado

@@ -1,45 +1,18 @@
 """An anytime-valid confidence bound on the precision of automatic publication, by betting.
 
-Each verdict of the random sample of published fichas is an outcome x in [0, 1] (1 = the
-person agreed the automatic publication was correct). The reviewer app looks at the bound after
-every verdict, for as long as the gate is open, and closes the gate when the evidence says so.
-A bound that is looked at that often must be valid at every look at once.
-
-Why not a Wilson interval recomputed at every decision: Wilson's interval holds for one look at
-a sample size fixed in advance. Recomputed after each verdict and acted on at the first look
-where it crosses the objective, its error rate is not ``delta``: by the law of the iterated
-logarithm a fixed-n interval around the true mean is eventually left with probability one when
-it is checked forever, so a gate would be closed (or kept open) by chance. A confidence
-sequence instead satisfies P(there is a time t at which the true mean is outside CS_t) <= delta.
-
-Method (Waudby-Smith & Ramdas 2023, "Estimating means of bounded random variables by betting",
-JRSS-B, arXiv 2010.09686, section 4 and its predictable plug-in bets): for each candidate mean
-m, a gambler starts with capital 1 and bets a fraction λ_t on the next outcome being above m:
-
-    K_t(m) = prod_{i<=t} (1 + λ_i(m) (x_i - m))
-
-If the true mean is m, K_t(m) is a nonnegative martingale, so by Ville's inequality
-P(exists t: K_t(m) >= 1/delta) <= delta. Every m whose capital ever reached 1/delta is rejected
-for good; the lower bound is the largest rejected m (the rejected set is an interval [0, L):
-each factor is nonincreasing in m, see ``_LadoInferior``). The bets are the paper's predictable
-plug-in empirical-Bernstein ones ("PrPl"), fixed before x_t is seen:
-
-    λ̇_t = sqrt(2 log(1/delta) / (σ̂²_{t-1} t log(1 + t))),   λ_t(m) = min(λ̇_t, c / m), c = 1/2
-    μ̂_t = (1/2 + sum x_i) / (t + 1),   σ̂²_t = (1/4 + sum (x_i - μ̂_i)²) / (t + 1)
-
-The truncation c/m keeps every factor >= 1 - c > 0. This is the positive half of the paper's
-hedged capital process (θ = 1): a one-sided bound at level ``delta`` needs only it. The upper
-bound is the same construction on 1 - x.
-
-Which side closes a gate: the lower bound says "precision is at least L" (risk delta); it
-starts at 0 and only rises, so right after a gate opens it is below the objective for lack of
-samples, not for lack of precision. Evidence that the precision is *below* the objective is the
-upper bound falling under it (risk delta of closing a gate whose precision is in truth at
-least the objective). ``CotaEnLinea`` keeps both; docs/puerta.md says which the app uses.
-
-The bounds are computed on a grid of ``puntos`` candidate means (1000 by default, a resolution
-of 0.001), rounded in the safe direction: the lower bound is a grid point that was rejected, so
-it never exceeds the exact bound.
+Each verdict of the random sample of published fichas is an outcome x in [0, 1] (1 = the person
+agreed the automatic publication was correct). The reviewer app looks at the bound after every
+verdict, so it must hold at every look at once: a confidence sequence, P(some t has the true
+mean outside CS_t) <= delta, which a Wilson interval recomputed at every verdict is not. For each
+candidate mean m on a grid, the capital K_t(m) = prod (1 + λ_i(m) (x_i - m)) with the predictable
+plug-in empirical-Bernstein bets of Waudby-Smith & Ramdas 2023 ("Estimating means of bounded
+random variables by betting", truncated at c/m, c = 1/2) is a nonnegative martingale when m is
+the mean, so by Ville's inequality m is rejected for good once K_t(m) reaches 1/delta. The lower
+bound is the largest rejected m; the upper bound is the same construction on 1 - x.
+Invariants: a bet is fixed before its outcome is seen; the grid rounds in the safe direction
+(the lower bound never exceeds the exact one); which side closes a gate is the caller's (the
+upper bound below the objective). The formulas, why the rejected set is an interval, and the
+measured comparison with Wilson: docs/puerta.md, "The online bound".
 """
 
 from __future__ import annotations

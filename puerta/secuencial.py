@@ -1,99 +1,42 @@
 """Open a gate from shadow-mode decisions with a guarantee that holds however often one looks.
 
-While a family's gate is closed (shadow mode) every ficha goes to people with the evaluator's
-score. The reviewer app wants to open the gate by itself as soon as those decisions allow, so it
-looks after every decision. Re-running the fixed-n Learn-then-Test of ``puerta.certificacion``
-at every look and opening at the first pass is optional stopping: each look is a new chance for
-noise to pass, and the chance that one of them does grows with the number of looks (measured in
-docs/puerta.md, "Abrir la puerta"). This module keeps instead, for each threshold λ, an
-**e-process**: a test statistic whose chance of *ever* reaching ``1/delta`` under the null is at
-most ``delta``, at every look at once, with any rule for when to look or stop.
-
-The test at one λ (the same family of tools as ``puerta.cota``: Waudby-Smith & Ramdas 2023,
-"Estimating means of bounded random variables by betting", JRSS-B, arXiv 2010.09686). The
-approvals at λ are the observations whose code checks passed and whose score is ``>= λ``, taken
-in arrival order; each gives x = 1 if people approved it as is, 0 if they rejected or edited
-it; fichas closed as obsolete are skipped (nobody judged them). The null H_λ: "precision at λ
-is below ``objetivo``" (each approval's chance of x = 1, given the past, is at most objetivo).
-A gambler starts with capital 1 and before each x stakes a fraction ``b`` on it being above
-objetivo:
-
-    K_t = prod_{i<=t} (1 + b_i (x_i - objetivo)),   0 <= b_i < 1 / objetivo
-
-Every factor is positive, and under H_λ its expectation given the past is
-1 + b_i (E[x_i] - objetivo) <= 1: K is a nonnegative supermartingale, so by Ville's inequality
-P(exists t: K_t >= 1/delta) <= delta. A λ whose capital ever reached ``1/delta`` is rejected
-for good (``EstadoUmbral.cruzado``): its precision is at least objetivo, with risk delta.
-
-The betting rule (``apuesta``), fixed before x_t is seen (predictable), is a truncated Kelly
-plug-in. For a Bernoulli(p) outcome the bet that makes the capital grow fastest is
-b* = (p - objetivo) / (objetivo (1 - objetivo)); the rule plugs in a running estimate of p and
-clips the result to [0, TRUNCAMIENTO / objetivo]:
-
-- the estimate is the running mean shrunk toward 1 by one imaginary approval,
-  p̂_t = (approvals so far + 1) / (decided so far + 1). A gate is only worth opening when
-  precision is well above the objective, so the gambler stakes as if it were from the first
-  ficha: with every decision approved the capital crosses ``1/delta`` after 38 approvals for
-  0.9 / 0.05 (no bet can do it in fewer than 29, the fixed-n minimum); a rejection drops p̂ and
-  with it the bet at once, and under the objective the bet is 0 (a gambler who believes the
-  null stops betting instead of losing);
-- the truncation ``TRUNCAMIENTO`` = 0.75 bounds what one rejection can cost (the capital keeps
-  at least a quarter). Closer to 1 opens a perfect judge a few approvals sooner and a 0.95 one
-  later, because each of its rejections costs more; 0.75 is the middle of that trade-off in the
-  simulation of docs/puerta.md (median 38 approvals at precision 0.99, 201 at 0.95).
-
-Which rule is used changes only how fast a gate opens, never the guarantee: any predictable
-bet keeps K a supermartingale under the null.
-
-**The grid and the walk (fixed-sequence testing).** The thresholds are the grid ``REJILLA``,
-fixed before any data, walked from the strictest to the most lenient; the gate opens at the
-most lenient λ whose e-process, and every stricter one's, has ever crossed ``1/delta``. Why the
-family-wise error stays at ``delta`` at every time at once, with no multiplicity correction:
-let λ* be the first threshold in the grid's fixed order whose null is true (precision below the
-objective). Since the order is fixed, λ* is one fixed (unknown) threshold, whatever the data
-and whatever the time. Opening wrongly, at any time, means opening at λ* or past it, which the
-walk allows only if λ*'s own e-process has crossed at some time; that happens with probability
-at most ``delta`` (Ville). So P(the gate is ever open at a λ below the objective) <= delta,
-however often the app looks.
-
-Why the walk starts at the grid's fixed top, and not where data first allow (as the fixed-n walk
-of ``puerta.certificacion`` skips thresholds with too few approvals): in a sequence that start
-would move as fichas arrive, and the first true null past a moving start is a different
-threshold at different times. The error would then be "one of several nulls ever crossed",
-whose probability adds up over those nulls instead of being one Ville event of probability
-delta. The price is that the strictest λ of the grid must see enough approvals before anything
-opens, which is why ``REJILLA``'s strict end is not higher than it is (below).
-
-**Order independent of labels.** The sequence is the fichas in *arrival* order, the order the
-worker sent them to review, which no label can change; the caller passes the prefix in which
-every ficha was decided or closed as obsolete. In the order people decide them it would not be
-valid: reviewers who decide the easy ones first make the early approvals better than the
-precision the gate would publish at, and the capital would grow on that selection.
+For each threshold λ of a grid fixed in advance (``REJILLA``) a betting e-process tests "the
+precision at λ is below the objective" over the decided approvals at λ in arrival order (code
+checks passed, score >= λ; x = 1 approved as is, 0 rejected or edited; obsolete skipped): the
+capital prod (1 + b_i (x_i - objetivo)) with a predictable truncated-Kelly bet b_i. By Ville's
+inequality it ever reaches 1/δ with probability at most δ under the null; the walk, strictest
+first, opens at the most lenient λ whose capital, and every stricter one's, has crossed. Beside
+it, per λ, the family's exclusion e-process (``puerta.exclusion``) for the pooled gate's
+coverage. The state of a whole sequence (``EstadoSecuencia``) is immutable and JSON-serialisable
+and ``avanzar`` moves it by newly decided fichas only, so the app's cost per round does not grow
+with history. Invariants: the bets, the grid and the walk define the guarantee and must not
+change silently; ``certificar_secuencia(obs)`` is exactly ``leer(avanzar(inicial(...), obs))``,
+so a recomputation from scratch equals a stored state advanced in steps, bit for bit; a position
+already consumed is never consumed again. The proofs, the choice of bet, truncation and grid,
+and the measured false openings: docs/puerta.md, "Opening the gate" and "The sequence's state".
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from puerta.exclusion import APUESTAS_EXCLUSION, ProcesoExclusion, comprobar_apuestas
 
 REJILLA: tuple[float, ...] = (0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5)
-"""The thresholds, strictest first, fixed before any data.
-
-The strict end is 0.95, not 0.99: every opening needs the strictest λ crossed first, and it
-sees only the fichas scored at or above it, so a top threshold few fichas reach blocks the whole
-walk (with a quarter of the fichas above 0.99 the gate would need four times the decisions to
-open anywhere). An evaluator that approves with confidence scores its good fichas above 0.95.
-The lenient end is 0.5: below it the evaluator itself leans to rejecting (s = P(aprobada =
-true) < 1/2), and publishing what the judge would reject is not a gate worth certifying. The
-step, 0.05, gives ten nulls: neighbouring thresholds share most of their approvals, so a finer
-step would add little resolution and a coarser one would lose recall.
-"""
+"""The thresholds, strictest first, fixed before any data (docs/puerta.md says why 0.95 at the
+strict end, 0.5 at the lenient one, and a step of 0.05)."""
 
 TRUNCAMIENTO = 0.75  # a bet never stakes more than 0.75 / objetivo: a rejection keeps >= 1/4
 LIMITE_FALTAN = 100_000  # beyond this many approvals ``faltan`` says "cannot say" (None)
+FORMATO: Final = "fichas-secuencia/1"  # the stored state's format (``EstadoSecuencia.formato``)
 
 
 @dataclass(frozen=True)
@@ -124,6 +67,10 @@ class Observacion:
             and self.puntuacion >= umbral
         )
 
+    def cuenta(self, rejilla: Sequence[float]) -> bool:
+        """Whether this ficha could be an approval at some λ of the grid, decided or not."""
+        return self.codigo_ok and self.puntuacion is not None and self.puntuacion >= min(rejilla)
+
 
 @dataclass(frozen=True)
 class EstadoUmbral:
@@ -131,7 +78,9 @@ class EstadoUmbral:
 
     ``n`` approvals at λ seen (code ok, score >= λ, decided), ``k`` of them rejected by people;
     ``e_valor`` the e-process now, ``e_max`` its running maximum, ``cruzado`` whether e_max
-    reached ``1/delta`` (once crossed it stays rejected).
+    reached ``1/delta`` (once crossed it stays rejected). ``e_exclusion``: the family's
+    exclusion mixture at λ now; ``excluido``: whether it ever reached ``1/delta`` (its
+    precision at λ shown below the objective, at risk delta; ``puerta.exclusion``).
     """
 
     umbral: float
@@ -140,6 +89,8 @@ class EstadoUmbral:
     e_valor: float
     e_max: float
     cruzado: bool
+    e_exclusion: float = 1.0
+    excluido: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,6 +117,10 @@ class ResultadoSecuencial:
     def abierta(self) -> bool:
         """Whether some threshold is certified (the gate may open)."""
         return self.umbral is not None
+
+    def en(self, umbral: float) -> EstadoUmbral | None:
+        """The grid's entry at exactly ``umbral``; None when it is not a λ of the grid."""
+        return next((e for e in self.umbrales if e.umbral == umbral), None)
 
 
 def _comprobar_parametros(objetivo: float, delta: float, rejilla: Sequence[float]) -> None:
@@ -237,8 +192,8 @@ class ProcesoE:
                 return i
         return None
 
-    def estado(self, umbral: float) -> EstadoUmbral:
-        """The public view of this process at threshold ``umbral``."""
+    def estado(self, umbral: float, exclusion: ProcesoExclusion | None = None) -> EstadoUmbral:
+        """The public view of this process (and of its threshold's exclusion) at ``umbral``."""
         return EstadoUmbral(
             umbral=umbral,
             n=self.n,
@@ -246,6 +201,8 @@ class ProcesoE:
             e_valor=_exp(self.log_capital),
             e_max=_exp(self.log_maximo),
             cruzado=self.cruzado,
+            e_exclusion=_exp(exclusion.log_valor) if exclusion is not None else 1.0,
+            excluido=exclusion.cruzado if exclusion is not None else False,
         )
 
 
@@ -257,22 +214,34 @@ def _exp(logaritmo: float) -> float:
 class SecuenciaPuerta:
     """The e-processes of a whole grid, fed one observation at a time in arrival order.
 
-    ``certificar_secuencia`` is this fed with a whole sequence; the class is for callers that
-    look after every decision (the simulation in ``bench``) without recomputing the prefix.
+    Per λ, the opener's ``ProcesoE`` and the exclusion's ``ProcesoExclusion``. The mutable
+    engine behind ``avanzar`` and ``certificar_secuencia``; the simulation in ``bench`` feeds it
+    directly to look after every decision without recomputing the prefix.
     """
 
-    def __init__(self, objetivo: float, delta: float, rejilla: Sequence[float] = REJILLA) -> None:
+    def __init__(
+        self,
+        objetivo: float,
+        delta: float,
+        rejilla: Sequence[float] = REJILLA,
+        apuestas: Sequence[float] = APUESTAS_EXCLUSION,
+    ) -> None:
         _comprobar_parametros(objetivo, delta, rejilla)
+        comprobar_apuestas(apuestas)
         self.objetivo = objetivo
         self.delta = delta
         self.rejilla = tuple(rejilla)
+        self.apuestas = tuple(apuestas)
         self.procesos = [ProcesoE(objetivo, delta) for _ in self.rejilla]
+        self.exclusiones = [ProcesoExclusion(objetivo, delta, apuestas) for _ in self.rejilla]
 
     def actualizar(self, observacion: Observacion) -> None:
         """Bet on ``observacion`` at every threshold where it is a decided approval."""
-        for umbral, proceso in zip(self.rejilla, self.procesos, strict=True):
+        for i, umbral in enumerate(self.rejilla):
             if observacion.aprobacion_en(umbral):
-                proceso.actualizar(bool(observacion.aprobada))
+                aprobada = bool(observacion.aprobada)
+                self.procesos[i].actualizar(aprobada)
+                self.exclusiones[i].actualizar(aprobada)
 
     def cruzados(self) -> int:
         """How many thresholds the walk passes: the grid's crossed prefix, strictest first."""
@@ -295,12 +264,170 @@ class SecuenciaPuerta:
             umbral=self.umbral(),
             n=certificado.n if certificado else 0,
             k=certificado.n - certificado.aprobadas if certificado else 0,
-            umbrales=tuple(p.estado(u) for u, p in zip(self.rejilla, self.procesos, strict=True)),
+            umbrales=tuple(
+                p.estado(u, e)
+                for u, p, e in zip(self.rejilla, self.procesos, self.exclusiones, strict=True)
+            ),
             bloqueo=self.rejilla[pasados] if bloqueo else None,
             faltan=bloqueo.faltan() if bloqueo else None,
             objetivo=self.objetivo,
             delta=self.delta,
         )
+
+
+class EstadoProceso(BaseModel):
+    """The stored state of one λ: the opener's e-process and whether the exclusion's mixture
+    ever crossed (its value is a function of ``n`` and ``aprobadas``, ``puerta.exclusion``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    umbral: float = Field(ge=0.0, le=1.0)
+    n: int = Field(ge=0)
+    aprobadas: int = Field(ge=0)
+    log_capital: float
+    log_maximo: float = Field(ge=0.0)
+    excluido: bool
+
+    @model_validator(mode="after")
+    def _coherente(self) -> Self:
+        """Refuse counts or a running maximum no sequence could have produced."""
+        if self.aprobadas > self.n or self.log_maximo < self.log_capital:
+            raise ValueError(f"inconsistent state at λ {self.umbral}")
+        return self
+
+
+class EstadoSecuencia(BaseModel):
+    """One gate's sequence after its decided prefix: everything ``avanzar`` needs to go on.
+
+    ``desde``: the arrival position the sequence starts at (its last restart); ``posicion``: the
+    last arrival position consumed (``desde - 1`` before any); ``decididas``: consumed fichas
+    that could count at some λ (``Observacion.cuenta``), obsolete ones included; ``umbrales``:
+    per λ of the grid, strictest first. Immutable; ``a_json``/``de_json`` round-trip it exactly.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    formato: Literal["fichas-secuencia/1"] = FORMATO
+    objetivo: float
+    delta: float
+    apuestas_exclusion: tuple[float, ...]
+    desde: int
+    posicion: int
+    decididas: int = Field(ge=0)
+    umbrales: tuple[EstadoProceso, ...]
+
+    @model_validator(mode="after")
+    def _coherente(self) -> Self:
+        """The same checks as a fresh sequence's, plus positions and bet counts that fit."""
+        _comprobar_parametros(self.objetivo, self.delta, self.rejilla)
+        comprobar_apuestas(self.apuestas_exclusion)
+        if self.posicion < self.desde - 1:
+            raise ValueError("posicion is before the sequence's start")
+        return self
+
+    @property
+    def rejilla(self) -> tuple[float, ...]:
+        """The grid of thresholds, strictest first."""
+        return tuple(u.umbral for u in self.umbrales)
+
+    def a_json(self) -> str:
+        """Canonical JSON text; floats as Python's shortest round-tripping repr."""
+        return json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def de_json(cls, texto: str) -> EstadoSecuencia:
+        """The state back from ``a_json``'s text (``ValueError`` if it is not one)."""
+        return cls.model_validate(json.loads(texto))
+
+
+def inicial(
+    objetivo: float,
+    delta: float,
+    rejilla: Sequence[float] = REJILLA,
+    desde: int = 0,
+    apuestas: Sequence[float] = APUESTAS_EXCLUSION,
+) -> EstadoSecuencia:
+    """The state of a sequence that starts at arrival position ``desde`` with nothing seen."""
+    return _instantanea(SecuenciaPuerta(objetivo, delta, rejilla, apuestas), desde, desde - 1, 0)
+
+
+def _motor(estado: EstadoSecuencia) -> SecuenciaPuerta:
+    """The mutable engine in exactly the state ``estado`` describes."""
+    secuencia = SecuenciaPuerta(
+        estado.objetivo, estado.delta, estado.rejilla, estado.apuestas_exclusion
+    )
+    for guardado, proceso, exclusion in zip(
+        estado.umbrales, secuencia.procesos, secuencia.exclusiones, strict=True
+    ):
+        proceso.n = guardado.n
+        proceso.aprobadas = guardado.aprobadas
+        proceso.log_capital = guardado.log_capital
+        proceso.log_maximo = guardado.log_maximo
+        exclusion.aprobadas = guardado.aprobadas
+        exclusion.rechazadas = guardado.n - guardado.aprobadas
+        exclusion.cruzado = guardado.excluido
+    return secuencia
+
+
+def _instantanea(
+    secuencia: SecuenciaPuerta, desde: int, posicion: int, decididas: int
+) -> EstadoSecuencia:
+    """The immutable state of the engine ``secuencia``."""
+    return EstadoSecuencia(
+        objetivo=secuencia.objetivo,
+        delta=secuencia.delta,
+        apuestas_exclusion=secuencia.apuestas,
+        desde=desde,
+        posicion=posicion,
+        decididas=decididas,
+        umbrales=tuple(
+            EstadoProceso(
+                umbral=umbral,
+                n=proceso.n,
+                aprobadas=proceso.aprobadas,
+                log_capital=proceso.log_capital,
+                log_maximo=proceso.log_maximo,
+                excluido=exclusion.cruzado,
+            )
+            for umbral, proceso, exclusion in zip(
+                secuencia.rejilla, secuencia.procesos, secuencia.exclusiones, strict=True
+            )
+        ),
+    )
+
+
+def avanzar(
+    estado: EstadoSecuencia, observaciones: Iterable[tuple[int, Observacion]]
+) -> EstadoSecuencia:
+    """The state after the newly decided prefix ``observaciones``: (arrival position, ficha).
+
+    Positions must increase strictly within one call (``ValueError`` otherwise: the caller's
+    order is not an arrival order). A position at or before ``estado.posicion`` was consumed
+    already and is skipped, so feeding the same prefix twice changes nothing; the caller passes
+    only the prefix in which every ficha that counts was decided (docs/puerta.md).
+    """
+    secuencia: SecuenciaPuerta | None = None
+    posicion, decididas = estado.posicion, estado.decididas
+    anterior: int | None = None
+    for llegada, observacion in observaciones:
+        if anterior is not None and llegada <= anterior:
+            raise ValueError(f"arrival positions must increase: {anterior} then {llegada}")
+        anterior = llegada
+        if llegada <= posicion:
+            continue
+        if secuencia is None:
+            secuencia = _motor(estado)
+        secuencia.actualizar(observacion)
+        posicion = llegada
+        decididas += observacion.cuenta(secuencia.rejilla)
+    if secuencia is None:
+        return estado
+    return _instantanea(secuencia, estado.desde, posicion, decididas)
+
+
+def leer(estado: EstadoSecuencia) -> ResultadoSecuencial:
+    """What the walk certifies in ``estado``, and how far the gate is from opening."""
+    return _motor(estado).resultado()
 
 
 def certificar_secuencia(
@@ -312,10 +439,8 @@ def certificar_secuencia(
     """The walk's result after the decided prefix ``observaciones`` (in arrival order).
 
     Valid at every look: the app may call this after every decision and open the first time
-    ``umbral`` is not None (the module's docstring says why). Since a crossed threshold stays
-    crossed, the certified λ only ever moves toward the lenient end as decisions arrive.
+    ``umbral`` is not None. Since a crossed threshold stays crossed, the certified λ only ever
+    moves toward the lenient end as decisions arrive. Exactly the stored state's read-out:
+    ``leer(avanzar(inicial(objetivo, delta, rejilla), enumerate(observaciones)))``.
     """
-    secuencia = SecuenciaPuerta(objetivo, delta, rejilla)
-    for observacion in observaciones:
-        secuencia.actualizar(observacion)
-    return secuencia.resultado()
+    return leer(avanzar(inicial(objetivo, delta, rejilla), enumerate(observaciones)))

@@ -11,9 +11,12 @@ The reader joins no consumer group: each worker needs *every* gate, not a share 
 partitions, and must never move anyone's offsets. It assigns all partitions, seeks to the
 beginning, reads with ``isolation_level=read_committed`` (guarantee 10 of the contract) and
 keeps following. The newest record per key wins (one key always lands on one partition, so
-"newest" is the partition's order). A record that is not a valid ``EstadoPuerta``, or whose key
-is not its own id, is logged and skipped: a bad record must never stop the gates of the others.
-A tombstone (null value) removes the gate, which then counts as closed.
+"newest" is the partition's order). A record's key is its value's ``id``: the gate id for a
+gate's state, the hold id (``<gate id>|retencion``, v1.5) for a person's hold or release, so
+both live side by side and neither replaces the other. A record that is not a valid
+``EstadoPuerta``, or whose key is not its own id, is logged and skipped: a bad record must never
+stop the gates of the others. A tombstone (null value) removes the record (a gate then counts as
+closed, a hold as released). Why a topic: docs/puerta.md, "The topic".
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ PAUSA_ERROR_S = 1.0  # after an unexpected error while following, before trying 
 
 
 def registro_de(estado: EstadoPuerta) -> tuple[bytes, bytes]:
-    """The record of a state: key = its gate id, value = its JSON."""
+    """The record of a state: key = its id (gate id, or hold id for a hold), value = its JSON."""
     return estado.id.encode("utf-8"), encode_value(estado)
 
 

@@ -9,9 +9,10 @@ current snapshot, so a gate closed on the topic applies to the next evaluation, 
 reader's poll interval. Only gates of the running key apply; the key is computed by the graph
 (``grafo.clave_puerta``), which knows the prompt: this module never sees it.
 
-``razon`` says in one line why a family's gate is open or closed, naming the running key and,
-when no record matches, the keys that were seen: the line the worker logs at start-up, so that
-an operator whose gate stays closed after a prompt edit or a model change sees why.
+``razon`` says in one line why a family's gate is open or closed (``puerta.resolucion``'s
+reason, v1.5: a pooled record alone governs no family), naming the running key and, when no
+record matches, the keys that were seen: the line the worker logs at start-up, so that an
+operator whose gate stays closed after a prompt edit or a model change sees why.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada
-from puerta.resolucion import puerta_para, umbral_aplicable
+from puerta.resolucion import puerta_para, resolver, umbral_aplicable
 
 Estados = Mapping[str, EstadoPuerta]
 
@@ -64,25 +65,32 @@ def describir_clave(clave: ClavePuerta) -> str:
 
 def razon(familia: str, clave: ClavePuerta, estados: Estados) -> tuple[bool, str]:
     """Whether ``familia``'s gate is open under ``clave``, and why, in one line."""
-    estado = puerta_para(familia, clave, estados)
-    if estado is not None and umbral_aplicable(estado) is not None:
+    res = resolver(familia, clave, estados)
+    estado = res.estado
+    if res.abierta and estado is not None:
+        cubierta = " (covered by the pooled gate)" if res.razon == "conjunta" else ""
         return True, (
-            f"gate of {familia} open: record {estado.id}, umbral {estado.umbral:.4f}, "
+            f"gate of {familia} open{cubierta}: record {estado.id}, umbral {estado.umbral:.4f}, "
             f"n={estado.n} k={estado.k}, objetivo {estado.objetivo}, "
             f"certified on {estado.origen_datos}"
         )
     if estado is not None:
+        quien = f", by {estado.retenida_por}: {estado.nota or 'no reason given'}"
         return False, (
             f"gate of {familia} closed by its record {estado.id}: motivo {estado.motivo} "
-            f"(n={estado.n} k={estado.k})"
+            f"(n={estado.n} k={estado.k}{quien if estado.retencion else ''}; {res.razon})"
         )
     otras = sorted({describir_clave(e.clave) for e in estados.values() if e.clave != clave})
-    if not estados:
+    if res.razon == "conjunta_cerrada":
+        detalle = "its record is covered by a pooled certification no longer in force"
+    elif res.conjunta is not None:
+        detalle = "no record for this family (a pooled gate alone governs no family)"
+    elif not estados:
         detalle = "no gate record at all"
     elif otras:
         detalle = "gate records only for other keys: " + "; ".join(otras)
     else:
-        detalle = "no record for this family nor a pooled one"
+        detalle = "no record for this family under this key"
     return False, (
         f"gate of {familia} closed: {detalle}; the running key is {describir_clave(clave)}"
     )

@@ -38,7 +38,7 @@ from esquemas.constantes import (
     SKU_PATTERN,
     TOPIC_PUERTA,
 )
-from esquemas.puerta import ClavePuerta, id_puerta
+from esquemas.puerta import ClavePuerta, id_puerta, id_retencion
 from infra.config import Settings
 from infra.topics import topic_configs
 
@@ -187,7 +187,9 @@ def test_el_topic_de_las_puertas_es_compactado_y_su_clave_el_id_de_la_puerta() -
     )
     for familia in ("zapatillas", FAMILIA_TODAS):
         assert re.fullmatch(patron, id_puerta(familia, clave))
+        assert re.fullmatch(patron, id_retencion(familia, clave))  # v1.5: a hold's own key
     assert not re.fullmatch(patron, "zapatillas")
+    assert not re.fullmatch(patron, id_puerta("zapatillas", clave) + "|abierta")
     acciones = {
         o["action"]
         for o in documento["operations"].values()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from langchain_core.messages import HumanMessage
 
 from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
 from esquemas.puerta import ClavePuerta, PuertaAplicada
@@ -20,9 +23,12 @@ from grafo import (
     build_chat_model,
     clave_puerta,
     close_chat_model,
+    modelo_servido,
+    muestreo_de,
 )
+from grafo.chat_model import evaluator_chat_model
 from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica, prompt_generador
-from grafo.puerta import configuracion_generador
+from grafo.puerta import configuracion_generador, texto_ajustes
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.procesador import abrir_procesador
@@ -289,3 +295,158 @@ async def test_la_senal_no_va_con_la_rubrica() -> None:
         assert Agentes(model, senal=True).senal
     finally:
         await close_chat_model(model)
+
+
+# --- v1.5: the key names the model that answers and the settings each side sends.
+
+VLLM = {
+    "object": "list",
+    "data": [
+        {
+            "id": "qwen3-30b-a3b",
+            "object": "model",
+            "created": 1764600000,
+            "owned_by": "vllm",
+            "root": "Qwen/Qwen3-30B-A3B",
+            "parent": None,
+            "max_model_len": 32768,
+            "permission": [{"id": "modelperm-1", "allow_sampling": True}],
+        },
+        {
+            "id": "fichas-lora",
+            "object": "model",
+            "created": 1764600000,
+            "owned_by": "vllm",
+            "root": "/loras/fichas v2",
+            "parent": "qwen3-30b-a3b",
+            "max_model_len": None,
+            "permission": [],
+        },
+    ],
+}
+LLAMACPP = {
+    "models": [{"name": "qwen", "model": "qwen", "modified_at": "", "size": "", "digest": ""}],
+    "object": "list",
+    "data": [
+        {
+            "id": "/modelos/Qwen3-30B-A3B-Q4_K_M.gguf",
+            "aliases": ["qwen"],
+            "object": "model",
+            "created": 1764600123,
+            "owned_by": "llamacpp",
+            "meta": {
+                "vocab_type": 2,
+                "n_vocab": 151936,
+                "n_ctx_train": 40960,
+                "n_embd": 2048,
+                "n_params": 30532122624,
+                "size": 18556686336,
+                "campo_futuro": 7,
+            },
+        }
+    ],
+}
+
+
+def test_modelo_servido_de_vllm() -> None:
+    base = modelo_servido(VLLM, "qwen3-30b-a3b")
+    assert base == "max_model_len=32768 owned_by=vllm root=Qwen/Qwen3-30B-A3B"
+    lora = modelo_servido(VLLM, "fichas-lora")
+    assert lora == (
+        "owned_by=vllm parent=qwen3-30b-a3b parent_max_model_len=32768 "
+        'parent_root=Qwen/Qwen3-30B-A3B root="/loras/fichas v2"'
+    )
+    # new weights under the same served name, or another context length: another identity
+    otro = json.loads(json.dumps(VLLM))
+    otro["data"][0]["root"] = "Qwen/Qwen3-30B-A3B-Instruct-2507"
+    assert modelo_servido(otro, "qwen3-30b-a3b") != base
+    otro["data"][0] |= {"root": "Qwen/Qwen3-30B-A3B", "max_model_len": 16384, "created": 1}
+    assert modelo_servido(otro, "qwen3-30b-a3b") != base
+    # what changes between two starts of the same server does not
+    otro["data"][0] |= {"max_model_len": 32768, "permission": []}
+    assert modelo_servido(otro, "qwen3-30b-a3b") == base
+
+
+def test_modelo_servido_de_llamacpp() -> None:
+    esperado = (
+        "id=/modelos/Qwen3-30B-A3B-Q4_K_M.gguf n_ctx_train=40960 n_embd=2048 "
+        "n_params=30532122624 n_vocab=151936 owned_by=llamacpp size=18556686336 vocab_type=2"
+    )
+    assert modelo_servido(LLAMACPP, "qwen") == esperado  # by alias
+    # llama.cpp answers every name with its one model: the identity is that model's
+    assert modelo_servido(LLAMACPP, "cualquiera") == esperado
+    # another quantisation of the same model, served under the same alias
+    otro = json.loads(json.dumps(LLAMACPP))
+    otro["data"][0]["meta"]["size"] = 32483932160
+    otro["data"][0]["created"] = 1
+    assert modelo_servido(otro, "qwen") != esperado
+    enrutador = {
+        "object": "list",
+        "data": [
+            {
+                "id": "a",
+                "owned_by": "llamacpp",
+                "status": {"value": "loaded", "args": {"-m": "a.gguf"}},
+            },
+            {"id": "b", "owned_by": "llamacpp", "status": {"value": "unloaded"}},
+        ],
+    }
+    assert modelo_servido(enrutador, "a") == "archivo=a.gguf id=a owned_by=llamacpp"
+
+
+def test_modelo_servido_del_llm_de_pruebas_y_respuestas_invalidas() -> None:
+    fake = {
+        "object": "list",
+        "data": [{"id": "fake", "object": "model", "owned_by": "fichas-tests"}],
+    }
+    assert modelo_servido(fake, "fake") == "id=fake owned_by=fichas-tests"
+    dos = {"data": [{"id": "a"}, {"id": "b"}]}
+    with pytest.raises(ValueError, match="lists no model named 'c'"):
+        modelo_servido(dos, "c")
+    for malo in ([], {"data": []}, {"data": "x"}, {"data": [1]}, "texto"):
+        with pytest.raises(ValueError, match="not a /v1/models answer"):
+            modelo_servido(malo, "fake")
+
+
+def test_texto_ajustes_es_canonico() -> None:
+    assert texto_ajustes({"temperature": 0.2, "max_tokens": 1024, "seed": None}) == (
+        "max_tokens=1024 temperature=0.2"
+    )
+    assert (
+        texto_ajustes({"b": 1.0, "a": True}) == texto_ajustes({"a": True, "b": 1}) == "a=true b=1"
+    )
+    assert texto_ajustes({"stop": ["\n\n"], "x": "dos palabras", "y": ""}) == (
+        'stop=["\\n\\n"] x="dos palabras" y=""'
+    )
+    with pytest.raises(ValueError, match="finite"):
+        texto_ajustes({"temperature": math.nan})
+
+
+async def test_el_muestreo_de_cada_lado_es_lo_que_envia() -> None:
+    """The generator's and the evaluator's copies send different settings; the text holds
+    every field of the payload langchain builds (extra_body merged in, as the server gets it)
+    except the model's name and streaming, and a changed setting changes the key."""
+    settings = LLMSettings(url="http://127.0.0.1:9/v1", model="x", timeout_s=1, max_tokens=2048)
+    model = build_chat_model(settings)
+    penalizado = build_chat_model(replace(settings, repeat_penalty=1.1))
+    try:
+        evaluador = evaluator_chat_model(model, top_logprobs=5)
+        generador_txt, evaluador_txt = muestreo_de(model), muestreo_de(evaluador)
+        assert generador_txt == "max_completion_tokens=2048 temperature=0.2"
+        assert evaluador_txt == (
+            "logprobs=true max_completion_tokens=2048 repeat_penalty=1 repetition_penalty=1 "
+            "temperature=0 top_logprobs=5"
+        )
+        carga = evaluador._get_request_payload([HumanMessage("hola")])
+        carga |= carga.pop("extra_body", None) or {}
+        esperado = {k: v for k, v in carga.items() if k not in ("messages", "model", "stream")}
+        assert evaluador_txt == texto_ajustes(esperado)
+        assert "repeat_penalty=1.1" in muestreo_de(penalizado)
+        claves = {
+            clave_puerta("x", False, "v1", muestreo_generador=t).texto()
+            for t in (generador_txt, muestreo_de(penalizado))
+        }
+        assert len(claves) == 2
+    finally:
+        await close_chat_model(model)
+        await close_chat_model(penalizado)

@@ -188,7 +188,7 @@ def test_procesar_aplica_la_puerta_del_archivo_y_sin_archivo_esta_cerrada(
     entrada = tmp_path / "entrada.jsonl"
     entrada.write_text(evento_json("G-1") + "\n" + evento_json("G-2") + "\n", encoding="utf-8")
     archivo = tmp_path / "puerta.json"
-    abierta = estado(clave_fake(), umbral=0.8)
+    abierta = estado(clave_fake(), umbral=0.8, familia="zapatillas")
     archivo.write_text(json.dumps([abierta.model_dump(mode="json")]), encoding="utf-8")
     env = _env(fake_llm, data_dir / "con", FICHAS_PUERTA="certificada")
 

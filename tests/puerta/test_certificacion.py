@@ -13,9 +13,12 @@ from puerta.certificacion import (
     certificar,
     certificar_por_familia,
     cola_binomial,
+    cola_binomial_superior,
+    cubrir_por_lote,
     curva,
     minimo_aprobaciones,
 )
+from puerta.cobertura import MINIMO_PROPIO
 
 
 def _c(puntuacion: float | None, buena: bool, familia: str = "tv") -> Candidata:
@@ -179,6 +182,57 @@ def test_por_familia_propia_si_certifica_sola_y_siempre_la_conjunta() -> None:
     cerrada = certificar_por_familia(pocas_nevera)
     assert list(cerrada) == [FAMILIA_TODAS]
     assert cerrada[FAMILIA_TODAS].motivo == "sin_datos_suficientes"
+
+
+def test_la_cola_superior_es_el_complemento_exacto() -> None:
+    for n in (0, 1, 10, 57):
+        for k in range(-1, n + 2):
+            esperado = 1.0 - cola_binomial(k - 1, n, 0.1)
+            assert cola_binomial_superior(k, n, 0.1) == pytest.approx(esperado, abs=1e-12)
+    # a tail far below float's epsilon keeps its digits (1 - P(<= k-1) would give 0.0)
+    assert 0 < cola_binomial_superior(40, 40, 0.1) == pytest.approx(1e-40, rel=1e-9)
+
+
+def test_cobertura_por_lote_pide_evidencia_propia_y_no_mala() -> None:
+    """A batch analogue of issue 38: mochilas good and plentiful, relojes 5 of 10, gafas with
+    too few approvals of its own, tv with its own gate: only mochilas is covered."""
+    mochilas = [_c(0.97, True, "mochilas") for _ in range(120)]
+    relojes = [_c(0.97, i % 2 == 0, "relojes") for i in range(10)]
+    gafas = [_c(0.97, True, "gafas") for _ in range(MINIMO_PROPIO - 1)]
+    tv = [_c(0.99, True, "tv") for _ in range(40)]
+    candidatas = mochilas + relojes + gafas + tv
+    certificaciones = certificar_por_familia(candidatas)
+    assert set(certificaciones) == {FAMILIA_TODAS, "mochilas", "tv"}
+    # mochilas certifies alone here; drop it from the family gates to see it covered
+    sin_propia = {f: c for f, c in certificaciones.items() if f != "mochilas"}
+    cobertura = cubrir_por_lote(candidatas, sin_propia)
+    assert {f: c.razon for f, c in cobertura.items()} == {
+        "gafas": "pocas_aprobaciones",
+        "mochilas": "cubierta",
+        "relojes": "excluida",
+        "tv": "propia",
+    }
+    assert (cobertura["relojes"].n, cobertura["relojes"].k) == (10, 5)
+    assert cobertura["relojes"].p == pytest.approx(cola_binomial_superior(5, 10, 0.1))
+    assert cobertura["relojes"].p <= 0.05 < cobertura["mochilas"].p
+    assert cobertura["mochilas"].umbral == certificaciones[FAMILIA_TODAS].umbral
+    # with no certified pooled gate nothing is covered
+    nada = cubrir_por_lote(gafas, certificar_por_familia(gafas))
+    assert {f: c.razon for f, c in nada.items()} == {"gafas": "conjunta_cerrada"}
+
+
+def test_cobertura_por_lote_cuenta_solo_lo_que_la_conjunta_aprobaria() -> None:
+    altas = [_c(0.99, True, "tv") for _ in range(60)]
+    bajas = [_c(0.6, False, "radio") for _ in range(30)] + [_c(None, True, "radio")] * 30
+    certificaciones = certificar_por_familia(altas + bajas)
+    umbral = certificaciones[FAMILIA_TODAS].umbral
+    assert umbral is not None and umbral > 0.6
+    radio = cubrir_por_lote(altas + bajas, {FAMILIA_TODAS: certificaciones[FAMILIA_TODAS]})
+    assert (radio["radio"].razon, radio["radio"].n, radio["radio"].k) == (
+        "pocas_aprobaciones",
+        0,
+        0,
+    )
 
 
 def test_parametros_invalidos() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import random
 
@@ -10,10 +12,14 @@ import pytest
 from puerta.secuencial import (
     REJILLA,
     TRUNCAMIENTO,
+    EstadoSecuencia,
     Observacion,
     ProcesoE,
     SecuenciaPuerta,
+    avanzar,
     certificar_secuencia,
+    inicial,
+    leer,
 )
 
 OBJETIVO = 0.9
@@ -233,3 +239,126 @@ def test_puntuaciones_en_los_bordes_valen() -> None:
     assert Observacion(0.0, True, True).aprobacion_en(0.0)
     assert Observacion(1.0, True, False).aprobacion_en(0.95)
     assert not Observacion(None, True, True).aprobacion_en(0.0)
+
+
+# --- The sequence's stored state (issue 38): advanced by new decisions only, equal to a
+# recomputation from scratch bit for bit, whatever the split points and JSON round trips.
+
+
+def _con_posiciones(
+    rng: random.Random, observaciones: list[Observacion]
+) -> list[tuple[int, Observacion]]:
+    """Arrival positions that increase with gaps (fichas of other families in between)."""
+    posicion, resultado = 3, []
+    for observacion in observaciones:
+        posicion += rng.randint(1, 4)
+        resultado.append((posicion, observacion))
+    return resultado
+
+
+def _ruidosa(rng: random.Random, largo: int) -> list[Observacion]:
+    """Decided, obsolete, code-failed and unscored fichas, scores over and under the grid."""
+    resultado = []
+    for _ in range(largo):
+        tirada = rng.random()
+        if tirada < 0.05:
+            resultado.append(Observacion(rng.uniform(0.5, 1), True, None))
+        elif tirada < 0.1:
+            resultado.append(Observacion(rng.uniform(0.5, 1), False, rng.random() < 0.5))
+        elif tirada < 0.12:
+            resultado.append(Observacion(None, True, False))
+        else:
+            resultado.append(Observacion(rng.uniform(0.3, 1), True, rng.random() < 0.93))
+    return resultado
+
+
+def test_certificar_es_avanzar_desde_el_inicio_y_leer() -> None:
+    rng = random.Random(38)
+    observaciones = _ruidosa(rng, 400)
+    estado = avanzar(inicial(OBJETIVO, DELTA), enumerate(observaciones))
+    assert leer(estado) == certificar_secuencia(observaciones, OBJETIVO, DELTA)
+    assert estado.posicion == 399 and estado.desde == 0
+    assert estado.decididas == sum(o.cuenta(REJILLA) for o in observaciones)
+    for guardado, visto in zip(estado.umbrales, leer(estado).umbrales, strict=True):
+        assert (guardado.n, guardado.n - guardado.aprobadas) == (visto.n, visto.k)
+
+
+@pytest.mark.parametrize("semilla", range(4))
+def test_guardar_y_avanzar_por_tramos_da_lo_mismo_que_recalcular(semilla: int) -> None:
+    """Any split points, each intermediate state through JSON and back: the same state, bit
+    for bit (its JSON text is equal), as one pass over the whole prefix."""
+    rng = random.Random(semilla)
+    llegadas = _con_posiciones(rng, _ruidosa(rng, 500))
+    de_una = avanzar(inicial(OBJETIVO, DELTA), llegadas)
+    cortes = sorted(rng.sample(range(1, len(llegadas)), 6))
+    estado = inicial(OBJETIVO, DELTA)
+    for desde, hasta in itertools.pairwise([0, *cortes, len(llegadas)]):
+        texto = avanzar(estado, llegadas[desde:hasta]).a_json()
+        estado = EstadoSecuencia.de_json(texto)
+        assert estado.a_json() == texto
+    assert estado == de_una
+    assert estado.a_json() == de_una.a_json()
+    assert leer(estado) == leer(de_una)
+
+
+def test_el_mismo_tramo_dos_veces_no_cambia_nada() -> None:
+    rng = random.Random(5)
+    llegadas = _con_posiciones(rng, _ruidosa(rng, 120))
+    una = avanzar(inicial(OBJETIVO, DELTA), llegadas[:80])
+    assert avanzar(una, llegadas[:80]) is una
+    assert avanzar(una, []) is una
+    # an overlapping prefix consumes only what is new
+    assert avanzar(una, llegadas) == avanzar(una, llegadas[80:])
+    assert avanzar(una, llegadas) == avanzar(inicial(OBJETIVO, DELTA), llegadas)
+
+
+def test_posiciones_que_no_crecen_se_rechazan() -> None:
+    ficha = Observacion(1.0, True, True)
+    with pytest.raises(ValueError, match="must increase"):
+        avanzar(inicial(OBJETIVO, DELTA), [(4, ficha), (4, ficha)])
+    with pytest.raises(ValueError, match="must increase"):
+        avanzar(inicial(OBJETIVO, DELTA), [(4, ficha), (2, ficha)])
+
+
+def test_una_secuencia_reiniciada_no_cuenta_lo_anterior_a_su_inicio() -> None:
+    ficha = Observacion(1.0, True, True)
+    estado = avanzar(inicial(OBJETIVO, DELTA, desde=10), [(i, ficha) for i in range(50)])
+    assert (estado.desde, estado.posicion, estado.decididas) == (10, 49, 40)
+    assert leer(estado) == certificar_secuencia([ficha] * 40, OBJETIVO, DELTA)
+
+
+def test_el_estado_lleva_la_exclusion_de_cada_umbral() -> None:
+    """5 approved and 5 rejected at 0.97: excluded at every λ; the opener never crossed."""
+    mezcla = _aprobadas(5, 0.97) + _rechazadas(5, 0.97)
+    resultado = leer(avanzar(inicial(OBJETIVO, DELTA), enumerate(mezcla)))
+    assert all(e.excluido and e.e_exclusion >= 1 / DELTA for e in resultado.umbrales)
+    assert not any(e.cruzado for e in resultado.umbrales)
+    buena = leer(avanzar(inicial(OBJETIVO, DELTA), enumerate(_aprobadas(40, 0.97))))
+    assert not any(e.excluido for e in buena.umbrales)
+    assert buena.en(0.9) is not None and buena.en(0.93) is None
+
+
+@pytest.mark.parametrize(
+    ("cambio", "mensaje"),
+    [
+        ({"formato": "fichas-secuencia/9"}, "formato"),
+        ({"posicion": -5}, "before the sequence's start"),
+        ({"apuestas_exclusion": [0.1, 1.0]}, "exclusion bet"),
+        ({"objetivo": 1.5}, "objetivo"),
+    ],
+)
+def test_un_estado_guardado_incoherente_se_rechaza(cambio: dict[str, object], mensaje: str) -> None:
+    datos = json.loads(avanzar(inicial(OBJETIVO, DELTA), enumerate(_aprobadas(3))).a_json())
+    with pytest.raises(ValueError, match=mensaje):
+        EstadoSecuencia.de_json(json.dumps(datos | cambio))
+
+
+def test_un_umbral_guardado_incoherente_se_rechaza() -> None:
+    datos = json.loads(avanzar(inicial(OBJETIVO, DELTA), enumerate(_aprobadas(3))).a_json())
+    datos["umbrales"][0]["aprobadas"] = 7
+    with pytest.raises(ValueError, match="inconsistent"):
+        EstadoSecuencia.de_json(json.dumps(datos))
+    datos["umbrales"][0]["aprobadas"] = 3
+    datos["umbrales"][0]["log_capital"] = float("nan")
+    with pytest.raises(ValueError):
+        EstadoSecuencia.de_json(json.dumps(datos))

@@ -10,10 +10,12 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from esquemas.constantes import FAMILIA_TODAS
-from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.puerta import ClavePuerta, EstadoPuerta, id_puerta, id_retencion
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import produce, read_all, settings_for
 from infra.topics import COMPACTED
+from puerta.resolucion import resolver
+from puerta.retencion import registro_retencion
 from puerta.topico import LectorPuertas, escribir_estado, escribir_estados
 
 pytestmark = pytest.mark.kafka
@@ -89,7 +91,7 @@ async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker
             await lector.stop()
     registros = await read_all(kafka.bootstrap, topic)
     assert [r["key"] for r in registros] == [abierta.id.encode()] * 2
-    assert registros[0]["headers"] == [("esquema", b"EstadoPuerta"), ("esquema_version", b"1.3")]
+    assert registros[0]["headers"] == [("esquema", b"EstadoPuerta"), ("esquema_version", b"1.5")]
 
 
 async def test_un_lector_nuevo_arranca_del_estado_mas_reciente_por_clave(
@@ -161,3 +163,38 @@ async def test_sin_topic_esta_al_dia_cerrado_y_lo_sigue_cuando_aparece(
         await _hasta(lambda: lector.estados() == {estado.id: estado}, 20)
     finally:
         await lector.stop()
+
+
+async def test_una_retencion_vive_en_su_clave_y_ninguna_apertura_la_pisa(
+    kafka: KafkaBroker,
+) -> None:
+    """v1.5: a hold is written at the gate's hold id; an opening written after it (by a writer
+    that had not read it yet) lands at the gate id and leaves it in force; a hold's value under
+    the gate id is junk. Releasing is the hold id's newest record."""
+    topic = _topic()
+    await _crear(kafka.bootstrap, topic, particiones=1)
+    retenida = registro_retencion("tv", CLAVE, True, "ana", "tallas nuevas", datetime.now(UTC))
+    abierta = _estado("tv", True, 0.8)
+    await escribir_estados(kafka.bootstrap, [retenida, abierta], topic)
+    await produce(
+        kafka.bootstrap, topic, [(abierta.id.encode(), retenida.model_dump_json().encode())]
+    )
+    lector = LectorPuertas(topic)
+    await lector.start(kafka.bootstrap)
+    try:
+        await asyncio.wait_for(lector.al_dia(), 30)
+        assert lector.estados() == {retenida.id: retenida, abierta.id: abierta}
+        assert lector.invalidos == 1
+        assert resolver("tv", CLAVE, lector.estados()).razon == "retenida"
+        liberada = registro_retencion("tv", CLAVE, False, "luis", None, datetime.now(UTC))
+        await escribir_estado(kafka.bootstrap, liberada, topic)
+        await _hasta(lambda: resolver("tv", CLAVE, lector.estados()).razon == "propia")
+    finally:
+        await lector.stop()
+    claves = [r["key"] for r in await read_all(kafka.bootstrap, topic)]
+    assert claves == [
+        id_retencion("tv", CLAVE).encode(),
+        id_puerta("tv", CLAVE).encode(),
+        id_puerta("tv", CLAVE).encode(),
+        id_retencion("tv", CLAVE).encode(),
+    ]

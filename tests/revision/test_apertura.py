@@ -147,13 +147,17 @@ async def test_evidencia_llegada_por_familia_y_clave_en_cada_decision(almacen):
 
 async def test_una_puerta_abierta_no_da_sombra(almacen):
     """An item stored while its gate is open is not shadow-mode evidence (the gate selected
-    it): it is in no sequence; the pooled gate governs a family without a gate of its own."""
+    it): it is in no sequence. The pooled gate alone governs no family (v1.5): an item of a
+    family without a record of its own keeps arriving in shadow mode."""
     clave = _clave()
-    abierto = estado_abierto(modelo=clave.modelo).model_copy(update={"clave": clave})
-    retenida = _registro(clave)
-    await _llegan(almacen, [retenida], {abierto.id: abierto})
+    abierto = estado_abierto(familia="zapatillas", modelo=clave.modelo).model_copy(
+        update={"clave": clave})
+    conjunta = estado_abierto(modelo=clave.modelo).model_copy(update={"clave": clave})
+    retenida, sombra = _registro(clave), _registro(clave, familia="botellas")
+    await _llegan(almacen, [retenida, sombra], {abierto.id: abierto, conjunta.id: conjunta})
     assert (await almacen.item(retenida["event_id"])).evidencia is not None
-    assert [f for f in await almacen.secuencias() if f.clave == clave] == []
+    filas = [f for f in await almacen.secuencias() if f.clave == clave]
+    assert [f.event_id for f in filas] == [sombra["event_id"]]
 
 
 async def test_el_prefijo_decidido_en_orden_de_llegada(almacen):
@@ -293,17 +297,22 @@ async def test_la_migracion_3_sobre_un_almacen_en_uso(tmp_path):
 
 def test_llegada_de_sombra_por_la_puerta_que_rige():
     """Shadow mode is read on the gate that governs the family under the record's key: the
-    family's own open gate, else the pooled one; another key's open gate does not count; a
-    sampled publication is never shadow; a record without a key is evidence of nothing."""
+    family's own open gate, or its record covered by the open pooled gate; the pooled record
+    alone governs no family (v1.5); another key's open gate does not count; a sampled
+    publication is never shadow; a record without a key is evidence of nothing."""
     clave = _clave()
     registro = _registro(clave, familia="botellas")
     conjunta = estado_abierto(modelo=clave.modelo).model_copy(update={"clave": clave})
     propia = conjunta.model_copy(update={"familia": "botellas"})
+    cubierta = propia.model_copy(update={
+        "motivo": "cubierta_por_conjunta", "conjunta_actualizada_en": conjunta.actualizada_en})
     otra = conjunta.model_copy(update={"clave": _clave()})
     assert llegada_de(registro, "revision", {}).sombra
     assert llegada_de(registro, "revision", {otra.id: otra}).sombra
-    assert not llegada_de(registro, "revision", {conjunta.id: conjunta}).sombra
+    assert llegada_de(registro, "revision", {conjunta.id: conjunta}).sombra
     assert not llegada_de(registro, "revision", {propia.id: propia}).sombra
+    cubiertas = {conjunta.id: conjunta, cubierta.id: cubierta}
+    assert not llegada_de(registro, "revision", cubiertas).sombra
     llegada = llegada_de(registro, "revision", {})
     assert (llegada.clave, llegada.puntuacion, llegada.codigo_ok) == (clave, 0.97, True)
     muestra = dict(registro, puntuacion=0.91)

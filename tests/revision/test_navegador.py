@@ -100,7 +100,7 @@ def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):
                         if r["value"]["event_id"] == item["event_id"]]
     cabeceras = {k: v.decode() for k, v in con_cabeceras["headers"]}
     assert cabeceras == {"sku": "ZAP-E2E-1", "version": "1", "event_id": item["event_id"],
-                         "esquema": "FichaPublicada", "esquema_version": "1.3"}
+                         "esquema": "FichaPublicada", "esquema_version": "1.5"}
     assert con_cabeceras["key"] == b"ZAP-E2E-1"
     (con_cabeceras,) = [r for r in asyncio.run(read_all(kafka.bootstrap,
                                                         decisiones_topic(revisor_topics)))

@@ -136,7 +136,7 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
             ]
         }
     )
-    await abrir(kafka.bootstrap, clave, topics.puerta, umbral=UMBRAL)
+    await abrir(kafka.bootstrap, clave, topics.puerta, umbral=UMBRAL, familia="zapatillas")
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=2)
     skus = ["A1", "A2", "A3", "A4", "A5", "A6"]
     await produce(kafka.bootstrap, topics.entrada, [_m(s) for s in skus])
@@ -190,7 +190,7 @@ async def test_cerrada_en_el_topic_deja_de_publicar_y_un_worker_nuevo_arranca_ce
 ) -> None:
     clave = clave_fake()
     gate = {"family": "zapatillas", "key": clave.texto()}
-    await abrir(kafka.bootstrap, clave, topics.puerta, umbral=0.5)
+    await abrir(kafka.bootstrap, clave, topics.puerta, umbral=0.5, familia="zapatillas")
     await create_input_topic(kafka.bootstrap, topics.entrada, partitions=1)
     await produce(kafka.bootstrap, topics.entrada, [_m("R1")])
     worker = _worker(kafka, fake_llm, topics, data_dir, tmp_path / "w1.log")
@@ -198,8 +198,8 @@ async def test_cerrada_en_el_topic_deja_de_publicar_y_un_worker_nuevo_arranca_ce
         primera = await wait_outcomes(kafka, topics, 1, worker, timeout=120)
         assert [s["topic"] for s in primera] == [topics.publicadas]
         assert worker.metric("fichas_puerta_abierta", **gate) == 1
-        # The monitor closes the pooled gate: the worker stops publishing within seconds.
-        await cerrar(kafka.bootstrap, clave, topics.puerta)
+        # The monitor closes the family's gate: the worker stops publishing within seconds.
+        await cerrar(kafka.bootstrap, clave, topics.puerta, familia="zapatillas")
         segundos = await _esperar_metrica(worker, "fichas_puerta_abierta", 0, 15, **gate)
         await produce(kafka.bootstrap, topics.entrada, [_m("R2")])
         segunda = await wait_outcomes(kafka, topics, 2, worker, timeout=120)
