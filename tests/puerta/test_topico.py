@@ -175,19 +175,19 @@ async def test_una_retencion_vive_en_su_clave_y_ninguna_apertura_la_pisa(
     await _crear(kafka.bootstrap, topic, particiones=1)
     retenida = registro_retencion("tv", CLAVE, True, "ana", "tallas nuevas", datetime.now(UTC))
     abierta = _estado("tv", True, 0.8)
-    await escribir_estados(kafka.bootstrap, [retenida, abierta], topic)
+    await escribir_estados(settings_for(kafka.bootstrap), [retenida, abierta], topic)
     await produce(
         kafka.bootstrap, topic, [(abierta.id.encode(), retenida.model_dump_json().encode())]
     )
     lector = LectorPuertas(topic)
-    await lector.start(kafka.bootstrap)
+    await lector.start(settings_for(kafka.bootstrap))
     try:
         await asyncio.wait_for(lector.al_dia(), 30)
         assert lector.estados() == {retenida.id: retenida, abierta.id: abierta}
         assert lector.invalidos == 1
         assert resolver("tv", CLAVE, lector.estados()).razon == "retenida"
         liberada = registro_retencion("tv", CLAVE, False, "luis", None, datetime.now(UTC))
-        await escribir_estado(kafka.bootstrap, liberada, topic)
+        await escribir_estado(settings_for(kafka.bootstrap), liberada, topic)
         await _hasta(lambda: resolver("tv", CLAVE, lector.estados()).razon == "propia")
     finally:
         await lector.stop()
