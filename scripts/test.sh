@@ -3,7 +3,8 @@
 #
 # On a fresh machine it installs what the tests need and starts what they use:
 #   - Debian packages: Java 17 and Maven (Kafka jars), PostgreSQL, promtool (alert rules), npm;
-#   - the virtualenv with the project and its dev, report and local extras (the small model);
+#   - the virtualenv from uv.lock: the project and its dev, report and local extras (the small
+#     model), every file checked against the lock's hash (scripts/venv.sh);
 #   - the AsyncAPI CLI from npm (contrato/package-lock.json), which validates the AsyncAPI document;
 #   - the Kafka jars from Maven Central (cached in .cache/kafka), a PostgreSQL cluster.
 # Then: ruff and mypy on the packages, and the whole pytest suite in two runs, below (Kafka
@@ -35,12 +36,9 @@ install_system_packages() {
 }
 
 install_python() {
-    if [[ ! -x .venv/bin/python ]]; then
-        say "creating .venv"
-        python3 -m venv .venv
-    fi
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[dev,report,local]'
+    # .venv exactly as uv.lock says, hashes checked; nothing to do when it already is
+    # (scripts/venv.sh). A pyproject.toml changed without `make lock` stops here.
+    bash scripts/venv.sh
 }
 
 install_node_tools() {

@@ -894,7 +894,7 @@ def test_compose_vllm_sirve_el_modelo_que_piden_los_workers():
     (gpu,) = s["vllm"]["deploy"]["resources"]["reservations"]["devices"]
     assert gpu["capabilities"] == ["gpu"] and gpu["driver"] == "nvidia"
     assert s["llm-local"]["command"][0] == "llm-local"
-    assert s["llm-local"]["build"]["args"]["FICHAS_EXTRAS"] == "[local]"
+    assert s["llm-local"]["build"]["args"]["FICHAS_EXTRAS"] == "local"
 
 
 def topics_de_compose() -> dict[str, dict[str, str]]:
@@ -995,7 +995,8 @@ def test_dockerfile_estructura():
     final = _INTERP.sub(lambda m: args.get(m.group(1), ""), final)
     assert final == "python:3.11-slim"
     runs = " ".join(resto for i, resto in ins if i == "RUN")
-    assert re.search(r'pip install "\.\$\{FICHAS_EXTRAS\}"', runs), "pip install . como CI"
+    # Las versiones de uv.lock, con sus hashes, sin modo editable (tests/infra/test_lock.py).
+    assert re.search(r"uv sync --locked --no-editable .*--extra \"\$FICHAS_EXTRAS\"", runs)
     assert "python -m venv /opt/venv" in runs
     assert any(i == "COPY" and "--from=builder" in r and "/opt/venv" in r for i, r in ins)
     user = [resto for i, resto in ins if i == "USER"]
