@@ -6,7 +6,9 @@
 #   - the virtualenv from uv.lock: the project and its dev, report and local extras (the small
 #     model), every file checked against the lock's hash (scripts/venv.sh);
 #   - the AsyncAPI CLI from npm (contrato/package-lock.json), which validates the AsyncAPI document;
-#   - the Kafka jars from Maven Central (cached in .cache/kafka), a PostgreSQL cluster.
+#   - the Kafka jars from Maven Central (cached in .cache/kafka), kustomize built from its Go
+#     module (cached in .cache/kustomize; tests/deploy renders the overlays with it), a
+#     PostgreSQL cluster.
 # Then: ruff and mypy on the packages, and the whole pytest suite in two runs, below (Kafka
 # tests start their own broker on a free port; the Postgres tests use the cluster started here).
 set -euo pipefail
@@ -55,6 +57,7 @@ install_system_packages
 install_python
 install_node_tools
 bash scripts/kafka.sh fetch
+bash scripts/kustomize.sh fetch
 bash scripts/postgres.sh start
 FICHAS_TEST_POSTGRES_DSN="$(bash scripts/postgres.sh dsn)"
 export FICHAS_TEST_POSTGRES_DSN
