@@ -11,7 +11,8 @@
 # comes first, by pip, at the version and hashes the lock gives it (scripts/uv_requirement.py);
 # then `uv sync --locked` installs every locked file, checking its hash, removes what the lock
 # does not list, and refuses a lock that pyproject.toml no longer matches. A .venv that already
-# is the lock (scripts/venv_ok.py, ~0.1 s) is left alone.
+# is the lock, synced from this pyproject.toml and uv.lock (scripts/venv_ok.py, ~0.1 s), is
+# left alone.
 #
 # Environment: VENV (default .venv), PYTHON (the interpreter that creates it, default python3).
 set -euo pipefail
@@ -58,6 +59,7 @@ sync_venv() {
         say "failed; if uv says the lockfile needs to be updated: run 'make lock' and commit uv.lock"
         exit 1
     fi
+    "$VENV/bin/python" scripts/venv_ok.py --stamp
 }
 
 case "${1:-}" in

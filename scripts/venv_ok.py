@@ -2,17 +2,21 @@
 
 ``make test``, ``make demo`` (scripts/venv.sh) ask it before ``uv sync`` so a second run does not
 start uv at all. Standard library only: it runs before anything of the project is importable.
-Cheap on purpose (one read of the lock, one scan of the installed distributions): every
-package ``uv.lock`` lists is installed at the locked version, and this checkout is installed
-in editable mode from this folder at the version pyproject.toml gives. It does not check file
-hashes (``uv sync`` did when it installed them) nor extra packages a person added by hand
-(``uv sync`` removes them when it runs).
+Cheap on purpose (one read of the lock, one scan of the installed distributions): the last
+``uv sync`` ran on this pyproject.toml and uv.lock (their sha256, stamped in the venv by
+``--stamp`` after it), every package ``uv.lock`` lists is installed at the locked version, and
+this checkout is installed in editable mode from this folder. A pyproject.toml edited since then
+sends scripts/venv.sh to ``uv sync --locked``, which refuses a lock that no longer matches. It
+does not check file hashes (``uv sync`` did when it installed them) nor extra packages a person
+added by hand (``uv sync`` removes them when it runs).
 
-    .venv/bin/python scripts/venv_ok.py
+    .venv/bin/python scripts/venv_ok.py           # 0: nothing to do; 1: run uv sync
+    .venv/bin/python scripts/venv_ok.py --stamp   # after a successful uv sync
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata as metadata
 import json
 import re
@@ -22,6 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DIST = "fichas"
+STAMP = Path(sys.prefix) / "fichas-lock.sha256"
 
 
 def _normal(name: str) -> str:
@@ -29,8 +34,19 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def fingerprint() -> str:
+    """The sha256 of pyproject.toml and uv.lock together: what the last sync installed from."""
+    digest = hashlib.sha256()
+    for name in ("pyproject.toml", "uv.lock"):
+        digest.update((REPO / name).read_bytes())
+    return digest.hexdigest()
+
+
 def installed_here() -> tuple[bool, str]:
     """Whether nothing needs installing, and why not when something does."""
+    stamp = STAMP.read_text(encoding="utf-8").strip() if STAMP.exists() else None
+    if stamp != fingerprint():
+        return False, "pyproject.toml or uv.lock changed since the last uv sync"
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     lock = tomllib.loads((REPO / "uv.lock").read_text(encoding="utf-8"))
     installed = {_normal(d.metadata["Name"]): d for d in metadata.distributions()}
@@ -58,7 +74,9 @@ def installed_here() -> tuple[bool, str]:
 
 def main(argv: list[str]) -> int:
     """0: nothing to install; 1: run ``uv sync`` (the reason goes to stderr)."""
-    del argv  # every extra is in the one .venv; the lock says what that is
+    if argv[:1] == ["--stamp"]:
+        STAMP.write_text(fingerprint() + "\n", encoding="utf-8")
+        return 0
     ok, why = installed_here()
     if not ok:
         print(f"venv_ok: {why}", file=sys.stderr)
