@@ -101,8 +101,8 @@ def test_un_cambio_en_pyproject_sin_make_lock_se_detecta():
     """The check is not a yes to everything: a new dependency, a changed range, a new extra."""
     lock = _lock()
     nuevo = _pyproject()
-    nuevo["project"]["dependencies"].append("rich>=13")
-    assert any("rich" in linea for linea in diferencias(nuevo, lock))
+    nuevo["project"]["dependencies"].append("paquete-que-nadie-ha-fijado>=1")
+    assert any("paquete-que-nadie-ha-fijado" in linea for linea in diferencias(nuevo, lock))
     cambiado = _pyproject()
     cambiado["project"]["dependencies"] = [
         re.sub(r"^aiokafka.*", "aiokafka>=0.14,<0.16", d)
