@@ -1,28 +1,36 @@
 # syntax=docker/dockerfile:1
 #
 # Imagen del procesador de fichas.
-#   docker build -t fichas:0.1.0 .                                  # worker (por defecto)
-#   docker build -t fichas:local --build-arg FICHAS_EXTRAS="[local]" .  # + LLM local en CPU
+#   docker build -t fichas:0.1.0 .                                   # worker (por defecto)
+#   docker build -t fichas:local --build-arg FICHAS_EXTRAS=local .   # + LLM local en CPU
 #
-# Etapa 1 (builder): crea un venv en /opt/venv e instala el proyecto con `pip install .`
-# (igual que CI, sin modo editable). Etapa 2: python:3.11-slim con solo ese venv.
+# Etapa 1 (builder): instala en /opt/venv lo que fija uv.lock (las dependencias base, más el
+# extra FICHAS_EXTRAS si se pide), cada fichero comprobado contra su hash, y el proyecto sin
+# modo editable: las mismas versiones que `make test` (README, "The lock"). Etapa 2:
+# python:3.11-slim con solo ese venv.
 
 ARG PYTHON_IMAGE=python:3.11-slim
 
 FROM ${PYTHON_IMAGE} AS builder
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PYTHONDONTWRITEBYTECODE=1
+    PYTHONDONTWRITEBYTECODE=1 \
+    UV_PYTHON_DOWNLOADS=never \
+    UV_NO_CACHE=1
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /src
 # El contexto lo recorta .dockerignore (sin .venv, .git, tests, docs, k8s...).
 COPY . .
-# "" para el worker; "[local]" añade el LLM local en CPU (fichas llm-local).
+# uv, a la versión y con los hashes que da uv.lock (scripts/uv_requirement.py), fuera del venv.
+RUN python scripts/uv_requirement.py > /tmp/uv.txt \
+ && /usr/local/bin/python -m pip install --no-deps --require-hashes -r /tmp/uv.txt
+# "" para el worker; "local" añade el LLM local en CPU (fichas llm-local).
 ARG FICHAS_EXTRAS=""
-# DL3013 (fijar versiones) no aplica: es el propio proyecto; sus rangos están en pyproject.toml.
-# hadolint ignore=DL3013
-RUN pip install ".${FICHAS_EXTRAS}" \
+# --locked: falla si uv.lock no corresponde a pyproject.toml (make lock). Bytecode compilado
+# aquí: la raíz del contenedor es de solo lectura.
+RUN UV_PROJECT_ENVIRONMENT=/opt/venv /usr/local/bin/uv sync --locked --no-editable \
+      --compile-bytecode --python /opt/venv/bin/python ${FICHAS_EXTRAS:+--extra "$FICHAS_EXTRAS"} \
  && test -x /opt/venv/bin/fichas
 # Lo que los comandos leen fuera de los paquetes: `fichas evaluar` busca el conjunto
 # etiquetado en ejemplos/evaluacion/ junto a los paquetes instalados (herramientas/evaluar.py,

@@ -5,20 +5,23 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= local,report
 
-.PHONY: demo venv test
+.PHONY: demo venv test lock
 
 demo: venv
 	$(PY) -m herramientas.demo $(DEMO_ARGS)
 
-# Create the virtualenv if missing; install the project only when scripts/venv_ok.py says this
-# checkout at this version, with these extras, is not installed yet (a re-run costs ~0.1 s).
-venv: $(PY)
-	@$(PY) scripts/venv_ok.py $(EXTRAS) || $(PY) -m pip install -e '.[$(EXTRAS)]'
+# .venv exactly as uv.lock says (base and every extra, hashes checked), created if missing; a
+# .venv that already is the lock is left alone (scripts/venv_ok.py, ~0.1 s). scripts/venv.sh.
+venv:
+	@VENV=$(VENV) PYTHON=$(PYTHON) bash scripts/venv.sh
 
-$(PY):
-	$(PYTHON) -m venv $(VENV)
+# Rewrite uv.lock after a change to pyproject.toml's dependencies, then commit both:
+#   make lock                                      # keep every locked version the ranges allow
+#   make lock ARGS=--upgrade                       # the newest versions the ranges allow
+#   make lock ARGS="--upgrade-package langchain-openai"
+lock:
+	VENV=$(VENV) PYTHON=$(PYTHON) bash scripts/venv.sh lock $(ARGS)
 
 # The README's test command, and what .ci/run runs: installs what the tests need on a fresh
 # machine (Debian packages, .venv with the dev/report/local extras, Kafka jars, PostgreSQL), then

@@ -69,7 +69,9 @@ What stays identical is tested on the wire: the request body the server receives
 ``ChatResult`` (message content, token usage, and every ``response_metadata`` field the
 server sent: a field it did not send is absent rather than None, as the SDK's model would
 fill it), the evaluator's score, the ``openai`` error types the retry policy classifies, the
-client timeout, and the headers (against stock ``ChatOpenAI`` on a local server).
+client timeout, and the headers (against stock ``ChatOpenAI`` on a local server). The private
+methods and attributes of langchain-openai and openai used above are checked, with the versions
+uv.lock installs, by ``tests/grafo/test_chat_model_superficie.py``: it fails first, naming them.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ line: tests/infra/test_fronteras.py):
 * ``harness.eventos``: ready-made valid ``EventoCambio`` values;
 * ``harness.worker``: ``fichas worker`` as a real process, with its metrics and logs;
 * ``harness.puerta``: the gate key of a fake-LLM worker, and open or closed gates on a topic;
+* ``harness.kustomize``: the Kubernetes overlays rendered by the pinned kustomize
+  (``scripts/kustomize.sh``), for the manifest tests;
 * ``harness.contrato``: every outcome checked against the committed JSON Schemas, the models
   and the headers (needs the ``dev`` extra: ``jsonschema``).
 

@@ -9,9 +9,9 @@ leave one correct schema and all exit 0; run twice, the second finds nothing to 
 
 Workers and the review app run the migrations of the stores they open at start, under the same
 lock, so they also come up on a new database; ``fichas migrar`` makes that a step of its own
-for deployments (the one-shot compose service, the Kubernetes Job): the migration runs once,
-with the privileges to change the schema, before the new release's pods start, and a failure
-stops the rollout there instead of crash-looping every replica.
+for deployments (the one-shot compose service, the Kubernetes init container of every pod): the
+migration runs before the new release serves, and a failure stops the rollout there (the pod
+stays in Init, the old ones keep serving) instead of crash-looping every replica.
 """
 
 from __future__ import annotations
@@ -42,10 +42,11 @@ version store and the review app's store; in the PostgreSQL database of FICHAS_P
 or else in the SQLite files of FICHAS_DATA_DIR.
 
 When to run it: before starting the workers and the review app of a new release (docker
-compose runs it as the one-shot 'migrar' service, Kubernetes as the 'fichas-migrar' Job), on
-a new database, or to see the schema versions. Workers and the review app also apply what is
-missing when they start, under the same lock, so forgetting it never breaks a start; running
-it first keeps schema changes out of the rollout of the replicas (docs/operacion.md).
+compose runs it as the one-shot 'migrar' service, Kubernetes as the 'migrar' init container
+of every pod), on a new database, or to see the schema versions. Workers and the review app
+also apply what is missing when they start, under the same lock, so forgetting it never breaks
+a start; running it first keeps schema changes out of the rollout of the replicas
+(docs/operacion.md).
 
 It holds the schema lock for its whole run (PostgreSQL: pg_advisory_lock(727274); SQLite:
 flock on FICHAS_DATA_DIR/.migrar.lock), prints each store's schema version before and after,

@@ -3,9 +3,12 @@
 #
 # On a fresh machine it installs what the tests need and starts what they use:
 #   - Debian packages: Java 17 and Maven (Kafka jars), PostgreSQL, promtool (alert rules), npm;
-#   - the virtualenv with the project and its dev, report and local extras (the small model);
+#   - the virtualenv from uv.lock: the project and its dev, report and local extras (the small
+#     model), every file checked against the lock's hash (scripts/venv.sh);
 #   - the AsyncAPI CLI from npm (contrato/package-lock.json), which validates the AsyncAPI document;
-#   - the Kafka jars from Maven Central (cached in .cache/kafka), a PostgreSQL cluster.
+#   - the Kafka jars from Maven Central (cached in .cache/kafka), kustomize built from its Go
+#     module (cached in .cache/kustomize; tests/deploy renders the overlays with it), a
+#     PostgreSQL cluster.
 # Then: ruff and mypy on the packages, and the whole pytest suite in two runs, below (Kafka
 # tests start their own broker on a free port; the Postgres tests use the cluster started here).
 set -euo pipefail
@@ -35,12 +38,9 @@ install_system_packages() {
 }
 
 install_python() {
-    if [[ ! -x .venv/bin/python ]]; then
-        say "creating .venv"
-        python3 -m venv .venv
-    fi
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[dev,report,local]'
+    # .venv exactly as uv.lock says, hashes checked; nothing to do when it already is
+    # (scripts/venv.sh). A pyproject.toml changed without `make lock` stops here.
+    bash scripts/venv.sh
 }
 
 install_node_tools() {
@@ -57,6 +57,7 @@ install_system_packages
 install_python
 install_node_tools
 bash scripts/kafka.sh fetch
+bash scripts/kustomize.sh fetch
 bash scripts/postgres.sh start
 FICHAS_TEST_POSTGRES_DSN="$(bash scripts/postgres.sh dsn)"
 export FICHAS_TEST_POSTGRES_DSN

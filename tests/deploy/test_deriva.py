@@ -1,0 +1,278 @@
+"""The Kubernetes manifests run the code that exists: no drift between k8s/ and the code.
+
+For every overlay, rendered by kustomize (harness.kustomize), every container of every
+workload (Deployments, the Job, their init containers):
+
+- every ``FICHAS_*`` variable it gets (ConfigMap, ``env``, ``$FICHAS_*`` in a shell script) is
+  a field of the settings class (``Settings``: pydantic ignores unknown variables, so a
+  misspelt one would be dropped without a word);
+- its command line (the image's entrypoint is ``fichas``; a ``/bin/sh -c`` script is split at
+  ``&&`` and ``;``) parses with the real argparse parser of the command it runs, values
+  included (``--proxies`` with the app's own network parser);
+- the configuration it gets, Secret values taken from k8s/base/worker/secret.example.yaml, is
+  accepted by ``load_settings``, the validation ``fichas worker`` and ``fichas revisor`` run.
+
+The last tests break a copy of the rendered output (an unknown variable, an unknown or removed
+flag, a value the settings refuse) and check that each is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import os
+import re
+import shlex
+from collections.abc import Callable
+from contextlib import redirect_stderr
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+import yaml
+
+from harness.kustomize import renderizar
+from infra.config import ConfigError, Settings, load_settings
+
+RAIZ = Path(__file__).resolve().parents[2]
+K8S = RAIZ / "k8s"
+# Each overlay, with the overlay whose ConfigMap its workloads read (the calibrar Job renders no
+# ConfigMap of its own: it reads the one the deployment applied).
+OVERLAYS = {
+    "base": ("base", "base"),
+    "produccion": ("overlays/produccion", "overlays/produccion"),
+    "base/calibrar": ("base/calibrar", "base"),
+    "produccion/calibrar": ("overlays/produccion/calibrar", "overlays/produccion"),
+}
+SECRETO = K8S / "base" / "worker" / "secret.example.yaml"
+VARIABLE = re.compile(r"\$\{?(FICHAS_[A-Z0-9_]+)\}?")
+
+
+def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
+    """The parser of every command ``fichas`` hands over before its own (herramientas.cli.main);
+    the rest (worker, procesar, producir) are subcommands of the main parser."""
+    from herramientas import calibrar, evaluar, informe, migrar
+    from revision import app
+
+    return {
+        "revisor": app._parser,
+        "migrar": migrar._parser,
+        "calibrar": calibrar._parser,
+        "evaluar": evaluar._parser,
+        "informe": informe._parser,
+    }
+
+
+def analizar(argv: list[str]) -> str | None:
+    """Parse ``fichas ARGS`` as ``fichas`` would: None when it parses, argparse's error if not."""
+    from herramientas import cli
+
+    assert argv[0] == "fichas", argv
+    propios = _parsers()
+    if len(argv) > 1 and argv[1] in propios:
+        parser, args = propios[argv[1]](), argv[2:]
+    else:
+        parser, args = cli._parser(), argv[1:]
+    salida = io.StringIO()
+    try:
+        with redirect_stderr(salida):
+            parser.parse_args(args)
+    except SystemExit:
+        lineas = salida.getvalue().strip().splitlines()
+        return lineas[-1] if lineas else "argparse exited"
+    return None
+
+
+@dataclass
+class Contenedor:
+    """One container as the cluster runs it: its command lines and its environment."""
+
+    donde: str
+    ordenes: list[list[str]] = field(default_factory=list)
+    entorno: dict[str, str] = field(default_factory=dict)
+    variables: set[str] = field(default_factory=set)
+
+
+def _secretos() -> dict[tuple[str, str], str]:
+    secreto = yaml.safe_load(SECRETO.read_text(encoding="utf-8"))
+    return {(secreto["metadata"]["name"], k): v for k, v in secreto["stringData"].items()}
+
+
+def _ordenes(c: dict[str, Any], entorno: dict[str, str], variables: set[str]) -> list[list[str]]:
+    """The ``fichas`` command lines a container runs (the image's entrypoint is ``fichas``)."""
+    orden = list(c.get("command", []))
+    args = list(c.get("args", []))
+    if not orden:
+        return [["fichas", *args]]
+    if orden[:2] == ["/bin/sh", "-c"]:
+        lexer = shlex.shlex(" ".join(orden[2:] + args), posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        trozos: list[list[str]] = [[]]
+        for token in lexer:
+            if token in {"&&", "||", ";", "|"}:
+                trozos.append([])
+            else:
+                variables.update(VARIABLE.findall(token))
+                trozos[-1].append(VARIABLE.sub(lambda m: entorno.get(m.group(1), ""), token))
+        return [t for t in trozos if t[:1] == ["fichas"]]
+    return [orden + args]
+
+
+def contenedores(
+    objetos: list[dict[str, Any]], configmaps: list[dict[str, Any]]
+) -> list[Contenedor]:
+    """Every container of every workload in ``objetos``, with what it runs and sees."""
+    datos = {
+        o["metadata"]["name"]: o.get("data", {}) for o in configmaps if o["kind"] == "ConfigMap"
+    }
+    secretos = _secretos()
+    res = []
+    for o in objetos:
+        if o["kind"] not in {"Deployment", "Job", "StatefulSet", "CronJob"}:
+            continue
+        pod = o["spec"]["template"]["spec"]
+        for c in [*pod.get("initContainers", []), *pod["containers"]]:
+            donde = f"{o['kind']}/{o['metadata']['name']} container {c['name']}"
+            entorno: dict[str, str] = {}
+            for fuente in c.get("envFrom", []):
+                nombre = fuente["configMapRef"]["name"]
+                assert nombre in datos, f"{donde}: no ConfigMap {nombre} in the render"
+                entorno.update(datos[nombre])
+            for e in c.get("env", []):
+                if "value" in e:
+                    entorno[e["name"]] = e["value"]
+                elif "secretKeyRef" in e.get("valueFrom", {}):
+                    ref = e["valueFrom"]["secretKeyRef"]
+                    entorno[e["name"]] = secretos[(ref["name"], ref["key"])]
+                elif "configMapKeyRef" in e.get("valueFrom", {}):
+                    ref = e["valueFrom"]["configMapKeyRef"]
+                    entorno[e["name"]] = datos[ref["name"]][ref["key"]]
+            variables = {k for k in entorno if k.startswith("FICHAS_")}
+            ordenes = _ordenes(c, entorno, variables)
+            res.append(Contenedor(donde, ordenes, entorno, variables))
+    return res
+
+
+def problemas(objetos: list[dict[str, Any]], configmaps: list[dict[str, Any]]) -> list[str]:
+    """Every drift between these manifests and the code, one line each; empty when none."""
+    campos = {f"FICHAS_{nombre.upper()}" for nombre in Settings.model_fields}
+    lineas = []
+    for c in contenedores(objetos, configmaps):
+        for variable in sorted(c.variables - campos):
+            lineas.append(f"{c.donde}: {variable} is not a setting of the code (Settings)")
+        if not c.ordenes:
+            lineas.append(f"{c.donde}: runs no fichas command")
+        for orden in c.ordenes:
+            error = analizar(orden)
+            if error is not None:
+                lineas.append(f"{c.donde}: {shlex.join(orden)!r}: {error}")
+        propio = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+        with mock.patch.dict(os.environ, {**propio, **c.entorno}, clear=True):
+            try:
+                load_settings()
+            except ConfigError as exc:
+                lineas += [f"{c.donde}: {linea}" for linea in exc.lines]
+    return lineas
+
+
+def _render(nombre: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    propio, de_config = OVERLAYS[nombre]
+    return renderizar(K8S / propio), renderizar(K8S / de_config)
+
+
+@pytest.mark.parametrize("overlay", list(OVERLAYS))
+def test_lo_renderizado_corresponde_al_codigo(overlay: str):
+    objetos, configmaps = _render(overlay)
+    lineas = problemas(objetos, configmaps)
+    assert not lineas, "\n".join(lineas)
+
+
+@pytest.mark.parametrize("overlay", list(OVERLAYS))
+def test_cada_contenedor_corre_un_comando_de_fichas(overlay: str):
+    """The check above sees every workload: worker, migrar, revisor, calibrar."""
+    objetos, configmaps = _render(overlay)
+    comandos = {orden[1] for c in contenedores(objetos, configmaps) for orden in c.ordenes}
+    esperados = {"calibrar"} if overlay.endswith("calibrar") else {"worker", "migrar", "revisor"}
+    assert comandos == esperados
+
+
+def test_las_variables_de_la_lista_son_las_de_settings():
+    """deploy/variables.txt (what compose and the Dockerfile are checked against) is the code's."""
+    lista = (RAIZ / "deploy" / "variables.txt").read_text(encoding="utf-8").split()
+    assert set(lista) == {f"FICHAS_{n.upper()}" for n in Settings.model_fields}
+
+
+def _copia_produccion() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    objetos, configmaps = _render("produccion")
+    assert not problemas(objetos, configmaps)
+    return copy.deepcopy(objetos), copy.deepcopy(configmaps)
+
+
+def _contenedor(objetos: list[dict[str, Any]], deployment: str) -> dict[str, Any]:
+    (dep,) = [
+        o for o in objetos if o["kind"] == "Deployment" and o["metadata"]["name"] == deployment
+    ]
+    return dep["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_una_variable_desconocida_se_detecta():
+    objetos, configmaps = _copia_produccion()
+    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    cm["data"]["FICHAS_CONCURRENCIA_MAX"] = "64"
+    lineas = problemas(objetos, configmaps)
+    assert any("FICHAS_CONCURRENCIA_MAX is not a setting" in linea for linea in lineas), lineas
+    # every container that reads the ConfigMap says it: worker, revisor, and both migrar
+    assert len([linea for linea in lineas if "FICHAS_CONCURRENCIA_MAX" in linea]) == 4
+
+
+def test_un_flag_que_el_codigo_no_tiene_se_detecta():
+    """A flag the parser does not know: misspelt in the manifest, or removed from the code."""
+    objetos, configmaps = _copia_produccion()
+    args = _contenedor(objetos, "fichas-revisor")["args"]
+    args[args.index("--proxies")] = "--proxy-de-confianza"
+    lineas = problemas(objetos, configmaps)
+    assert len(lineas) == 1 and "unrecognized arguments: --proxy-de-confianza" in lineas[0], lineas
+
+
+def test_un_flag_quitado_del_parser_se_detecta(monkeypatch: pytest.MonkeyPatch):
+    """The same manifests against a ``fichas revisor`` whose parser lost ``--proxies``."""
+    from revision import app
+
+    original = app._parser
+
+    def sin_proxies() -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog="fichas revisor")
+        for accion in original()._actions:
+            if accion.option_strings and "--proxies" not in accion.option_strings:
+                if accion.option_strings != ["-h", "--help"]:
+                    parser._add_action(accion)
+        return parser
+
+    monkeypatch.setattr(app, "_parser", sin_proxies)
+    objetos, configmaps = _render("produccion")
+    lineas = problemas(objetos, configmaps)
+    assert any("unrecognized arguments: --proxies 10.0.0.0/8" in linea for linea in lineas), lineas
+
+
+def test_un_valor_que_el_codigo_rechaza_se_detecta():
+    objetos, configmaps = _copia_produccion()
+    args = _contenedor(objetos, "fichas-revisor")["args"]
+    args[args.index("--proxies") + 1] = "el-ingress"
+    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    cm["data"]["FICHAS_CONCURRENCIA"] = "treinta y dos"
+    lineas = problemas(objetos, configmaps)
+    assert any("argument --proxies" in linea for linea in lineas), lineas
+    assert any("FICHAS_CONCURRENCIA='treinta y dos' is not valid" in linea for linea in lineas)
+
+
+def test_un_comando_de_shell_se_lee_como_lo_ejecuta_sh():
+    """The calibrar Job's script: the fichas command before ``&&``, its $FICHAS_* expanded."""
+    objetos, configmaps = _render("produccion/calibrar")
+    ((job,),) = [[c for c in contenedores(objetos, configmaps) if "Job/" in c.donde]]
+    ((orden,),) = [job.ordenes]
+    brokers = job.entorno["FICHAS_KAFKA_BROKERS"]
+    assert orden[:2] == ["fichas", "calibrar"] and orden[orden.index("--publicar") + 1] == brokers
+    assert "FICHAS_KAFKA_BROKERS" in job.variables
