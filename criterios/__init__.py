@@ -1,7 +1,15 @@
 """Criteria of a publishable ficha: the versioned tables and the checks done in code.
 
-Depends only on the standard library and pydantic, and works on plain dicts, so the graph,
-the stream and the tests can all use it without the event schemas.
+``tablas`` reads the criteria and families tables of ``criterios/datos/`` (their content is
+``CRITERIOS_VERSION``), ``vocabulario`` maps the origin to the house vocabulary, ``limpieza``
+cleans it; ``comprobaciones`` runs the code checks, with ``reglas_casa`` (C05), ``cifras``
+(C07), ``fidelidad`` and ``idiomas`` (C08-C11), ``_comun`` their helpers, and ``recursos``
+loads their language data once at start-up.
+
+Imports only ``esquemas.constantes`` of the project (the contract's length limits); it
+works on plain dicts, so the graph, the worker, the review app, the tools and the tests all
+use it without building the event models. Pure functions: no I/O after the first load of a
+table or a dictionary. Why each check reads what it reads: docs/calidad.md (Spanish).
 """
 
 from criterios.comprobaciones import (

@@ -2,25 +2,18 @@
 
 py3langid reads «Garrafa de vidro com tampa de bambu» as Spanish (0.96): in a short text of a
 close language most words are Spanish words too. What a reader sees instead are the words
-Spanish never writes. Three kinds, counted per language, one count per word:
+Spanish never writes, counted per language, one count per word: (1) function words of that
+language that are not Spanish words; (2) spellings Spanish never uses (``ã``, ``ç``, ``ß``,
+``-ção``, an elided article); (3) words in simplemma's dictionary of the language and not in
+the Spanish one, asked only for the languages 1 and 2 already point to (each dictionary costs
+tens of megabytes to load). Spanish gets its own count (its own function words, ``ñ``,
+``-ción``).
 
-1. **function words** of that language that are not Spanish words (``com``, ``não``, ``uma``;
-   ``avec``, ``pour``, ``une``; ``the``, ``with``, ``and``; ``della``, ``gli``; ``und``,
-   ``mit``). Ambiguous ones are left out on purpose, because Spanish writes them too: ``os``,
-   ``da``, ``dos``, ``pelo``, ``pode`` (pt), ``le``, ``les``, ``sur``, ``par``, ``plus``,
-   ``vos`` (fr), ``has`` (en), ``come``, ``di`` (it), ``es``, ``das``, ``den`` (de), ``polo``
-   (gl: a polo shirt);
-2. **spellings** Spanish never uses: a vowel with a grave accent, a circumflex or a tilde
-   (``à``, ``ê``, ``ã``), ``ç``, ``œ``, ``ß``, ``ä``/``ö``, ``ü`` outside ``güe``/``güi``,
-   ``-ção``/``-ões``, ``-zione``, an elided article (``l'eau``, ``dell'acqua``);
-3. **dictionary words**: in simplemma's dictionary of the language and not in the Spanish one
-   (``vidro``, ``tampa``). Asked only for the languages 1 and 2 already point to, because each
-   dictionary costs tens of megabytes to load.
-
-Spanish gets its own count of function words no other language shares (``el``, ``los``,
-``y``, ``muy``) and of ``ñ`` and ``-ción``: a text is read as language L only when L's count
-is at least ``MIN_EVIDENCIA`` and greater than Spanish's (``idioma_por_evidencia``). Pure
-functions; the lists are code, not criteria data, because no model reads them.
+Invariants: a text is read as language L only when L's count is at least ``MIN_EVIDENCIA`` and
+greater than Spanish's (``idioma_por_evidencia``); a function word Spanish also writes (``os``,
+``da``, ``le``, ``es``, ``polo``…) is never evidence; pure functions. The lists are code, not
+criteria data, because no model reads them. The word lists' reasons and the measurements:
+docs/calidad.md, "Issue 32: C08 lee la evidencia de cualquier idioma".
 """
 
 from __future__ import annotations

@@ -1,28 +1,21 @@
 """The house vocabulary: supplier attribute keys and values mapped to the house's Spanish ones.
 
-Suppliers write ``cor: preto``, ``couleur: bleu marine`` or ``capacity: 75 cl``; the catalogue
-publishes ``color: negro``, ``color: azul marino`` and ``capacidad_ml: 750``. A small model
-copies the keys it reads, so the origin is mapped before the generator sees it, and the checks
-and the evaluator compare the ficha with the same mapped origin.
+Suppliers write ``cor: preto`` or ``capacity: 75 cl``; the catalogue publishes ``color: negro``
+and ``capacidad_ml: 750``. A small model copies the keys it reads, so the origin is mapped
+before the generator sees it, and the checks and the evaluator compare the ficha with the same
+mapped origin.
 
-The data live in ``criterios/datos/vocabulario_v1.json``, versioned with the criteria (its
-content is part of ``CRITERIOS_VERSION``):
+The data, ``criterios/datos/vocabulario_v1.json``, are versioned with the criteria (their
+content is part of ``CRITERIOS_VERSION``): ``claves`` and ``claves_por_familia`` (a house key's
+spellings, compared without case, accents, spaces or hyphens), ``unidades_de_clave``,
+``valores`` and ``palabras`` (a whole value first, then word by word only when every word is
+known), ``compatibles``, ``mixtos``, ``claves_en_texto`` (what C09 reads in the text) and
+``familias`` (common words, for the unsupported-words signal).
 
-- ``claves``: house key -> the spellings of it in Spanish, English, Portuguese and French
-  (compared without case, accents, spaces or hyphens); ``claves_por_familia`` adds aliases that
-  only hold in one family (``size_cm`` is a diameter only for a frying pan).
-- ``unidades_de_clave``: house keys whose value is a number in a unit; "75 cl" becomes "750".
-- ``valores``: per house key, house value -> its spellings. A whole value is looked up first;
-  otherwise each word is translated with ``palabras`` when all of them are known ("100%
-  algodão" -> "100% algodón"); otherwise the value is kept as written.
-- ``compatibles``: per house key, values that do not contradict each other ("infantil" for
-  "niño"); ``mixtos``: values that stand for several ("multicolor").
-- ``claves_en_texto``: the keys whose values C09 looks for in the title and the description.
-- ``familias``: common Spanish words of each family's fichas, for the unsupported-words signal.
-
-An unknown key is kept as written and listed in ``Mapeo.claves_desconocidas`` (the graph logs
-it): dropping it would hide data from the generator, guessing it would invent a key.
-Pure functions, no I/O after the first load.
+Invariants: an unknown key is kept as written and listed in ``Mapeo.claves_desconocidas``
+(dropping it would hide data, guessing it would invent a key); a value not wholly known is kept
+as written; mapping is idempotent; pure functions, no I/O after the first load. Each field,
+with examples and what was measured: docs/calidad.md, "El vocabulario de la casa".
 """
 
 from __future__ import annotations

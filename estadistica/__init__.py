@@ -1,8 +1,9 @@
-"""Summary statistics shared by the review app, the demo, the report, the evaluation and the bench.
+"""Summary statistics shared by the review app, the demo, the evaluation and the bench.
 
-A package of its own, importing nothing of the project, so that ``revision`` and
-``herramientas`` (which may not import each other) use one implementation of each figure:
-the nearest-rank percentile and the Wilson score interval of a proportion.
+The nearest-rank percentile and the Wilson score interval of a proportion, one implementation
+of each figure for every package that reports one. Imports nothing of the project; ``revision``
+and ``herramientas`` import it (and ``bench``), so the review app never has to reach into the
+command line for a figure.
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes`
 model and the request settings) and ``FuentePuerta`` (where the gate is read from);
 ``probe_logprobs``, the start-up check that the server gives the evaluator's log-probabilities;
 ``origen_revision``, the one builder of what a reviewer compares a ficha against.
+
+Imports ``esquemas``, ``criterios`` and ``migraciones`` (the checkpointer's pool and schema
+lock); ``stream`` (never the prompts), ``herramientas`` and ``harness`` import it.
+docs/grafo.md holds the why.
 """
 
 from grafo.agentes import Agentes, Evaluacion

@@ -1,77 +1,21 @@
 """The chat model both agents share: ``ChatOpenAI`` with a shorter path per call.
 
-Issue 7 measured one generator call layer by layer (``python -m bench.capas``: fake LLM at
-0 ms, CPU of this process): the stock ``ChatOpenAI`` path costs about 6 ms of CPU per call
-before the agent graph, this one about 3 ms, a raw HTTP POST of the same body 0.5 ms. Four
-parts of the stock path buy nothing here, so ``DirectChatOpenAI`` and ``build_chat_model``
-drop them, and nothing else (points 5 to 7 were added by issue 33):
+``DirectChatOpenAI`` (built by ``build_chat_model``) leaves the stock path at seven points, each
+for CPU per call, numbered as the comments below cite them in docs/grafo.md, "The chat model"
+(figures in docs/rendimiento.md): (1) the answer stays the server's JSON dict, no SDK model;
+(2) the payload ``ChatOpenAI`` built is sent as given; (3) the ``ChatResult`` is built inline;
+(4) openai's response models are completed once (``complete_response_models``); (5) the
+evaluator's logprobs are cut to what the score reads (``rutas_puntuadas``); (6) the chat
+completion is posted with aiohttp (``_post_chat``, one ``SesionHTTP`` per model, closed by
+``close_chat_model``) and read with orjson; (7) the agents call ``_agenerate`` straight when
+nothing listens (``sin_oyentes``, ``responder``).
 
-1. ``ChatOpenAI`` goes through ``with_raw_response`` (an ``APIResponse`` wrapper, then
-   ``.parse()``; with ``response_format`` in its kwargs, ``.parse``, which also builds a generic
-   ``ParsedChatCompletion``). ``ProviderStrategy`` parses and validates the content itself,
-   with the pydantic model, and nothing reads the raw response's headers.
-   ``DirectChatOpenAI`` posts to ``/chat/completions`` itself (point 6): the answer stays
-   the JSON dict the server sent, which is what ``_create_chat_result`` turns into the
-   message (it dumps an SDK model back to a dict first). No ``ChatCompletion`` is built and
-   dumped again: for the evaluator, whose answer carries ``top_logprobs`` for every token,
-   that was one pydantic object per alternative, the larger part of the CPU the
-   log-probabilities added (issue 33, docs/rendimiento.md).
-2. The ``openai`` client walks every request body against its ``TypedDict`` annotations
-   (about 90 recursive calls for one request, with the json schema) to rename or reformat
-   fields; a chat body made of strings, numbers and a json schema has nothing to rename.
-   The payload ``ChatOpenAI`` built is sent as given.
-3. ``ChatOpenAI`` builds each result in the default thread pool: a hand-off to another thread
-   and back, under load one more cross-thread wake-up of the event loop per call, for work
-   that takes a fraction of a millisecond. ``DirectChatOpenAI`` builds it inline.
-4. ``openai``'s ``CompletionUsage`` (every response's ``usage``) is left incomplete by the SDK
-   (``__pydantic_complete__`` False): each response's ``construct`` reads its core schema,
-   and pydantic builds it again every time, about 0.7 ms per call, 2 % of the worker's CPU in
-   the worker's CPU profile. ``complete_response_models`` completes it, and any other model class a
-   chat completion can hold, once per process.
-
-5. The evaluator's answer carries ``top_logprobs`` alternatives for every token, and the score
-   reads them at one token (``grafo.puntuacion``). With ``rutas_puntuadas`` set (the
-   evaluator's copy, ``evaluator_chat_model``), the logprobs are cut to what the score reads
-   (``recortar_logprobs``) right after the JSON is parsed, so langchain's message, its
-   callbacks and the agent's state carry a few tokens instead of tens of KB.
-
-6. The SDK's own ``post`` still cost about 0.9 ms of CPU per call above a raw aiohttp POST
-   (issue 33's profile): a pydantic ``FinalRequestOptions`` per request (a deep copy of its
-   defaults), httpx's client layer over the aiohttp transport, and the answer read by the
-   standard library's ``json`` (for the evaluator's 13-43 KB of logprobs, 4 % of the worker's
-   CPU). ``_post_chat`` posts with one aiohttp session per model (``SesionHTTP``, shared by
-   the evaluator's copy, closed by ``close_chat_model``) and reads the answer with orjson,
-   the parser the prompts are already written with (``grafo.mensajes``). It keeps what the
-   SDK gave: its headers (the API key, ``User-Agent``, platform headers, the client's
-   custom ones), the client's timeout for connecting and for each read, and its exceptions
-   (an error status made into ``APIStatusError`` by the SDK client itself, ``APITimeoutError``,
-   ``APIConnectionError`` raised from aiohttp's error), so ``grafo.errores.classify`` and
-   the retry policy see what they saw through the SDK.
-
-7. ``BaseChatModel.ainvoke`` wraps every call in langchain's callback layer: it configures a
-   callback manager, inherits the graph node's (LangGraph's run tree, its metadata merged key
-   by key), starts and ends an LLM run, looks up the cache and inspects the signature of
-   ``_agenerate``. That was about 0.4 ms of CPU per call, 17 % of a 3-attempt ficha's in
-   process (``bench.perfil --clase 3``: 14.3 to 11.8 ms, issue 33), and nothing in the product
-   listens: no tracer, no callback handler, no cache, no rate limiter. ``responder`` calls
-   ``_agenerate`` and gives the message ``ainvoke`` gives (the same content, usage and
-   ``response_metadata``, merged as ``BaseChatModel`` merges them). ``sin_oyentes`` says when
-   that holds; when anything listens (LangSmith tracing on in the environment, a callback, a
-   cache, a rate limiter, ``output_version="v1"``), the agents go through ``ainvoke`` as before
-   (``grafo.agentes.LlamadaEstructurada``), so a traced run still shows their calls.
-
-The stock path keeps the SDK's transport over aiohttp (``openai[aiohttp]``, the SDK's
-``DefaultAioHttpClient``); the SDK client of a ``DirectChatOpenAI`` is built the same way and
-gives the headers, the timeout and the status errors, but does not send.
-
-What stays identical is tested on the wire: the request body the server receives
-(``tests/grafo/test_chat_model.py`` compares it with stock ``ChatOpenAI``'s), the
-``ChatResult`` (message content, token usage, and every ``response_metadata`` field the
-server sent: a field it did not send is absent rather than None, as the SDK's model would
-fill it), the evaluator's score, the ``openai`` error types the retry policy classifies, the
-client timeout, and the headers (against stock ``ChatOpenAI`` on a local server). The private
-methods and attributes of langchain-openai and openai used above are checked, with the versions
-uv.lock installs, by ``tests/grafo/test_chat_model_superficie.py``: it fails first, naming them.
+Invariants, tested on the wire against stock ``ChatOpenAI`` (tests/grafo/test_chat_model.py):
+the same request body and headers, the same ``ChatResult`` (content, usage, every
+``response_metadata`` field the server sent and none it did not), the same evaluator score,
+the SDK's exception types and client timeout (``grafo.errores.classify`` and the retry policy
+read them); when anything listens the agents go through ``ainvoke``. The private surface of
+langchain-openai and openai used here is checked by tests/grafo/test_chat_model_superficie.py.
 """
 
 from __future__ import annotations
@@ -307,7 +251,7 @@ _REQUEST_OPTIONS = (("extra_headers", "headers"), ("extra_query", "params"), ("t
 def complete_response_models(root: type[BaseModel] = ChatCompletion) -> list[str]:
     """Complete every pydantic class reachable from ``root``; return those that were not.
 
-    Idempotent and cheap after the first call; see point 4 of the module docstring.
+    Idempotent and cheap after the first call; why: docs/grafo.md, "The chat model", point 4.
     """
     rebuilt: list[str] = []
     seen: set[type[BaseModel]] = set()
@@ -385,7 +329,7 @@ def evaluator_chat_model(
     its own settings. A shallow copy: it shares the HTTP client (one pool, closed once by
     ``close_chat_model`` on the original) and the model profile, so ``ProviderStrategy`` still
     sends ``response_format`` json_schema. ``rutas_puntuadas``: the paths the score reads;
-    a ``DirectChatOpenAI`` keeps only their part of the logprobs (point 5 above), a stock
+    a ``DirectChatOpenAI`` keeps only their part of the logprobs (point 5), a stock
     ``ChatOpenAI`` (the comparison point) keeps all of it.
     """
     extra_body = {**(model.extra_body or {}), **NO_REPEAT_PENALTY}

@@ -1,27 +1,16 @@
 """Checkpointer factory: Postgres when ``FICHAS_POSTGRES_DSN`` is set, embedded SQLite if not.
 
-The embedded saver is ``InlineSqliteSaver``: LangGraph's own ``SqliteSaver`` (same tables,
-same SQL, same serializer) with its async methods running the sync ones on the event loop's
-thread. ``AsyncSqliteSaver`` sends every statement through aiosqlite's worker thread and
-back; the worker's CPU profile (docs/rendimiento.md) put those hand-offs and the wake-ups
-they cause at about a third of the worker's CPU, for statements that take tens of microseconds
-on a WAL file with ``synchronous=NORMAL`` (a commit writes to the WAL without fsync; a crash of
-the process loses nothing committed, a power cut can lose the last commits, which then cost LLM
-calls again on redelivery but never a wrong outcome). The loop is blocked for that long per
-statement; a WAL checkpoint (every 1000 pages) blocks it for one fsync.
+The embedded saver is ``InlineSqliteSaver``: LangGraph's own ``SqliteSaver`` (same tables, same
+SQL, same serializer) with its async methods running the sync ones on the event loop's thread,
+instead of ``AsyncSqliteSaver``'s thread hop per statement, on a WAL file with
+``synchronous=NORMAL``; PostgreSQL gets ``AsyncPostgresSaver`` on ``migraciones.open_pool``.
 
-Both savers get a ``JsonPlusSerializer`` whose ``allowed_msgpack_modules`` names the esquemas
-types: the state holds only dicts, and the agents write no checkpoints, but should a pydantic
-object ever slip into a checkpoint it stays readable when LangGraph starts blocking
-unregistered types (``LANGGRAPH_STRICT_MSGPACK``).
-
-Creating and migrating the tables (the library's ``setup()``) is a step of its own,
-``preparar_postgres`` / ``preparar_sqlite``: ``fichas migrar`` runs it under the schema lock
-it holds for its whole run, and ``open_checkpointer`` runs it under the same lock
-(``migraciones.cerrojo``) before serving. ``AsyncPostgresSaver.setup()`` is not safe to run
-concurrently (langgraph issue #5925: two processes read the same version, both insert the
-next one into ``checkpoint_migrations``, one dies on its primary key); under the lock the first
-process migrates and the others find the version current and do nothing.
+Invariants: both savers pass the same conformance suite (tests/grafo/test_savers.py) and get a
+``JsonPlusSerializer`` whose ``allowed_msgpack_modules`` names the ``esquemas`` types; the
+library's ``setup()`` runs only as ``preparar_postgres`` / ``preparar_sqlite``, under the
+schema lock of ``migraciones.cerrojo`` (``fichas migrar``, and ``open_checkpointer`` before
+serving), because ``AsyncPostgresSaver.setup()`` races with itself. Why each: docs/grafo.md,
+"Checkpoints" (the CPU, the durability, langgraph issue #5925).
 """
 
 from __future__ import annotations

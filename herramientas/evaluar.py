@@ -1,27 +1,18 @@
 """``fichas evaluar``: measure the fichas against the labelled set, on any OpenAI-compatible server.
 
-Modes:
+Modes: ``--modo evaluador`` (the evaluator agent alone on every labelled candidate ficha, its
+verdict and the system's compared with the human one), ``--modo bucle`` (the whole loop,
+``stream.runtime.build_processor``, on every event) and ``--comparar A.json B.json`` (paired
+deltas with bootstrap intervals, and a PNG). This module is the parser and entry point;
+``evaluar_casos`` reads the labelled set, ``evaluar_ejecucion`` runs, ``evaluar_informe``
+prints and draws, ``evaluar_metricas`` computes the statistics.
 
-- ``--modo evaluador``: the evaluator agent alone on every labelled candidate ficha; its
-  verdict (and the system's: code veto plus evaluator) is compared with the human one.
-- ``--modo bucle``: the whole loop (``stream.runtime.build_processor``, the graph the worker
-  runs) on every event; where each ends, at which attempt, with which defects, at what cost.
-- ``--comparar A.json B.json``: paired deltas with bootstrap intervals, and a PNG.
-
-The models are driven only through the ``grafo`` public API, with the ``FICHAS_*`` settings
-(``FICHAS_LLM_URL``, ``FICHAS_LLM_MODELO``, ``FICHAS_EVALUADOR_RUBRICA``,
-``FICHAS_LIMPIAR_ORIGEN``, ``FICHAS_MAX_INTENTOS``...). The result file format is described in
-``docs/calidad.md``; statistics live in ``herramientas.evaluar_metricas``.
-
-Resumable: each finished item is appended to ``<salida>.parcial.jsonl`` together with a hash
-of the configuration, and a run skips the items already there for the same configuration. In
-loop mode the graph's own checkpointer lives in ``<salida>.estado/<hash>/``, so an event cut
-in the middle resumes after its last finished node instead of calling the model again.
-
-The command is split by concern: this module is its parser and entry point;
-``herramientas.evaluar_casos`` the labelled set and the reference checks,
-``herramientas.evaluar_ejecucion`` the runs, ``herramientas.evaluar_informe`` what is printed
-and drawn.
+Invariants: the models are driven through ``grafo`` as the worker drives them, with the
+worker's ``FICHAS_*`` settings, so a run measures what the worker runs; a run is resumable
+(each finished item goes to ``<salida>.parcial.jsonl`` with a hash of the configuration, and
+the loop's checkpointer lives in ``<salida>.estado/<hash>/``), so a cut run calls the model
+again for nothing it finished. Options, the result file's format and the reasons:
+docs/calidad.md, "``fichas evaluar``".
 """
 
 from __future__ import annotations

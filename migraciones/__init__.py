@@ -1,8 +1,8 @@
 """The store machinery every store shares: connecting, the one ``Database``, migrations, the lock.
 
-Four modules, importable from every package that owns tables (``grafo`` for the checkpoints,
-``versiones`` for the version store, ``revision`` for the review app): this package depends on
-nothing of the project, only on ``sqlite3`` and ``psycopg``.
+Imports nothing of the project (only ``sqlite3`` and ``psycopg``); every package that owns
+tables imports it: ``grafo`` (the checkpoints), ``versiones`` (the version store), ``revision``
+(the review app) and ``herramientas`` (``fichas migrar``). Four modules:
 
 * ``migraciones.database``: the one store layer, rows and transactions on SQLite or
   PostgreSQL with ``$n`` placeholders, and the opener of a store (``open_database``).

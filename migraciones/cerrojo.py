@@ -1,26 +1,15 @@
 """The lock held while a store's schema is set up or migrated: one process at a time.
 
-PostgreSQL: the session-level advisory lock ``CLAVE_CERROJO`` (727274, the key the version
-store of the release before migrations already took around its ``create table`` statements,
-so a process of that release starting during a rollout waits for a migration and vice versa).
-It is held on a connection of its own, in autocommit, for the whole step. Whoever waits for it
-polls ``pg_try_advisory_lock`` every ``SONDEO_S`` instead of blocking in ``pg_advisory_lock``:
-the checkpointer's migrations build indexes ``CONCURRENTLY``, and such a build waits for every
-transaction that holds a snapshot, which a backend blocked in ``select pg_advisory_lock(...)``
-does. The build would wait for the waiter and the waiter for the lock holder (a deadlock the
-server breaks by aborting one of them). A poller holds no snapshot between polls.
+PostgreSQL: the session-level advisory lock ``CLAVE_CERROJO`` (727274, the key of the release
+before migrations, so both wait for each other during a rollout), on a connection of its own in
+autocommit. SQLite: an exclusive ``flock`` on ``.migrar.lock`` in the data folder, covering its
+three files at once (a local file system, which SQLite needs anyway).
 
-SQLite (the embedded data folder): an exclusive ``flock`` on ``.migrar.lock`` in the folder,
-polled the same way. It covers the folder's three files at once, as the advisory lock covers
-the database. Each migration also runs in a ``begin immediate`` transaction that reads the
-version again (``migraciones.esquema``), so SQLite's own write lock alone would already keep
-a migration from being applied twice; the file lock makes the whole step one at a time, as
-on PostgreSQL (the checkpointer's tables, the switch to WAL). ``flock`` needs a local file
-system, which a SQLite database needs anyway.
-
-Waiting is bounded: a log line every ``AVISO_S`` seconds names who is waited for, and after
-``espera_max_s`` ``EsperaAgotada`` says to look at the process holding it or run ``fichas
-migrar``.
+Invariants: a waiter polls (``pg_try_advisory_lock``, every ``SONDEO_S``) and never blocks in
+``pg_advisory_lock``, whose snapshot would deadlock with the checkpointer's ``CONCURRENTLY``
+index builds; waiting is bounded (a log line every ``AVISO_S`` naming who is waited for, then
+``EsperaAgotada`` after ``espera_max_s``). Why: docs/arquitectura.md, "Migrations and the schema
+lock"; how operators meet it: docs/operacion.md, "Schemas and upgrades".
 """
 
 from __future__ import annotations

@@ -11,13 +11,10 @@ Invariants: one transaction at a time per SQLite connection (an asyncio lock; a 
 waits for an open one), ``begin immediate`` … ``commit``, ``rollback`` on any error; on
 PostgreSQL each transaction and each ``run`` on a pooled autocommit connection (``open_pool``).
 
-Per store, explicit in its ``StoreOptions``, the reason written once in the docs:
-- version store: SQLite inline on the loop, ``synchronous=normal`` (docs/stream.md, "The
-  version store and the outcome records"): a statement costs less than a thread hop;
-- review store: SQLite on a thread, ``synchronous=full`` (docs/revision.md, "La base de
-  datos"): a decision is people's work and must survive a power cut, its fsync off the loop;
-- the checkpointer is LangGraph's SQL, not this layer: inline, ``normal``, the same pool
-  factory (docs/grafo.md, "Checkpoints").
+Per store, explicit in its ``StoreOptions``: whether SQLite runs inline on the loop or on a
+thread, its ``synchronous``, the pool's size and check. The version store runs inline with
+``normal``, the review store on a thread with ``full``; the table of docs/arquitectura.md, "The
+store layer", gives every store's values and links the reason for each.
 """
 
 from __future__ import annotations

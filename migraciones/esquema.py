@@ -1,27 +1,17 @@
 """Numbered migrations: the pattern of ``langgraph/checkpoint/postgres/base.py``, on both dialects.
 
-A store declares an ``Esquema``: the name of its migrations table and a tuple of
-``Migracion``. The position of a migration in the tuple is its version; the migrations table
-holds one row ``v`` per applied migration, and the store's version is the highest ``v``
-(``None`` when the table is not there: a new database, or one a release before migrations
-left). Applying runs every migration above that version, each in its own transaction together
-with the insert of its ``v``, so a migration is applied entirely and once, or not at all. Both
-SQLite and PostgreSQL run DDL inside transactions, so this holds on both.
+A store declares an ``Esquema``: the name of its migrations table and a tuple of ``Migracion``
+whose positions are their versions; the table holds one row ``v`` per applied migration, and
+the store's version is the highest ``v`` (``None`` without the table). ``migrar_*`` applies
+every migration above it.
 
-Where the dialects differ, a migration carries its statements twice, side by side
-(``sqlite=`` and ``postgres=``); a store's migrations are the same list on both, so a version
-number means the same schema on either.
-
-How a database of the release before migrations is recognised, without probing its columns:
-migration 0 of each store reproduces exactly the schema that release created (``create table
-if not exists``, ``create index if not exists``, and on PostgreSQL the ``alter``s it ran,
-written as idempotent DDL). On such a database the migrations table is missing, so the store
-is at ``None`` and migration 0 runs: it changes nothing that is there and creates what is
-missing. The only thing inspected is the presence of the migrations table itself, and its
-rows. A new database takes the same path.
-
-The caller holds the lock of ``migraciones.cerrojo`` around ``migrar_*``; the primary key on
-``v`` makes a second application fail rather than run twice if it did not.
+Invariants: each migration runs in its own transaction with the insert of its ``v`` (applied
+entirely and once, or not at all; DDL is transactional on both dialects); a store's list is the
+same on SQLite and PostgreSQL (statements side by side where they differ), so a version means
+one schema on either; migration 0 of a store is exactly the schema of the release before
+migrations, idempotent, so such a database is recognised by the missing table alone. The
+caller holds ``migraciones.cerrojo``'s lock; the primary key on ``v`` refuses a second
+application if it did not. Why: docs/arquitectura.md, "Migrations and the schema lock".
 """
 
 from __future__ import annotations

@@ -1,26 +1,18 @@
 """Recall of the publication gate: of the fichas people would publish, the share it published.
 
-Precision alone can be bought by publishing nothing; recall is what the gate costs. It needs
-the other side: fichas the gate held back (code checks passed, score below λ or gate closed:
-motivo ``sin_garantia``) that people would have published as they were.
+Precision alone can be bought by publishing nothing; recall needs the fichas the gate held back
+(motivo ``sin_garantia``) that people would have published as they were. The review queue is
+no random draw of them (people choose what to open; a newer version closes an item
+``obsoleta``), so the app draws its own sample: an item is in it when a hash of its
+``event_id`` falls below ``FICHAS_MUESTRA_PROPORCION``, the share the worker samples
+publications with. The queue marks these items so reviewers decide all of them.
 
-Every held-back ficha reaches the review queue, but the queue is not a random draw of them:
-people choose what to open (oldest first, filters by family and reason, and they may leave
-the hard ones), and an item a newer version of its SKU overtakes is closed ``obsoleta``
-before anyone sees it. The decisions people happen to take are therefore biased, in a way
-that depends on the reviewers. So the app draws its own sample of held-back fichas: an item
-is in it when a hash of its ``event_id`` falls below ``FICHAS_MUESTRA_PROPORCION``, the same
-share the worker samples publications with (``fichas.muestra_revision``). The draw depends on
-nothing a person, the score or the family can influence; the queue marks these items so
-reviewers decide all of them, and the app counts those still pending (non-response, the bias
-that remains, is visible on ``/metrics``).
-
-With both draws at the same rate p, the counts are comparable without knowing p or the
-volumes: C = correct verdicts in the sample of publications made through a gate (C/p
-estimates the correct automatic publications), A = held-back sample items people approved
-unchanged (A/p estimates the publishable fichas the gate kept back). Recall ≈ C / (C + A).
-An edited or rejected held-back ficha was rightly held back. While a family's gate is closed
-(shadow mode) nothing is published and recall is 0: people decide everything.
+Invariants: the draw depends on nothing a person, the score or the family can influence, and
+is the same in every replica and restart; both samples use the same rate p, so with C correct
+verdicts in the sample of gate publications and A held-back sample items approved unchanged,
+recall ≈ C / (C + A) without knowing p or the volumes (an edited or rejected held-back ficha
+was rightly held back; a closed gate's recall is 0); pending sample items are counted on
+``/metrics``. The reasoning and its limits: docs/puerta.md, "Recall: la muestra de retenidas".
 """
 
 from __future__ import annotations

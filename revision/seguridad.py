@@ -1,6 +1,6 @@
 """Who may review: password hashes, sessions, CSRF tokens, redirects and the login rate limit.
 
-The threat model these controls answer is in docs/revision.md ("Against an attacker").
+The threat model these controls answer is in docs/revision.md ("Frente a un atacante").
 
 - Passwords: argon2id (``argon2-cffi``), stored in the app's database; ``fichas revisor
   usuarios NOMBRE`` adds one or changes its password (and ends that reviewer's sessions),
@@ -9,10 +9,9 @@ The threat model these controls answer is in docs/revision.md ("Against an attac
   SHA-256 (``hash_token``), so a dump of the database opens no session. A session ends at
   logout, at the reviewer's next login, at a password change or ``--baja``, after
   ``INACTIVIDAD_S`` without a request, and ``DURACION_SESION_S`` after login at the latest.
-- CSRF: every session has its own random token, put in every form and checked on every POST;
-  the login form, before any session, uses a double-submit cookie whose value is signed with a
-  server-side secret (``csrf_login``), so a pair the client chose is refused.
-- Redirects: ``siguiente_local`` lets only a path of this site through.
+- CSRF: every session has its own random token, checked on every POST; the login form uses a
+  double-submit cookie signed with a server-side secret (``csrf_login``), so a pair the client
+  chose is refused. Redirects: ``siguiente_local`` lets only a path of this site through.
 - Login attempts (``Intentos``): counted before the password is checked, so a burst of
   concurrent requests cannot all reach argon2. Limits per (user, address), per address, and per
   user from addresses that user never logged in from; the client address is read from

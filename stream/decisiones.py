@@ -1,38 +1,22 @@
 """People's decisions in the worker: the one writer of a SKU also publishes what a person approved.
 
-Why here and not in the reviewer app (docs/stream.md, "One writer per SKU"): the compacted
-``fichas.publicadas`` keeps the *last* record of a SKU, so whoever writes a SKU's records must
-write them in version order. The loop's records are written in the SKU's lane, after the claim
-in the version store, through the transactional producer of the SKU's input partition (fenced
-when the partition moves). A second writer (the app, with its own producer) can only check the
-version store and then write, and the loop can publish a newer version between the two; after
-compaction the older ficha would be the one that survives. So the app writes only its decision
-to ``fichas.decisiones`` (keyed by SKU, the same partition count as the input), with the ficha to
-publish in ``DecisionRevision.publicacion``; the worker that owns input partition *p* also owns
-``fichas.decisiones``-*p* (``infra.kafka.CO_PARTITIONING_ASSIGNORS``), queues each decision in
-its SKU's lane behind the SKU's earlier events, and there:
+The app writes only decisions, on ``fichas.decisiones``; the worker that owns input partition
+*p* also owns ``fichas.decisiones``-*p* (``infra.kafka.CO_PARTITIONING_ASSIGNORS``) and queues
+each decision in its SKU's lane behind the SKU's earlier events, because only the one writer
+of a SKU can keep the compacted ``fichas.publicadas`` in version order (docs/stream.md, "One
+writer per SKU", holds the why and the race it closes). There:
 
-* a decision without ``publicacion`` (rejected, a sample verdict, an ``obsoleta`` closure, or
-  an approval written by an app older than this addition, which published it itself) writes
-  nothing: its offset is finished and committed like an event's;
-* a decision with ``publicacion`` is published when no newer version of the SKU was handled
-  (the version store, plus the versions queued behind it in the lane: ``versiones.regla``'s
-  one rule, ``obsoleta``); the stored version is raised to the decision's, and the
-  ``FichaPublicada`` is written, byte for byte as the app built it, through the producer of the
-  input partition with the same number (``Emitter.send``: ``NotOwner`` when this worker does not
-  own it, so the decision is left to the owner);
-* otherwise it is closed as obsolete: nothing is written (the newer version is the SKU's
-  outcome, as for an event), and the log says so. The decision itself stays on
-  ``fichas.decisiones`` as the person's verdict on that ficha (gate evidence keeps it).
+* a decision without ``publicacion`` writes nothing: its offset is finished like an event's;
+* one with ``publicacion`` is published unless a newer version of the SKU was handled (the
+  store or the lane: ``versiones.regla.obsoleta``): the stored version is raised, and the
+  ``FichaPublicada`` is written byte for byte as the app built it through the producer of the
+  input partition with the same number (``NotOwner`` leaves it to the owner); otherwise it is
+  closed as obsolete, nothing written, and the log says so. At an equal version, the person wins;
+* a decision that does not parse, is keyed by another SKU, or whose ``publicacion`` is about
+  another ``event_id``, SKU or version goes to the DLQ with its ``origen``; the worker goes on.
 
-At an equal version the person's ficha wins over the loop's: the decision is about the loop's
-outcome of that version, which was written before it in the same lane (a review record, or a
-publication a person sampled). A decision that does not parse, whose key is not its SKU, or whose
-``publicacion`` is not about the same ``event_id``, SKU and version goes to the DLQ with the
-contract's codes and its ``origen`` on ``fichas.decisiones``; the worker goes on.
-
-Every decision is a normal ``InFlight`` ticket of its ``fichas.decisiones`` partition: its offset
-is committed only once it is handled, by the same ledger as the events' offsets.
+Each decision is an ``InFlight`` ticket of its partition: its offset is committed only once it is
+handled, by the same ledger as the events'.
 """
 
 from __future__ import annotations

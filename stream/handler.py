@@ -2,23 +2,21 @@
 
 The steps, in the order they run (docs/stream.md gives the why of each):
 
-1. Before the graph: the outcome record of the ``event_id`` and the SKU's newest version are
-   read from the store (``versiones.almacen``), and the claim rule (``dictaminar``) is asked
-   once, with the newest version the lane and the store know: a newer version makes the event
-   obsolete; a stored outcome of this very event is re-emitted as stored (a redelivery); one of
-   another event with the same ``event_id`` sends it to the DLQ (``event_id_reutilizado``).
-2. Otherwise: wait while the LLM is down, take a graph slot, run the graph
-   (``grafo.Procesador``), and claim its outcome (``reclamar``, the compare-and-set, which asks
-   the same rule again under the SKU's lock).
-3. ``_settle``, the one place the event ends, acts on the decision of step 1 or 2: emit the new
-   or the stored outcome, write the DLQ record, or nothing (obsolete); then the event's
-   checkpoint thread is deleted, since the outcome record answers redeliveries from now on.
+1. Before the graph: with the ``event_id``'s outcome record and the SKU's newest version
+   (``versiones.almacen``, and the lane), the claim rule (``dictaminar``) is asked once: a
+   newer version makes the event obsolete; a stored outcome of this very event is re-emitted
+   (a redelivery); one of another event with the same ``event_id`` sends it to the DLQ.
+2. Otherwise: wait while the LLM is down, take a graph slot, run the graph (``grafo.Procesador``),
+   and claim its outcome (``reclamar``, the compare-and-set, asking the same rule again under
+   the SKU's lock).
+3. ``_settle``, the one place the event ends: emit the new or the stored outcome, write the DLQ
+   record, or nothing (obsolete); then delete the event's checkpoint thread, since the outcome
+   record answers redeliveries from now on.
 
-A step that keeps failing for a non-transient reason sends the event to the DLQ
-(``error_procesamiento``). Nothing is written for a partition this worker no longer owns: the
-emitter raises ``NotOwner`` and the lane abandons the item. The handler never touches the
-commit ledger (the lane's ``InFlight.settle`` does), nor the event's log context (the lane
-enters it).
+Invariants: a step that keeps failing for a non-transient reason sends the event to the DLQ
+(``error_procesamiento``); nothing is written for a partition this worker no longer owns (the
+emitter raises ``NotOwner``, the lane abandons the item); the handler never touches the commit
+ledger (the lane's ``InFlight.settle`` does) nor the event's log context (the lane enters it).
 """
 
 from __future__ import annotations

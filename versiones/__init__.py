@@ -9,6 +9,6 @@ reason to change:
 - ``almacen``: the SQL store on the one ``migraciones.Database`` (``open_version_store``, the
   ``VersionStore`` and ``ClaimStore`` protocols).
 
-Depends on ``esquemas`` (the event it fingerprints) and ``migraciones`` only, so ``stream``
-(the worker), ``revision`` (the reviewer app) and ``herramientas`` (``fichas migrar``) share it.
+Imports ``esquemas`` (the event it fingerprints) and ``migraciones`` only; ``stream`` (the
+worker), ``revision`` (the reviewer app) and ``herramientas`` (``fichas migrar``) share it.
 """

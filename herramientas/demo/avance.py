@@ -170,7 +170,7 @@ class Progress:
         return PENDING
 
     def complete(self) -> bool:
-        """Every line has its final fate (see the module docstring)."""
+        """Every line has its final fate (docs/operacion.md, "`fichas demo`", says when)."""
         return all(self.state(line) != PENDING for line in self.lines)
 
     def pending(self) -> int:

@@ -2,7 +2,7 @@
 leans on is still there, as it uses it, in the versions installed (uv.lock pins them).
 
 ``DirectChatOpenAI`` overrides ``ChatOpenAI._agenerate`` and calls private methods of
-``ChatOpenAI`` and of the ``openai`` client (points 1 to 7 of its docstring); a minor release may
+``ChatOpenAI`` and of the ``openai`` client (points 1 to 7, docs/grafo.md); a minor release may
 rename or re-sign any of them, and the wire tests (tests/grafo/test_chat_model.py) would then
 fail somewhere downstream, or not at all. These tests fail first and loudly: each names the
 attribute, what changed and the installed versions. When one fails after ``make lock
@@ -37,7 +37,7 @@ def _falla(atributo: str, que: str) -> None:
     versiones = ", ".join(f"{p} {version(p)}" for p in PAQUETES)
     pytest.fail(
         f"grafo/chat_model.py relies on {atributo}: {que}. Installed: {versiones}. The private "
-        "surface changed: adapt grafo/chat_model.py (its docstring, points 1-7, says what each "
+        "surface changed: adapt grafo/chat_model.py (docs/grafo.md, points 1-7, says what each "
         "override buys) or go back to the public path and re-measure (docs/rendimiento.md)."
     )
 
