@@ -20,7 +20,7 @@ import hashlib
 from typing import Protocol
 
 from esquemas.puerta import ClavePuerta, PuertaAplicada
-from grafo.mensajes import prompt_del_evaluador, prompt_generador
+from grafo.mensajes import modo_evaluador, prompt_del_evaluador, prompt_generador
 
 __all__ = ["FuentePuerta", "PuertaCerrada", "clave_puerta", "configuracion_generador"]
 
@@ -45,7 +45,7 @@ def _sha256(texto: str) -> str:
 
 def clave_puerta(
     modelo: str,
-    rubrica: bool,
+    rubrica: bool | str,
     criterios_version: str,
     senal: bool = False,
     *,
@@ -55,8 +55,9 @@ def clave_puerta(
 ) -> ClavePuerta:
     """The key a gate must carry to apply to a loop run with these settings.
 
-    ``rubrica`` picks the evaluator (and its prompt) the loop runs: the rubric evaluator's
-    score is another quantity than the single verdict's, so it is another key. ``senal``
+    ``rubrica`` picks the evaluator (and its prompt) the loop runs, by mode name
+    (``veredicto``, ``rubrica``, ``citas``) or True for the rubric: each mode's score is
+    another quantity, so another key. ``senal``
     (the unsupported-words signal shown to the evaluator) changes its prompt, so its key.
     ``ejemplos``, ``limpiar_origen`` and ``max_intentos`` are the generator's side
     (``configuracion_generador``).
@@ -65,7 +66,7 @@ def clave_puerta(
         modelo=modelo,
         prompt_evaluador_sha256=_sha256(prompt_del_evaluador(rubrica, senal)),
         criterios_version=criterios_version,
-        modo_evaluador="rubrica" if rubrica else "veredicto",
+        modo_evaluador=modo_evaluador(rubrica),  # type: ignore[arg-type]
         prompt_generador_sha256=_sha256(
             configuracion_generador(ejemplos, limpiar_origen, max_intentos)
         ),

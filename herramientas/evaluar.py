@@ -92,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluator as a rubric of yes/no questions (FICHAS_EVALUADOR_RUBRICA)",
     )
     p.add_argument(
+        "--evaluador",
+        choices=("veredicto", "rubrica", "citas"),
+        help="the evaluator's mode (FICHAS_EVALUADOR); citas: the model quotes the origin "
+        "for each claim and code judges the quotes",
+    )
+    p.add_argument(
         "--senal",
         action="store_true",
         default=None,
@@ -143,6 +149,12 @@ def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) 
     cambios: dict[str, Any] = {"postgres_dsn": None}
     if args.rubrica is not None:
         cambios["evaluador_rubrica"] = args.rubrica
+        cambios["evaluador"] = "rubrica" if args.rubrica else "veredicto"
+    if args.evaluador is not None:
+        if args.rubrica and args.evaluador != "rubrica":
+            raise SystemExit("fichas evaluar: --rubrica y --evaluador no coinciden")
+        cambios["evaluador"] = args.evaluador
+        cambios["evaluador_rubrica"] = args.evaluador == "rubrica"
     if args.senal is not None:
         cambios["evaluador_senal"] = args.senal
     if args.limpiar_origen is not None:
