@@ -91,6 +91,15 @@ class Settings(BaseSettings):
             raise ValueError(f"false while FICHAS_EVALUADOR is {info.data['evaluador']}")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _evaluador_vacio(cls, data: object) -> object:
+        """An empty FICHAS_EVALUADOR is unset (manifests set every variable), so that
+        FICHAS_EVALUADOR_RUBRICA=true alone still means the rubric."""
+        if isinstance(data, dict) and data.get("evaluador") == "":
+            return {k: v for k, v in data.items() if k != "evaluador"}
+        return data
+
     @model_validator(mode="after")
     def _modo_evaluador(self) -> Settings:
         """FICHAS_EVALUADOR_RUBRICA=true means FICHAS_EVALUADOR=rubrica; set together with
