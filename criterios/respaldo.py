@@ -127,7 +127,9 @@ def cobertura(cita: str, afirmacion: str, familia: str = "") -> float:
     numeros = _numeros(afirmacion)
     if not palabras and not numeros:
         return 1.0
-    respaldo = lemas(cita) | valores_de_casa(cita) | {_lema(normalizar(familia))}
+    respaldo = lemas(cita) | valores_de_casa(cita)
+    if familia:
+        respaldo |= {_lema(normalizar(familia))}
     escritas = [normalizar(w) for w in _PALABRA_RE.findall(nfc(cita))]
     cubiertas = sum(
         1

@@ -12,8 +12,8 @@ The score, ``P(approvable)``-like in [0, 1]: the product over claims of 1 for a 
 found supported, and ``TECHO`` × P(respaldada = true) (the model's belief, from its
 log-probabilities) for any other. So a ficha whose every claim is supported scores 1, at the
 opener's strictest threshold (0.95) by construction, and one with an unsupported claim scores
-below ``TECHO`` < 0.95. None when the log-probabilities of an unsupported claim cannot be read.
-Each unsupported claim is a C04 problem quoting it, so a retry knows what to remove.
+below ``TECHO`` < 0.95. None without log-probabilities, or when an unsupported claim has none
+readable. Each unsupported claim is a C04 problem quoting it, so a retry knows what to remove.
 The alternatives measured, and why this one: docs/calidad.md («El evaluador citas»).
 """
 
@@ -127,10 +127,12 @@ def juzgar(
 def puntuacion_citas(juicios: Sequence[Juicio]) -> float | None:
     """Product over claims: 1 for a supported one, ``TECHO`` × P(respaldada) for any other.
 
-    None when an unsupported claim has no readable probability (no logprobs, or less than
-    half the mass on true/false: ``grafo.puntuacion.MASA_MINIMA``), or there is no claim.
+    None when there is no claim, when no claim's probability can be read (a server without
+    logprobs: the score is the model's as well as code's, and the start-up probe says so), or
+    when an unsupported claim has none (less than half the mass on true/false:
+    ``grafo.puntuacion.MASA_MINIMA``).
     """
-    if not juicios:
+    if not juicios or all(j.p_respaldada is None for j in juicios):
         return None
     factores = []
     for juicio in juicios:

@@ -16,7 +16,7 @@ each question's P(falla = false) is 0.83^(1/3), so their product is 0.83);
 ``"puntuacion": null`` answers with ``"logprobs": null``, a server that gives none.
 
 The quoting evaluator (``citas``) gets, for each claim, the allowed fragment that shares the
-most words of four letters or more with it ("" when none does) and ``respaldada`` true when
+most words of four letters or more or figures with it ("" when none does) and ``respaldada`` true when
 it quoted one; ``rechazar`` leaves the last claim without a quote, as a model that found an
 invented fact would. A scripted score is P(respaldada = true) at every claim.
 """
@@ -138,10 +138,11 @@ def quotes_content(action: str, claims: list[str], fragments: list[str]) -> str:
 
 
 def _words(text: str) -> set[str]:
-    """Lower-case words of four letters or more, without accents."""
+    """Lower-case words of four letters or more, without accents, and figures."""
     plain = unicodedata.normalize("NFKD", text.casefold())
     plain = "".join(c for c in plain if not unicodedata.combining(c))
-    return {w for w in re.findall(r"[^\W\d_]+", plain) if len(w) >= 4}
+    words = {w for w in re.findall(r"[^\W\d_]+", plain) if len(w) >= 4}
+    return words | set(re.findall(r"\d+", plain))
 
 
 def content_for(
