@@ -157,6 +157,27 @@ def respaldada(cita: str, afirmacion: str, origen: Mapping[str, Any]) -> bool:
     )
 
 
+def atributos_sin_respaldo(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> list[str]:
+    """The ficha's attributes («clave: valor») the cleaned origin does not give: the value is
+    neither written in it nor backed word by word (``cobertura`` against all its text). Code
+    alone judges them: a value is short, and C09 already compares values of the same key;
+    this catches a value the origin never gives («color: transparente», «talla: 43»)."""
+    textos = _textos_citables(origen)
+    todo = " ".join(textos)
+    return [
+        f"{clave}: {valor}"
+        for clave, valor in attributes(ficha).items()
+        if normalizar(valor) not in todo
+        and not normalizar(valor).startswith(_NO_APLICA)
+        and cobertura(todo, valor.replace("_", " ")) < COBERTURA_MINIMA
+    ]
+
+
+# The house's value for a required attribute that does not apply («no aplica (con cable)» for
+# a wired headset's battery life): it states an absence, not a fact to back.
+_NO_APLICA = "no aplica"
+
+
 def _numeros(texto: str) -> frozenset[str]:
     """The figures of a text, with a decimal comma read as a point."""
     return frozenset(n.replace(",", ".") for n in _NUMERO_RE.findall(texto))

@@ -267,8 +267,15 @@ class Agentes:
         assert isinstance(respuesta, Citas)
         probabilidades = probabilidades_verdadero(logprobs, RUTA_RESPALDADA)
         juicios = juzgar(afirmaciones, respuesta, probabilidades, origen)
-        registro = tuple(j.como_registro() for j in juicios)
-        evaluacion = Evaluacion(veredicto_de_citas(juicios), puntuacion_citas(juicios), registro)
+        atributos = respaldo.atributos_sin_respaldo(ficha, origen)
+        registro = tuple(j.como_registro() for j in juicios) + tuple(
+            {"atributo": a, "respaldada": False} for a in atributos
+        )
+        evaluacion = Evaluacion(
+            veredicto_de_citas(juicios, atributos),
+            puntuacion_citas(juicios, atributos),
+            registro,
+        )
         return evaluacion, logprobs
 
     async def _ask(

@@ -9,11 +9,12 @@ house-vocabulary value or a figure with its claim, covering at least half of it
 the only strings a quote may be, and asks for exactly one quote per claim.
 
 The score, ``P(approvable)``-like in [0, 1]: the product over claims of 1 for a claim code
-found supported, and ``TECHO`` × P(respaldada = true) (the model's belief, from its
-log-probabilities) for any other. So a ficha whose every claim is supported scores 1, at the
-opener's strictest threshold (0.95) by construction, and one with an unsupported claim scores
-below ``TECHO`` < 0.95. None without log-probabilities, or when an unsupported claim has none
-readable. Each unsupported claim is a C04 problem quoting it, so a retry knows what to remove.
+found supported and ``TECHO`` × P(respaldada = true) (the model's belief, from its logprobs)
+for any other, times ``TECHO`` per attribute whose value the origin does not give. So a ficha
+whose every claim and attribute is supported scores 1, at the opener's strictest threshold
+(0.95) by construction, and any other scores below ``TECHO`` < 0.95. None without logprobs,
+or when an unsupported claim has none readable. Each unsupported claim or attribute is a C04
+problem quoting it, so a retry knows what to remove.
 The alternatives measured, and why this one: docs/calidad.md («El evaluador citas»).
 """
 
@@ -124,8 +125,10 @@ def juzgar(
     return juicios
 
 
-def puntuacion_citas(juicios: Sequence[Juicio]) -> float | None:
-    """Product over claims: 1 for a supported one, ``TECHO`` × P(respaldada) for any other.
+def puntuacion_citas(juicios: Sequence[Juicio], atributos: Sequence[str] = ()) -> float | None:
+    """Product over claims: 1 for a supported one, ``TECHO`` × P(respaldada) for any other;
+    and ``TECHO`` for each attribute whose value the origin does not give (code alone judges
+    those: ``criterios.respaldo.atributos_sin_respaldo``).
 
     None when there is no claim, when no claim's probability can be read (a server without
     logprobs: the score is the model's as well as code's, and the start-up probe says so), or
@@ -141,20 +144,27 @@ def puntuacion_citas(juicios: Sequence[Juicio]) -> float | None:
         if juicio.p_respaldada is None:
             return None
         factores.append(TECHO * juicio.p_respaldada)
-    return math.prod(factores)
+    return math.prod(factores) * TECHO ** len(atributos)
 
 
-def veredicto_de_citas(juicios: Sequence[Juicio]) -> Veredicto:
-    """Approved when every claim is supported; each other claim is a C04 problem that quotes
-    it and says what to do, for the generator's next attempt."""
+def veredicto_de_citas(juicios: Sequence[Juicio], atributos: Sequence[str] = ()) -> Veredicto:
+    """Approved when every claim and attribute is supported; each other one is a C04 problem
+    that quotes it and says what to do, for the generator's next attempt."""
     problemas = [
         Problema(criterio=CRITERIO, detalle=_detalle(j.afirmacion))
         for j in juicios
         if not j.respaldada
     ]
+    problemas += [
+        Problema(criterio=CRITERIO, detalle=f"atributo «{a}»: el origen no da ese valor. {_USA}")
+        for a in atributos
+    ]
     if not juicios:
         problemas = [Problema(criterio="C06", detalle="la ficha no dice nada del producto")]
     return Veredicto(aprobada=not problemas, problemas=problemas)
+
+
+_USA = "Usa el valor del origen"
 
 
 def _detalle(afirmacion: str) -> str:

@@ -9,6 +9,7 @@ from criterios.respaldo import (
     MAX_AFIRMACIONES,
     acepta,
     afirmaciones,
+    atributos_sin_respaldo,
     cobertura,
     en_origen,
     fragmentos,
@@ -145,3 +146,22 @@ def test_una_cita_que_respalda_una_palabra_no_respalda_la_afirmacion() -> None:
     assert acepta("Tênis casual em couro sintético", afirmacion, origen)
     assert cobertura("Tênis casual em couro sintético", afirmacion) < COBERTURA_MINIMA
     assert not respaldada("Tênis casual em couro sintético", afirmacion, origen)
+
+
+def test_un_atributo_cuyo_valor_el_origen_no_da_no_tiene_respaldo() -> None:
+    origen = _origen(
+        "Botella de vidrio 500 ml",
+        "Botella reutilizable de vidrio con funda de neopreno gris.",
+        {"capacidad_ml": "500", "material": "vidrio"},
+    )
+    inventado = {"capacidad_ml": "500", "material": "vidrio", "color": "transparente"}
+    del_texto = {"capacidad_ml": "500", "material": "vidrio", "color": "gris"}
+    assert atributos_sin_respaldo({"atributos": inventado}, origen) == ["color: transparente"]
+    assert atributos_sin_respaldo({"atributos": del_texto}, origen) == []  # the text gives it
+
+
+def test_un_atributo_traducido_o_que_no_aplica_tiene_respaldo() -> None:
+    # «black» is «negro» in the vocabulary; «no aplica» states an absence, not a fact
+    atributos = {"color": "negro", "talla": "42", "autonomia_h": "no aplica (con cable)"}
+    assert atributos_sin_respaldo({"atributos": atributos}, INGLES) == []
+    assert atributos_sin_respaldo({"atributos": {"talla": "43"}}, INGLES) == ["talla: 43"]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from criterios import cargar_criterios, comprobar
-from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from criterios.respaldo import afirmaciones, origen_citable
+from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from grafo.mensajes import (
     mensaje_evaluador,
     mensaje_evaluador_citas,

@@ -268,3 +268,11 @@ async def test_una_ficha_sin_afirmaciones_se_rechaza_sin_preguntar(fake_llm: Fak
     assert [p.criterio for p in evaluacion.veredicto.problemas] == ["C06"]
     assert evaluacion.puntuacion is None
     assert fake_llm.requests(agent="evaluador") == []
+
+
+def test_un_atributo_sin_respaldo_baja_la_puntuacion_y_es_un_problema() -> None:
+    juicios = [_juicio(True, 0.9)]
+    assert puntuacion_citas(juicios, ["color: transparente"]) == pytest.approx(TECHO)
+    veredicto = veredicto_de_citas(juicios, ["color: transparente"])
+    (problema,) = veredicto.problemas
+    assert problema.criterio == "C04" and "«color: transparente»" in problema.detalle
