@@ -148,13 +148,29 @@ def cognadas(a: str, b: str) -> bool:
 
 
 def respaldada(cita: str, afirmacion: str, origen: Mapping[str, Any]) -> bool:
-    """The claim is supported by the quote: code accepts it (``acepta``) and it covers at
-    least ``COBERTURA_MINIMA`` of what the claim says (``cobertura``)."""
+    """The claim is supported by the quote: code accepts it (``acepta``) and the sentence the
+    quote was taken from covers at least ``COBERTURA_MINIMA`` of what the claim says
+    (``contexto``, ``cobertura``)."""
     familia = str(origen.get("familia") or "")
     return (
         acepta(cita, afirmacion, origen)
-        and cobertura(cita, afirmacion, familia) >= COBERTURA_MINIMA
+        and cobertura(contexto(cita, origen), afirmacion, familia) >= COBERTURA_MINIMA
     )
+
+
+def contexto(cita: str, origen: Mapping[str, Any]) -> str:
+    """The sentence of the cleaned origin a quote was taken from (its title, a sentence of its
+    description, an attribute value; the longest that holds it), or the quote itself. The
+    quote points at the evidence; code reads the whole sentence: a model that quotes «malla y
+    goma» for «malla transpirable y suela de goma» pointed at the right place."""
+    buscada = normalizar(cita).strip(_PUNTUACION_FINAL)
+    if not buscada:
+        return cita
+    proveedor = supplier(origen_citable(origen))
+    textos = [str(proveedor.get("titulo") or ""), *frases(str(proveedor.get("descripcion") or ""))]
+    textos += list(attributes(proveedor).values())
+    contienen = [t for t in textos if buscada in normalizar(t)]
+    return max(contienen, key=len) if contienen else cita
 
 
 def atributos_sin_respaldo(ficha: Mapping[str, Any], origen: Mapping[str, Any]) -> list[str]:

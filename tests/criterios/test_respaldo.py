@@ -11,6 +11,7 @@ from criterios.respaldo import (
     afirmaciones,
     atributos_sin_respaldo,
     cobertura,
+    contexto,
     en_origen,
     fragmentos,
     respaldada,
@@ -165,3 +166,19 @@ def test_un_atributo_traducido_o_que_no_aplica_tiene_respaldo() -> None:
     atributos = {"color": "negro", "talla": "42", "autonomia_h": "no aplica (con cable)"}
     assert atributos_sin_respaldo({"atributos": atributos}, INGLES) == []
     assert atributos_sin_respaldo({"atributos": {"talla": "43"}}, INGLES) == ["talla: 43"]
+
+
+def test_la_cita_apunta_a_su_frase_y_el_codigo_lee_la_frase_entera() -> None:
+    afirmacion = "Malla transpirable en el empeine y suela de goma."
+    origen = _origen(
+        "Zapatilla trail mujer gris",
+        "Zapatilla de trail, con suela de goma y malla transpirable.",
+        {"material": "malla y goma"},
+    )
+    assert contexto("suela de goma", origen) == (
+        "Zapatilla de trail, con suela de goma y malla transpirable."
+    )
+    assert contexto("malla y goma", origen) == "malla y goma"  # an attribute value, alone
+    assert contexto("no está", origen) == "no está"
+    assert respaldada("suela de goma", afirmacion, origen)  # its sentence backs 4 of 5 words
+    assert not respaldada("malla y goma", afirmacion, origen)  # the value backs 2 of 5
