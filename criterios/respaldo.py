@@ -189,6 +189,32 @@ def atributos_sin_respaldo(ficha: Mapping[str, Any], origen: Mapping[str, Any]) 
     ]
 
 
+def descripcion_sin_nada_propio(ficha: Mapping[str, Any]) -> bool:
+    """The description says nothing the title does not: no content lemma, house value or
+    figure beyond the title's, attribute names («talla», «color») aside. «Una zapatilla de
+    trail gris para mujer.» under «Zapatilla de trail para mujer en malla gris» (C06, which
+    C10 checks only word for word). Of the 80 references it flags one, the shortest
+    («Botella isotérmica de acero inoxidable.»); docs/calidad.md."""
+    titulo = str(ficha.get("titulo") or "")
+    descripcion = str(ficha.get("descripcion") or "")
+    if not descripcion.strip():
+        return False  # C02 fails an empty description already
+    propias = lemas(descripcion) - lemas(titulo) - valores_de_casa(titulo) - _nombres_de_claves()
+    return not propias and _numeros(descripcion) <= _numeros(titulo)
+
+
+@cache
+def _nombres_de_claves() -> frozenset[str]:
+    """The words of the house's attribute names and their spellings: «talla 35» names a key."""
+    claves = datos_vocabulario()["claves"]
+    return frozenset(
+        normalizar(palabra)
+        for clave, variantes in claves.items()
+        for nombre in [clave, *variantes]
+        for palabra in nombre.replace("_", " ").split()
+    )
+
+
 # The house's value for a required attribute that does not apply («no aplica (con cable)» for
 # a wired headset's battery life): it states an absence, not a fact to back.
 _NO_APLICA = "no aplica"

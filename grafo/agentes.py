@@ -268,12 +268,15 @@ class Agentes:
         probabilidades = probabilidades_verdadero(logprobs, RUTA_RESPALDADA)
         juicios = juzgar(afirmaciones, respuesta, probabilidades, origen)
         atributos = respaldo.atributos_sin_respaldo(ficha, origen)
+        vacia = respaldo.descripcion_sin_nada_propio(ficha)
         registro = tuple(j.como_registro() for j in juicios) + tuple(
             {"atributo": a, "respaldada": False} for a in atributos
         )
+        if vacia:
+            registro += ({"descripcion_sin_nada_propio": True},)
         evaluacion = Evaluacion(
-            veredicto_de_citas(juicios, atributos),
-            puntuacion_citas(juicios, atributos),
+            veredicto_de_citas(juicios, atributos, vacia),
+            puntuacion_citas(juicios, atributos, vacia),
             registro,
         )
         return evaluacion, logprobs

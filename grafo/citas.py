@@ -10,11 +10,11 @@ the only strings a quote may be, and asks for exactly one quote per claim.
 
 The score, ``P(approvable)``-like in [0, 1]: the product over claims of 1 for a claim code
 found supported and ``TECHO`` × P(respaldada = true) (the model's belief, from its logprobs)
-for any other, times ``TECHO`` per attribute whose value the origin does not give. So a ficha
-whose every claim and attribute is supported scores 1, at the opener's strictest threshold
-(0.95) by construction, and any other scores below ``TECHO`` < 0.95. None without logprobs,
-or when an unsupported claim has none readable. Each unsupported claim or attribute is a C04
-problem quoting it, so a retry knows what to remove.
+for any other, times ``TECHO`` per attribute whose value the origin does not give and for a
+description that says nothing the title does not. A ficha with all that supported scores 1,
+at the opener's strictest threshold (0.95) by construction; any other scores below ``TECHO``
+< 0.95. None without logprobs, or when an unsupported claim has none readable. Each finding
+is a problem (C04 quoting the claim or attribute, C06), so a retry knows what to fix.
 The alternatives measured, and why this one: docs/calidad.md («El evaluador citas»).
 """
 
@@ -125,10 +125,13 @@ def juzgar(
     return juicios
 
 
-def puntuacion_citas(juicios: Sequence[Juicio], atributos: Sequence[str] = ()) -> float | None:
+def puntuacion_citas(
+    juicios: Sequence[Juicio], atributos: Sequence[str] = (), vacia: bool = False
+) -> float | None:
     """Product over claims: 1 for a supported one, ``TECHO`` × P(respaldada) for any other;
-    and ``TECHO`` for each attribute whose value the origin does not give (code alone judges
-    those: ``criterios.respaldo.atributos_sin_respaldo``).
+    and ``TECHO`` for each attribute whose value the origin does not give and for a
+    description that says nothing the title does not (code alone judges those two:
+    ``criterios.respaldo.atributos_sin_respaldo``, ``descripcion_sin_nada_propio``).
 
     None when there is no claim, when no claim's probability can be read (a server without
     logprobs: the score is the model's as well as code's, and the start-up probe says so), or
@@ -144,10 +147,12 @@ def puntuacion_citas(juicios: Sequence[Juicio], atributos: Sequence[str] = ()) -
         if juicio.p_respaldada is None:
             return None
         factores.append(TECHO * juicio.p_respaldada)
-    return math.prod(factores) * TECHO ** len(atributos)
+    return math.prod(factores) * TECHO ** (len(atributos) + vacia)
 
 
-def veredicto_de_citas(juicios: Sequence[Juicio], atributos: Sequence[str] = ()) -> Veredicto:
+def veredicto_de_citas(
+    juicios: Sequence[Juicio], atributos: Sequence[str] = (), vacia: bool = False
+) -> Veredicto:
     """Approved when every claim and attribute is supported; each other one is a C04 problem
     that quotes it and says what to do, for the generator's next attempt."""
     problemas = [
@@ -159,12 +164,18 @@ def veredicto_de_citas(juicios: Sequence[Juicio], atributos: Sequence[str] = ())
         Problema(criterio=CRITERIO, detalle=f"atributo «{a}»: el origen no da ese valor. {_USA}")
         for a in atributos
     ]
+    if vacia:
+        problemas.append(Problema(criterio="C06", detalle=_VACIA))
     if not juicios:
         problemas = [Problema(criterio="C06", detalle="la ficha no dice nada del producto")]
     return Veredicto(aprobada=not problemas, problemas=problemas)
 
 
 _USA = "Usa el valor del origen"
+_VACIA = (
+    "la descripción no dice nada que no diga el título. Di qué es, para qué sirve y sus rasgos "
+    "del origen"
+)
 
 
 def _detalle(afirmacion: str) -> str:

@@ -37,6 +37,7 @@ from criterios import comprobar, fallos, mapear_origen, palabras_sin_respaldo  #
 from criterios.respaldo import (  # noqa: E402
     afirmaciones,
     atributos_sin_respaldo,
+    descripcion_sin_nada_propio,
     fragmentos,
     respaldada,
 )
@@ -66,7 +67,9 @@ def puntuaciones(registro: Mapping[str, Any], caso: Mapping[str, Any]) -> dict[s
     ficha = next(c["ficha"] for c in caso["candidatas"] if c["id"] == registro["id"])
     citas = [c for c in registro["evaluador"].get("citas") or [] if "afirmacion" in c]
     claims = afirmaciones(ficha)
-    atributos = atributos_sin_respaldo(ficha, origen)
+    atributos = atributos_sin_respaldo(ficha, origen) + (
+        ["descripción"] if descripcion_sin_nada_propio(ficha) else []
+    )
     ps = [c.get("p_respaldada") for c in citas]
     apoyos = [respaldada(c["cita"], c["afirmacion"], origen) for c in citas]
     if len(citas) < len(claims):  # an answer cut short: the missing claims are unsupported

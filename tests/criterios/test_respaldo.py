@@ -12,6 +12,7 @@ from criterios.respaldo import (
     atributos_sin_respaldo,
     cobertura,
     contexto,
+    descripcion_sin_nada_propio,
     en_origen,
     fragmentos,
     respaldada,
@@ -182,3 +183,24 @@ def test_la_cita_apunta_a_su_frase_y_el_codigo_lee_la_frase_entera() -> None:
     assert contexto("no está", origen) == "no está"
     assert respaldada("suela de goma", afirmacion, origen)  # its sentence backs 4 of 5 words
     assert not respaldada("malla y goma", afirmacion, origen)  # the value backs 2 of 5
+
+
+@pytest.mark.parametrize(
+    ("titulo", "descripcion", "vacia"),
+    [
+        (
+            "Zapatilla de trail para mujer en malla gris",
+            "Una zapatilla de trail gris para mujer.",
+            True,
+        ),
+        ("Camiseta gris unisex", "Camiseta gris unisex de talla M.", True),  # a key's name
+        ("Zapatilla de fútbol sala verde", "Zapatilla verde de fútbol sala, talla 35.", False),
+        ("Camiseta de manga larga mostaza", "Camiseta de algodón de manga larga.", False),
+        ("Auriculares Bluetooth", "Auriculares Bluetooth con 20 h de autonomía.", False),
+        ("Sartén", "", False),  # empty: C02's, not this one's
+    ],
+)
+def test_una_descripcion_que_no_dice_nada_que_no_diga_el_titulo(
+    titulo: str, descripcion: str, vacia: bool
+) -> None:
+    assert descripcion_sin_nada_propio({"titulo": titulo, "descripcion": descripcion}) is vacia

@@ -276,3 +276,11 @@ def test_un_atributo_sin_respaldo_baja_la_puntuacion_y_es_un_problema() -> None:
     veredicto = veredicto_de_citas(juicios, ["color: transparente"])
     (problema,) = veredicto.problemas
     assert problema.criterio == "C04" and "«color: transparente»" in problema.detalle
+
+
+def test_una_descripcion_sin_nada_propio_baja_la_puntuacion_y_es_c06() -> None:
+    juicios = [_juicio(True, 0.9), _juicio(True, 0.9)]
+    assert puntuacion_citas(juicios, vacia=True) == pytest.approx(TECHO)
+    veredicto = veredicto_de_citas(juicios, vacia=True)
+    assert [p.criterio for p in veredicto.problemas] == ["C06"]
+    assert "no dice nada que no diga el título" in veredicto.problemas[0].detalle
