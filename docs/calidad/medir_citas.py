@@ -18,7 +18,8 @@ origin does not give); ``codigo`` the same without the model's P (0.9 per unsupp
 code alone judges the model's quotes); ``modelo`` the model's P(respaldada) at every claim,
 code aside; ``codigo_oraculo`` code judging the best fragment of the origin for each claim,
 no model at all (the ceiling of the code's judgement); ``palabras`` the unsupported-words
-signal (1 − share), the one signal measured before.
+signal (1 − share), the one signal measured before; ``techo`` the design's ceiling: the best
+quote and a model whose P is the label itself (an upper bound, not a score).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from grafo.citas import TECHO  # noqa: E402
 from herramientas.evaluar_casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso  # noqa: E402
 from herramientas.evaluar_metricas import bloque_puntuacion  # noqa: E402
 from puerta.certificacion import Candidata, certificar  # noqa: E402
+
+ESCORES = ("citas", "codigo", "modelo", "codigo_oraculo", "palabras", "techo")
 
 
 def registros(path: Path) -> list[dict[str, Any]]:
@@ -135,7 +138,7 @@ def tabla(salida: Mapping[str, Any]) -> str:
     lineas = [cabecera + " | recall |"]
     lineas.append("| --- | --- | --- | --- | --- | --- | --- |")
     for nombre, bloque in salida["subconjuntos"].items():
-        for score in ("citas", "codigo", "modelo", "codigo_oraculo", "palabras"):
+        for score in ESCORES:
             auc = bloque[score]["auc"]
             cert = bloque[score]["lambda"]
             ic = auc["ic95"]
@@ -178,6 +181,11 @@ def main(argv: list[str]) -> int:
                 **puntuaciones(registro, caso),
             }
         )
+        # the design's ceiling (reads the label: an upper bound, never a score): the best quote
+        # for each claim, and a model whose P(respaldada) is 1 on a good ficha, 0 on a bad one
+        fila = filas[-1]
+        oraculo = fila["codigo_oraculo"]
+        fila["techo"] = oraculo if oraculo == 1.0 or fila["aprobada"] else 0.0
     subconjuntos: dict[str, Callable[[dict[str, Any]], bool]] = {
         "sin veto": lambda f: not f["vetada"],
         "sin veto, origen es": lambda f: not f["vetada"] and not f["extranjero"],
@@ -188,7 +196,7 @@ def main(argv: list[str]) -> int:
     for nombre, incluye in subconjuntos.items():
         sub = [f for f in filas if incluye(f)]
         bloque: dict[str, Any] = {"n": len(sub), "buenas": sum(f["aprobada"] for f in sub)}
-        for score in ("citas", "codigo", "modelo", "codigo_oraculo", "palabras"):
+        for score in ESCORES:
             pares = [(f[score], f["aprobada"]) for f in sub]
             bloque[score] = {"auc": bloque_puntuacion(pares)["auc"], "lambda": certificado(pares)}
         salida["subconjuntos"][nombre] = bloque
