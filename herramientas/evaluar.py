@@ -139,6 +139,12 @@ def main(argv: list[str]) -> int:
     if not args.casos.is_file():
         print(f"fichas evaluar: no existe {args.casos}", file=sys.stderr)
         return 2
+    if args.rubrica and args.evaluador not in (None, "rubrica"):
+        print(
+            f"fichas evaluar: --rubrica y --evaluador {args.evaluador} no coinciden",
+            file=sys.stderr,
+        )
+        return 2
     return _main_medir(args)
 
 
@@ -151,8 +157,6 @@ def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) 
         cambios["evaluador_rubrica"] = args.rubrica
         cambios["evaluador"] = "rubrica" if args.rubrica else "veredicto"
     if args.evaluador is not None:
-        if args.rubrica and args.evaluador != "rubrica":
-            raise SystemExit("fichas evaluar: --rubrica y --evaluador no coinciden")
         cambios["evaluador"] = args.evaluador
         cambios["evaluador_rubrica"] = args.evaluador == "rubrica"
     if args.senal is not None:
