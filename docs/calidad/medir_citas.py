@@ -1,25 +1,20 @@
-"""The quoting evaluator (``FICHAS_EVALUADOR=citas``) measured from its records, and the other
-ways its pieces could be combined, on the very same answers (docs/calidad.md, «El evaluador
-citas»).
+"""The quoting evaluator (``FICHAS_EVALUADOR=citas``) from its records, and the other ways to
+combine its pieces on the very same answers (docs/calidad.md, «El evaluador citas»).
 
-Reads a ``fichas evaluar --modo evaluador --evaluador citas`` result (``.json``) or its
-``.parcial.jsonl`` while the run goes on, judges every quote again with today's code (so a
-record written before a change to ``criterios.respaldo`` is read with the change) and prints,
-for the candidates the code does not veto and for all of them, the AUC with its bootstrap
-interval of each score, precision and recall at the λ ``fichas calibrar`` would certify on
-the set (Learn then Test, 0.9 / 0.05), and the cost per candidate:
+Reads a ``fichas evaluar --evaluador citas`` result (``.json``) or its ``.parcial.jsonl``,
+judges every quote again with today's code, and prints for the candidates the code does not
+veto and for all: each score's AUC with its bootstrap interval, precision and recall at the λ
+``fichas calibrar`` would certify (Learn then Test, 0.9 / 0.05), and the cost per candidate:
 
     python docs/calidad/medir_citas.py [--tabla] docs/calidad/conjunto-ev05-citas.json
     python docs/calidad/medir_citas.py --tabla --sin-modelo    # the code's scores alone, 188
 
-Scores (each a product over a ficha's claims, so a ficha with every claim supported scores 1):
-``citas`` the product's own (1 supported, 0.9 × P(respaldada) otherwise; 0.9 per attribute the
-origin does not give); ``codigo`` the same without the model's P (0.9 per unsupported claim:
-code alone judges the model's quotes); ``modelo`` the model's P(respaldada) at every claim,
-code aside; ``codigo_oraculo`` code judging the best fragment of the origin for each claim,
-no model at all (the ceiling of the code's judgement); ``palabras`` the unsupported-words
-signal (1 − share), the one signal measured before; ``techo`` the design's ceiling: the best
-quote and a model whose P is the label itself (an upper bound, not a score).
+Scores (products over a ficha's claims: every claim supported scores 1): ``citas`` the mode's
+own (1 supported, 0.9 × P(respaldada) otherwise, 0.9 per unsupported attribute or empty
+description); ``codigo`` the same without the model's P; ``modelo`` the model's P at every
+claim, code aside; ``codigo_oraculo`` code judging the best fragment for each claim, no model;
+``palabras`` the unsupported-words signal (1 − share); ``techo`` the design's ceiling, the best
+quote and a P equal to the label (an upper bound, not a score).
 """
 
 from __future__ import annotations

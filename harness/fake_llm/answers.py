@@ -15,10 +15,9 @@ rest to the other word. An evaluator step may script the score instead
 each question's P(falla = false) is 0.83^(1/3), so their product is 0.83);
 ``"puntuacion": null`` answers with ``"logprobs": null``, a server that gives none.
 
-The quoting evaluator (``citas``) gets, for each claim, the allowed fragment that shares the
-most figures or words of four letters or more with it ("" when none does) and ``respaldada``
-true when it quoted one; ``rechazar`` leaves the last claim without a quote, as a model that
-found an invented fact would. A scripted score is P(respaldada = true) at every claim.
+The quoter (``citas``) gets per claim the allowed fragment sharing most figures or words of
+4+ letters with it ("" if none) and ``respaldada`` true if it quoted one; ``rechazar`` leaves
+the last claim unquoted. A scripted score is P(respaldada = true) at every claim.
 """
 
 from __future__ import annotations

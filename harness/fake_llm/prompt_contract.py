@@ -17,8 +17,7 @@ as ``grafo`` builds it, through the markers named here and nowhere else:
   fragments a quote may be, from the schema's ``enum`` of ``cita`` (``formato_respuesta``).
 
 ``tests/harness/test_fake_llm_contrato.py`` builds the real prompts and schemas with ``grafo``
-and checks every marker still holds, so a prompt change that would blind the fake fails there,
-by name, instead of as a puzzling test elsewhere.
+and checks every marker still holds: a prompt change that would blind the fake fails there.
 """
 
 from __future__ import annotations
