@@ -193,12 +193,12 @@ def test_evaluador_citas_registra_cada_afirmacion_su_cita_y_la_puntuacion(
     assert clave_de_configuracion(config).modo_evaluador == "citas"
     for registro in resultado["registros"]:
         evaluador = registro["evaluador"]
-        ultima = evaluador["citas"][-1]  # the fake's "rechazar" leaves the last one unquoted
+        afirmaciones = [c for c in evaluador["citas"] if "afirmacion" in c]
+        ultima = afirmaciones[-1]  # the fake's "rechazar" leaves the last claim unquoted
         assert ultima["cita"] == "" and ultima["respaldada"] is False
-        assert evaluador["puntuacion"] == pytest.approx(TECHO * 0.4) or evaluador["puntuacion"] < (
-            TECHO * 0.4
-        )
-        assert f"«{ultima['afirmacion'][:40]}" in evaluador["problemas"][-1]["detalle"]
+        assert evaluador["puntuacion"] <= TECHO * 0.4 + 1e-9
+        detalles = [p["detalle"] for p in evaluador["problemas"]]
+        assert any(f"«{ultima['afirmacion'][:40]}" in d for d in detalles)
     assert resultado["metricas"]["puntuacion"]["global"]["con_puntuacion"] == 3
 
 

@@ -107,15 +107,17 @@ def test_evaluador_citas_con_el_modelo_local(local_llm_url: str, tmp_path: Path)
     assert resultado["registros"], "no candidate was evaluated"
     for registro in resultado["registros"]:
         assert registro["invalida"] is None
-        citas = registro["evaluador"]["citas"]
+        entradas = registro["evaluador"]["citas"]
+        citas = [c for c in entradas if "afirmacion" in c]  # then attributes, empty description
         assert [c["afirmacion"] for c in citas] == afirmaciones(fichas[registro["id"]])
         assert {c["cita"] for c in citas} <= permitidas
         assert all(c["p_respaldada"] is not None for c in citas)  # logprobs at every claim
         puntuacion = registro["evaluador"]["puntuacion"]
         assert puntuacion is not None and 0.0 <= puntuacion <= 1.0
-        sin_respaldo = [c["afirmacion"] for c in citas if not c["respaldada"]]
-        assert (puntuacion == 1.0) is (not sin_respaldo)
+        hallazgos = [c for c in entradas if not c.get("respaldada", False)]
+        assert (puntuacion == 1.0) is (not hallazgos)
         detalles = [p["detalle"] for p in registro["evaluador"]["problemas"]]
-        assert len(detalles) == len(sin_respaldo)
-        assert all(f"«{a}»" in d for a, d in zip(sin_respaldo, detalles, strict=True))
+        assert len(detalles) == len(hallazgos)
+        for claim in (c["afirmacion"] for c in citas if not c["respaldada"]):
+            assert any(f"«{claim[:40]}" in d for d in detalles)
         assert registro["tokens_salida"] > 0
