@@ -116,7 +116,13 @@ DELTA_PUERTA: Final = 0.05  # the risk that a certified gate is in truth below t
 PUERTA_CERTIFICADA: Final = "certificada"
 PUERTA_VEREDICTO: Final = "veredicto"
 ModoPuerta = Literal["certificada", "veredicto"]
-ModoEvaluador = Literal["veredicto", "rubrica"]
+# FICHAS_EVALUADOR: the single verdict, the rubric of yes/no questions, or the quoter whose
+# claims code judges (docs/grafo.md). Each has its own prompt, so its own gate key.
+ModoEvaluador = Literal["veredicto", "rubrica", "citas"]
+MODO_VEREDICTO: Final = "veredicto"
+MODO_RUBRICA: Final = "rubrica"
+MODO_CITAS: Final = "citas"
+MODOS_EVALUADOR: Final = (MODO_VEREDICTO, MODO_RUBRICA, MODO_CITAS)
 # Why a gate is open or closed (``EstadoPuerta.motivo``).
 MOTIVO_PUERTA_CERTIFICADA: Final = "certificada"
 MOTIVO_PUERTA_SIN_DATOS: Final = "sin_datos_suficientes"

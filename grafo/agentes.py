@@ -42,13 +42,25 @@ from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
+from criterios import respaldo
 from esquemas import Ficha, Veredicto
+from esquemas.constantes import MODO_CITAS, MODO_RUBRICA
 from grafo.chat_model import DirectChatOpenAI, evaluator_chat_model, sin_oyentes
+from grafo.citas import (
+    RUTA_RESPALDADA,
+    Citas,
+    formato_respuesta,
+    juzgar,
+    puntuacion_citas,
+    veredicto_de_citas,
+)
 from grafo.errores import SalidaInvalida, classify
 from grafo.mensajes import (
     mensaje_evaluador,
+    mensaje_evaluador_citas,
     mensaje_evaluador_rubrica,
     mensaje_generador,
+    modo_evaluador,
     prompt_del_evaluador,
     prompt_generador,
     senal_evaluador,
@@ -56,6 +68,7 @@ from grafo.mensajes import (
 from grafo.puntuacion import (
     RUTA_APROBADA,
     TOP_LOGPROBS,
+    probabilidades_verdadero,
     puntuacion_rubrica,
     puntuacion_veredicto,
 )
@@ -91,17 +104,32 @@ class LlamadaEstructurada:
         self._directo: DirectChatOpenAI | None = model if sin_oyentes(model) else None
         self._kwargs = dict(getattr(self._bound, "kwargs", {}))
 
-    async def ainvoke(self, content: str) -> tuple[AIMessage, Any]:
+    @property
+    def formato(self) -> dict[str, Any]:
+        """The ``response_format`` the agent was bound with (the schema's JSON form)."""
+        return dict(self._kwargs["response_format"])
+
+    async def ainvoke(
+        self, content: str, formato: Mapping[str, Any] | None = None
+    ) -> tuple[AIMessage, Any]:
         """Ask once; the answer message and its validated structured response.
 
         Straight to the chat model's ``responder`` when nothing listens to its calls
         (``grafo.chat_model``, point 7), through ``ainvoke`` and its callbacks otherwise.
+        ``formato`` replaces the bound ``response_format`` for this call only (the quoting
+        evaluator narrows its schema to one ficha's origin, ``grafo.citas``); the answer is
+        still parsed with the agent's schema.
         """
         mensajes = [self._system, HumanMessage(content=content)]
         if self._directo is not None:
-            message = await self._directo.responder(mensajes, **self._kwargs)
-        else:
+            kwargs = (
+                self._kwargs if formato is None else {**self._kwargs, "response_format": formato}
+            )
+            message = await self._directo.responder(mensajes, **kwargs)
+        elif formato is None:
             message = await self._bound.ainvoke(mensajes)
+        else:
+            message = await self._bound.bind(response_format=dict(formato)).ainvoke(mensajes)
         if not isinstance(message, AIMessage):
             raise TypeError(f"{self.name}: the chat model returned {type(message).__name__}")
         message.name = self.name
@@ -117,11 +145,14 @@ class Evaluacion:
     """The evaluator's answer: its verdict, and ``P(approvable)`` read from its logprobs.
 
     ``puntuacion`` is None when the server gave no usable log-probabilities (see
-    ``grafo.puntuacion`` for when); the gate reads None as "not approved".
+    ``grafo.puntuacion`` for when); the gate reads None as "not approved". ``citas``: the
+    quoting evaluator's judgement of each claim (``grafo.citas.Juicio.como_registro``), for
+    ``fichas evaluar``'s records; None in the other modes.
     """
 
     veredicto: Veredicto
     puntuacion: float | None
+    citas: tuple[dict[str, Any], ...] | None = None
 
 
 class Agentes:
@@ -131,24 +162,30 @@ class Agentes:
         self,
         model: ChatOpenAI,
         sensor: Sensor | None = None,
-        rubrica: bool = False,
+        rubrica: bool | str = False,
         ejemplos: bool = False,
         senal: bool = False,
     ) -> None:
-        """``rubrica``: the evaluator answers three yes/no questions (``grafo.rubrica``)
-        instead of giving the verdict itself; code maps the answers onto a ``Veredicto``.
-        ``ejemplos``: the generator's prompt frames the origin as data and shows one example
-        ficha per family (``prompt_generador``). ``senal``: the single-verdict evaluator is
-        also shown the unsupported words of a ficha with a Spanish origin
-        (``senal_evaluador``); the rubric asks its own question on invented facts instead."""
-        prompt = prompt_del_evaluador(rubrica, senal)
+        """``rubrica``: the evaluator's mode (``FICHAS_EVALUADOR``), or True for the rubric:
+        ``rubrica`` answers three yes/no questions (``grafo.rubrica``), ``citas`` quotes the
+        origin for each claim and code judges the quotes (``grafo.citas``); either way code
+        maps the answer onto a ``Veredicto``. ``ejemplos``: the generator's prompt frames the
+        origin as data and shows one example ficha per family (``prompt_generador``).
+        ``senal``: the single-verdict evaluator is also shown the unsupported words of a ficha
+        with a Spanish origin (``senal_evaluador``); the other modes judge invented facts
+        their own way."""
+        modo = modo_evaluador(rubrica)
+        prompt = prompt_del_evaluador(modo, senal)
         self._sensor = sensor or NullSensor()
-        self.rubrica = rubrica
+        self.modo = modo
+        self.rubrica = modo == MODO_RUBRICA
         self.senal = senal
         self._generador = self._build(model, "generador", prompt_generador(ejemplos), Ficha)
-        rutas = RUTAS_RUBRICA if rubrica else (RUTA_APROBADA,)
+        # the quoter's logprobs are read at every claim's boolean: kept whole, not cut
+        rutas = {MODO_RUBRICA: RUTAS_RUBRICA, MODO_CITAS: None}.get(modo, (RUTA_APROBADA,))
         evaluador = evaluator_chat_model(model, TOP_LOGPROBS, rutas)
-        schema: type[BaseModel] = Rubrica if rubrica else Veredicto
+        esquemas: dict[str, type[BaseModel]] = {MODO_RUBRICA: Rubrica, MODO_CITAS: Citas}
+        schema = esquemas.get(modo, Veredicto)
         self._evaluador = self._build(evaluador, "evaluador", prompt, schema)
 
     @staticmethod
@@ -198,6 +235,8 @@ class Agentes:
         observar: bool,
     ) -> tuple[Evaluacion, Mapping[str, Any] | None]:
         """One evaluator request, as the loop sends it; its evaluation and raw logprobs."""
+        if self.modo == MODO_CITAS:
+            return await self._citar(ficha, origen, observar)
         if self.rubrica:
             texto = mensaje_evaluador_rubrica(ficha, origen)
             rubrica, logprobs = await self._ask(self._evaluador, "evaluador", texto, observar)
@@ -210,8 +249,45 @@ class Agentes:
         assert isinstance(respuesta, Veredicto)
         return Evaluacion(respuesta, puntuacion_veredicto(logprobs)), logprobs
 
+    async def _citar(
+        self, ficha: dict[str, Any], origen: dict[str, Any], observar: bool
+    ) -> tuple[Evaluacion, Mapping[str, Any] | None]:
+        """The quoting evaluator (``grafo.citas``): claims and fragments by code, one quote
+        per claim by the model, the judgement and the score by code. A ficha without a claim
+        is rejected without asking (nothing to quote)."""
+        afirmaciones = respaldo.afirmaciones(ficha)
+        if not afirmaciones:
+            return Evaluacion(veredicto_de_citas([]), None, ()), None
+        fragmentos = respaldo.fragmentos(origen)
+        texto = mensaje_evaluador_citas(respaldo.origen_citable(origen), afirmaciones)
+        formato = formato_respuesta(self._evaluador.formato, fragmentos, len(afirmaciones))
+        respuesta, logprobs = await self._ask(
+            self._evaluador, "evaluador", texto, observar, formato
+        )
+        assert isinstance(respuesta, Citas)
+        probabilidades = probabilidades_verdadero(logprobs, RUTA_RESPALDADA)
+        juicios = juzgar(afirmaciones, respuesta, probabilidades, origen)
+        atributos = respaldo.atributos_sin_respaldo(ficha, origen)
+        vacia = respaldo.descripcion_sin_nada_propio(ficha)
+        registro = tuple(j.como_registro() for j in juicios) + tuple(
+            {"atributo": a, "respaldada": False} for a in atributos
+        )
+        if vacia:
+            registro += ({"descripcion_sin_nada_propio": True},)
+        evaluacion = Evaluacion(
+            veredicto_de_citas(juicios, atributos, vacia),
+            puntuacion_citas(juicios, atributos, vacia),
+            registro,
+        )
+        return evaluacion, logprobs
+
     async def _ask(
-        self, agent: LlamadaEstructurada, name: str, content: str, observar: bool = True
+        self,
+        agent: LlamadaEstructurada,
+        name: str,
+        content: str,
+        observar: bool = True,
+        formato: Mapping[str, Any] | None = None,
     ) -> tuple[BaseModel, Mapping[str, Any] | None]:
         """Call one agent with one user message; return its structured response and logprobs.
 
@@ -227,7 +303,7 @@ class Agentes:
         start = time.perf_counter()
         message: AIMessage | None = None
         try:
-            message, respuesta = await agent.ainvoke(content)
+            message, respuesta = await agent.ainvoke(content, formato)
         except StructuredOutputError as exc:
             message = exc.ai_message
             raise SalidaInvalida(name, str(getattr(exc, "source", exc))) from exc

@@ -17,7 +17,14 @@ from typing import Any
 import orjson
 
 from criterios import cargar_criterios, palabras_sin_respaldo
-from esquemas.constantes import MAX_DESCRIPCION, MAX_TITULO
+from esquemas.constantes import (
+    MAX_DESCRIPCION,
+    MAX_TITULO,
+    MODO_CITAS,
+    MODO_RUBRICA,
+    MODO_VEREDICTO,
+    MODOS_EVALUADOR,
+)
 
 
 def _json_block(value: Any) -> str:
@@ -77,22 +84,43 @@ def prompt_evaluador(senal: bool = False) -> str:
     return texto.format(criterios="\n".join(lineas))
 
 
-def prompt_del_evaluador(rubrica: bool = False, senal: bool = False) -> str:
+def modo_evaluador(rubrica: bool | str) -> str:
+    """The evaluator's mode from the old flag (True: ``rubrica``) or from its name."""
+    if isinstance(rubrica, bool):
+        return MODO_RUBRICA if rubrica else MODO_VEREDICTO
+    if rubrica not in MODOS_EVALUADOR:
+        raise ValueError(f"evaluator mode {rubrica!r}: one of {', '.join(MODOS_EVALUADOR)}")
+    return rubrica
+
+
+def prompt_del_evaluador(rubrica: bool | str = False, senal: bool = False) -> str:
     """The system prompt of the evaluator the loop runs with these options: the one text the
     agent is built with, the gate key hashes and ``fichas evaluar`` records.
 
-    The signal goes with the single-verdict evaluator only: the rubric asks its own question
-    on invented facts, and the signal's paragraph was written for the verdict's prompt.
+    ``rubrica`` is the mode (``veredicto``, ``rubrica``, ``citas``), or True for the rubric.
+    The signal goes with the single-verdict evaluator only: the rubric and the quoter judge
+    invented facts their own way, and the signal's paragraph was written for the verdict's.
     """
-    if rubrica and senal:
+    modo = modo_evaluador(rubrica)
+    if modo != MODO_VEREDICTO and senal:
         raise ValueError("the unsupported-words signal goes with the single-verdict evaluator")
-    return prompt_evaluador_rubrica() if rubrica else prompt_evaluador(senal)
+    if modo == MODO_RUBRICA:
+        return prompt_evaluador_rubrica()
+    if modo == MODO_CITAS:
+        return prompt_evaluador_citas()
+    return prompt_evaluador(senal)
 
 
 @cache
 def prompt_evaluador_rubrica() -> str:
     """System prompt of the rubric evaluator: three yes/no questions (``grafo.rubrica``)."""
     return _template("evaluador_rubrica.md").format()
+
+
+@cache
+def prompt_evaluador_citas() -> str:
+    """System prompt of the quoting evaluator: one origin fragment per claim (``grafo.citas``)."""
+    return _template("evaluador_citas.md").format()
 
 
 def mensaje_generador(origen: dict[str, Any], problemas: list[dict[str, Any]]) -> str:
@@ -158,6 +186,24 @@ def mensaje_evaluador_rubrica(ficha: dict[str, Any], origen: dict[str, Any]) -> 
             "Contesta las tres preguntas sobre esta ficha:",
             _json_block(cuerpo),
             'Responde solo con el objeto JSON {"inventa", "publicidad", "vacia"}.',
+        ]
+    )
+
+
+def mensaje_evaluador_citas(origen: dict[str, Any], afirmaciones: list[str]) -> str:
+    """User message of the quoting evaluator: the cleaned origin and the ficha's claims.
+
+    ``origen`` is what may be quoted (``criterios.respaldo.origen_citable``), so a price, a
+    promotion or an injected instruction never reaches it; the claims are the ficha's own text,
+    split by code. Nothing else: no code checks, no attempt, nothing of the generator.
+    """
+    return "\n\n".join(
+        [
+            "Busca en este origen lo que dice cada afirmación:",
+            _json_block(origen),
+            "Afirmaciones de la ficha, en orden:",
+            _json_block({"afirmaciones": afirmaciones}),
+            'Responde solo con el objeto JSON {"citas": [...]}, una cita por afirmación.',
         ]
     )
 

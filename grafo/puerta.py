@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from langchain_openai import ChatOpenAI
 
 from esquemas.puerta import ClavePuerta, PuertaAplicada
-from grafo.mensajes import prompt_del_evaluador, prompt_generador
+from grafo.mensajes import modo_evaluador, prompt_del_evaluador, prompt_generador
 
 __all__ = [
     "FuentePuerta",
@@ -75,7 +75,7 @@ def _sha256(texto: str) -> str:
 
 def clave_puerta(
     modelo: str,
-    rubrica: bool,
+    rubrica: bool | str,
     criterios_version: str,
     senal: bool = False,
     *,
@@ -88,8 +88,9 @@ def clave_puerta(
 ) -> ClavePuerta:
     """The key a gate must carry to apply to a loop run with these settings.
 
-    ``rubrica`` picks the evaluator (and its prompt) the loop runs: the rubric evaluator's
-    score is another quantity than the single verdict's, so it is another key. ``senal``
+    ``rubrica`` picks the evaluator (and its prompt) the loop runs, by mode name
+    (``veredicto``, ``rubrica``, ``citas``) or True for the rubric: each mode's score is
+    another quantity, so another key. ``senal``
     (the unsupported-words signal shown to the evaluator) changes its prompt, so its key.
     ``ejemplos``, ``limpiar_origen`` and ``max_intentos`` are the generator's side
     (``configuracion_generador``). v1.5: ``modelo_servido`` is what the server says it serves
@@ -100,7 +101,7 @@ def clave_puerta(
         modelo=modelo,
         prompt_evaluador_sha256=_sha256(prompt_del_evaluador(rubrica, senal)),
         criterios_version=criterios_version,
-        modo_evaluador="rubrica" if rubrica else "veredicto",
+        modo_evaluador=modo_evaluador(rubrica),  # type: ignore[arg-type]
         prompt_generador_sha256=_sha256(
             configuracion_generador(ejemplos, limpiar_origen, max_intentos)
         ),

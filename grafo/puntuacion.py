@@ -102,6 +102,35 @@ def probabilidad_verdadero(
     offset = _value_offset(b"".join(pieces), ruta)
     if offset is None:
         return None
+    return _probabilidad_en(tokens, pieces, offset, masa_minima)
+
+
+def probabilidades_verdadero(
+    logprobs: Mapping[str, Any] | None,
+    ruta: tuple[str, ...],
+    masa_minima: float = MASA_MINIMA,
+) -> list[float | None]:
+    """``probabilidad_verdadero`` at every member at ``ruta``, in the answer's order.
+
+    For a path inside an array of objects (the ``citas`` evaluator's ``("citas",
+    "respaldada")``: one boolean per claim), where the single-value reading takes the first.
+    [] without logprobs or without any such member.
+    """
+    tokens = _content_tokens(logprobs)
+    if not tokens:
+        return []
+    pieces = [_token_bytes(t) for t in tokens]
+    return [
+        _probabilidad_en(tokens, pieces, offset, masa_minima)
+        for path, offset in _member_values(b"".join(pieces))
+        if path == ruta
+    ]
+
+
+def _probabilidad_en(
+    tokens: Sequence[Mapping[str, Any]], pieces: Sequence[bytes], offset: int, masa_minima: float
+) -> float | None:
+    """P(true) at the value starting at byte ``offset``, renormalised; None below the floor."""
     index, start = _token_at(pieces, offset)
     prefix = pieces[index][: offset - start].decode("utf-8", "replace")
     masa_true, masa_false = _masses(tokens[index], prefix)

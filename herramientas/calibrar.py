@@ -167,7 +167,8 @@ def clave_de_configuracion(config: Mapping[str, Any]) -> ClavePuerta:
             modelo=config["modelo"],
             prompt_evaluador_sha256=config["prompt_evaluador_sha256"],
             criterios_version=config["criterios_version"],
-            modo_evaluador="rubrica" if config.get("evaluador_rubrica") else "veredicto",
+            modo_evaluador=config.get("evaluador")
+            or ("rubrica" if config.get("evaluador_rubrica") else "veredicto"),
         )
     except (KeyError, ValueError) as exc:
         raise Entrada(f"configuracion without the gate key's fields ({exc})") from exc
@@ -452,7 +453,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt-sha", help="gate key: sha256 of the evaluator's system prompt")
     p.add_argument("--criterios-version", help="gate key: the criteria version")
     p.add_argument(
-        "--modo-evaluador", choices=("veredicto", "rubrica"), help="gate key: evaluator mode"
+        "--modo-evaluador",
+        choices=("veredicto", "rubrica", "citas"),
+        help="gate key: evaluator mode",
     )
     p.add_argument(
         "--prompt-generador-sha",

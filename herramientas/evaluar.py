@@ -83,6 +83,12 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluator as a rubric of yes/no questions (FICHAS_EVALUADOR_RUBRICA)",
     )
     p.add_argument(
+        "--evaluador",
+        choices=("veredicto", "rubrica", "citas"),
+        help="the evaluator's mode (FICHAS_EVALUADOR); citas: the model quotes the origin "
+        "for each claim and code judges the quotes",
+    )
+    p.add_argument(
         "--senal",
         action="store_true",
         default=None,
@@ -124,6 +130,12 @@ def main(argv: list[str]) -> int:
     if not args.casos.is_file():
         print(f"fichas evaluar: no existe {args.casos}", file=sys.stderr)
         return 2
+    if args.rubrica and args.evaluador not in (None, "rubrica"):
+        print(
+            f"fichas evaluar: --rubrica y --evaluador {args.evaluador} no coinciden",
+            file=sys.stderr,
+        )
+        return 2
     return _main_medir(args)
 
 
@@ -134,6 +146,10 @@ def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) 
     cambios: dict[str, Any] = {"postgres_dsn": None}
     if args.rubrica is not None:
         cambios["evaluador_rubrica"] = args.rubrica
+        cambios["evaluador"] = "rubrica" if args.rubrica else "veredicto"
+    if args.evaluador is not None:
+        cambios["evaluador"] = args.evaluador
+        cambios["evaluador_rubrica"] = args.evaluador == "rubrica"
     if args.senal is not None:
         cambios["evaluador_senal"] = args.senal
     if args.limpiar_origen is not None:

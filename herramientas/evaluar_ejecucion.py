@@ -172,7 +172,7 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     from grafo.mensajes import prompt_del_evaluador, prompt_generador
     from grafo.puntuacion import TOP_LOGPROBS
 
-    prompt_ev = prompt_del_evaluador(settings.evaluador_rubrica, settings.evaluador_senal)
+    prompt_ev = prompt_del_evaluador(settings.evaluador, settings.evaluador_senal)
     config = {
         "modo": modo,
         "modelo": settings.llm_modelo,
@@ -200,6 +200,8 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     }
     if settings.evaluador_senal:  # only when set: the caches written before it stay valid
         config["evaluador_senal"] = True
+    if settings.evaluador == "citas":  # likewise: a new mode, recorded only when it runs
+        config["evaluador"] = settings.evaluador
     return config
 
 
@@ -251,11 +253,13 @@ async def evaluar_candidata(
     inicio = time.perf_counter()
     invalida = None
     puntuacion: float | None = None
+    citas: list[dict[str, Any]] | None = None
     try:
         evaluacion = await _con_reintentos(
             lambda: agentes.evaluar(ficha, comprobaciones, origen), espera_llm
         )
         veredicto, puntuacion = evaluacion.veredicto, evaluacion.puntuacion
+        citas = list(evaluacion.citas) if evaluacion.citas is not None else None
         aprobada = bool(veredicto.aprobada) and not veredicto.problemas
         problemas = [p.model_dump() for p in veredicto.problemas]
     except SalidaInvalida as exc:
@@ -272,6 +276,8 @@ async def evaluar_candidata(
             "criterios": criterios_ev,
             "problemas": problemas,
             "puntuacion": puntuacion,
+            # the quoting evaluator's judgement of each claim (grafo.citas), else absent
+            **({"citas": citas} if citas is not None else {}),
         },
         "codigo": codigo,
         # the unsupported-words signal (criterios.fidelidad), a feature for the gate's score
@@ -309,7 +315,7 @@ async def correr_evaluador(
     items = items_evaluador(casos, omitir_vetadas)
     model = build_chat_model(llm_settings(settings))
     agentes = Agentes(
-        model, SensorCuentas(), rubrica=settings.evaluador_rubrica, senal=settings.evaluador_senal
+        model, SensorCuentas(), rubrica=settings.evaluador, senal=settings.evaluador_senal
     )
 
     async def trabajo(id_: str) -> dict[str, Any]:

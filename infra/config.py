@@ -12,11 +12,19 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from esquemas.constantes import PUERTA_CERTIFICADA, TOPIC_DECISIONES, TOPIC_PUERTA, ModoPuerta
+from esquemas.constantes import (
+    MODO_RUBRICA,
+    MODO_VEREDICTO,
+    PUERTA_CERTIFICADA,
+    TOPIC_DECISIONES,
+    TOPIC_PUERTA,
+    ModoEvaluador,
+    ModoPuerta,
+)
 from infra.logs import LEVELS, masked
 
 
@@ -53,6 +61,9 @@ class Settings(BaseSettings):
     # Hours an outcome record (and a SKU's version record) is kept after its last write.
     retencion_h: float = Field(default=168.0, ge=0)
     # Quality options measured with `fichas evaluar` (docs/calidad.md); off unless set.
+    # FICHAS_EVALUADOR: veredicto | rubrica | citas; FICHAS_EVALUADOR_RUBRICA=true is the
+    # older spelling of ``rubrica`` (deployments set it), kept as a synonym (_modo_evaluador).
+    evaluador: ModoEvaluador = MODO_VEREDICTO
     evaluador_rubrica: bool = False
     limpiar_origen: bool = False
     generador_ejemplos: bool = False
@@ -76,7 +87,32 @@ class Settings(BaseSettings):
         both at once is refused at start-up, not when the first agent is built."""
         if value and info.data.get("evaluador_rubrica"):
             raise ValueError("false while FICHAS_EVALUADOR_RUBRICA is true")
+        if value and info.data.get("evaluador", MODO_VEREDICTO) != MODO_VEREDICTO:
+            raise ValueError(f"false while FICHAS_EVALUADOR is {info.data['evaluador']}")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _evaluador_vacio(cls, data: object) -> object:
+        """An empty FICHAS_EVALUADOR is unset (manifests set every variable), so that
+        FICHAS_EVALUADOR_RUBRICA=true alone still means the rubric."""
+        if isinstance(data, dict) and data.get("evaluador") == "":
+            return {k: v for k, v in data.items() if k != "evaluador"}
+        return data
+
+    @model_validator(mode="after")
+    def _modo_evaluador(self) -> Settings:
+        """FICHAS_EVALUADOR_RUBRICA=true means FICHAS_EVALUADOR=rubrica; set together with
+        another mode they disagree, and start-up refuses. After this, both say the same."""
+        if self.evaluador_rubrica:
+            if "evaluador" in self.model_fields_set and self.evaluador != MODO_RUBRICA:
+                raise ValueError(
+                    f"FICHAS_EVALUADOR_RUBRICA=true and FICHAS_EVALUADOR={self.evaluador} "
+                    "disagree: set FICHAS_EVALUADOR alone (rubrica, veredicto or citas)"
+                )
+            self.evaluador = MODO_RUBRICA
+        self.evaluador_rubrica = self.evaluador == MODO_RUBRICA
+        return self
 
     @field_validator("llm_url")
     @classmethod
@@ -133,8 +169,11 @@ def effective(settings: Settings) -> dict[str, object]:
 
 
 def _problem(error: ErrorDetails) -> str:
-    """``FICHAS_X='value': expected ...`` for one pydantic error, naming the variable."""
-    name = str(error["loc"][0]) if error["loc"] else "?"
+    """``FICHAS_X='value': expected ...`` for one pydantic error, naming the variable; a
+    disagreement between variables (``Settings._modo_evaluador``) names them itself."""
+    if not error["loc"]:
+        return str(error.get("ctx", {}).get("error", error["msg"]))
+    name = str(error["loc"][0])
     variable = f"FICHAS_{name.upper()}"
     given = error.get("input")
     expected = _expected(name, error)
@@ -145,6 +184,8 @@ def _expected(name: str, error: ErrorDetails) -> str:
     """What the field accepts, in words: its type and bounds, or the validator's own text."""
     if error["type"] == "value_error":
         return str(error.get("ctx", {}).get("error", error["msg"]))
+    if error["type"] == "literal_error":  # FICHAS_EVALUADOR, FICHAS_PUERTA: one of a list
+        return str(error.get("ctx", {}).get("expected", error["msg"]))
     field = Settings.model_fields[name]
     kind = {int: "an integer", float: "a number"}.get(
         field.annotation if isinstance(field.annotation, type) else float, "a value"

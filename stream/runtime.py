@@ -55,7 +55,7 @@ def clave_en_uso(settings: Settings) -> ClavePuerta:
     """The gate key of the loop these settings run: model, both prompts, criteria, mode."""
     return clave_puerta(
         settings.llm_modelo,
-        settings.evaluador_rubrica,
+        settings.evaluador,
         CRITERIOS_VERSION,
         settings.evaluador_senal,
         ejemplos=settings.generador_ejemplos,
@@ -95,7 +95,7 @@ async def build_processor(
     agentes = Agentes(
         model,
         sensor,
-        rubrica=settings.evaluador_rubrica,
+        rubrica=settings.evaluador,
         ejemplos=settings.generador_ejemplos,
         senal=settings.evaluador_senal,
     )

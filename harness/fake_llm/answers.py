@@ -14,6 +14,10 @@ rest to the other word. An evaluator step may script the score instead
 (``{"accion": "aprobar", "puntuacion": 0.83}`` makes P(aprobada = true) 0.83; for the rubric,
 each question's P(falla = false) is 0.83^(1/3), so their product is 0.83);
 ``"puntuacion": null`` answers with ``"logprobs": null``, a server that gives none.
+
+The quoter (``citas``) gets per claim the allowed fragment sharing most figures or words of
+4+ letters with it ("" if none) and ``respaldada`` true if it quoted one; ``rechazar`` leaves
+the last claim unquoted. A scripted score is P(respaldada = true) at every claim.
 """
 
 from __future__ import annotations
@@ -22,14 +26,18 @@ import json
 import math
 import re
 import time
+import unicodedata
 from typing import Any
 
 from aiohttp import web
 
 from harness.fake_llm.prompt_contract import (
     GENERATOR,
+    QUOTE_FIELD,
+    QUOTES_PROPERTY,
     RUBRIC_ANSWER_FIELDS,
     RUBRIC_QUESTIONS,
+    SUPPORTED_FIELD,
     VERDICT_PROPERTY,
     message_text,
     required_supplier_attributes,
@@ -115,13 +123,43 @@ def evaluator_content(action: str, rubric: bool = False) -> str:
     return json.dumps({"aprobada": False, "problemas": [problem]}, ensure_ascii=False)
 
 
-def content_for(action: str, agent: str, sku: str, prompt: str, rubric: bool = False) -> str:
+def quotes_content(action: str, claims: list[str], fragments: list[str]) -> str:
+    """The quoter's answer: per claim, the fragment sharing most words with it, or ""."""
+    answers = []
+    for index, claim in enumerate(claims):
+        words = _words(claim)
+        best = max(fragments, key=lambda f: len(words & _words(f)), default="")
+        quote = best if best and words & _words(best) else ""
+        if action != "aprobar" and index == len(claims) - 1:
+            quote = ""
+        answers.append({QUOTE_FIELD: quote, SUPPORTED_FIELD: bool(quote)})
+    return json.dumps({QUOTES_PROPERTY: answers}, ensure_ascii=False)
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of four letters or more, without accents, and figures."""
+    plain = unicodedata.normalize("NFKD", text.casefold())
+    plain = "".join(c for c in plain if not unicodedata.combining(c))
+    words = {w for w in re.findall(r"[^\W\d_]+", plain) if len(w) >= 4}
+    return words | set(re.findall(r"\d+", plain))
+
+
+def content_for(
+    action: str,
+    agent: str,
+    sku: str,
+    prompt: str,
+    rubric: bool = False,
+    quoting: tuple[list[str], list[str]] | None = None,
+) -> str:
     if action == "json_roto":
         return BROKEN_JSON
     if action.startswith("texto:"):
         return action.removeprefix("texto:")
     if agent == GENERATOR:
         return generator_content(action, sku, prompt)
+    if quoting is not None:
+        return quotes_content(action, *quoting)
     return evaluator_content(action, rubric)
 
 
@@ -163,7 +201,11 @@ def logprobs_for(content: str, step: Step, top_n: int) -> dict[str, Any] | None:
             continue
         written_true = text.strip() == "true"
         p_true = CONFIDENCE if written_true else 1 - CONFIDENCE
-        if step.scored and step.puntuacion is not None and key == VERDICT_PROPERTY:
+        if (
+            step.scored
+            and step.puntuacion is not None
+            and key in (VERDICT_PROPERTY, SUPPORTED_FIELD)
+        ):
             p_true = step.puntuacion
         elif step.scored and step.puntuacion is not None and key == FALLA:
             p_true = 1 - step.puntuacion ** (1 / falla)

@@ -11,11 +11,13 @@ as ``grafo`` builds it, through the markers named here and nowhere else:
   ``grafo.mensajes``);
 * the origin, from the first fenced ```` ```json ```` block of the last user message: its
   ``ficha_proveedor.atributos`` and ``atributos_obligatorios`` (``grafo.estado.origen_de``);
-* the rubric's questions and the criterion each stands for (``grafo.rubrica.PREGUNTAS``).
+* the rubric's questions and the criterion each stands for (``grafo.rubrica.PREGUNTAS``);
+* the quoting evaluator (``grafo.citas.Citas``, schema property ``citas``): the claims, from
+  the ```` ```json ```` block of the last user message that holds ``afirmaciones``, and the
+  fragments a quote may be, from the schema's ``enum`` of ``cita`` (``formato_respuesta``).
 
 ``tests/harness/test_fake_llm_contrato.py`` builds the real prompts and schemas with ``grafo``
-and checks every marker still holds, so a prompt change that would blind the fake fails there,
-by name, instead of as a puzzling test elsewhere.
+and checks every marker still holds: a prompt change that would blind the fake fails there.
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ AGENTS = (GENERATOR, EVALUATOR)
 # Schema properties that tell the agent (response_format.json_schema.schema.properties).
 VERDICT_PROPERTY = "aprobada"
 RUBRIC_PROPERTY = "inventa"
+QUOTES_PROPERTY = "citas"
 FICHA_PROPERTY = "titulo"
+# The quoting evaluator: where its claims are, and its answer's fields per claim.
+CLAIMS_KEY = "afirmaciones"
+QUOTE_FIELD = "cita"
+SUPPORTED_FIELD = "respaldada"
 
 # The last user message: the SKU as JSON, and the origin as the first ```json block.
 SKU_PATTERN = re.compile(r'"sku"\s*:\s*"([^"]+)"')
@@ -58,7 +65,7 @@ def schema_properties(body: dict[str, Any]) -> dict[str, Any]:
 def detect_agent(body: dict[str, Any]) -> str | None:
     """Tell the generator from the evaluator by the properties of the requested schema."""
     properties = schema_properties(body)
-    if VERDICT_PROPERTY in properties or RUBRIC_PROPERTY in properties:
+    if {VERDICT_PROPERTY, RUBRIC_PROPERTY, QUOTES_PROPERTY} & set(properties):
         return EVALUATOR
     if FICHA_PROPERTY in properties:
         return GENERATOR
@@ -68,6 +75,27 @@ def detect_agent(body: dict[str, Any]) -> str | None:
 def is_rubric(body: dict[str, Any]) -> bool:
     """Whether the evaluator was asked for the rubric (three questions) instead of a verdict."""
     return RUBRIC_PROPERTY in schema_properties(body)
+
+
+def quoting_task(body: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """The quoting evaluator's claims and the origin fragments its schema allows, or None
+    when the request is not the quoter's."""
+    properties = schema_properties(body)
+    if QUOTES_PROPERTY not in properties:
+        return None
+    schema = body["response_format"]["json_schema"]["schema"]
+    item = properties[QUOTES_PROPERTY].get("items", {})
+    if "$ref" in item:
+        item = schema.get("$defs", {}).get(str(item["$ref"]).rsplit("/", 1)[-1], {})
+    enum = item.get("properties", {}).get(QUOTE_FIELD, {}).get("enum", [])
+    fragments = [str(f) for f in enum if f]
+    claims: list[str] = []
+    for match in JSON_BLOCK_PATTERN.finditer(last_user_text(body)):
+        with contextlib.suppress(ValueError):
+            value = json.loads(match.group(1))
+            if isinstance(value, dict) and isinstance(value.get(CLAIMS_KEY), list):
+                claims = [str(c) for c in value[CLAIMS_KEY]]
+    return claims, fragments
 
 
 def message_text(message: dict[str, Any]) -> str:

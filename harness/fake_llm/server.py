@@ -37,6 +37,7 @@ from harness.fake_llm.prompt_contract import (
     detect_sku,
     is_rubric,
     last_user_text,
+    quoting_task,
 )
 from harness.fake_llm.script import Config, ConfigError, Step, parse_config
 
@@ -275,7 +276,12 @@ class FakeLLMServer:
                 return error_response(status, f"scripted error {status} for {agent} {sku}")
             if action != "colgar":
                 content = content_for(
-                    action, agent, sku or "", last_user_text(body), is_rubric(body)
+                    action,
+                    agent,
+                    sku or "",
+                    last_user_text(body),
+                    is_rubric(body),
+                    quoting_task(body),
                 )
                 return web.json_response(completion_body(body, content, record.index, scripted))
         finally:

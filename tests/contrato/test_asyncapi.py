@@ -111,10 +111,16 @@ def test_genera_modelos_de_cliente_que_leen_un_mensaje_real(tmp_path: Path) -> N
     finally:
         sys.path.remove(str(tmp_path))
     valor = {
-        "event_id": "e1", "sku": "S1", "version": 2, "familia": "botellas",
+        "event_id": "e1",
+        "sku": "S1",
+        "version": 2,
+        "familia": "botellas",
         "ficha": {"titulo": "Botella", "descripcion": "Para agua.", "atributos": {"color": "azul"}},
-        "intentos": 1, "criterios_version": "v1", "modelo": "m",
-        "publicada_en": "2026-11-30T12:00:00Z", "revision": None,
+        "intentos": 1,
+        "criterios_version": "v1",
+        "modelo": "m",
+        "publicada_en": "2026-11-30T12:00:00Z",
+        "revision": None,
     }
     ficha = modulo.FichaPublicada(valor)
     assert (ficha.sku, ficha.version, ficha.ficha.titulo) == ("S1", 2, "Botella")

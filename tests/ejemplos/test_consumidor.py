@@ -32,8 +32,14 @@ Record = tuple[str, bytes, list[tuple[str, bytes]]]
 def _publicada(sku: str, version: int, event_id: str | None = None) -> dict[str, Any]:
     ficha = Ficha(titulo=f"{sku} v{version}", descripcion="Una ficha.", atributos={})
     valor = FichaPublicada(
-        event_id=event_id or f"{sku}-v{version}", sku=sku, version=version, familia="botellas",
-        ficha=ficha, intentos=1, criterios_version="v1", modelo="m",
+        event_id=event_id or f"{sku}-v{version}",
+        sku=sku,
+        version=version,
+        familia="botellas",
+        ficha=ficha,
+        intentos=1,
+        criterios_version="v1",
+        modelo="m",
         publicada_en=datetime(2026, 11, 30, tzinfo=UTC),
     )
     return valor.model_dump(mode="json", exclude={"origen"})
@@ -112,16 +118,32 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
     )
     salida = tmp_path / "catalogo.json"
     proc = subprocess.Popen(
-        [sys.executable, "ejemplos/consumidor.py", "--brokers", kafka.bootstrap,
-         "--topic", topic, "--salida", str(salida)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "ejemplos/consumidor.py",
+            "--brokers",
+            kafka.bootstrap,
+            "--topic",
+            topic,
+            "--salida",
+            str(salida),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     lineas = _Lineas(proc)
     try:
         al_dia = lineas.siguiente()
         assert al_dia == {
-            "evento": "al_dia", "skus": 3, "leidos": 8, "duplicados": 1, "antiguos": 1,
-            "ajenos": 1, "invalidos": 1,
+            "evento": "al_dia",
+            "skus": 3,
+            "leidos": 8,
+            "duplicados": 1,
+            "antiguos": 1,
+            "ajenos": 1,
+            "invalidos": 1,
         }
         assert _catalogo(salida) == {"A": 2, "B": 3, "C": 1}
         # Live: new versions update the catalogue; a repeated one changes nothing.

@@ -2,8 +2,8 @@
 
 A check on the whole prompt passes as long as one character differs; this one takes every
 paragraph of the generator's prompt and every generator-facing criterion text, and proves
-that none of them reaches the evaluator, in either of its prompts (the verdict and the
-rubric) or in the user message it gets, including through a recorded request.
+that none of them reaches the evaluator, in any of its prompts (the verdict, the rubric and
+the quoter) or in the user message it gets, including through a recorded request.
 """
 
 from __future__ import annotations
@@ -13,11 +13,14 @@ from pathlib import Path
 import pytest
 
 from criterios import cargar_criterios, comprobar
+from criterios.respaldo import afirmaciones, origen_citable
 from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from grafo.mensajes import (
     mensaje_evaluador,
+    mensaje_evaluador_citas,
     mensaje_evaluador_rubrica,
     prompt_evaluador,
+    prompt_evaluador_citas,
     prompt_evaluador_rubrica,
     prompt_generador,
 )
@@ -65,8 +68,10 @@ def _lo_que_ve_el_evaluador() -> list[str]:
     return [
         prompt_evaluador(),
         prompt_evaluador_rubrica(),
+        prompt_evaluador_citas(),
         mensaje_evaluador(FICHA, comprobaciones, ORIGEN),
         mensaje_evaluador_rubrica(FICHA, ORIGEN),
+        mensaje_evaluador_citas(origen_citable(ORIGEN), afirmaciones(FICHA)),
     ]
 
 
@@ -81,14 +86,16 @@ def test_ningun_parrafo_del_generador_llega_al_evaluador(fragmento: str) -> None
         assert fragmento not in texto
 
 
-@pytest.mark.parametrize("rubrica", [False, True])
+@pytest.mark.parametrize("rubrica", [False, True, "citas"])
 async def test_peticion_del_evaluador_sin_nada_del_generador(
-    fake_llm: FakeLLM, rubrica: bool
+    fake_llm: FakeLLM, rubrica: bool | str
 ) -> None:
     respuesta = (
         'texto:{"inventa": {"cita": "", "falla": true}, "publicidad": {"cita": "", "falla": false},'
         ' "vacia": {"cita": "", "falla": false}}'
-        if rubrica
+        if rubrica is True
+        else "rechazar:C04"
+        if rubrica == "citas"
         else "aprobar"
     )
     fake_llm.configure({"default": {"evaluador": [respuesta]}})
@@ -101,8 +108,8 @@ async def test_peticion_del_evaluador_sin_nada_del_generador(
         await close_chat_model(model)
     veredicto = evaluacion.veredicto
     assert veredicto.aprobada is (not rubrica)
-    if rubrica:
-        assert [p.criterio for p in veredicto.problemas] == ["C04"]
+    if rubrica:  # the rubric's inventa, the quoter's last claim left without a quote
+        assert {p.criterio for p in veredicto.problemas} == {"C04"}
     (peticion,) = fake_llm.requests(agent="evaluador")
     texto = "\n".join(str(m.get("content")) for m in peticion["body"]["messages"])
     for fragmento in FRAGMENTOS:

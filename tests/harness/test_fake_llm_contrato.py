@@ -17,9 +17,10 @@ import pytest
 from langchain.agents.structured_output import ProviderStrategy
 from pydantic import BaseModel
 
-from criterios import atributos_obligatorios
+from criterios import atributos_obligatorios, mapear_origen, respaldo
 from esquemas import Ficha, Veredicto
 from grafo import mensajes
+from grafo.citas import Cita, Citas, formato_respuesta
 from grafo.estado import origen_de
 from grafo.rubrica import PREGUNTAS, Rubrica
 from harness.eventos import evento_dict
@@ -68,6 +69,22 @@ def _rubrica() -> dict[str, Any]:
     return _peticion(mensajes.prompt_evaluador_rubrica(), texto, Rubrica)
 
 
+FICHA_CITAS = {"titulo": "Zapatilla de trail", "descripcion": "Con suela de goma.", "atributos": {}}
+
+
+def _citas() -> dict[str, Any]:
+    """The quoting evaluator's request, with the schema narrowed as ``grafo.citas`` narrows it."""
+    origen = mapear_origen(_origen()).origen
+    claims = respaldo.afirmaciones(FICHA_CITAS)
+    texto = mensajes.mensaje_evaluador_citas(respaldo.origen_citable(origen), claims)
+    cuerpo = _peticion(mensajes.prompt_evaluador_citas(), texto, Citas)
+    fragmentos = respaldo.fragmentos(origen)
+    cuerpo["response_format"] = formato_respuesta(
+        cuerpo["response_format"], fragmentos, len(claims)
+    )
+    return cuerpo
+
+
 @pytest.mark.parametrize(
     ("peticion", "agente", "rubrica"),
     [
@@ -75,6 +92,7 @@ def _rubrica() -> dict[str, Any]:
         (_evaluador, EVALUATOR, False),
         (_evaluador_senal, EVALUATOR, False),
         (_rubrica, EVALUATOR, True),
+        (_citas, EVALUATOR, False),
     ],
 )
 def test_el_falso_distingue_cada_agente_y_encuentra_el_sku(peticion, agente, rubrica) -> None:
@@ -96,6 +114,18 @@ def test_el_origen_del_generador_da_los_atributos_obligatorios_del_proveedor() -
     assert prompt_contract.required_supplier_attributes(texto) == esperados
 
 
+def test_el_falso_lee_las_afirmaciones_y_los_fragmentos_del_evaluador_citas() -> None:
+    tarea = prompt_contract.quoting_task(_citas())
+    assert tarea is not None
+    claims, fragmentos = tarea
+    assert claims == respaldo.afirmaciones(FICHA_CITAS)
+    assert fragmentos == respaldo.fragmentos(mapear_origen(_origen()).origen)
+    assert prompt_contract.quoting_task(_evaluador()) is None
+    campos = (prompt_contract.QUOTE_FIELD, prompt_contract.SUPPORTED_FIELD)
+    assert tuple(Cita.model_fields) == campos
+    assert set(Citas.model_fields) == {prompt_contract.QUOTES_PROPERTY}
+
+
 def test_las_preguntas_de_la_rubrica_son_las_del_grafo() -> None:
     assert {
         criterio: pregunta for pregunta, (criterio, _) in PREGUNTAS.items()
@@ -115,6 +145,8 @@ def test_las_preguntas_de_la_rubrica_son_las_del_grafo() -> None:
         (_evaluador, "rechazar:C04", Veredicto),
         (_rubrica, "aprobar", Rubrica),
         (_rubrica, "rechazar:C05", Rubrica),
+        (_citas, "aprobar", Citas),
+        (_citas, "rechazar:C04", Citas),
     ],
 )
 def test_lo_que_responde_el_falso_es_lo_que_el_agente_espera(peticion, accion, modelo) -> None:
@@ -122,5 +154,11 @@ def test_lo_que_responde_el_falso_es_lo_que_el_agente_espera(peticion, accion, m
     agente = prompt_contract.detect_agent(cuerpo)
     assert agente is not None
     prompt = prompt_contract.last_user_text(cuerpo)
-    texto = answers.content_for(accion, agente, SKU, prompt, prompt_contract.is_rubric(cuerpo))
-    modelo.model_validate(json.loads(texto))
+    tarea = prompt_contract.quoting_task(cuerpo)
+    texto = answers.content_for(
+        accion, agente, SKU, prompt, prompt_contract.is_rubric(cuerpo), tarea
+    )
+    respuesta = modelo.model_validate(json.loads(texto))
+    if tarea is not None:  # one quote per claim, each "" or a fragment the schema allows
+        assert isinstance(respuesta, Citas) and len(respuesta.citas) == len(tarea[0])
+        assert {c.cita for c in respuesta.citas} <= {"", *tarea[1]}

@@ -167,6 +167,41 @@ def test_senal_llega_al_evaluador_solo_con_origen_en_espanol(
     assert all('"palabras_sin_respaldo"' in m for m in mensajes["EV-ZAP-02"])
 
 
+def test_evaluador_citas_registra_cada_afirmacion_su_cita_y_la_puntuacion(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> None:
+    """``--evaluador citas`` through the command: the quoter's prompt and key, and in every
+    record the claims with their quotes, code's judgement and the model's P, and the score;
+    ``fichas calibrar`` reads the mode back as the gate key's."""
+    import hashlib
+
+    from grafo.citas import TECHO
+    from grafo.mensajes import prompt_evaluador_citas
+    from herramientas.calibrar import clave_de_configuracion
+
+    fake_llm.configure({"default": {"evaluador": [{"accion": "rechazar", "puntuacion": 0.4}]}})
+    salida = tmp_path / "ev.json"
+    args = ["--modo", "evaluador", "--evaluador", "citas", "--solo", "EV-ZAP-02"]
+    proc = _evaluar([*args, "--salida", str(salida)], _env(fake_llm, data_dir), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    resultado = json.loads(salida.read_text())
+    config = resultado["configuracion"]
+    assert config["evaluador"] == "citas" and config["evaluador_rubrica"] is False
+    assert config["prompt_evaluador_sha256"] == (
+        hashlib.sha256(prompt_evaluador_citas().encode()).hexdigest()
+    )
+    assert clave_de_configuracion(config).modo_evaluador == "citas"
+    for registro in resultado["registros"]:
+        evaluador = registro["evaluador"]
+        afirmaciones = [c for c in evaluador["citas"] if "afirmacion" in c]
+        ultima = afirmaciones[-1]  # the fake's "rechazar" leaves the last claim unquoted
+        assert ultima["cita"] == "" and ultima["respaldada"] is False
+        assert evaluador["puntuacion"] <= TECHO * 0.4 + 1e-9
+        detalles = [p["detalle"] for p in evaluador["problemas"]]
+        assert any(f"«{ultima['afirmacion'][:40]}" in d for d in detalles)
+    assert resultado["metricas"]["puntuacion"]["global"]["con_puntuacion"] == 3
+
+
 def _config_bucle() -> dict[str, Any]:
     inyectada = {
         "titulo": "Zapatilla de running rosa",

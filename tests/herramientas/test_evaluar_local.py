@@ -55,3 +55,69 @@ def test_evaluar_bucle_con_el_modelo_local(local_llm_url: str, tmp_path: Path) -
     assert m["llm"]["total"]["tokens_entrada"] > 0
     assert m["publicadas_con_defecto_mecanico"]["total"] == 0  # code vetoes, whatever the model
     assert [r["id"] for r in resultado["registros"]] == EVENTOS
+
+
+@pytest.mark.llm_local
+@pytest.mark.timeout(1800)
+def test_evaluador_citas_con_el_modelo_local(local_llm_url: str, tmp_path: Path) -> None:
+    """The quoting evaluator's whole path with the real model: llama.cpp honours the narrowed
+    schema (one quote per claim, each "" or a fragment of the cleaned origin), the answer
+    carries logprobs at every claim, and code's judgement, score and problems come out."""
+    from criterios import mapear_origen
+    from criterios.respaldo import afirmaciones, fragmentos
+    from herramientas.evaluar_casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env.update(
+        FICHAS_LLM_URL=local_llm_url,
+        FICHAS_LLM_MODELO="local",
+        FICHAS_LLM_TIMEOUT_S="900",
+        FICHAS_DATA_DIR=str(tmp_path / "datos"),
+    )
+    salida = tmp_path / "citas.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "herramientas.cli",
+            "evaluar",
+            "--modo",
+            "evaluador",
+            "--evaluador",
+            "citas",
+            "--omitir-vetadas",
+            "--solo",
+            "EV-ZAP-02",
+            "--salida",
+            str(salida),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1700,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    resultado = json.loads(salida.read_text())
+    assert resultado["configuracion"]["evaluador"] == "citas"
+    (caso,) = cargar_casos(CASOS_POR_DEFECTO, ["EV-ZAP-02"])
+    origen = mapear_origen(origen_de_caso(caso)).origen
+    permitidas = {"", *fragmentos(origen)}
+    fichas = {c["id"]: c["ficha"] for c in caso["candidatas"]}
+    assert resultado["registros"], "no candidate was evaluated"
+    for registro in resultado["registros"]:
+        assert registro["invalida"] is None
+        entradas = registro["evaluador"]["citas"]
+        citas = [c for c in entradas if "afirmacion" in c]  # then attributes, empty description
+        assert [c["afirmacion"] for c in citas] == afirmaciones(fichas[registro["id"]])
+        assert {c["cita"] for c in citas} <= permitidas
+        assert all(c["p_respaldada"] is not None for c in citas)  # logprobs at every claim
+        puntuacion = registro["evaluador"]["puntuacion"]
+        assert puntuacion is not None and 0.0 <= puntuacion <= 1.0
+        hallazgos = [c for c in entradas if not c.get("respaldada", False)]
+        assert (puntuacion == 1.0) is (not hallazgos)
+        detalles = [p["detalle"] for p in registro["evaluador"]["problemas"]]
+        assert len(detalles) == len(hallazgos)
+        for claim in (c["afirmacion"] for c in citas if not c["respaldada"]):
+            assert any(f"«{claim[:40]}" in d for d in detalles)
+        assert registro["tokens_salida"] > 0

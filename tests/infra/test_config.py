@@ -54,3 +54,58 @@ def test_senal_con_rubrica_falla_al_arrancar(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("FICHAS_EVALUADOR_RUBRICA", "true")
     with pytest.raises(ConfigError, match=r"FICHAS_EVALUADOR_SENAL.*FICHAS_EVALUADOR_RUBRICA"):
         load_settings()
+
+
+@pytest.mark.parametrize(
+    ("variables", "modo"),
+    [
+        ({}, "veredicto"),
+        ({"FICHAS_EVALUADOR": "citas"}, "citas"),
+        ({"FICHAS_EVALUADOR_RUBRICA": "true"}, "rubrica"),  # the older spelling, a synonym
+        ({"FICHAS_EVALUADOR_RUBRICA": "true", "FICHAS_EVALUADOR": "rubrica"}, "rubrica"),
+        ({"FICHAS_EVALUADOR_RUBRICA": "true", "FICHAS_EVALUADOR": ""}, "rubrica"),  # empty: unset
+        ({"FICHAS_EVALUADOR_RUBRICA": "false", "FICHAS_EVALUADOR": "citas"}, "citas"),
+        ({"FICHAS_EVALUADOR": "rubrica"}, "rubrica"),
+    ],
+)
+def test_modo_del_evaluador(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], modo: str
+) -> None:
+    for nombre, valor in variables.items():
+        monkeypatch.setenv(nombre, valor)
+    settings = Settings()
+    assert settings.evaluador == modo
+    assert settings.evaluador_rubrica is (modo == "rubrica")  # both always say the same
+
+
+@pytest.mark.parametrize(
+    ("variables", "mensaje"),
+    [
+        (
+            {"FICHAS_EVALUADOR_RUBRICA": "true", "FICHAS_EVALUADOR": "citas"},
+            "FICHAS_EVALUADOR_RUBRICA=true and FICHAS_EVALUADOR=citas disagree",
+        ),
+        (
+            {"FICHAS_EVALUADOR_RUBRICA": "true", "FICHAS_EVALUADOR": "veredicto"},
+            "FICHAS_EVALUADOR_RUBRICA=true and FICHAS_EVALUADOR=veredicto disagree",
+        ),
+        (
+            {"FICHAS_EVALUADOR": "citas", "FICHAS_EVALUADOR_SENAL": "true"},
+            "FICHAS_EVALUADOR_SENAL='true' is not valid: expected false while FICHAS_EVALUADOR",
+        ),
+        (
+            {"FICHAS_EVALUADOR": "juez"},
+            "FICHAS_EVALUADOR='juez' is not valid: expected 'veredicto', 'rubrica' or 'citas'",
+        ),
+    ],
+)
+def test_modo_del_evaluador_que_no_vale_falla_al_arrancar_y_dice_por_que(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], mensaje: str
+) -> None:
+    from stream.config import ConfigError, load_settings
+
+    for nombre, valor in variables.items():
+        monkeypatch.setenv(nombre, valor)
+    with pytest.raises(ConfigError) as error:
+        load_settings()
+    assert any(linea.startswith(mensaje) for linea in error.value.lines), error.value.lines

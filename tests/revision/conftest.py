@@ -69,17 +69,25 @@ def revisor(
 def nuevo_navegador() -> Any:
     """A headless Chromium driven by Selenium, Debian's binaries only."""
     if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
-        pytest.fail("chromium/chromium-driver not installed (apt-get install chromium "
-                    "chromium-driver; scripts/test.sh installs them)")
+        pytest.fail(
+            "chromium/chromium-driver not installed (apt-get install chromium "
+            "chromium-driver; scripts/test.sh installs them)"
+        )
     os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager never downloads anything
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     opciones = webdriver.ChromeOptions()
     opciones.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                "--window-size=1400,1100", "--no-proxy-server", "--disable-gpu",
-                "--lang=es"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1100",
+        "--no-proxy-server",
+        "--disable-gpu",
+        "--lang=es",
+    ):
         opciones.add_argument(arg)
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opciones)
     driver.implicitly_wait(0)

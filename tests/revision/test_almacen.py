@@ -25,8 +25,15 @@ async def almacen(dsn: str | None, tmp_path: Path):
 
 async def _guardar(almacen: Almacen, registro: dict) -> list:
     return await almacen.guardar_item(
-        registro["event_id"], "revision", registro["motivo"], registro["sku"],
-        registro["version"], registro["familia"], ["C06"], registro, time.time(),
+        registro["event_id"],
+        "revision",
+        registro["motivo"],
+        registro["sku"],
+        registro["version"],
+        registro["familia"],
+        ["C06"],
+        registro,
+        time.time(),
     )
 
 
@@ -50,16 +57,19 @@ async def test_una_decision_por_item_aunque_compitan(almacen, dsn, tmp_path):
 
     async def decidir(revisor: str, donde: Almacen) -> None:
         ahora = time.time()
-        cierre = Cierre("aprobada", [], revisor, ahora,
-                        dec.decision_de(item, "aprobada", revisor, ahora),
-                        dec.publicacion(item, registro["ficha"], revisor, False, ahora, "m"))
+        cierre = Cierre(
+            "aprobada",
+            [],
+            revisor,
+            ahora,
+            dec.decision_de(item, "aprobada", revisor, ahora),
+            dec.publicacion(item, registro["ficha"], revisor, False, ahora, "m"),
+        )
         if await donde.decidir(item, cierre) is not None:
             ganadores.append(revisor)
 
     try:
-        await asyncio.gather(
-            *(decidir(f"r{i}", almacen if i % 2 else otro) for i in range(8))
-        )
+        await asyncio.gather(*(decidir(f"r{i}", almacen if i % 2 else otro) for i in range(8)))
     finally:
         await otro.cerrar()
     assert len(ganadores) == 1
@@ -140,8 +150,9 @@ async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
 
     muestras = [muestra_publicada(_sku(), puerta=puerta_aplicada()) for _ in range(3)]
     for m in muestras:
-        await almacen.guardar_item(m["event_id"], "muestra", "muestra", m["sku"], 1,
-                                   m["familia"], [], m, time.time())
+        await almacen.guardar_item(
+            m["event_id"], "muestra", "muestra", m["sku"], 1, m["familia"], [], m, time.time()
+        )
     retenida = ficha_en_revision(_sku(), motivo="sin_garantia")
     abierta = ficha_en_revision(_sku(), motivo="sin_garantia")
     await _guardar(almacen, retenida)
@@ -149,17 +160,24 @@ async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
     for m, veredicto in zip(muestras[::-1], ["incorrecta", "correcta", "obsoleta"], strict=True):
         item = await almacen.item(m["event_id"])
         ahora = time.time()
-        await almacen.decidir(item, Cierre(veredicto, [], "ana", ahora,
-                                           dec.decision_de(item, veredicto, "ana", ahora),
-                                           None))
+        await almacen.decidir(
+            item,
+            Cierre(
+                veredicto, [], "ana", ahora, dec.decision_de(item, veredicto, "ana", ahora), None
+            ),
+        )
     item = await almacen.item(retenida["event_id"])
     ahora = time.time()
-    await almacen.decidir(item, Cierre("aprobada", [], "ana", ahora,
-                                       dec.decision_de(item, "aprobada", "ana", ahora), None))
+    await almacen.decidir(
+        item,
+        Cierre("aprobada", [], "ana", ahora, dec.decision_de(item, "aprobada", "ana", ahora), None),
+    )
     ids = {m["event_id"] for m in muestras}
     veredictos = [v for v in await almacen.veredictos_muestra() if v[0] in ids]
     assert [(e, d) for e, d, _ in veredictos] == [
-        (muestras[2]["event_id"], "incorrecta"), (muestras[1]["event_id"], "correcta")]
+        (muestras[2]["event_id"], "incorrecta"),
+        (muestras[1]["event_id"], "correcta"),
+    ]
     assert veredictos[0][2]["puerta"]["umbral"] == 0.8  # the stored record, gate included
     retenidas = {e: (f, d) for e, f, d in await almacen.retenidas()}
     assert retenidas[retenida["event_id"]] == ("zapatillas", "aprobada")

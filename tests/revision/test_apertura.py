@@ -49,10 +49,15 @@ def _clave() -> ClavePuerta:
     )
 
 
-def _registro(clave: ClavePuerta, familia: str = "zapatillas", puntuacion: float | None = 0.97,
-              motivo: str = MOTIVO_SIN_GARANTIA) -> dict[str, Any]:
-    registro = ficha_en_revision(f"A-{uuid.uuid4().hex[:10]}", familia=familia, motivo=motivo,
-                                 puntuaciones=(0.2, puntuacion))
+def _registro(
+    clave: ClavePuerta,
+    familia: str = "zapatillas",
+    puntuacion: float | None = 0.97,
+    motivo: str = MOTIVO_SIN_GARANTIA,
+) -> dict[str, Any]:
+    registro = ficha_en_revision(
+        f"A-{uuid.uuid4().hex[:10]}", familia=familia, motivo=motivo, puntuaciones=(0.2, puntuacion)
+    )
     registro["clave"] = clave.model_dump(mode="json")
     return registro
 
@@ -62,20 +67,33 @@ def _de_clave(escritos: list[EstadoPuerta], clave: ClavePuerta) -> list[EstadoPu
     return [e for e in escritos if e.clave == clave]
 
 
-async def _llegan(almacen: Almacen, registros: list[dict[str, Any]],
-                  estados: dict[str, EstadoPuerta] | None = None) -> None:
+async def _llegan(
+    almacen: Almacen,
+    registros: list[dict[str, Any]],
+    estados: dict[str, EstadoPuerta] | None = None,
+) -> None:
     for r in registros:
         await almacen.guardar_item(
-            r["event_id"], "revision", r["motivo"], r["sku"], r["version"], r["familia"], [],
-            r, time.time(), llegada=llegada_de(r, "revision", estados or {}))
+            r["event_id"],
+            "revision",
+            r["motivo"],
+            r["sku"],
+            r["version"],
+            r["familia"],
+            [],
+            r,
+            time.time(),
+            llegada=llegada_de(r, "revision", estados or {}),
+        )
 
 
 async def _decidir(almacen: Almacen, registro: dict[str, Any], decision: str) -> dict[str, Any]:
     item = await almacen.item(registro["event_id"])
     ahora = time.time()
-    stored = await almacen.decidir(item, Cierre(decision, [], "ana", ahora,
-                                                dec.decision_de(item, decision, "ana", ahora),
-                                                None))
+    stored = await almacen.decidir(
+        item,
+        Cierre(decision, [], "ana", ahora, dec.decision_de(item, decision, "ana", ahora), None),
+    )
     assert stored is not None
     return stored.registro
 
@@ -111,16 +129,23 @@ async def test_evidencia_llegada_por_familia_y_clave_en_cada_decision(almacen):
     zapatillas = [_registro(clave) for _ in range(3)]
     botella = _registro(clave, familia="botellas", puntuacion=0.6, motivo=MOTIVO_RECHAZADA)
     sin_puntuacion = _registro(clave, puntuacion=None)
-    sin_clave = ficha_en_revision(f"A-{uuid.uuid4().hex[:10]}", motivo=MOTIVO_SIN_GARANTIA,
-                                  puntuaciones=(0.9, 0.9))
-    await _llegan(almacen, [zapatillas[0], botella, zapatillas[1], sin_puntuacion, zapatillas[2],
-                            sin_clave])
+    sin_clave = ficha_en_revision(
+        f"A-{uuid.uuid4().hex[:10]}", motivo=MOTIVO_SIN_GARANTIA, puntuaciones=(0.9, 0.9)
+    )
+    await _llegan(
+        almacen, [zapatillas[0], botella, zapatillas[1], sin_puntuacion, zapatillas[2], sin_clave]
+    )
 
     items = [await almacen.item(r["event_id"]) for r in zapatillas]
     # every keyed item of the family takes a position, scored or not (sin_puntuacion is 2)
     assert [i.evidencia["llegada"] for i in items] == [0, 1, 3]
-    assert items[0].evidencia == {"familia": "zapatillas", "clave": clave.model_dump(mode="json"),
-                                  "puntuacion": 0.97, "codigo_ok": True, "llegada": 0}
+    assert items[0].evidencia == {
+        "familia": "zapatillas",
+        "clave": clave.model_dump(mode="json"),
+        "puntuacion": 0.97,
+        "codigo_ok": True,
+        "llegada": 0,
+    }
     item_botella = await almacen.item(botella["event_id"])
     assert item_botella.evidencia["llegada"] == 0  # its own family's sequence
     assert item_botella.evidencia["codigo_ok"] is False  # rechazada: a code check failed
@@ -140,8 +165,11 @@ async def test_evidencia_llegada_por_familia_y_clave_en_cada_decision(almacen):
     assert obsoleta.decision == "obsoleta" and obsoleta.registro["evidencia"]["llegada"] == 3
 
     filas = [f for f in await almacen.secuencias() if f.clave == clave]
-    assert [f.event_id for f in filas][:3] == [zapatillas[0]["event_id"], botella["event_id"],
-                                               zapatillas[1]["event_id"]]
+    assert [f.event_id for f in filas][:3] == [
+        zapatillas[0]["event_id"],
+        botella["event_id"],
+        zapatillas[1]["event_id"],
+    ]
     assert [f.orden for f in filas] == sorted(f.orden for f in filas)
 
 
@@ -178,8 +206,17 @@ async def test_el_prefijo_decidido_en_orden_de_llegada(almacen):
     assert not sec.certificada and sec.resultado.faltan is not None
 
     nueva = dict(registros[1], event_id=f"ev-{uuid.uuid4().hex[:8]}", version=2)
-    await almacen.guardar_item(nueva["event_id"], "revision", nueva["motivo"], nueva["sku"], 2,
-                               nueva["familia"], [], nueva, time.time())  # no key: no evidence
+    await almacen.guardar_item(
+        nueva["event_id"],
+        "revision",
+        nueva["motivo"],
+        nueva["sku"],
+        2,
+        nueva["familia"],
+        [],
+        nueva,
+        time.time(),
+    )  # no key: no evidence
     assert (await almacen.decision(registros[1]["event_id"])).decision == "obsoleta"
 
     escritos = _de_clave(await apertura.revisar(), clave)
@@ -227,9 +264,15 @@ async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen):
     assert len(_de_clave(await apertura.revisar(), clave)) == 2
     topico.leer()
     for estado in list(topico.estados.values()):
-        topico.estados[estado.id] = estado.model_copy(update={
-            "abierta": False, "umbral": None, "motivo": MOTIVO_PUERTA_COTA_BAJA,
-            "abierta_por": None, "actualizada_en": datetime.now(UTC)})
+        topico.estados[estado.id] = estado.model_copy(
+            update={
+                "abierta": False,
+                "umbral": None,
+                "motivo": MOTIVO_PUERTA_COTA_BAJA,
+                "abierta_por": None,
+                "actualizada_en": datetime.now(UTC),
+            }
+        )
     topico.escritos.clear()
     assert _de_clave(await apertura.revisar(), clave) == []
     for familia in ("zapatillas", FAMILIA_TODAS):
@@ -280,13 +323,23 @@ async def test_la_migracion_3_sobre_un_almacen_en_uso(tmp_path):
 
     conn = sqlite3.connect(tmp_path / "revision.sqlite", isolation_level=None)
     migraciones.migrar_sqlite(
-        conn, migraciones.Esquema(ESQUEMA.nombre, ESQUEMA.tabla, ESQUEMA.migraciones[:3]))
+        conn, migraciones.Esquema(ESQUEMA.nombre, ESQUEMA.tabla, ESQUEMA.migraciones[:3])
+    )
     conn.close()
     vieja = _registro(_clave())
     almacen = await Almacen.abrir(None, tmp_path)
     try:
-        await almacen.guardar_item(vieja["event_id"], "revision", vieja["motivo"], vieja["sku"], 1,
-                                   vieja["familia"], [], vieja, time.time())
+        await almacen.guardar_item(
+            vieja["event_id"],
+            "revision",
+            vieja["motivo"],
+            vieja["sku"],
+            1,
+            vieja["familia"],
+            [],
+            vieja,
+            time.time(),
+        )
         assert (await almacen.item(vieja["event_id"])).evidencia is None
         nueva = _registro(_clave())
         await _llegan(almacen, [nueva])

@@ -37,12 +37,22 @@ def test_usuarios_rechaza_una_clave_corta_y_guarda_un_hash_argon2(tmp_path):
     env = {"FICHAS_DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     corta = subprocess.run(
         [sys.executable, "-m", "herramientas.cli", "revisor", "usuarios", "ana"],
-        input="corta\n", text=True, env=env, cwd=REPO, capture_output=True, timeout=60,
+        input="corta\n",
+        text=True,
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        timeout=60,
     )
     assert corta.returncode == 2
     buena = subprocess.run(
         [sys.executable, "-m", "herramientas.cli", "revisor", "usuarios", "ana"],
-        input="una-clave-larga\n", text=True, env=env, cwd=REPO, capture_output=True, timeout=60,
+        input="una-clave-larga\n",
+        text=True,
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        timeout=60,
     )
     assert buena.returncode == 0, buena.stderr
     from revision.cuentas import Cuentas

@@ -58,9 +58,13 @@ def test_broker_caido_al_aprobar_se_envia_una_vez_al_volver(tmp_path, navegador)
         confirmado(navegador, "se enviará en cuanto Kafka responda")
         broker.start()
         decisiones = esperar(
-            lambda: [r for r in leer(broker, decisiones_topic(topics))
-                     if r["event_id"] == item["event_id"]],
-            "the decision once the broker is back", timeout=120,
+            lambda: [
+                r
+                for r in leer(broker, decisiones_topic(topics))
+                if r["event_id"] == item["event_id"]
+            ],
+            "the decision once the broker is back",
+            timeout=120,
         )
         assert len(decisiones) == 1
         # The ficha to publish travels in the decision; the worker publishes it, never the app.

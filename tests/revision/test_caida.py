@@ -47,14 +47,18 @@ def test_kill_9_tras_la_decision_la_envia_una_vez_al_volver(kafka, tmp_path, nav
             pass
         assert app.wait_exit(timeout=30) == -signal.SIGKILL, app.log_tail()
         time.sleep(2)
-        assert not [r for r in leer(kafka, decisiones_topic(topics))
-                    if r["event_id"] == item["event_id"]]
+        assert not [
+            r for r in leer(kafka, decisiones_topic(topics)) if r["event_id"] == item["event_id"]
+        ]
 
         app.start()  # same data directory, the fault point not armed
         app.wait_ready()
         decisiones = esperar(
-            lambda: [r for r in leer(kafka, decisiones_topic(topics))
-                     if r["event_id"] == item["event_id"]],
+            lambda: [
+                r
+                for r in leer(kafka, decisiones_topic(topics))
+                if r["event_id"] == item["event_id"]
+            ],
             "the decision after restart",
         )
         assert len(decisiones) == 1 and decisiones[0]["decision"] == "aprobada"
@@ -67,7 +71,15 @@ def test_kill_9_tras_la_decision_la_envia_una_vez_al_volver(kafka, tmp_path, nav
         assert "aprobada" in navegador.find_element(By.ID, "estado").text
         assert not navegador.find_elements(By.ID, "aprobar")
         time.sleep(6)  # one period of the outbox's resend loop
-        assert len([r for r in leer(kafka, decisiones_topic(topics))
-                    if r["event_id"] == item["event_id"]]) == 1
+        assert (
+            len(
+                [
+                    r
+                    for r in leer(kafka, decisiones_topic(topics))
+                    if r["event_id"] == item["event_id"]
+                ]
+            )
+            == 1
+        )
     finally:
         app.stop()

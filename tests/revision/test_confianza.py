@@ -10,8 +10,10 @@ from revision.confianza import DecisionResumen, calcular
 def test_precision_por_familia_criterio_y_ventana():
     decisiones = [DecisionResumen("muestra", "incorrecta", "botellas", ["C04"])] * 10
     decisiones += [DecisionResumen("muestra", "correcta", "zapatillas", [])] * 50
-    decisiones += [DecisionResumen("revision", "aprobada", "zapatillas", []),
-                   DecisionResumen("revision", "rechazada", "zapatillas", ["C04"])]
+    decisiones += [
+        DecisionResumen("revision", "aprobada", "zapatillas", []),
+        DecisionResumen("revision", "rechazada", "zapatillas", ["C04"]),
+    ]
     c = calcular(decisiones)
     assert c.precision.valor == pytest.approx(50 / 60)
     assert c.ventana.total == 50 and c.ventana.valor == 1.0  # the last 50 were all correct

@@ -55,9 +55,22 @@ def test_la_demo_termina_en_la_app_de_revision(kafka, fake_llm, tmp_path):
     env = {**os.environ, "FICHAS_KAFKA_BROKERS": kafka.bootstrap, "FICHAS_LLM_URL": fake_llm.url}
     env.pop("FICHAS_POSTGRES_DSN", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "herramientas.demo", "--run-id", f"t{os.getpid()}",
-         "--salida", str(tmp_path / "salida"), "--timeout", "180"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "herramientas.demo",
+            "--run-id",
+            f"t{os.getpid()}",
+            "--salida",
+            str(tmp_path / "salida"),
+            "--timeout",
+            "180",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         start_new_session=True,
     )
     salida = Salida(proc)
@@ -73,15 +86,26 @@ def test_la_demo_termina_en_la_app_de_revision(kafka, fake_llm, tmp_path):
         _, headers, cuerpo = pedir(url + "/login")
         cookie = headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
         token = re.search(r'name="csrf" value="([^"]+)"', cuerpo).group(1)
-        status, headers, _ = pedir(url + "/login", cookies={"fichas_csrf_login": cookie},
-                                   data={"csrf": token, "usuario": usuario, "clave": clave})
+        status, headers, _ = pedir(
+            url + "/login",
+            cookies={"fichas_csrf_login": cookie},
+            data={"csrf": token, "usuario": usuario, "clave": clave},
+        )
         assert status == 303
         sesion = {"fichas_sesion": headers["Set-Cookie"].split(";")[0].split("=", 1)[1]}
         # No gate file: every gate is closed (shadow mode), so every ficha of the run whose
         # code checks pass reaches the queue as sin_garantia, the judge's no included.
         cola = esperar(
-            lambda: (r := pedir(url + "/?" + urllib.parse.urlencode({"motivo": "sin_garantia"}),
-                                cookies=sesion)[2]).count('class="fila"') >= 5 and r,
+            lambda: (
+                (
+                    r := pedir(
+                        url + "/?" + urllib.parse.urlencode({"motivo": "sin_garantia"}),
+                        cookies=sesion,
+                    )[2]
+                ).count('class="fila"')
+                >= 5
+                and r
+            ),
             "the run's held-back items in the queue",
         )
         assert "ZAP-000123" in cola and "ZAP-000456" in cola

@@ -57,8 +57,11 @@ def test_decisiones_de_muestra_dan_la_precision(kafka, revisor, revisor_topics, 
     decisiones = de_la_muestra()
     assert {d["tipo"] for d in decisiones} == {"muestra"}
     assert sorted(d["decision"] for d in decisiones) == sorted(veredictos)
-    assert not [r for r in leer(kafka, revisor_topics.publicadas)
-                if r["event_id"] in {m["event_id"] for m in muestras}]
+    assert not [
+        r
+        for r in leer(kafka, revisor_topics.publicadas)
+        if r["event_id"] in {m["event_id"] for m in muestras}
+    ]
 
     metricas = revisor.metrics()
     assert _metric(metricas, "fichas_revision_precision", family="todas") == pytest.approx(3 / 5)
@@ -69,13 +72,20 @@ def test_decisiones_de_muestra_dan_la_precision(kafka, revisor, revisor_topics, 
     assert _metric(metricas, "fichas_revision_criterion_precision", criterion="C01") == 1.0
     bajo = _metric(metricas, "fichas_revision_precision_lower_bound", family="todas")
     assert bajo is not None and 0.2 < bajo < 0.6  # Wilson 95 % of 3/5: [0.23, 0.88]
-    assert _metric(metricas, "fichas_revision_decisions_total", type="muestra",
-                   decision="correcta") == 3
+    assert (
+        _metric(metricas, "fichas_revision_decisions_total", type="muestra", decision="correcta")
+        == 3
+    )
     assert _metric(metricas, "fichas_revision_queue_depth", kind="muestra") == 0
 
     informe = subprocess.run(
         [sys.executable, "-m", "herramientas.cli", "informe", "--revision"],
-        env=revisor.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=True,
+        env=revisor.env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout
     assert "global:                 0.60 [0.23, 0.88] (n=5)" in informe
     assert "familia botellas" in informe and "criterio C04" in informe
@@ -86,9 +96,11 @@ def test_login_limitado_tras_cinco_fallos(revisor):
         _, headers, cuerpo = pedir(revisor.url + "/login")
         cookie = headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
         token = re.search(r'name="csrf" value="([^"]+)"', cuerpo).group(1)
-        return pedir(revisor.url + "/login",
-                     data={"csrf": token, "usuario": "luis", "clave": clave},
-                     cookies={"fichas_csrf_login": cookie})[0]
+        return pedir(
+            revisor.url + "/login",
+            data={"csrf": token, "usuario": "luis", "clave": clave},
+            cookies={"fichas_csrf_login": cookie},
+        )[0]
 
     assert [intento("mal") for _ in range(5)] == [401] * 5
     assert intento("clave-de-prueba-1") == 429  # even the right password, for a while

@@ -45,8 +45,13 @@ def test_editar_rompiendo_c01_corregir_y_aprobar(
     """The whole road of a person's publication: the app writes the decision, the worker that
     owns the SKU's partition publishes the ficha it carries (stream.decisiones)."""
     worker = WorkerInProcess(
-        worker_env(kafka, fake_llm, revisor_topics, tmp_path / "worker",
-                   FICHAS_PARTICIONES=revisor.env["FICHAS_PARTICIONES"]),
+        worker_env(
+            kafka,
+            fake_llm,
+            revisor_topics,
+            tmp_path / "worker",
+            FICHAS_PARTICIONES=revisor.env["FICHAS_PARTICIONES"],
+        ),
         tmp_path / "worker.log",
     )
     worker.start()
@@ -63,8 +68,9 @@ def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):
     entrar(navegador, revisor)
     abrir_item(navegador, revisor, item["event_id"])
     # The origin and the ficha are both on the page, with the attempts and the code checks.
-    assert "RUNNER X2 black mesh sneaker men 42" in navegador.find_element(
-        By.ID, "origen-titulo").text
+    assert (
+        "RUNNER X2 black mesh sneaker men 42" in navegador.find_element(By.ID, "origen-titulo").text
+    )
     assert "Intento 2" in navegador.page_source
     assert "Comprobaciones de código" in navegador.page_source
 
@@ -72,9 +78,10 @@ def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):
     titulo.clear()
     titulo.send_keys("Zapatillas " + "muy " * 25 + "ligeras")  # > 80 characters: C01 fails
     navegador.find_element(By.ID, "aprobar").click()
-    error = esperar(lambda: navegador.find_elements(By.CSS_SELECTOR,
-                                                    '.error-campo[data-campo="titulo"]'),
-                    "the C01 error next to the title")
+    error = esperar(
+        lambda: navegador.find_elements(By.CSS_SELECTOR, '.error-campo[data-campo="titulo"]'),
+        "the C01 error next to the title",
+    )
     assert error[0].text.startswith("C01")
     assert "no se publica" in navegador.find_element(By.ID, "mensaje").text
     assert not _de(leer(kafka, revisor_topics.publicadas), item["event_id"])
@@ -85,8 +92,10 @@ def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):
     navegador.find_element(By.ID, "aprobar").click()
     confirmado(navegador, "ZAP-E2E-1 v1: editada y aprobada")
 
-    publicadas = esperar(lambda: _de(leer(kafka, revisor_topics.publicadas), item["event_id"]),
-                         "the worker's publication of the person's ficha")
+    publicadas = esperar(
+        lambda: _de(leer(kafka, revisor_topics.publicadas), item["event_id"]),
+        "the worker's publication of the person's ficha",
+    )
     assert len(publicadas) == 1
     (pub,) = publicadas
     assert pub["ficha"]["titulo"] == "Zapatillas de running negras ligeras"
@@ -96,15 +105,20 @@ def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):
     (decision,) = _de(leer(kafka, decisiones_topic(revisor_topics)), item["event_id"])
     assert decision["decision"] == "editada"
     # Headers as the worker's outcomes carry them (docs/contrato.md, "Headers").
-    (con_cabeceras,) = [r for r in asyncio.run(read_all(kafka.bootstrap, revisor_topics.publicadas))
-                        if r["value"]["event_id"] == item["event_id"]]
+    (con_cabeceras,) = [
+        r
+        for r in asyncio.run(read_all(kafka.bootstrap, revisor_topics.publicadas))
+        if r["value"]["event_id"] == item["event_id"]
+    ]
     cabeceras = {k: v.decode() for k, v in con_cabeceras["headers"]}
     assert cabeceras == {"sku": "ZAP-E2E-1", "version": "1", "event_id": item["event_id"],
                          "esquema": "FichaPublicada", "esquema_version": "1.5"}
     assert con_cabeceras["key"] == b"ZAP-E2E-1"
-    (con_cabeceras,) = [r for r in asyncio.run(read_all(kafka.bootstrap,
-                                                        decisiones_topic(revisor_topics)))
-                        if r["value"]["event_id"] == item["event_id"]]
+    (con_cabeceras,) = [
+        r
+        for r in asyncio.run(read_all(kafka.bootstrap, decisiones_topic(revisor_topics)))
+        if r["value"]["event_id"] == item["event_id"]
+    ]
     assert dict(con_cabeceras["headers"])["esquema"] == b"DecisionRevision"
     assert decision["tipo"] == "revision"
     assert decision["campos_editados"] == ["titulo"]
@@ -121,8 +135,8 @@ def test_rechazar_con_criterios_y_nota(kafka, revisor, revisor_topics, navegador
     navegador.find_element(By.ID, "rechazar").click()
     confirmado(navegador, "ZAP-E2E-2 v1: rechazada")
     (decision,) = esperar(
-        lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), item["event_id"]),
-        "the decision")
+        lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), item["event_id"]), "the decision"
+    )
     assert decision["decision"] == "rechazada"
     assert decision["criterios"] == ["C04"]
     assert decision["nota"] == "inventa el uso en competición"
@@ -142,8 +156,12 @@ def test_dos_sesiones_aprueban_el_mismo_item_una_publicacion(
         abrir_item(otro, revisor, item["event_id"])
         navegador.find_element(By.ID, "aprobar").click()
         otro.find_element(By.ID, "aprobar").click()
-        esperar(lambda: "ya está cerrado" in otro.page_source
-                or "ya está cerrado" in navegador.page_source, "the loser's message")
+        esperar(
+            lambda: (
+                "ya está cerrado" in otro.page_source or "ya está cerrado" in navegador.page_source
+            ),
+            "the loser's message",
+        )
     finally:
         otro.quit()
     publicadas = _a_publicar(kafka, revisor_topics, item["event_id"])
@@ -235,20 +253,26 @@ def test_una_version_nueva_cierra_el_item_abierto(kafka, revisor, revisor_topics
     assert not navegador.find_elements(By.ID, "aprobar")
     (decision,) = esperar(
         lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), v1["event_id"]),
-        "the obsoleta decision")
+        "the obsoleta decision",
+    )
     assert decision["decision"] == "obsoleta" and decision["version"] == 1
     navegador.get(revisor.url + "/")
-    filas = [f.text for f in navegador.find_elements(By.CSS_SELECTOR, "tr.fila")
-             if "ZAP-E2E-7" in f.text]
+    filas = [
+        f.text for f in navegador.find_elements(By.CSS_SELECTOR, "tr.fila") if "ZAP-E2E-7" in f.text
+    ]
     assert len(filas) == 1 and " 2 " in f" {filas[0]} "
     # A version published by the loop closes the open one too.
     v3 = dict(ficha_en_revision("ZAP-E2E-7", version=3))
-    publicada = {k: v3[k] for k in ("event_id", "sku", "version", "familia", "ficha",
-                                    "intentos", "criterios_version")}
+    publicada = {
+        k: v3[k]
+        for k in ("event_id", "sku", "version", "familia", "ficha", "intentos", "criterios_version")
+    }
     publicada.update(modelo="m", publicada_en="2026-12-01T04:00:00Z", revision=None)
     producir(kafka, revisor_topics.publicadas, [publicada])
-    esperar(lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), v2["event_id"]),
-            "v2 closed by the published v3")
+    esperar(
+        lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), v2["event_id"]),
+        "v2 closed by the published v3",
+    )
 
 
 def test_atajos_de_teclado_abren_y_aprueban(kafka, revisor, revisor_topics, navegador):
@@ -257,8 +281,13 @@ def test_atajos_de_teclado_abren_y_aprueban(kafka, revisor, revisor_topics, nave
     item = ficha_en_revision("ZAP-E2E-8")
     producir(kafka, revisor_topics.revision, [item])
     entrar(navegador, revisor)
-    esperar(lambda: navegador.get(revisor.url + "/?familia=zapatillas") or
-            "ZAP-E2E-8" in navegador.page_source, "the queue row")
+    esperar(
+        lambda: (
+            navegador.get(revisor.url + "/?familia=zapatillas")
+            or "ZAP-E2E-8" in navegador.page_source
+        ),
+        "the queue row",
+    )
     filas = [f.text for f in navegador.find_elements(By.CSS_SELECTOR, "tr.fila")]
     posicion = next(i for i, texto in enumerate(filas) if "ZAP-E2E-8" in texto)
     teclas = ActionChains(navegador)
@@ -267,38 +296,49 @@ def test_atajos_de_teclado_abren_y_aprueban(kafka, revisor, revisor_topics, nave
     teclas.send_keys("o").perform()
     esperar(lambda: "ZAP-E2E-8" in navegador.title, "the item opened with o")
     ActionChains(navegador).send_keys("a").perform()
-    esperar(lambda: _a_publicar(kafka, revisor_topics, item["event_id"]),
-            "the approval made with a")
+    esperar(
+        lambda: _a_publicar(kafka, revisor_topics, item["event_id"]), "the approval made with a"
+    )
 
 
-def test_salida_invalida_se_escribe_a_mano_y_se_publica(kafka, revisor, revisor_topics,
-                                                        navegador):
+def test_salida_invalida_se_escribe_a_mano_y_se_publica(kafka, revisor, revisor_topics, navegador):
     item = ficha_en_revision("BOT-E2E-9", familia="botellas", motivo="salida_invalida")
-    item.update(ficha=None, historial=[], problemas=[
-        {"criterio": "salida_invalida", "detalle": "la respuesta no era JSON"}])
+    item.update(
+        ficha=None,
+        historial=[],
+        problemas=[{"criterio": "salida_invalida", "detalle": "la respuesta no era JSON"}],
+    )
     item["origen"]["ficha_proveedor"].update(
         titulo="Sports bottle 750 ml mesh black",
-        atributos={"capacidad_ml": "750", "material": "malla", "color": "negro"})
+        atributos={"capacidad_ml": "750", "material": "malla", "color": "negro"},
+    )
     producir(kafka, revisor_topics.revision, [item])
     entrar(navegador, revisor)
     abrir_item(navegador, revisor, item["event_id"])
     assert navegador.find_element(By.ID, "titulo").get_attribute("value") == ""
     navegador.find_element(By.ID, "aprobar").click()  # empty: C01, C02, C03 fail
     esperar(lambda: navegador.find_elements(By.CSS_SELECTOR, ".error-campo"), "errors")
-    campos = {e.get_attribute("data-campo") for e in
-              navegador.find_elements(By.CSS_SELECTOR, ".error-campo")}
+    campos = {
+        e.get_attribute("data-campo")
+        for e in navegador.find_elements(By.CSS_SELECTOR, ".error-campo")
+    }
     assert {"titulo", "descripcion", "atributos"} <= campos
-    valores = {"titulo": "Botella de malla negra",
-               "descripcion": "Botella de malla negra para llevar agua a cada entrenamiento.",
-               "atributo__capacidad_ml": "750", "atributo__material": "malla",
-               "atributo__color": "negro"}
+    valores = {
+        "titulo": "Botella de malla negra",
+        "descripcion": "Botella de malla negra para llevar agua a cada entrenamiento.",
+        "atributo__capacidad_ml": "750",
+        "atributo__material": "malla",
+        "atributo__color": "negro",
+    }
     for campo, valor in valores.items():
         navegador.find_element(By.ID, campo).clear()
         navegador.find_element(By.ID, campo).send_keys(valor)
     navegador.find_element(By.ID, "aprobar").click()
-    (pub,) = esperar(lambda: _a_publicar(kafka, revisor_topics, item["event_id"]),
-                     "the approval",
-                     explica=lambda: navegador.find_element(By.TAG_NAME, "main").text[:1500])
+    (pub,) = esperar(
+        lambda: _a_publicar(kafka, revisor_topics, item["event_id"]),
+        "the approval",
+        explica=lambda: navegador.find_element(By.TAG_NAME, "main").text[:1500],
+    )
     assert pub["ficha"]["atributos"]["capacidad_ml"] == "750"
     assert pub["revision"]["decision"] == "editada"
 
@@ -328,5 +368,6 @@ def test_no_se_aprueba_una_version_anterior_a_la_del_worker(
     assert not _de(leer(kafka, revisor_topics.publicadas), item["event_id"])
     (decision,) = esperar(
         lambda: _de(leer(kafka, decisiones_topic(revisor_topics)), item["event_id"]),
-        "the obsoleta decision")
+        "the obsoleta decision",
+    )
     assert decision["decision"] == "obsoleta"

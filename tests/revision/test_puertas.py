@@ -166,9 +166,7 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
         assert all(d["evidencia"]["clave"] == clave.model_dump(mode="json") for d in decisiones)
         # What the approvals ask the worker to publish carries the drafting loop's key.
         publicadas = [d["publicacion"] for d in decisiones if d.get("publicacion")]
-        assert publicadas and all(
-            p["clave"] == clave.model_dump(mode="json") for p in publicadas
-        )
+        assert publicadas and all(p["clave"] == clave.model_dump(mode="json") for p in publicadas)
 
         metricas = app.metrics()
         etiquetas = f'family="{FAMILIA_TODAS}",key="{clave.texto()}"'
@@ -178,7 +176,7 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
             re.M,
         )
         assert f"fichas_revision_puertas_abiertas_total{{{etiquetas}}} 1.0" in metricas
-        assert "fichas_revision_puertas_abiertas_total{family=\"zapatillas\"" in metricas
+        assert 'fichas_revision_puertas_abiertas_total{family="zapatillas"' in metricas
     finally:
         app.stop()
 

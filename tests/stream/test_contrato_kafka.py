@@ -114,8 +114,13 @@ async def test_un_topic_existente_sin_compactar_se_avisa_y_un_rechazo_para_el_ar
     assert (await _configuracion(kafka.bootstrap, topics.publicadas))["cleanup.policy"] == "delete"
     otro = Topics()
     imposible = Settings(
-        kafka_brokers=kafka.bootstrap, topic_entrada=otro.entrada, topic_publicadas=otro.publicadas,
-        topic_revision=otro.revision, topic_dlq=otro.dlq, topic_muestra=otro.muestra, replicacion=3,
+        kafka_brokers=kafka.bootstrap,
+        topic_entrada=otro.entrada,
+        topic_publicadas=otro.publicadas,
+        topic_revision=otro.revision,
+        topic_dlq=otro.dlq,
+        topic_muestra=otro.muestra,
+        replicacion=3,
         topic_decisiones=otro.decisiones,
     )
     with pytest.raises(RuntimeError, match=r"refused to create topics.*replication"):

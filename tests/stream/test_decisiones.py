@@ -77,10 +77,18 @@ def test_un_rechazo_no_publica_nada() -> None:
         (_decision(version="tres"), b"ZAP-1", "esquema_invalido", "version"),
         (_decision(), b"OTRO", "esquema_invalido", "key"),
         (_decision(), None, "esquema_invalido", "key"),
-        (_decision(publicacion=_publicacion(version=2)), b"ZAP-1", "esquema_invalido",
-         "publicacion.version"),
-        (_decision(publicacion=_publicacion(event_id="ev-2")), b"ZAP-1", "esquema_invalido",
-         "publicacion.event_id"),
+        (
+            _decision(publicacion=_publicacion(version=2)),
+            b"ZAP-1",
+            "esquema_invalido",
+            "publicacion.version",
+        ),
+        (
+            _decision(publicacion=_publicacion(event_id="ev-2")),
+            b"ZAP-1",
+            "esquema_invalido",
+            "publicacion.event_id",
+        ),
     ],
 )
 def test_una_decision_ilegible_dice_por_que(

@@ -115,9 +115,7 @@ async def test_resultado_y_muestra_van_en_una_transaccion(
     emitter = Emitter(_factory(kafka), f"grupo-{uuid.uuid4().hex[:8]}")
     try:
         await emitter.claim({INPUT})
-        await emitter.send(
-            INPUT, [_record(topics.publicadas, 1), _record(topics.muestra, 1)]
-        )
+        await emitter.send(INPUT, [_record(topics.publicadas, 1), _record(topics.muestra, 1)])
         assert await _versions(kafka, topics.publicadas, committed_only=True) == [1]
         assert await _versions(kafka, topics.muestra, committed_only=True) == [1]
     finally:

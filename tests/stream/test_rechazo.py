@@ -52,6 +52,8 @@ def test_dlq_key_is_cut_and_headers_forwarded_within_budget() -> None:
     big = [(f"h{i}", b"x" * 1000) for i in range(200)]
     kept = cabeceras_dlq(big)
     assert kept == big[: len(kept)]
-    assert sum(len(n) + len(v) for n, v in kept) <= MAX_HEADERS_BYTES < sum(
-        len(n) + len(v) for n, v in big
+    assert (
+        sum(len(n) + len(v) for n, v in kept)
+        <= MAX_HEADERS_BYTES
+        < sum(len(n) + len(v) for n, v in big)
     )

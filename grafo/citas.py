@@ -1,0 +1,187 @@
+"""The evaluator as a quoter: the model copies, code judges (``FICHAS_EVALUADOR=citas``).
+
+Small models copy text well and judge a ficha as a whole badly (docs/calidad.md). Here the
+model only points: for each claim of the ficha (``criterios.respaldo.afirmaciones``) it copies
+the fragment of the cleaned origin that says the same, or leaves it empty, then says whether
+the claim is supported. Code accepts a quote only if it is in the origin and shares a lemma, a
+house-vocabulary value or a figure with its claim, covering at least half of it
+(``criterios.respaldo.respaldada``). The request's JSON schema lists the origin's fragments as
+the only strings a quote may be, and asks for exactly one quote per claim.
+
+The score, ``P(approvable)``-like in [0, 1]: the product over claims of 1 for a claim code
+found supported and ``TECHO`` × P(respaldada = true) (the model's belief, from its logprobs)
+for any other, times ``TECHO`` per attribute whose value the origin does not give and for a
+description that says nothing the title does not. A ficha with all that supported scores 1,
+at the opener's strictest threshold (0.95) by construction; any other scores below ``TECHO``
+< 0.95. None without logprobs, or when an unsupported claim has none readable. Each finding
+is a problem (C04 quoting the claim or attribute, C06), so a retry knows what to fix.
+The alternatives measured, and why this one: docs/calidad.md («El evaluador citas»).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from criterios.respaldo import acepta, cobertura, respaldada
+from esquemas import Problema, Veredicto
+from esquemas.constantes import MAX_DETALLE
+
+# The factor of a claim code could not confirm, times the model's belief: below the opener's
+# strictest threshold (puerta.secuencial.REJILLA[0] = 0.95), so one such claim keeps a ficha
+# off the top of the grid whatever the model says.
+TECHO = 0.9
+RUTA_RESPALDADA: tuple[str, ...] = ("citas", "respaldada")
+CRITERIO = "C04"
+# The claim is quoted in the problem up to this length, so the instruction always fits.
+MAX_CITA_PROBLEMA = 110
+
+
+class Cita(BaseModel):
+    """One claim's answer: the fragment of the origin that says the same, then the judgement."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    cita: str = Field(description="Fragmento del origen copiado tal cual; vacío si no lo dice")
+    respaldada: bool = Field(description="true si el origen dice todo lo que afirma")
+
+
+class Citas(BaseModel):
+    """The answer: one ``Cita`` per claim, in the claims' order."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    citas: list[Cita] = Field(description="Una cita por afirmación, en su orden")
+
+
+def formato_respuesta(base: Mapping[str, Any], fragmentos: Sequence[str], n: int) -> dict[str, Any]:
+    """The request's ``response_format`` for one ficha: the agent's own (``base``, built by
+    ``ProviderStrategy`` from ``Citas``) with exactly ``n`` quotes, each "" or one of the
+    origin's ``fragmentos``. Guided decoding then cannot write a quote that is not in the
+    origin, nor skip a claim; the model still never sees the schema."""
+    formato = copy.deepcopy(dict(base))
+    esquema = formato["json_schema"]["schema"]
+    lista = esquema["properties"]["citas"]
+    lista.update({"minItems": n, "maxItems": n})
+    item = lista["items"]
+    if "$ref" in item:  # pydantic puts the item model in $defs
+        nombre = item["$ref"].rsplit("/", 1)[-1]
+        item = esquema["$defs"][nombre]
+    item["properties"]["cita"]["enum"] = ["", *fragmentos]
+    return formato
+
+
+@dataclass(frozen=True)
+class Juicio:
+    """Code's judgement of one claim: its quote, accepted or not, what it covers, the model's
+    P(respaldada = true), and whether the claim counts as supported."""
+
+    afirmacion: str
+    cita: str
+    aceptada: bool
+    cobertura: float
+    p_respaldada: float | None
+    respaldada: bool
+
+    def como_registro(self) -> dict[str, Any]:
+        """JSON for ``fichas evaluar``'s record, so other scores can be computed offline."""
+        return {
+            "afirmacion": self.afirmacion,
+            "cita": self.cita,
+            "aceptada": self.aceptada,
+            "cobertura": round(self.cobertura, 4),
+            "p_respaldada": self.p_respaldada,
+            "respaldada": self.respaldada,
+        }
+
+
+def juzgar(
+    afirmaciones: Sequence[str],
+    respuesta: Citas,
+    probabilidades: Sequence[float | None],
+    origen: Mapping[str, Any],
+) -> list[Juicio]:
+    """Code's judgement of every claim; a claim the answer left without a quote has none."""
+    juicios = []
+    familia = str(origen.get("familia") or "")
+    for i, afirmacion in enumerate(afirmaciones):
+        cita = respuesta.citas[i].cita if i < len(respuesta.citas) else ""
+        p = probabilidades[i] if i < len(probabilidades) else None
+        juicios.append(
+            Juicio(
+                afirmacion=afirmacion,
+                cita=cita,
+                aceptada=acepta(cita, afirmacion, origen),
+                cobertura=cobertura(cita, afirmacion, familia) if cita else 0.0,
+                p_respaldada=p,
+                respaldada=respaldada(cita, afirmacion, origen),
+            )
+        )
+    return juicios
+
+
+def puntuacion_citas(
+    juicios: Sequence[Juicio], atributos: Sequence[str] = (), vacia: bool = False
+) -> float | None:
+    """Product over claims: 1 for a supported one, ``TECHO`` × P(respaldada) for any other;
+    and ``TECHO`` for each attribute whose value the origin does not give and for a
+    description that says nothing the title does not (code alone judges those two:
+    ``criterios.respaldo.atributos_sin_respaldo``, ``descripcion_sin_nada_propio``).
+
+    None when there is no claim, when no claim's probability can be read (a server without
+    logprobs: the score is the model's as well as code's, and the start-up probe says so), or
+    when an unsupported claim has none (less than half the mass on true/false:
+    ``grafo.puntuacion.MASA_MINIMA``).
+    """
+    if not juicios or all(j.p_respaldada is None for j in juicios):
+        return None
+    factores = []
+    for juicio in juicios:
+        if juicio.respaldada:
+            continue
+        if juicio.p_respaldada is None:
+            return None
+        factores.append(TECHO * juicio.p_respaldada)
+    return math.prod(factores) * TECHO ** (len(atributos) + vacia)
+
+
+def veredicto_de_citas(
+    juicios: Sequence[Juicio], atributos: Sequence[str] = (), vacia: bool = False
+) -> Veredicto:
+    """Approved when every claim and attribute is supported; each other one is a C04 problem
+    that quotes it and says what to do, for the generator's next attempt."""
+    problemas = [
+        Problema(criterio=CRITERIO, detalle=_detalle(j.afirmacion))
+        for j in juicios
+        if not j.respaldada
+    ]
+    problemas += [
+        Problema(criterio=CRITERIO, detalle=f"atributo «{a}»: el origen no da ese valor. {_USA}")
+        for a in atributos
+    ]
+    if vacia:
+        problemas.append(Problema(criterio="C06", detalle=_VACIA))
+    if not juicios:
+        problemas = [Problema(criterio="C06", detalle="la ficha no dice nada del producto")]
+    return Veredicto(aprobada=not problemas, problemas=problemas)
+
+
+_USA = "Usa el valor del origen"
+_VACIA = (
+    "la descripción no dice nada que no diga el título. Di qué es, para qué sirve y sus rasgos "
+    "del origen"
+)
+
+
+def _detalle(afirmacion: str) -> str:
+    """«claim»: the origin does not say it; remove it or say only what the origin says."""
+    texto = " ".join(afirmacion.split())
+    if len(texto) > MAX_CITA_PROBLEMA:
+        texto = texto[: MAX_CITA_PROBLEMA - 1] + "…"
+    detalle = f"«{texto}»: el origen no lo dice. Quítalo o di solo lo que dice el origen"
+    return detalle[:MAX_DETALLE]
