@@ -102,7 +102,7 @@ def test_modo_del_evaluador(
 def test_modo_del_evaluador_que_no_vale_falla_al_arrancar_y_dice_por_que(
     monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], mensaje: str
 ) -> None:
-    from stream.config import ConfigError, load_settings
+    from infra.config import ConfigError, load_settings
 
     for nombre, valor in variables.items():
         monkeypatch.setenv(nombre, valor)
