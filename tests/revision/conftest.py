@@ -39,7 +39,7 @@ def decisiones_topic(topics: Topics) -> str:
     return f"{topics.prefix}.fichas.decisiones"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def dsn(request: pytest.FixtureRequest) -> str | None:
     """Each store test once per dialect: embedded SQLite (None), then a real PostgreSQL."""
     return request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
