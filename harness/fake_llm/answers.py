@@ -1,9 +1,7 @@
 """What the fake LLM answers: the ficha, the verdict or rubric, their logprobs, the HTTP body.
 
 Pure functions of the scripted step and of what ``prompt_contract`` read from the request;
-the server decides when to answer, these decide what.
-
-Log-probabilities: a request with ``"logprobs": true`` gets ``choices[0].logprobs.content``, one
+the server decides when to answer, these decide what. Log-probabilities: a request with ``"logprobs": true`` gets ``choices[0].logprobs.content``, one
 entry per token of the answer (words with their leading space, punctuation apart), each with
 ``bytes`` and ``top_logprobs``: exactly as many as the request's ``top_logprobs``, as vLLM and
 llama.cpp send them, so an answer weighs what a real one does (the filler alternatives are
