@@ -16,8 +16,7 @@ as ``grafo`` builds it, through the markers named here and nowhere else:
   the ```` ```json ```` block of the last user message that holds ``afirmaciones``, and the
   fragments a quote may be, from the schema's ``enum`` of ``cita`` (``formato_respuesta``).
 
-``tests/harness/test_fake_llm_contrato.py`` builds the real prompts and schemas with ``grafo``
-and checks every marker still holds: a prompt change that would blind the fake fails there.
+``tests/harness/test_fake_llm_contrato.py`` checks every marker against the real prompts.
 """
 
 from __future__ import annotations
