@@ -72,7 +72,7 @@ class CommandProcess:
             stdin=subprocess.DEVNULL,
         )
 
-    def wait_ready(self, timeout: float = 60) -> None:
+    def wait_ready(self, timeout: float = 120) -> None:
         """Block until ``/health/ready`` answers 200; fail with the log if the process died."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from harness.kafka_broker import KafkaBroker
 from harness.procesos import REPO
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, wait_outcomes, worker_env
-from infra.kafka import BROKER_WAIT_S
+from infra.kafka import BROKER_RETRY_S, BROKER_WAIT_S
 from infra.network import free_port
 
 pytestmark = pytest.mark.kafka
@@ -90,6 +91,11 @@ async def test_llm_caido_y_vuelto_dice_url_causa_y_campos_del_evento(
     assert parada, "SIGTERM says how long it waits"
 
 
+def _instante(linea: dict[str, str]) -> float:
+    """A JSON log line's time, in seconds since the epoch."""
+    return datetime.fromisoformat(linea["time"]).timestamp()
+
+
 def test_sin_broker_al_arrancar_reintenta_y_sale_con_4(tmp_path: Path) -> None:
     closed = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
@@ -98,21 +104,23 @@ def test_sin_broker_al_arrancar_reintenta_y_sale_con_4(tmp_path: Path) -> None:
         FICHAS_METRICAS_PUERTO="0",
         FICHAS_DATA_DIR=str(tmp_path),
     )
-    started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "herramientas.cli", "worker"],
         env=env,
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=BROKER_WAIT_S + 60,
+        timeout=BROKER_WAIT_S + 180,
     )
-    took = time.monotonic() - started
     assert proc.returncode == 4, proc.stderr[-3000:]
-    assert BROKER_WAIT_S <= took < BROKER_WAIT_S + 30
     assert "Traceback" not in proc.stderr
     lines = [json.loads(line) for line in proc.stderr.splitlines()]
     retries = [r for r in lines if "unreachable" in r["message"] and r["level"] == "WARNING"]
+    # The worker's own bound, from its first failed try to its last line (the log's clock):
+    # the process's imports before the first try are not the bound, and on a loaded machine
+    # they took tens of seconds.
+    waited = _instante(lines[-1]) - _instante(retries[0])
+    assert BROKER_WAIT_S - BROKER_RETRY_S <= waited < BROKER_WAIT_S + 15
     assert len(retries) >= 5
     assert f"127.0.0.1:{closed}: connection refused" in retries[0]["message"]
     assert "giving up in" in retries[0]["message"]
