@@ -52,6 +52,9 @@ from infra.topics import ensure_topics
 pytestmark = [pytest.mark.kafka, pytest.mark.xdist_group("kafka_seguro")]
 
 USUARIOS = ("fichas-worker", "fichas-revisor", "fichas-calibrar", "fichas-keda")
+# The worker's ACLs but the transactional ids', for a group of its own (a KafkaUser that forgot
+# the prefix): the refusal meets the worker inside a retried step, not at start-up.
+SIN_TX = "fichas-worker-sin-tx"
 REVISOR, CLAVE_REVISOR = "ana", "clave-de-ana-1"
 SHA = "c" * 64
 
@@ -103,7 +106,7 @@ def seguro(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seguro]:
     pki.broker_keystore()
     ajena = CertificateAuthority(carpeta / "ajena", "otra-ca")
     claves = {}
-    for usuario in USUARIOS:
+    for usuario in (*USUARIOS, SIN_TX):
         claves[usuario] = carpeta / f"{usuario}.clave"
         claves[usuario].write_text(secrets.token_urlsafe(18) + "\n")
         claves[usuario].chmod(0o600)
@@ -120,10 +123,20 @@ def seguro(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seguro]:
         topics = Topics()
         admin = settings_from_env(topics.env() | {"FICHAS_KAFKA_BROKERS": broker.bootstrap})
         asyncio.run(ensure_topics(admin))  # as Strimzi's KafkaTopics would: nobody else may
-        broker.add_acls([c for u in USUARIOS for c in acl_commands(u, admin)])
+        sin_tx = [
+            comando
+            for comando in acl_commands("fichas-worker", _grupo_sin_tx(admin), f"User:{SIN_TX}")
+            if "--transactional-id" not in comando
+        ]
+        broker.add_acls([c for u in USUARIOS for c in acl_commands(u, admin)] + sin_tx)
         yield Seguro(broker, pki, ajena, claves, topics, carpeta)
     finally:
         broker.stop()
+
+
+def _grupo_sin_tx(settings: Settings) -> Settings:
+    """The settings with the group of the user without transactional ids."""
+    return settings.model_copy(update={"grupo": f"{settings.grupo}-sin-tx"})
 
 
 def _json(path: Path) -> list[dict[str, Any]]:
@@ -289,7 +302,7 @@ def _fichas(
 
 
 async def test_tres_errores_de_configuracion_una_linea_y_salida_2(
-    seguro: Seguro, tmp_path: Path
+    seguro: Seguro, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
     """A wrong password (the worker), an untrusted CA (the app), a missing ACL (the worker
     whose FICHAS_GRUPO has no KafkaUser ACL; ``fichas producir`` as a user that may not write
@@ -300,8 +313,10 @@ async def test_tres_errores_de_configuracion_una_linea_y_salida_2(
     salidas = [topics.entrada, topics.publicadas, topics.revision, topics.dlq, topics.decisiones]
     antes = {t: await end_offsets(super_usuario, t) for t in salidas}
     grupo_ajeno = f"{topics.prefix}-otro"
+    grupo_sin_tx = _grupo_sin_tx(seguro.settings("scram", "fichas-worker")).grupo
 
-    worker = seguro.entorno("scram", "fichas-worker")
+    llm = {"FICHAS_LLM_URL": fake_llm.url, "FICHAS_LLM_MODELO": "fake"}
+    worker = seguro.entorno("scram", "fichas-worker") | llm
     procesos = {
         "contrasena": _fichas(
             seguro, ["worker"], worker | {"FICHAS_KAFKA_CONTRASENA_ARCHIVO": str(mala)},
@@ -319,6 +334,11 @@ async def test_tres_errores_de_configuracion_una_linea_y_salida_2(
         "acl_topic": _fichas(
             seguro, ["producir", "-"], seguro.entorno("scram", "fichas-revisor"), tmp_path / "d"
         ),
+        "acl_tx": _fichas(
+            seguro, ["worker"],
+            seguro.entorno("scram", SIN_TX) | llm | {"FICHAS_GRUPO": grupo_sin_tx},
+            tmp_path / "e",
+        ),
     }  # fmt: skip
     entrada = evento_json("SEG-NUNCA") + "\n"
     salida = {
@@ -335,6 +355,8 @@ async def test_tres_errores_de_configuracion_una_linea_y_salida_2(
         "acl_topic": f"fichas producir: Kafka at {seguro.broker.sasl_ssl_bootstrap} denied user "
         f"fichas-revisor (FICHAS_KAFKA_USUARIO) access to topic {topics.entrada}: an ACL is "
         "missing",
+        "acl_tx": f"Kafka at {seguro.broker.sasl_ssl_bootstrap} denied user {SIN_TX} "
+        f"(FICHAS_KAFKA_USUARIO) the transactional id {grupo_sin_tx}.{topics.entrada}.",
     }
     for nombre, proceso in procesos.items():
         _, stderr = salida[nombre]
@@ -351,10 +373,11 @@ async def test_tres_errores_de_configuracion_una_linea_y_salida_2(
     await admin.start()
     try:
         particiones = {TopicPartition(topics.entrada, p) for p in range(4)}
-        puntos = await committed_points(admin, grupo_ajeno, particiones)
+        for grupo in (grupo_ajeno, grupo_sin_tx):
+            puntos = await committed_points(admin, grupo, particiones)
+            assert all(p.offset < 0 for p in puntos.values()), (grupo, puntos)
     finally:
         await admin.close()
-    assert all(p.offset < 0 for p in puntos.values()), puntos
 
 
 def _lineas_de_error(stderr: str) -> list[str]:
