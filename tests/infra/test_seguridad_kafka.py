@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import time
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiokafka.errors import GroupCoordinatorNotAvailableError
 from aiokafka.structs import TopicPartition
 
 from harness.acls import acl_commands
@@ -55,6 +57,8 @@ USUARIOS = ("fichas-worker", "fichas-revisor", "fichas-calibrar", "fichas-keda")
 # The worker's ACLs but the transactional ids', for a group of its own (a KafkaUser that forgot
 # the prefix): the refusal meets the worker inside a retried step, not at start-up.
 SIN_TX = "fichas-worker-sin-tx"
+# A downstream team's subscriber (ejemplos/consumidor.py): Read on fichas.publicadas, no group.
+SUSCRIPTOR = "catalogo"
 REVISOR, CLAVE_REVISOR = "ana", "clave-de-ana-1"
 SHA = "c" * 64
 
@@ -106,7 +110,7 @@ def seguro(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seguro]:
     pki.broker_keystore()
     ajena = CertificateAuthority(carpeta / "ajena", "otra-ca")
     claves = {}
-    for usuario in (*USUARIOS, SIN_TX):
+    for usuario in (*USUARIOS, SIN_TX, SUSCRIPTOR):
         claves[usuario] = carpeta / f"{usuario}.clave"
         claves[usuario].write_text(secrets.token_urlsafe(18) + "\n")
         claves[usuario].chmod(0o600)
@@ -128,7 +132,10 @@ def seguro(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seguro]:
             for comando in acl_commands("fichas-worker", _grupo_sin_tx(admin), f"User:{SIN_TX}")
             if "--transactional-id" not in comando
         ]
-        broker.add_acls([c for u in USUARIOS for c in acl_commands(u, admin)] + sin_tx)
+        suscriptor = ["--add", "--allow-principal", f"User:{SUSCRIPTOR}", "--operation", "Read"]
+        suscriptor += ["--topic", admin.topic_publicadas]
+        comandos = [c for u in USUARIOS for c in acl_commands(u, admin)]
+        broker.add_acls([*comandos, *sin_tx, suscriptor])
         yield Seguro(broker, pki, ajena, claves, topics, carpeta)
     finally:
         broker.stop()
@@ -270,7 +277,9 @@ async def test_keda_lee_el_retraso_con_solo_sus_acl(seguro: Seguro) -> None:
     try:
         (descripcion,) = await admin.describe_topics([settings.topic_entrada])
         assert descripcion["error_code"] == 0 and len(descripcion["partitions"]) == 4
-        puntos = await committed_points(admin, settings.grupo, particiones)
+        puntos = await _con_coordinador(
+            lambda: committed_points(admin, settings.grupo, particiones)
+        )
     finally:
         await admin.close()
     lector = build_reader(settings)
@@ -281,6 +290,49 @@ async def test_keda_lee_el_retraso_con_solo_sus_acl(seguro: Seguro) -> None:
         await lector.stop()
     assert set(finales) == particiones
     assert set(puntos) <= particiones
+
+
+async def test_el_suscriptor_de_ejemplo_lee_el_catalogo_con_scram(seguro: Seguro) -> None:
+    """ejemplos/consumidor.py with its own security options (the product's names), as a user
+    that may only read the published topic: it catches up with the topic, then stops on
+    SIGTERM."""
+    topics, kafka = seguro.topics, seguro.entorno("scram", SUSCRIPTOR)
+    skus = {r["key"] for r in await read_all(seguro.broker.bootstrap, topics.publicadas)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    opciones = [
+        "--topic", topics.publicadas, "--brokers", kafka["FICHAS_KAFKA_BROKERS"],
+        "--seguridad", "SASL_SSL", "--sasl-mecanismo", "SCRAM-SHA-512", "--usuario", SUSCRIPTOR,
+        "--contrasena-archivo", kafka["FICHAS_KAFKA_CONTRASENA_ARCHIVO"],
+        "--ca-archivo", kafka["FICHAS_KAFKA_CA_ARCHIVO"],
+    ]  # fmt: skip
+    proceso = subprocess.Popen(
+        [sys.executable, str(REPO / "ejemplos" / "consumidor.py"), *opciones],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proceso.stdout is not None
+        primera = json.loads(proceso.stdout.readline() or "{}")
+    finally:
+        proceso.send_signal(signal.SIGTERM)
+        _, stderr = proceso.communicate(timeout=60)
+    assert primera.get("evento") == "al_dia", stderr[-3000:]
+    assert primera["skus"] == len(skus)
+    assert proceso.returncode == 0, stderr[-3000:]
+    assert not any(clave in stderr for clave in seguro.contrasenas())
+
+
+async def _con_coordinador(pedir: Any) -> Any:
+    """Await ``pedir``, retried while the broker creates its offsets topic (a fresh broker has
+    no group coordinator for a few seconds; KEDA polls again too)."""
+    for _ in range(60):
+        try:
+            return await pedir()
+        except GroupCoordinatorNotAvailableError:
+            await asyncio.sleep(0.5)
+    return await pedir()
 
 
 def _fichas(
