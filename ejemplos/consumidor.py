@@ -2,9 +2,6 @@
 
     pip install aiokafka jsonschema rfc3339-validator
     python ejemplos/consumidor.py --brokers localhost:9092 --salida catalogo.json
-    python ejemplos/consumidor.py --brokers kafka:9093 --seguridad SASL_SSL \
-        --sasl-mecanismo SCRAM-SHA-512 --usuario catalogo --contrasena-archivo clave.txt \
-        --ca-archivo ca.crt --salida catalogo.json
 
 What every subscriber of the topic has to do (docs/contrato.md, "Subscribing"):
 
@@ -24,12 +21,8 @@ gets one JSON line when caught up, then one per change. SIGTERM or SIGINT stop i
 This reader joins no consumer group and commits nothing: each start rebuilds from the
 beginning, which is what compaction is for. A service that keeps the catalogue in a database
 would instead store ``(sku, version, event_id)`` with each row and apply the same rules there.
-
-A secured cluster: the options ``--seguridad`` (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL),
-``--sasl-mecanismo``, ``--usuario``, ``--contrasena-archivo`` (the password is read from a
-file, never given as an argument), ``--ca-archivo``, ``--certificado-archivo`` and
-``--clave-privada-archivo`` (mutual TLS), each defaulting to the product's variable of the same
-name (``FICHAS_KAFKA_SEGURIDAD`` ...). The one ACL it needs: Read on the topic (no group).
+A secured cluster: ``--seguridad``, ``--usuario``, ``--contrasena-archivo``... named after the
+product's ``FICHAS_KAFKA_*`` variables, their defaults (docs/contrato.md, "Kafka security").
 """
 
 from __future__ import annotations

@@ -15,10 +15,8 @@ Typical session fixture (tests/stream/conftest.py)::
 Each broker needs its own ``data_dir``: the KRaft metadata written at format
 time records the controller's port, so a data folder is tied to its ports.
 
-``SecuredKafkaBroker`` is the script's secured mode: SASL_SSL (SCRAM) and SSL (mutual TLS)
-listeners beside the PLAINTEXT one, the standard authorizer, SCRAM users written at format time
-and ACLs added with Kafka's own ``kafka-acls``. The PLAINTEXT listener's anonymous principal is
-the super user: the harness's helpers keep using ``bootstrap`` as they do on any broker.
+``SecuredKafkaBroker`` is the script's secured mode (SCRAM over TLS, mutual TLS, ACLs added with
+``kafka-acls``); its PLAINTEXT listener stays the super user's, which the harness's helpers use.
 """
 
 from __future__ import annotations

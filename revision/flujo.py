@@ -11,10 +11,8 @@ Outbox: a decision is committed to the store first; then its one record, the
 marked sent only after it is acknowledged. At start-up, and every few seconds, rows left unsent
 (the app died, the broker was down) are sent again, with the same ``event_id`` and bytes.
 
-Kafka refusing the app (a missing ACL, ``infra.kafka_access``) is not retried: the consumer
-or the outbox that meets it records it in ``rechazo`` and sets ``rechazada``, and the app stops
-(``fichas revisor`` exits 2 with one line); what was stored stays stored, unsent rows are sent
-by the next start.
+Kafka refusing the app (a missing ACL) is not retried: it is kept in ``rechazo`` and the app
+stops with exit 2 (``infra.kafka_access``); stored rows stay, unsent ones go at the next start.
 
 The app never writes ``fichas.publicadas``: the worker that owns the SKU's partition publishes
 the person's ficha, in the SKU's order and under its version rule (``stream.decisiones``; why:
