@@ -21,6 +21,8 @@ gets one JSON line when caught up, then one per change. SIGTERM or SIGINT stop i
 This reader joins no consumer group and commits nothing: each start rebuilds from the
 beginning, which is what compaction is for. A service that keeps the catalogue in a database
 would instead store ``(sku, version, event_id)`` with each row and apply the same rules there.
+A secured cluster: ``--seguridad``, ``--usuario``, ``--contrasena-archivo``... named after the
+product's ``FICHAS_KAFKA_*`` variables, their defaults (docs/contrato.md, "Kafka security").
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -36,6 +39,8 @@ from typing import Any
 
 import jsonschema
 from aiokafka import AIOKafkaConsumer, ConsumerRecord
+from aiokafka.errors import KafkaError
+from aiokafka.helpers import create_ssl_context
 
 ESQUEMA = "FichaPublicada"
 VERSION_MAYOR = "1"  # the major schema version this code was written for
@@ -104,7 +109,7 @@ async def seguir(args: argparse.Namespace, parar: asyncio.Event) -> None:
     catalogo = Catalogo(esquema)
     consumer = AIOKafkaConsumer(
         args.topic,
-        bootstrap_servers=args.brokers,
+        **opciones_de_conexion(args),
         group_id=None,  # no group: every partition, from the beginning, nothing committed
         auto_offset_reset="earliest",
         enable_auto_commit=False,
@@ -136,14 +141,87 @@ async def seguir(args: argparse.Namespace, parar: asyncio.Event) -> None:
         await consumer.stop()
 
 
+def opciones_de_conexion(args: argparse.Namespace) -> dict[str, Any]:
+    """aiokafka's connection options from the security options (checked by ``main``)."""
+    opciones: dict[str, Any] = {
+        "bootstrap_servers": args.brokers,
+        "security_protocol": args.seguridad,
+    }
+    if args.seguridad.startswith("SASL_"):
+        clave = Path(args.contrasena_archivo).read_text(encoding="utf-8").rstrip("\r\n")
+        opciones |= {
+            "sasl_mechanism": args.sasl_mecanismo,
+            "sasl_plain_username": args.usuario,
+            "sasl_plain_password": clave,
+        }
+    if args.seguridad in ("SSL", "SASL_SSL"):
+        opciones["ssl_context"] = create_ssl_context(
+            cafile=args.ca_archivo or None,
+            certfile=args.certificado_archivo or None,
+            keyfile=args.clave_privada_archivo or None,
+        )
+    return opciones
+
+
+def problemas_de_seguridad(args: argparse.Namespace) -> list[str]:
+    """What is missing or unreadable among the security options, one line each."""
+    problemas = []
+    sasl, tls = args.seguridad.startswith("SASL_"), args.seguridad in ("SSL", "SASL_SSL")
+    if args.seguridad not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
+        problemas.append(
+            f"--seguridad {args.seguridad}: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"
+        )
+    for opcion, valor, hace_falta in (
+        ("--sasl-mecanismo", args.sasl_mecanismo, sasl),
+        ("--usuario", args.usuario, sasl),
+        ("--contrasena-archivo", args.contrasena_archivo, sasl),
+    ):
+        if hace_falta and not valor:
+            problemas.append(f"{opcion} is needed with --seguridad {args.seguridad}")
+    if bool(args.certificado_archivo) != bool(args.clave_privada_archivo):
+        problemas.append("--certificado-archivo and --clave-privada-archivo go together")
+    for opcion, valor in (
+        ("--contrasena-archivo", args.contrasena_archivo if sasl else ""),
+        ("--ca-archivo", args.ca_archivo if tls else ""),
+        ("--certificado-archivo", args.certificado_archivo if tls else ""),
+        ("--clave-privada-archivo", args.clave_privada_archivo if tls else ""),
+    ):
+        if valor and not os.access(valor, os.R_OK):
+            problemas.append(f"{opcion} {valor}: not a readable file")
+    return problemas
+
+
+def _opcion(parser: argparse.ArgumentParser, nombre: str, ayuda: str) -> None:
+    """An option whose default is the product's ``FICHAS_KAFKA_<NAME>`` variable."""
+    variable = "FICHAS_KAFKA_" + nombre.upper().replace("-", "_")
+    parser.add_argument(
+        f"--{nombre}", default=os.environ.get(variable, ""), help=f"{ayuda} ({variable})"
+    )
+
+
 def main() -> int:
-    """Parse the options, stop cleanly on SIGTERM or SIGINT."""
+    """Parse the options, stop cleanly on SIGTERM or SIGINT; exit 2 on bad options, 1 when
+    Kafka refuses or cannot be reached (one line on standard error)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--brokers", default="localhost:9092")
+    parser.add_argument(
+        "--brokers", default=os.environ.get("FICHAS_KAFKA_BROKERS", "localhost:9092")
+    )
     parser.add_argument("--topic", default="fichas.publicadas")
     parser.add_argument("--esquemas", type=Path, default=ESQUEMAS, help="contrato/esquemas")
     parser.add_argument("--salida", type=Path, help="where to write the catalogue (JSON)")
+    parser.set_defaults(seguridad=os.environ.get("FICHAS_KAFKA_SEGURIDAD") or "PLAINTEXT")
+    parser.add_argument("--seguridad", help="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
+    _opcion(parser, "sasl-mecanismo", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+    _opcion(parser, "usuario", "SASL user")
+    _opcion(parser, "contrasena-archivo", "file holding the SASL password")
+    _opcion(parser, "ca-archivo", "PEM file of the CA that signs the brokers' certificates")
+    _opcion(parser, "certificado-archivo", "client certificate (mutual TLS)")
+    _opcion(parser, "clave-privada-archivo", "its unencrypted private key")
     args = parser.parse_args()
+    args.seguridad = args.seguridad.upper()
+    problemas = problemas_de_seguridad(args)
+    if problemas:
+        parser.error("; ".join(problemas))
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
 
     async def correr() -> None:
@@ -152,7 +230,14 @@ def main() -> int:
             asyncio.get_running_loop().add_signal_handler(sig, parar.set)
         await seguir(args, parar)
 
-    asyncio.run(correr())
+    try:
+        asyncio.run(correr())
+    except KafkaError as exc:  # a refused login or ACL, or no broker: aiokafka's own words
+        print(
+            f"consumidor: Kafka at {args.brokers} as {args.usuario or args.seguridad}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -14,6 +14,9 @@ Typical session fixture (tests/stream/conftest.py)::
 
 Each broker needs its own ``data_dir``: the KRaft metadata written at format
 time records the controller's port, so a data folder is tied to its ports.
+
+``SecuredKafkaBroker`` is the script's secured mode (SCRAM over TLS, mutual TLS, ACLs added with
+``kafka-acls``); its PLAINTEXT listener stays the super user's, which the harness's helpers use.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import asyncio
 import os
 import subprocess
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -83,12 +87,17 @@ class KafkaBroker:
 
     # -- process control, all through the script so tests and humans share one path
 
-    def _script(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _env(self) -> dict[str, str]:
+        """The script's environment for this broker."""
         env = dict(os.environ)
         env["FICHAS_KAFKA_PORT"] = str(self.port)
         env["FICHAS_KAFKA_CONTROLLER_PORT"] = str(self.controller_port)
         env["FICHAS_KAFKA_DATA"] = str(self.data_dir)
         env["FICHAS_KAFKA_TIMEOUT"] = str(self.timeout_s)
+        return env
+
+    def _script(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        env = self._env()
         proc = subprocess.run(
             ["bash", str(SCRIPT), *args],
             env=env,
@@ -180,3 +189,70 @@ class KafkaBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class SecuredKafkaBroker(KafkaBroker):
+    """A broker in the script's secured mode (``scripts/kafka.sh``, FICHAS_KAFKA_TLS_DIR).
+
+    ``tls_dir`` holds ``ca.crt`` and ``broker.pem`` (``harness.pki``); ``scram_users`` maps user
+    names to passwords, created for SCRAM-SHA-512 and SCRAM-SHA-256 when the storage is
+    formatted. A client certificate ``CN=<name>`` logs in as ``User:<name>``, the same principal
+    as the SCRAM user ``<name>`` (``ssl.principal.mapping.rules``), so one set of ACLs serves a
+    component over either.
+    """
+
+    def __init__(
+        self,
+        port: int,
+        data_dir: str | os.PathLike[str],
+        tls_dir: Path,
+        scram_users: Mapping[str, str],
+        *,
+        sasl_ssl_port: int,
+        ssl_port: int,
+        controller_port: int | None = None,
+        timeout_s: int = 60,
+    ) -> None:
+        super().__init__(port, data_dir, controller_port=controller_port, timeout_s=timeout_s)
+        self.tls_dir = tls_dir
+        self.scram_users = dict(scram_users)
+        self.sasl_ssl_port = sasl_ssl_port
+        self.ssl_port = ssl_port
+
+    @property
+    def sasl_ssl_bootstrap(self) -> str:
+        """The SASL_SSL listener (SCRAM over TLS)."""
+        return f"127.0.0.1:{self.sasl_ssl_port}"
+
+    @property
+    def ssl_bootstrap(self) -> str:
+        """The SSL listener that requires a client certificate (mutual TLS)."""
+        return f"127.0.0.1:{self.ssl_port}"
+
+    def _env(self) -> dict[str, str]:
+        """The plain broker's environment plus the secured mode's."""
+        env = super()._env()
+        scram = Path(self.data_dir) / "scram-users"
+        env["FICHAS_KAFKA_TLS_DIR"] = str(self.tls_dir)
+        env["FICHAS_KAFKA_SASL_SSL_PORT"] = str(self.sasl_ssl_port)
+        env["FICHAS_KAFKA_SSL_PORT"] = str(self.ssl_port)
+        env["FICHAS_KAFKA_SCRAM_FILE"] = str(scram)
+        env["FICHAS_KAFKA_PRINCIPAL_RULES"] = "RULE:^CN=(.*)$/$1/,DEFAULT"
+        return env
+
+    def start(self) -> None:
+        """Write the SCRAM users' file (read at the first start's format), then start."""
+        Path(self.data_dir).mkdir(parents=True, exist_ok=True)
+        scram = Path(self.data_dir) / "scram-users"
+        scram.write_text("".join(f"{u} {p}\n" for u, p in self.scram_users.items()))
+        scram.chmod(0o600)
+        super().start()
+
+    def acls(self, *args: str) -> str:
+        """``kafka-acls ARGS`` against this broker (as the super user); its output."""
+        return self._script("acls", *args).stdout
+
+    def add_acls(self, commands: Iterable[list[str]], parallel: int = 3) -> None:
+        """Several ``kafka-acls --add ...`` at once (each is a JVM start, about 2 s)."""
+        with ThreadPoolExecutor(parallel) as pool:
+            list(pool.map(lambda args: self.acls(*args), commands))

@@ -540,11 +540,11 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_LLM_UNAVAILABLE
-    except Exception as exc:  # the broker: aiokafka's connection errors
-        if _es_de_kafka(exc):
-            print(f"fichas calibrar: Kafka unreachable: {exc}", file=sys.stderr)
-            return EXIT_BROKER_UNREACHABLE
-        raise
+    except Exception as exc:  # the broker: unreachable (4) or refusing this client (2)
+        codigo = _fallo_de_kafka(exc, con_brokers(settings, args.kafka or settings.kafka_brokers))
+        if codigo is None:
+            raise
+        return codigo
     return _certificar_y_escribir(args, settings, clave, datos)
 
 
@@ -567,10 +567,10 @@ def _certificar_y_escribir(
                 )
             )
     except Exception as exc:
-        if _es_de_kafka(exc):
-            print(f"fichas calibrar: Kafka unreachable: {exc}", file=sys.stderr)
-            return EXIT_BROKER_UNREACHABLE
-        raise
+        codigo = _fallo_de_kafka(exc, con_brokers(settings, args.publicar))
+        if codigo is None:
+            raise
+        return codigo
     origen = {**datos.origen, "avisos": datos.avisos, "clave": clave.model_dump()}
     doc = auditoria.documento(estados, certificaciones, origen, ahora)
     print(resumen(estados, certificaciones, datos, args.objetivo, args.delta, clave))
@@ -584,10 +584,10 @@ def _certificar_y_escribir(
         try:
             asyncio.run(_publicar(args.publicar, settings, estados))
         except Exception as exc:
-            if _es_de_kafka(exc):
-                print(f"fichas calibrar: Kafka unreachable: {exc}", file=sys.stderr)
-                return EXIT_BROKER_UNREACHABLE
-            raise
+            codigo = _fallo_de_kafka(exc, con_brokers(settings, args.publicar))
+            if codigo is None:
+                raise
+            return codigo
         print(f"published {len(estados)} gate state(s) to {settings.topic_puerta}")
     return 0
 
@@ -607,6 +607,23 @@ def con_brokers(settings: Any, brokers: str) -> Any:
     """The settings with the Kafka of ``--kafka`` or ``--publicar`` in ``FICHAS_KAFKA_BROKERS``:
     every other connection option (``infra.kafka.client_options``) stays the environment's."""
     return settings.model_copy(update={"kafka_brokers": brokers})
+
+
+def _fallo_de_kafka(exc: BaseException, settings: Any) -> int | None:
+    """Say on stderr what a Kafka failure means and return the exit code: 2 when Kafka
+    refused this client (a login, a certificate, an ACL: ``infra.kafka_access``), 4 when it
+    could not be reached; None when ``exc`` is not Kafka's."""
+    from infra.kafka import explain_refusal
+    from infra.kafka_access import KafkaRefused
+
+    if not (_es_de_kafka(exc) or isinstance(exc, KafkaRefused)):
+        return None
+    rechazo = asyncio.run(explain_refusal(exc, settings))
+    if rechazo is not None:
+        print(f"fichas calibrar: {rechazo}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"fichas calibrar: Kafka unreachable: {exc}", file=sys.stderr)
+    return EXIT_BROKER_UNREACHABLE
 
 
 def _es_de_kafka(exc: BaseException) -> bool:

@@ -203,6 +203,7 @@ def _worker(settings: Settings) -> int:
     from aiokafka.errors import KafkaConnectionError
 
     from infra.kafka import BrokerUnreachable, GrupoIncompatible
+    from infra.kafka_access import refusal
     from infra.topics import ParticionesDistintas
     from stream.serving import run_worker
 
@@ -229,6 +230,12 @@ def _worker(settings: Settings) -> int:
             exc,
         )
         return EXIT_BROKER_UNREACHABLE
+    except Exception as exc:
+        rechazo = refusal(exc, settings)  # a login, a certificate or an ACL: settings too
+        if rechazo is None:
+            raise
+        log.critical("%s; exiting", rechazo)
+        return EXIT_USAGE
 
 
 def _port_busy(port: int) -> str | None:
@@ -379,6 +386,7 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
     from herramientas.producir import EXIT_INVALID, enviar, informar, preparar
     from infra import eventloop
     from infra.kafka import BrokerUnreachable
+    from infra.kafka_access import refusal
 
     try:
         leida = leer_entrada(entrada)
@@ -395,6 +403,12 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
     except BrokerUnreachable as exc:
         print(f"fichas producir: {exc}; nothing sent", file=sys.stderr)
         return EXIT_BROKER_UNREACHABLE
+    except Exception as exc:
+        rechazo = refusal(exc, settings)
+        if rechazo is None:
+            raise
+        print(f"fichas producir: {rechazo}; nothing sent", file=sys.stderr)
+        return EXIT_USAGE
     print(
         f"fichas producir: {len(lote.validos)} events sent to {settings.topic_entrada} on "
         f"{settings.kafka_brokers}; {_n(len(lote.invalidos), 'invalid line')} skipped",

@@ -499,6 +499,7 @@ def main_informe(
         print(f"fichas informe: --png needs the report extra: {PNG_EXTRA}", file=sys.stderr)
         return 2
     avisos: list[str] = []
+    en_kafka = None
     try:
         if args.kafka is not None:
             from infra.config import load_settings
@@ -508,14 +509,16 @@ def main_informe(
                 settings.topic_publicadas: DESTINO_PUBLICADAS,
                 settings.topic_revision: DESTINO_REVISION,
             }
+            en_kafka = settings.model_copy(update={"kafka_brokers": args.kafka})
             salidas, duplicadas, ignoradas, avisos = asyncio.run(
-                read_kafka(
-                    settings.model_copy(update={"kafka_brokers": args.kafka}), topics, args.timeout
-                )
+                read_kafka(en_kafka, topics, args.timeout)
             )
         else:
             salidas, duplicadas, ignoradas = _read_file(args.entrada, stdin or sys.stdin)
     except Exception as exc:  # unreadable file, unreachable broker: say why, exit 1
+        if en_kafka is not None and (rechazo := _rechazo(exc, en_kafka)) is not None:
+            print(f"fichas informe: {rechazo}", file=sys.stderr)  # login, certificate, ACL
+            return 2
         print(f"fichas informe: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     informe = calcular_informe(
@@ -527,6 +530,13 @@ def main_informe(
         render_png(informe, args.png)
         out.write(f"Gráfico: {args.png}\n")
     return _informe_revision(out) if args.revision else 0
+
+
+def _rechazo(exc: BaseException, settings: Any) -> Exception | None:
+    """Kafka refusing the report's reader (``infra.kafka_access``), or None."""
+    from infra.kafka import explain_refusal
+
+    return asyncio.run(explain_refusal(exc, settings))
 
 
 def _informe_revision(out: TextIO) -> int:

@@ -8,8 +8,10 @@ never imports ``harness/`` (test support):
 * ``infra.config``: the ``FICHAS_*`` settings, validated at start-up;
 * ``infra.logs``: JSON or human log lines, secrets masked;
 * ``infra.eventloop``: uvloop for the long-running commands;
-* ``infra.kafka``: every Kafka client of the product, built from one options function, and the
-  start-up wait for the broker;
+* ``infra.kafka``: every Kafka client of the product, built from one options function (how to
+  reach the cluster and authenticate to it), the start-up wait for the broker and the login check;
+* ``infra.kafka_security``: the security protocols and the credential files' checks;
+* ``infra.kafka_access``: why Kafka refused a client (login, certificate, ACL), in one line;
 * ``infra.topics``: the contract's topics (settings, creation, partitions);
 * ``infra.kafka_read``: group-less reads of topics to their current end (``fichas informe
   --kafka``, ``fichas calibrar``, the harness's topic helpers);

@@ -4,7 +4,9 @@ One class reads them all and validates them at start-up, so a typo in a deployme
 loudly before any message is consumed: ``load_settings`` turns pydantic's errors into one line
 per bad variable, naming it and what it accepts (``fichas`` prints them and exits 2). The
 names here are the ones ``deploy/variables.txt`` lists and the manifests set; a test keeps the
-three in agreement.
+three in agreement. The Kafka security variables are checked together (a SASL protocol needs a
+user and a password file, a file must be readable...: ``infra.kafka_security``), each problem
+on the line of the variable to fix; the password itself is read from its file, never kept here.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from esquemas.constantes import (
     ModoEvaluador,
     ModoPuerta,
 )
+from infra import kafka_security as security
 from infra.logs import LEVELS, masked
 
 
@@ -34,6 +37,15 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FICHAS_", extra="ignore")
 
     kafka_brokers: str = "localhost:9092"
+    # How every Kafka client authenticates (infra.kafka.client_options; docs/despliegue.md).
+    # Checked even when unset, in this order: each check reads the ones above it.
+    kafka_seguridad: str = Field(default="PLAINTEXT", validate_default=True)
+    kafka_sasl_mecanismo: str | None = Field(default=None, validate_default=True)
+    kafka_usuario: str | None = Field(default=None, validate_default=True)
+    kafka_contrasena_archivo: Path | None = Field(default=None, validate_default=True)
+    kafka_ca_archivo: Path | None = Field(default=None, validate_default=True)
+    kafka_certificado_archivo: Path | None = Field(default=None, validate_default=True)
+    kafka_clave_privada_archivo: Path | None = Field(default=None, validate_default=True)
     llm_url: str = "http://localhost:8000/v1"
     llm_modelo: str = "qwen3-30b-a3b"
     llm_api_key: str = "EMPTY"
@@ -74,7 +86,18 @@ class Settings(BaseSettings):
     # ``fichas procesar`` only (no Kafka): the gate audit file; unset means every gate closed.
     puerta_archivo: Path | None = None
 
-    @field_validator("llm_repeat_penalty", "postgres_dsn", "puerta_archivo", mode="before")
+    @field_validator(
+        "llm_repeat_penalty",
+        "postgres_dsn",
+        "puerta_archivo",
+        "kafka_sasl_mecanismo",
+        "kafka_usuario",
+        "kafka_contrasena_archivo",
+        "kafka_ca_archivo",
+        "kafka_certificado_archivo",
+        "kafka_clave_privada_archivo",
+        mode="before",
+    )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         """Manifests set every variable; an empty value means "not set", as when absent."""
@@ -133,6 +156,72 @@ class Settings(BaseSettings):
                 raise ValueError("host:port[,host:port...], e.g. localhost:9092")
         return value
 
+    @field_validator("kafka_seguridad")
+    @classmethod
+    def _protocol(cls, value: str) -> str:
+        """One of Kafka's four security protocols, in any case."""
+        if value.upper() not in security.PROTOCOLS:
+            raise ValueError(f"one of {', '.join(security.PROTOCOLS)}")
+        return value.upper()
+
+    @field_validator("kafka_sasl_mecanismo")
+    @classmethod
+    def _mechanism(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Set exactly when the protocol is SASL_*: one of the mechanisms aiokafka speaks."""
+        _only_with(value, info, security.SASL_PROTOCOLS, required="one of " + MECHANISMS)
+        if value is not None and value.upper() not in security.MECHANISMS:
+            raise ValueError(f"one of {MECHANISMS}")
+        return None if value is None else value.upper()
+
+    @field_validator("kafka_usuario")
+    @classmethod
+    def _user(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """The SASL user: needed by a SASL protocol, meaningless without one."""
+        _only_with(value, info, security.SASL_PROTOCOLS, required="the SASL user name")
+        return value
+
+    @field_validator("kafka_contrasena_archivo")
+    @classmethod
+    def _password_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """The SASL password's file: readable and not empty (the password is not kept)."""
+        needed = "the path of the file holding the SASL password"
+        if _only_with(value, info, security.SASL_PROTOCOLS, required=needed) and value:
+            security.read_password(value)
+        return value
+
+    @field_validator("kafka_ca_archivo")
+    @classmethod
+    def _ca_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """The CA that signs the brokers' certificates (unset: the system's CAs), with TLS."""
+        if _only_with(value, info, security.TLS_PROTOCOLS) and value:
+            security.check_ca(value)
+        return value
+
+    @field_validator("kafka_certificado_archivo")
+    @classmethod
+    def _certificate_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """The client's certificate for mutual TLS (with TLS only)."""
+        if _only_with(value, info, security.TLS_PROTOCOLS) and value:
+            security.check_certificate(value)
+        return value
+
+    @field_validator("kafka_clave_privada_archivo")
+    @classmethod
+    def _key_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """The certificate's unencrypted private key: both or neither, and they must match."""
+        if not _only_with(value, info, security.TLS_PROTOCOLS):
+            return value
+        if "kafka_certificado_archivo" not in info.data:
+            return value  # the certificate's own line says what is wrong with it
+        certificate = info.data["kafka_certificado_archivo"]
+        if value is None and certificate is not None:
+            raise ValueError("the private key of FICHAS_KAFKA_CERTIFICADO_ARCHIVO (a file)")
+        if value is not None and certificate is None:
+            raise ValueError("unset while FICHAS_KAFKA_CERTIFICADO_ARCHIVO is (both or neither)")
+        if value is not None and certificate is not None:
+            security.check_key_pair(certificate, value)
+        return value
+
     @field_validator("log_nivel")
     @classmethod
     def _level(cls, value: str) -> str:
@@ -140,6 +229,27 @@ class Settings(BaseSettings):
         if value.upper() not in LEVELS:
             raise ValueError(f"one of {', '.join(LEVELS)}")
         return value.upper()
+
+
+MECHANISMS = ", ".join(security.MECHANISMS)
+
+
+def _only_with(
+    value: object, info: ValidationInfo, protocols: tuple[str, ...], required: str = ""
+) -> bool:
+    """Whether a security variable applies under the protocol set (False when the protocol
+    itself is invalid: its own line says so); refuse one that is set where it does not apply,
+    and a ``required`` one (what it must be, in words) that is missing where it does."""
+    protocol = info.data.get("kafka_seguridad")
+    if protocol is None:
+        return False
+    if protocol not in protocols:
+        if value is not None:
+            raise ValueError(f"unset while FICHAS_KAFKA_SEGURIDAD={protocol} (it needs none)")
+        return False
+    if required and value is None:
+        raise ValueError(f"{required} (FICHAS_KAFKA_SEGURIDAD={protocol} needs it)")
+    return True
 
 
 SECRETS = ("llm_api_key",)
@@ -177,6 +287,8 @@ def _problem(error: ErrorDetails) -> str:
     variable = f"FICHAS_{name.upper()}"
     given = error.get("input")
     expected = _expected(name, error)
+    if given is None:
+        return f"{variable} is not set: expected {expected}"
     return f"{variable}={given!r} is not valid: expected {expected}"
 
 

@@ -14,6 +14,9 @@ matter for correctness stay with their builder and their reason; keep them as th
 Start-up against a broker that does not answer: ``connect_admin`` retries for
 ``BROKER_WAIT_S`` with a WARNING per try naming the servers and the cause, then raises
 ``BrokerUnreachable`` (``fichas worker`` exits 4); why a bound and why 60 s: docs/operacion.md.
+A broker that answers but refuses the login or presents an untrusted certificate is not
+waited for: ``check_access`` (the first step of ``connect_admin``) raises ``KafkaRefused``
+at once, a configuration error (exit 2; ``infra.kafka_access``).
 Why one assignor: docs/stream.md ("One writer per SKU").
 """
 
@@ -29,9 +32,12 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.errors import KafkaConnectionError
+from aiokafka.helpers import create_ssl_context
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
+from infra import kafka_security as security
 from infra.config import Settings
+from infra.kafka_access import KafkaRefused, login_refusal, refusal
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +71,32 @@ CO_PARTITIONING_ASSIGNORS = (RangePartitionAssignor,)
 
 
 def client_options(settings: Settings) -> dict[str, Any]:
-    """The options every client of the product is built with: how to reach the cluster.
+    """The options every client of the product is built with: how to reach the cluster and
+    how to prove who it is (``FICHAS_KAFKA_SEGURIDAD`` and its companions).
 
-    The one place for connection options (security included): every builder below spreads it.
+    The one place for connection options: every builder below spreads it. The password is read
+    from its file here, at each build, so it lives only in the clients (a rotated password is
+    picked up by the next start); the TLS context trusts ``FICHAS_KAFKA_CA_ARCHIVO`` (the
+    system's CAs when unset) and checks the broker's name, and carries the client certificate
+    for mutual TLS when one is set.
     """
-    return {"bootstrap_servers": settings.kafka_brokers}
+    options: dict[str, Any] = {
+        "bootstrap_servers": settings.kafka_brokers,
+        "security_protocol": settings.kafka_seguridad,
+    }
+    if settings.kafka_seguridad in security.SASL_PROTOCOLS:
+        assert settings.kafka_contrasena_archivo is not None  # the settings require it
+        options["sasl_mechanism"] = settings.kafka_sasl_mecanismo
+        options["sasl_plain_username"] = settings.kafka_usuario
+        options["sasl_plain_password"] = security.read_password(settings.kafka_contrasena_archivo)
+    if settings.kafka_seguridad in security.TLS_PROTOCOLS:
+        options["ssl_context"] = create_ssl_context(
+            cafile=settings.kafka_ca_archivo,
+            certfile=settings.kafka_certificado_archivo,
+            keyfile=settings.kafka_clave_privada_archivo,
+            password=security.refuse_passphrase,
+        )
+    return options
 
 
 def build_admin(
@@ -82,13 +109,38 @@ def build_admin(
     )
 
 
+async def check_access(settings: Settings) -> None:
+    """Raise ``KafkaRefused`` if a broker refuses this client's login or TLS handshake.
+
+    One connection with the client's own options, before any client starts: aiokafka's
+    clients report a refused login as "Unable to bootstrap", the same as a broker that is
+    down, and would be waited for. Returns when no broker answers (that is waited for).
+    """
+    refused = await login_refusal(settings, client_options(settings))
+    if refused is not None:
+        raise refused
+
+
+async def explain_refusal(exc: BaseException, settings: Settings) -> KafkaRefused | None:
+    """The refusal behind a Kafka error, or None: a missing ACL's, or, when a connection
+    failed, a login or certificate the broker refuses (one probe connection, as
+    ``check_access``). For commands whose first client is not ``connect_admin``'s."""
+    refused = refusal(exc, settings)
+    if refused is None and isinstance(exc, KafkaConnectionError):
+        refused = await login_refusal(settings, client_options(settings))
+    return refused
+
+
 async def connect_admin(settings: Settings, wait_s: float = BROKER_WAIT_S) -> AIOKafkaAdminClient:
-    """A started admin client; retry while no broker answers, at most ``wait_s`` seconds."""
+    """A started admin client; retry while no broker answers, at most ``wait_s`` seconds;
+    ``KafkaRefused`` at once if one answers and refuses this client (``check_access``)."""
     brokers = settings.kafka_brokers
     deadline = time.monotonic() + wait_s
     tries = 0
     while True:
         tries += 1
+        if tries == 1:
+            await check_access(settings)
         admin = build_admin(settings, request_timeout_ms=10_000)
         try:
             await admin.start()
@@ -97,7 +149,10 @@ async def connect_admin(settings: Settings, wait_s: float = BROKER_WAIT_S) -> AI
             return admin
         except KafkaConnectionError as exc:
             await admin.close()
-            cause = await probe(brokers) or str(exc)
+            cause = await probe(brokers)
+            if not cause:  # the port answers: a broker that came up may refuse this client
+                await check_access(settings)
+                cause = _no_handshake(settings, exc)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BrokerUnreachable(
@@ -113,6 +168,17 @@ async def connect_admin(settings: Settings, wait_s: float = BROKER_WAIT_S) -> AI
                 extra={"kafka_brokers": brokers},
             )
             await asyncio.sleep(min(BROKER_RETRY_S, left))
+
+
+def _no_handshake(settings: Settings, exc: Exception) -> str:
+    """Why a port that answers gave no Kafka connection: aiokafka's error, and the likely
+    setting when it says nothing more (a protocol that is not the listener's, or a listener
+    that requires a client certificate closes the connection without a word)."""
+    return (
+        f"{exc}; the port answers without a Kafka handshake: a broker still starting, a "
+        f"listener whose protocol is not FICHAS_KAFKA_SEGURIDAD={settings.kafka_seguridad}, "
+        "or one that requires a client certificate (FICHAS_KAFKA_CERTIFICADO_ARCHIVO)"
+    )
 
 
 async def probe(brokers: str, timeout_s: float = 3.0) -> str:

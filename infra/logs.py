@@ -10,7 +10,8 @@
   "coordinator not ready yet" answer of a first start as ERROR although it retries it itself;
   it becomes INFO, as does the "coordinator dead" WARNING that follows it. A failed connection
   to a broker becomes WARNING: the worker's own messages say what it means (start-up waits,
-  then exits; later, aiokafka reconnects).
+  then exits; later, aiokafka reconnects). With TLS and SASL, aiokafka's INFO lines on every
+  connection ("Authenticated as ...", "Loading SSL CA from ...") become DEBUG.
 * Language: operators read English (logs, CLI help and errors); catalogue people read
   Spanish (DLQ messages, review reasons, the report). See docs/operacion.md.
 """
@@ -34,6 +35,8 @@ _RELEVEL: tuple[tuple[str, str, int], ...] = (
     ("aiokafka", "Marking the coordinator dead", logging.INFO),
     ("aiokafka", "Unable connect to", logging.WARNING),
     ("aiokafka", "Unable to request metadata", logging.WARNING),
+    ("aiokafka", "Authenticated as", logging.DEBUG),
+    ("aiokafka", "Loading SSL ", logging.DEBUG),
 )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import TopicAlreadyExistsError, TopicAuthorizationFailedError
 from aiokafka.structs import TopicPartition
 
 from infra.config import Settings
@@ -210,6 +210,10 @@ async def _create(
         response = await admin.create_topics(topics)
     except TopicAlreadyExistsError:
         return  # another worker created them between our list and our create
+    refused = TopicAuthorizationFailedError.errno
+    denied = [name for name, code, _ in response.topic_errors if code == refused]
+    if denied:  # a missing ACL (Describe on a topic that exists, Create on one that does not)
+        raise TopicAuthorizationFailedError(", ".join(sorted(denied)))
     errors = [
         f"{name}: {message or code}"
         for name, code, message in response.topic_errors

@@ -32,6 +32,8 @@ from aiohttp import web
 
 from esquemas.puerta import EstadoPuerta
 from infra.config import ConfigError, Settings, load_settings
+from infra.kafka import check_access
+from infra.kafka_access import refusal
 from puerta.topico import LectorPuertas, escribir_estado
 from revision import acciones, operacion, paginas, puertas
 from revision.acceso import ACCESO, Acceso, exigir_sesion, login_get, login_post, logout
@@ -134,7 +136,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     seguridad = Seguridad(
         args.cookie_segura, args.proxies, args.inactividad_min * 60, args.apertura
     )
-    eventloop.run(servir(settings, args.host, args.port, seguridad))
+    try:
+        eventloop.run(servir(settings, args.host, args.port, seguridad))
+    except Exception as exc:
+        rechazo = refusal(exc, settings)  # a login, a certificate or an ACL: exit 2, one line
+        if rechazo is None:
+            raise
+        log.critical("%s; exiting", rechazo)
+        return EXIT_USAGE
     return 0
 
 
@@ -274,6 +283,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, parar.set)
     try:
+        await check_access(settings)  # a refused login or certificate: one line, before any client
         await lector.start(settings)
         vigilancia = await vigilancia_de(settings, almacen, lector)
         async with open_version_store(settings.postgres_dsn, settings.data_dir) as versiones:
@@ -308,7 +318,9 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
             try:
                 await flujo.start()
                 print(f"fichas revisor serving http://{host}:{port}/", flush=True)
-                await parar.wait()
+                await _primero(parar, flujo.rechazada)
+                if flujo.rechazo is not None:
+                    raise flujo.rechazo
             finally:
                 for tarea in (vigilar, abrir):
                     tarea.cancel()
@@ -320,6 +332,16 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
         await lector.stop()
         with contextlib.suppress(Exception):
             await database.close()
+
+
+async def _primero(*eventos: asyncio.Event) -> None:
+    """Return once any of the events is set (a signal, or Kafka refusing the app)."""
+    esperas = [asyncio.create_task(evento.wait()) for evento in eventos]
+    try:
+        await asyncio.wait(esperas, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for espera in esperas:
+            espera.cancel()
 
 
 if __name__ == "__main__":

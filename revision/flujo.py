@@ -11,6 +11,9 @@ Outbox: a decision is committed to the store first; then its one record, the
 marked sent only after it is acknowledged. At start-up, and every few seconds, rows left unsent
 (the app died, the broker was down) are sent again, with the same ``event_id`` and bytes.
 
+Kafka refusing the app (a missing ACL) is not retried: it is kept in ``rechazo`` and the app
+stops with exit 2 (``infra.kafka_access``); stored rows stay, unsent ones go at the next start.
+
 The app never writes ``fichas.publicadas``: the worker that owns the SKU's partition publishes
 the person's ficha, in the SKU's order and under its version rule (``stream.decisiones``; why:
 docs/revision.md, "Un solo escritor por SKU").
@@ -39,6 +42,7 @@ from esquemas.puerta import ClavePuerta, EstadoPuerta
 from esquemas.wire import cabeceras_decision, encode_value, known_fields
 from infra.config import Settings
 from infra.kafka import build_group_reader, build_writer
+from infra.kafka_access import refusal
 from infra.topics import ensure_topics
 from puerta.resolucion import puerta_para, umbral_aplicable
 from revision.almacen import Almacen, Decision, Llegada
@@ -137,6 +141,8 @@ class Flujo:
         self._envio = asyncio.Lock()
         self._tareas: list[asyncio.Task[None]] = []
         self.listo = False
+        self.rechazo: Exception | None = None
+        self.rechazada = asyncio.Event()
 
     async def start(self) -> None:
         """Topics, producer, the unsent decisions of a previous run, then the consumer."""
@@ -178,7 +184,9 @@ class Flujo:
                 await self._lote()
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as exc:
+                if self._rechazar(exc):
+                    return
                 log.exception("batch not stored; it will be read again")
                 await asyncio.sleep(REINTENTO_S)
                 await self._rebobinar()
@@ -283,8 +291,20 @@ class Flujo:
             await asyncio.sleep(REINTENTO_S)
             try:
                 await self.enviar_pendientes(anteriores_a=time.time() - REINTENTO_S)
-            except Exception:
+            except Exception as exc:
+                if self._rechazar(exc):
+                    return
                 log.exception("resending pending decisions failed; will retry")
+
+    def _rechazar(self, exc: Exception) -> bool:
+        """Whether Kafka refused the app (a missing ACL): then it is kept for the app's exit
+        line and ``rechazada`` is set, once; retrying would not cure it."""
+        if refusal(exc, self.settings) is None:
+            return False
+        if self.rechazo is None:
+            self.rechazo = exc
+            self.rechazada.set()
+        return True
 
 
 def registro_a_enviar(

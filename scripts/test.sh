@@ -2,7 +2,9 @@
 # The project's test command (README: `make test`; CI: .ci/run calls it).
 #
 # On a fresh machine it installs what the tests need and starts what they use:
-#   - Debian packages: Java 17 and Maven (Kafka jars), PostgreSQL, promtool (alert rules), npm;
+#   - Debian packages: Java 17 and Maven (Kafka jars; the JDK's keytool), openssl (the secured
+#     broker's certificates, tests/infra/test_seguridad_kafka.py), PostgreSQL, promtool (alert
+#     rules), npm;
 #   - the virtualenv from uv.lock: the project and its dev, report and local extras (the small
 #     model), every file checked against the lock's hash (scripts/venv.sh);
 #   - the AsyncAPI CLI from npm (contrato/package-lock.json), which validates the AsyncAPI document;
@@ -20,6 +22,7 @@ install_system_packages() {
     local missing=()
     command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
     command -v mvn >/dev/null 2>&1 || missing+=(maven)
+    command -v openssl >/dev/null 2>&1 || missing+=(openssl)
     compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
     command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
     # The reviewer app's browser tests (tests/revision): Debian's Chromium and its driver.

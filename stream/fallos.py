@@ -6,7 +6,9 @@ backoff forever and the offset stays pending: nothing is lost, and the outage sh
 metrics and in ``/health/ready``'s reason. Anything else (a value a column or the serializer
 refuses, a bug on one event) will fail the same way every time: the step is tried
 ``MAX_FALLOS`` times, then the event goes to the DLQ as ``error_procesamiento`` and its lane,
-its partition's commit and the worker go on.
+its partition's commit and the worker go on. A third kind is neither: Kafka refusing the
+worker (a missing ACL, ``infra.kafka_access``) is a configuration error, so the step is never
+given up on (no DLQ) and the worker is told to stop (``on_refused``; it exits 2).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordTooLarge
 
 from grafo import Backoff, LLMUnavailable
 from grafo.retry import Attempts, retry
+from infra.kafka_access import AUTHORIZATION_ERRORS
 from stream.producers import NotOwner
 
 T = TypeVar("T")
@@ -65,17 +68,21 @@ class Reintentos:
         on_recovered: Callable[[str], None],
         max_fallos: int = MAX_FALLOS,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        on_refused: Callable[[Exception], None] | None = None,
     ) -> None:
         self._backoff = backoff
         self._on_failure = on_failure
         self._on_recovered = on_recovered
         self._max_fallos = max_fallos
         self._sleep = sleep
+        self._on_refused = on_refused
 
     def rule(self, paso: str, acotado: bool = True) -> ReglaDePaso:
         """The rule of one run of step ``paso``, for a loop that retries it itself
         (``grafo.Procesador``, whose own rule covers the LLM's failures)."""
-        return ReglaDePaso(paso, acotado, self._max_fallos, self._on_failure, self._on_recovered)
+        return ReglaDePaso(
+            paso, acotado, self._max_fallos, self._on_failure, self._on_recovered, self._on_refused
+        )
 
     async def run(self, call: Callable[[], Awaitable[T]], paso: str, acotado: bool = True) -> T:
         """``call()`` until it succeeds; raise ``FalloPermanente`` after too many hard failures.
@@ -99,12 +106,15 @@ class ReglaDePaso:
         max_fallos: int,
         on_failure: Callable[[str, bool], None],
         on_recovered: Callable[[str], None],
+        on_refused: Callable[[Exception], None] | None = None,
     ) -> None:
         self._paso = paso
         self._acotado = acotado
         self._max_fallos = max_fallos
         self._count = on_failure
         self._recovered = on_recovered
+        self._refused = on_refused
+        self._refusal = False
         self._permanent = 0
         self._transient = False
         self._failed = False
@@ -115,6 +125,10 @@ class ReglaDePaso:
         if isinstance(exc, NotOwner):
             raise exc
         self._failed = True
+        if self._refused is not None and isinstance(exc, AUTHORIZATION_ERRORS):
+            self._refusal = True  # the stop cancels the retries; its one line says why
+            self._refused(exc)
+            return None
         self._transient = es_transitorio(exc)
         self._count(self._paso, self._transient)
         if not self._transient:
@@ -124,7 +138,10 @@ class ReglaDePaso:
         return None
 
     def on_wait(self, exc: Exception, attempts: Attempts) -> None:
-        """One WARNING per retry, with the classification."""
+        """One WARNING per retry, with the classification (none for a refusal: the worker
+        stops and its exit line names the missing ACL)."""
+        if self._refusal:
+            return
         log.warning(
             "%s failed (%s: %s, %s); retrying in %.1f s",
             self._paso,

@@ -82,8 +82,12 @@ class Worker:
         self._ledger = emitter.ledger
         self._inflight = InFlight(self._ledger, sensor)
         self._retrying: dict[str, float] = {}
+        self._refused: Exception | None = None
         self._steps = Reintentos(
-            Backoff(base_s=0.2, cap_s=30.0), self._on_step_failure, self._on_step_recovered
+            Backoff(base_s=0.2, cap_s=30.0),
+            self._on_step_failure,
+            self._on_step_recovered,
+            on_refused=self._on_refused,
         )
         self._handler = Handler(settings, procesador, versions, sensor, emitter, self._steps)
         self._decisiones = Decisiones(settings, versions, sensor, emitter, self._steps)
@@ -132,7 +136,8 @@ class Worker:
         return True, "; ".join(["ok", *notes])
 
     async def run(self) -> None:
-        """Fetch until stopped, then drain within the grace period and commit."""
+        """Fetch until stopped, then drain within the grace period and commit; raise what
+        Kafka refused a step (``_on_refused``) once drained."""
         self._subscribe()
         while not self._stopping.is_set():
             self._flow_control()
@@ -153,6 +158,8 @@ class Worker:
             if self._must_rejoin is not None:
                 await self._rejoin(self._must_rejoin)
         await self._drain()
+        if self._refused is not None:
+            raise self._refused
 
     async def _rejoin(self, reason: str) -> None:
         """Give every partition back and join the group again: a producer of ours was fenced,
@@ -250,6 +257,13 @@ class Worker:
     def _on_step_recovered(self, step: str) -> None:
         """A step that was failing went through."""
         self._retrying.pop(step, None)
+
+    def _on_refused(self, exc: Exception) -> None:
+        """Kafka refused a step (a missing ACL): stop now, without a grace period (what is
+        refused would never finish), and let ``run`` raise it (``fichas worker`` exits 2)."""
+        if self._refused is None:
+            self._refused = exc
+            self.stop()
 
     def _prune_if_due(self) -> None:
         """Every few minutes, delete outcome and version records older than the retention."""
@@ -372,13 +386,14 @@ class Worker:
         assigned = self._consumer.assignment()
         if assigned:
             self._consumer.pause(*assigned)
+        grace = 0.0 if self._refused is not None else self._settings.gracia_s
         log.info(
             "stopping: waiting up to %.0f s (FICHAS_GRACIA_S) for %d running fichas%s",
-            self._settings.gracia_s,
+            grace,
             self._inflight.running(),
             "" if self._procesador.health.is_up else "; the LLM is down, they may not finish",
         )
-        if not await self._wait_idle(self._settings.gracia_s):
+        if not await self._wait_idle(grace):
             log.warning("grace period over with work still running; it will be redelivered")
         await self._emitter.final_commit(None)
         await self._end_lag_measure()

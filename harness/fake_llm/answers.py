@@ -1,11 +1,9 @@
 """What the fake LLM answers: the ficha, the verdict or rubric, their logprobs, the HTTP body.
 
 Pure functions of the scripted step and of what ``prompt_contract`` read from the request;
-the server decides when to answer, these decide what. Log-probabilities: a request with ``"logprobs": true`` gets ``choices[0].logprobs.content``, one
-entry per token of the answer (words with their leading space, punctuation apart), each with
-``bytes`` and ``top_logprobs``: exactly as many as the request's ``top_logprobs``, as vLLM and
-llama.cpp send them, so an answer weighs what a real one does (the filler alternatives are
-tokens no reader takes for a boolean, at a negligible probability). Every token is certain
+the server decides when to answer, these decide what. Log-probabilities: with ``"logprobs":
+true`` every token of the answer gets ``bytes`` and exactly the request's number of
+``top_logprobs``, as vLLM and llama.cpp send them (fillers no reader takes for a boolean). Every token is certain
 except the JSON booleans: there the model is 0.95 sure of the word it wrote, 2 % of the mass
 goes to a token a grammar would forbid (``"``, as llama.cpp reports before the grammar), and the
 rest to the other word. An evaluator step may script the score instead

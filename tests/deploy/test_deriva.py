@@ -9,8 +9,12 @@ workload (Deployments, the Job, their init containers):
 - its command line (the image's entrypoint is ``fichas``; a ``/bin/sh -c`` script is split at
   ``&&`` and ``;``) parses with the real argparse parser of the command it runs, values
   included (``--proxies`` with the app's own network parser);
-- the configuration it gets, Secret values taken from k8s/base/worker/secret.example.yaml, is
-  accepted by ``load_settings``, the validation ``fichas worker`` and ``fichas revisor`` run.
+- every ``FICHAS_*_ARCHIVO`` it gets names a file inside a volume it mounts (a Secret's file:
+  one of the keys the Secret's example and the volume's ``items`` give);
+- the configuration it gets, Secret values taken from the examples (k8s/base/worker/
+  secret.example.yaml, k8s/base/kafka-usuarios/secretos.example.yaml) and each mounted file
+  replaced by a local one of its kind (a CA, a password...), is accepted by ``load_settings``,
+  the validation ``fichas worker`` and ``fichas revisor`` run.
 
 The last tests break a copy of the rendered output (an unknown variable, an unknown or removed
 flag, a value the settings refuse) and check that each is reported.
@@ -20,10 +24,12 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import io
 import os
 import re
 import shlex
+import tempfile
 from collections.abc import Callable
 from contextlib import redirect_stderr
 from dataclasses import dataclass, field
@@ -35,6 +41,7 @@ import pytest
 import yaml
 
 from harness.kustomize import renderizar
+from harness.pki import CertificateAuthority
 from infra.config import ConfigError, Settings, load_settings
 
 RAIZ = Path(__file__).resolve().parents[2]
@@ -46,8 +53,19 @@ OVERLAYS = {
     "produccion": ("overlays/produccion", "overlays/produccion"),
     "base/calibrar": ("base/calibrar", "base"),
     "produccion/calibrar": ("overlays/produccion/calibrar", "overlays/produccion"),
+    "tls-mutuo": ("overlays/produccion-tls-mutuo", "overlays/produccion-tls-mutuo"),
+    "tls-mutuo/calibrar": (
+        "overlays/produccion-tls-mutuo/calibrar",
+        "overlays/produccion-tls-mutuo",
+    ),
 }
-SECRETO = K8S / "base" / "worker" / "secret.example.yaml"
+# The Secrets the manifests expect, from their examples; with mutual TLS the users' Secrets are
+# the component's (a certificate and a key instead of a user and a password).
+SECRETOS = (
+    K8S / "base" / "worker" / "secret.example.yaml",
+    K8S / "base" / "kafka-usuarios" / "secretos.example.yaml",
+)
+SECRETOS_TLS_MUTUO = (*SECRETOS, K8S / "componentes" / "kafka-tls-mutuo" / "secretos.example.yaml")
 VARIABLE = re.compile(r"\$\{?(FICHAS_[A-Z0-9_]+)\}?")
 
 
@@ -94,11 +112,17 @@ class Contenedor:
     ordenes: list[list[str]] = field(default_factory=list)
     entorno: dict[str, str] = field(default_factory=dict)
     variables: set[str] = field(default_factory=set)
+    montajes: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> its volume
 
 
-def _secretos() -> dict[tuple[str, str], str]:
-    secreto = yaml.safe_load(SECRETO.read_text(encoding="utf-8"))
-    return {(secreto["metadata"]["name"], k): v for k, v in secreto["stringData"].items()}
+def secretos_de(rutas: tuple[Path, ...] = SECRETOS) -> dict[tuple[str, str], str]:
+    """(Secret, key) -> the example's value, of every Secret the manifests expect to exist; a
+    later example replaces a Secret of an earlier one whole."""
+    por_nombre: dict[str, dict[str, str]] = {}
+    for ruta in rutas:
+        for secreto in yaml.safe_load_all(ruta.read_text(encoding="utf-8")):
+            por_nombre[secreto["metadata"]["name"]] = secreto["stringData"]
+    return {(n, k): v for n, datos in por_nombre.items() for k, v in datos.items()}
 
 
 def _ordenes(c: dict[str, Any], entorno: dict[str, str], variables: set[str]) -> list[list[str]]:
@@ -122,13 +146,15 @@ def _ordenes(c: dict[str, Any], entorno: dict[str, str], variables: set[str]) ->
 
 
 def contenedores(
-    objetos: list[dict[str, Any]], configmaps: list[dict[str, Any]]
+    objetos: list[dict[str, Any]],
+    configmaps: list[dict[str, Any]],
+    secretos: dict[tuple[str, str], str] | None = None,
 ) -> list[Contenedor]:
     """Every container of every workload in ``objetos``, with what it runs and sees."""
     datos = {
         o["metadata"]["name"]: o.get("data", {}) for o in configmaps if o["kind"] == "ConfigMap"
     }
-    secretos = _secretos()
+    secretos = secretos_de() if secretos is None else secretos
     res = []
     for o in objetos:
         if o["kind"] not in {"Deployment", "Job", "StatefulSet", "CronJob"}:
@@ -146,21 +172,67 @@ def contenedores(
                     entorno[e["name"]] = e["value"]
                 elif "secretKeyRef" in e.get("valueFrom", {}):
                     ref = e["valueFrom"]["secretKeyRef"]
-                    entorno[e["name"]] = secretos[(ref["name"], ref["key"])]
+                    if (ref["name"], ref["key"]) in secretos:
+                        entorno[e["name"]] = secretos[(ref["name"], ref["key"])]
+                    else:  # a key the Secret may lack (optional), or drift
+                        assert ref.get("optional"), f"{donde}: no {ref} in the Secret examples"
                 elif "configMapKeyRef" in e.get("valueFrom", {}):
                     ref = e["valueFrom"]["configMapKeyRef"]
                     entorno[e["name"]] = datos[ref["name"]][ref["key"]]
             variables = {k for k in entorno if k.startswith("FICHAS_")}
             ordenes = _ordenes(c, entorno, variables)
-            res.append(Contenedor(donde, ordenes, entorno, variables))
+            volumenes = {v["name"]: v for v in pod.get("volumes", [])}
+            montajes = {m["mountPath"]: volumenes[m["name"]] for m in c.get("volumeMounts", [])}
+            res.append(Contenedor(donde, ordenes, entorno, variables, montajes))
     return res
 
 
-def problemas(objetos: list[dict[str, Any]], configmaps: list[dict[str, Any]]) -> list[str]:
+def montado(
+    c: Contenedor, variable: str, ruta: str, secretos: dict[tuple[str, str], str]
+) -> str | None:
+    """Why the file ``ruta`` of ``variable`` is not one the container mounts (None if it is)."""
+    for punto, volumen in c.montajes.items():
+        if not ruta.startswith(punto.rstrip("/") + "/"):
+            continue
+        nombre = ruta[len(punto.rstrip("/")) + 1 :]
+        if "secret" not in volumen:
+            return None
+        secreto = volumen["secret"]["secretName"]
+        items = volumen["secret"].get("items")
+        claves = {i["path"]: i["key"] for i in items} if items else {k: k for _, k in secretos}
+        if nombre not in claves or (secreto, claves[nombre]) not in secretos:
+            return f"{variable}={ruta}: the Secret {secreto} mounted at {punto} has no {nombre}"
+        return None
+    return f"{variable}={ruta} is in no volume the container mounts"
+
+
+@functools.cache
+def _locales() -> dict[str, str]:
+    """A local file of each kind a mounted ``FICHAS_KAFKA_*_ARCHIVO`` names, for
+    ``load_settings`` (which reads them): a CA, a client certificate, its key, a password."""
+    carpeta = Path(tempfile.mkdtemp(prefix="deriva-"))
+    ca = CertificateAuthority(carpeta)
+    par = ca.issue("fichas-worker")
+    clave = carpeta / "password"
+    clave.write_text("CAMBIAR")
+    return {
+        "FICHAS_KAFKA_CA_ARCHIVO": str(ca.cert),
+        "FICHAS_KAFKA_CERTIFICADO_ARCHIVO": str(par.cert),
+        "FICHAS_KAFKA_CLAVE_PRIVADA_ARCHIVO": str(par.key),
+        "FICHAS_KAFKA_CONTRASENA_ARCHIVO": str(clave),
+    }
+
+
+def problemas(
+    objetos: list[dict[str, Any]],
+    configmaps: list[dict[str, Any]],
+    secretos: dict[tuple[str, str], str] | None = None,
+) -> list[str]:
     """Every drift between these manifests and the code, one line each; empty when none."""
     campos = {f"FICHAS_{nombre.upper()}" for nombre in Settings.model_fields}
+    secretos = secretos_de() if secretos is None else secretos
     lineas = []
-    for c in contenedores(objetos, configmaps):
+    for c in contenedores(objetos, configmaps, secretos):
         for variable in sorted(c.variables - campos):
             lineas.append(f"{c.donde}: {variable} is not a setting of the code (Settings)")
         if not c.ordenes:
@@ -169,8 +241,15 @@ def problemas(objetos: list[dict[str, Any]], configmaps: list[dict[str, Any]]) -
             error = analizar(orden)
             if error is not None:
                 lineas.append(f"{c.donde}: {shlex.join(orden)!r}: {error}")
+        entorno = dict(c.entorno)
+        for variable, ruta in c.entorno.items():
+            if variable.endswith("_ARCHIVO") and ruta:
+                falta = montado(c, variable, ruta, secretos)
+                if falta is not None:
+                    lineas.append(f"{c.donde}: {falta}")
+                entorno[variable] = _locales().get(variable, ruta)
         propio = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
-        with mock.patch.dict(os.environ, {**propio, **c.entorno}, clear=True):
+        with mock.patch.dict(os.environ, {**propio, **entorno}, clear=True):
             try:
                 load_settings()
             except ConfigError as exc:
@@ -183,10 +262,14 @@ def _render(nombre: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return renderizar(K8S / propio), renderizar(K8S / de_config)
 
 
+def _secretos_de_overlay(nombre: str) -> dict[tuple[str, str], str]:
+    return secretos_de(SECRETOS_TLS_MUTUO if nombre.startswith("tls-mutuo") else SECRETOS)
+
+
 @pytest.mark.parametrize("overlay", list(OVERLAYS))
 def test_lo_renderizado_corresponde_al_codigo(overlay: str):
     objetos, configmaps = _render(overlay)
-    lineas = problemas(objetos, configmaps)
+    lineas = problemas(objetos, configmaps, _secretos_de_overlay(overlay))
     assert not lineas, "\n".join(lineas)
 
 
@@ -194,7 +277,8 @@ def test_lo_renderizado_corresponde_al_codigo(overlay: str):
 def test_cada_contenedor_corre_un_comando_de_fichas(overlay: str):
     """The check above sees every workload: worker, migrar, revisor, calibrar."""
     objetos, configmaps = _render(overlay)
-    comandos = {orden[1] for c in contenedores(objetos, configmaps) for orden in c.ordenes}
+    vistos = contenedores(objetos, configmaps, _secretos_de_overlay(overlay))
+    comandos = {orden[1] for c in vistos for orden in c.ordenes}
     esperados = {"calibrar"} if overlay.endswith("calibrar") else {"worker", "migrar", "revisor"}
     assert comandos == esperados
 
@@ -276,3 +360,31 @@ def test_un_comando_de_shell_se_lee_como_lo_ejecuta_sh():
     brokers = job.entorno["FICHAS_KAFKA_BROKERS"]
     assert orden[:2] == ["fichas", "calibrar"] and orden[orden.index("--publicar") + 1] == brokers
     assert "FICHAS_KAFKA_BROKERS" in job.variables
+
+
+def test_un_fichero_que_ningun_volumen_monta_se_detecta():
+    """The worker's container without its mount of the Kafka user's Secret: its password file
+    would not exist in the pod."""
+    objetos, configmaps = _copia_produccion()
+    c = _contenedor(objetos, "fichas")
+    c["volumeMounts"] = [m for m in c["volumeMounts"] if m["name"] != "kafka-usuario"]
+    assert problemas(objetos, configmaps) == [
+        "Deployment/fichas container worker: FICHAS_KAFKA_CONTRASENA_ARCHIVO="
+        "/etc/fichas/kafka/usuario/password is in no volume the container mounts"
+    ]
+
+
+def test_un_fichero_que_el_secret_no_tiene_se_detecta():
+    """A path inside the mount that names no key of the Secret (ca.pem for ca.crt)."""
+    objetos, configmaps = _copia_produccion()
+    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    cm["data"]["FICHAS_KAFKA_CA_ARCHIVO"] = "/etc/fichas/kafka/ca/ca.pem"
+    lineas = problemas(objetos, configmaps)
+    assert len(lineas) == 4, lineas  # worker, revisor and both migrar read the ConfigMap
+    assert all(
+        linea.endswith(
+            "FICHAS_KAFKA_CA_ARCHIVO=/etc/fichas/kafka/ca/ca.pem: the Secret fichas-kafka-ca "
+            "mounted at /etc/fichas/kafka/ca has no ca.pem"
+        )
+        for linea in lineas
+    ), lineas

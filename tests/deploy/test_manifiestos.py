@@ -46,7 +46,15 @@ K8S = RAIZ / "k8s"
 BASE = K8S / "base"
 PRODUCCION = K8S / "overlays" / "produccion"
 # Every folder someone runs `kubectl apply -k` or `kubectl create -k` on.
-OVERLAYS = [BASE, PRODUCCION, BASE / "calibrar", PRODUCCION / "calibrar"]
+TLS_MUTUO = K8S / "overlays" / "produccion-tls-mutuo"
+OVERLAYS = [
+    BASE,
+    PRODUCCION,
+    BASE / "calibrar",
+    PRODUCCION / "calibrar",
+    TLS_MUTUO,
+    TLS_MUTUO / "calibrar",
+]
 COMPOSE = RAIZ / "docker-compose.yml"
 ALERTAS = RAIZ / "deploy" / "prometheus" / "alertas.yml"
 PROM_CONFIG = RAIZ / "deploy" / "prometheus" / "prometheus.yml"
@@ -99,6 +107,13 @@ VARIABLES_ANADIDAS = [
     "FICHAS_GENERADOR_EJEMPLOS",
     "FICHAS_PUERTA",
     "FICHAS_PUERTA_ARCHIVO",
+    "FICHAS_KAFKA_SEGURIDAD",
+    "FICHAS_KAFKA_SASL_MECANISMO",
+    "FICHAS_KAFKA_USUARIO",
+    "FICHAS_KAFKA_CONTRASENA_ARCHIVO",
+    "FICHAS_KAFKA_CA_ARCHIVO",
+    "FICHAS_KAFKA_CERTIFICADO_ARCHIVO",
+    "FICHAS_KAFKA_CLAVE_PRIVADA_ARCHIVO",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -373,6 +388,11 @@ def test_kustomize_produce_los_objetos_esperados():
         ("KafkaTopic", "kafka", "proveedor.cambios.dlq"),
         ("KafkaTopic", "kafka", "fichas.muestra-revision"),
         ("KafkaTopic", "kafka", "fichas.puerta"),
+        ("TriggerAuthentication", "fichas", "fichas-kafka"),
+        ("KafkaUser", "kafka", "fichas-worker"),
+        ("KafkaUser", "kafka", "fichas-revisor"),
+        ("KafkaUser", "kafka", "fichas-calibrar"),
+        ("KafkaUser", "kafka", "fichas-keda"),
     }
     assert claves == esperadas
     assert not any(o["kind"] == "Secret" for o in render_base()), "no se despliegan secretos"
@@ -381,7 +401,8 @@ def test_kustomize_produce_los_objetos_esperados():
 
 def test_secret_de_ejemplo_fuera_de_las_kustomizations():
     for k in K8S.rglob("kustomization.yaml"):
-        assert "secret.example.yaml" not in yaml.safe_load(k.read_text())["resources"]
+        recursos = yaml.safe_load(k.read_text()).get("resources", [])
+        assert not [r for r in recursos if r.endswith(".example.yaml")], k
     secreto = cargar_yaml(BASE / "worker" / "secret.example.yaml")[0]
     claves = set(secreto["stringData"])
     dep = uno(render_base(), "Deployment", "fichas")
@@ -391,10 +412,10 @@ def test_secret_de_ejemplo_fuera_de_las_kustomizations():
         for e in c.get("env", [])
         if "valueFrom" in e
     ]
-    assert {r["name"] for r in refs} == {secreto["metadata"]["name"]}
-    assert {r["key"] for r in refs} == claves
+    assert {r["name"] for r in refs} == {secreto["metadata"]["name"], "fichas-kafka-worker"}
+    assert {r["key"] for r in refs if r["name"] == secreto["metadata"]["name"]} == claves
     nombres = {e["name"] for c in _contenedores(dep) for e in c.get("env", []) if "valueFrom" in e}
-    assert nombres == {"FICHAS_LLM_API_KEY", "FICHAS_POSTGRES_DSN"}
+    assert nombres == {"FICHAS_LLM_API_KEY", "FICHAS_POSTGRES_DSN", "FICHAS_KAFKA_USUARIO"}
     assert not nombres & set(configmap(render_base())), "un secreto no va en el ConfigMap"
 
 
@@ -550,7 +571,7 @@ def test_networkpolicy_solo_lo_necesario():
     np_ = uno(render_base(), "NetworkPolicy", "fichas")
     assert set(np_["spec"]["policyTypes"]) == {"Ingress", "Egress"}
     puertos = {(p["protocol"], p["port"]) for r in np_["spec"]["egress"] for p in r["ports"]}
-    assert puertos == {("TCP", 9092), ("TCP", 5432), ("TCP", 8000), ("UDP", 53), ("TCP", 53)}
+    assert puertos == {("TCP", 9093), ("TCP", 5432), ("TCP", 8000), ("UDP", 53), ("TCP", 53)}
     entrada = {(p["protocol"], p["port"]) for r in np_["spec"]["ingress"] for p in r["ports"]}
     assert entrada == {("TCP", 9100)}
 
@@ -569,7 +590,7 @@ def test_revisor_en_k8s():
     assert c["readinessProbe"]["httpGet"] == {"path": "/health/ready", "port": "http"}
     assert c["livenessProbe"]["httpGet"] == {"path": "/health/live", "port": "http"}
     assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
-    assert [e["name"] for e in c["env"]] == ["FICHAS_POSTGRES_DSN"]
+    assert [e["name"] for e in c["env"]] == ["FICHAS_POSTGRES_DSN", "FICHAS_KAFKA_USUARIO"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert c["securityContext"]["readOnlyRootFilesystem"] is True
     etiquetas = dep["spec"]["template"]["metadata"]["labels"]
@@ -591,7 +612,7 @@ def test_revisor_en_k8s():
     entrada = {(p["protocol"], p["port"]) for r in np_["spec"]["ingress"] for p in r["ports"]}
     assert entrada == {("TCP", puerto)}
     salida = {(p["protocol"], p["port"]) for r in np_["spec"]["egress"] for p in r["ports"]}
-    assert salida == {("TCP", 9092), ("TCP", 5432), ("UDP", 53), ("TCP", 53)}
+    assert salida == {("TCP", 9093), ("TCP", 5432), ("UDP", 53), ("TCP", 53)}
     prod = uno(render_produccion(), "Deployment", "fichas-revisor")
     assert prod["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
         "registro.interno/"
@@ -666,7 +687,7 @@ SUPUESTOS_DE_LA_BASE = {
 def _nombres_del_cluster(objetos: list[dict[str, Any]]) -> dict[str, set[str]]:
     """Every place a rendered object names something of the cluster, by entorno.yaml's key."""
     res: dict[str, set[str]] = {k: set() for k in SUPUESTOS_DE_LA_BASE}
-    ports = {9092: "kafka-namespace", 5432: "postgres-namespace", 8000: "vllm-namespace"}
+    ports = {9093: "kafka-namespace", 5432: "postgres-namespace", 8000: "vllm-namespace"}
     for o in objetos:
         md, kind = o["metadata"], o["kind"]
         if kind == "NetworkPolicy":
@@ -690,7 +711,7 @@ def _nombres_del_cluster(objetos: list[dict[str, Any]]) -> dict[str, set[str]]:
             for clave, f in zip(claves, desde, strict=True):
                 ns = f["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
                 res[clave].add(ns)
-        elif kind == "KafkaTopic":
+        elif kind in {"KafkaTopic", "KafkaUser"}:
             res["kafka-namespace"].add(md["namespace"])
             res["kafka-cluster"].add(md["labels"]["strimzi.io/cluster"])
         elif kind == "ConfigMap" and md["name"] == "fichas-panel-grafana":
@@ -764,6 +785,11 @@ def test_job_de_calibrar():
     assert secretos == {
         "FICHAS_LLM_API_KEY": {"name": "fichas-secretos", "key": "llm-api-key"},
         "FICHAS_POSTGRES_DSN": {"name": "fichas-secretos", "key": "postgres-dsn"},
+        "FICHAS_KAFKA_USUARIO": {
+            "name": "fichas-kafka-calibrar",
+            "key": "username",
+            "optional": True,
+        },
     }
     assert c["securityContext"]["readOnlyRootFilesystem"] is True
     montajes = {v["mountPath"] for v in c["volumeMounts"]}
