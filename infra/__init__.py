@@ -1,9 +1,8 @@
 """Plumbing below the worker and the review app, shared with the command line and the harness.
 
-Imports ``esquemas`` only (the contract's constants: topic names, the gate mode); ``stream``,
-``revision``, ``puerta``, ``herramientas`` and ``harness`` stand on it, so the worker and the
-review app share their plumbing without importing each other, and the ``fichas`` command line
-never imports ``harness/`` (test support):
+Imports ``esquemas`` only (the contract's constants); ``stream``, ``revision``, ``puerta``,
+``herramientas`` and ``harness`` stand on it, so the worker and the app share their plumbing
+without importing each other:
 
 * ``infra.config``: the ``FICHAS_*`` settings, validated at start-up;
 * ``infra.logs``: JSON or human log lines, secrets masked;
@@ -17,6 +16,4 @@ never imports ``harness/`` (test support):
   --kafka``, ``fichas calibrar``, the harness's topic helpers);
 * ``infra.network``: free ports and readiness polling (the demo, ``fichas llm-local``, the harness);
 * ``infra.fault_points``: the named fault-injection points, inert unless a test arms them.
-
-``tests/infra/test_fronteras.py`` keeps every package to the imports the README's table allows.
 """

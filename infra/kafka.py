@@ -16,8 +16,7 @@ Start-up against a broker that does not answer: ``connect_admin`` retries for
 ``BrokerUnreachable`` (``fichas worker`` exits 4); why a bound and why 60 s: docs/operacion.md.
 A broker that answers but refuses the login or presents an untrusted certificate is not
 waited for: ``check_access`` (the first step of ``connect_admin``) raises ``KafkaRefused``
-at once, a configuration error (exit 2; ``infra.kafka_access``).
-Why one assignor: docs/stream.md ("One writer per SKU").
+at once, a configuration error (exit 2; ``infra.kafka_access``). One assignor: docs/stream.md.
 """
 
 from __future__ import annotations

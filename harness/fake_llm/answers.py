@@ -3,8 +3,8 @@
 Pure functions of the scripted step and of what ``prompt_contract`` read from the request;
 the server decides when to answer, these decide what. Log-probabilities: with ``"logprobs":
 true`` every token of the answer gets ``bytes`` and exactly the request's number of
-``top_logprobs``, as vLLM and llama.cpp send them (fillers no reader takes for a boolean). Every token is certain
-except the JSON booleans: there the model is 0.95 sure of the word it wrote, 2 % of the mass
+``top_logprobs``, as vLLM and llama.cpp send them (fillers no reader takes for a boolean).
+Every token is certain except the JSON booleans: there the model is 0.95 sure of the word it wrote, 2 % of the mass
 goes to a token a grammar would forbid (``"``, as llama.cpp reports before the grammar), and the
 rest to the other word. An evaluator step may script the score instead
 (``{"accion": "aprobar", "puntuacion": 0.83}`` makes P(aprobada = true) 0.83; for the rubric,
