@@ -1,19 +1,19 @@
 """What the fake LLM answers: the ficha, the verdict or rubric, their logprobs, the HTTP body.
 
-Pure functions of the scripted step and of what ``prompt_contract`` read from the request;
-the server decides when to answer, these decide what. Log-probabilities: with ``"logprobs":
-true`` every token of the answer gets ``bytes`` and exactly the request's number of
-``top_logprobs``, as vLLM and llama.cpp send them (fillers no reader takes for a boolean).
-Every token is certain except the JSON booleans: there the model is 0.95 sure of the word it wrote, 2 % of the mass
+Pure functions of the scripted step and of what ``prompt_contract`` read from the request; the
+server decides when to answer, these decide what. Log-probabilities: with ``"logprobs": true``
+every token of the answer gets ``bytes`` and exactly the request's number of ``top_logprobs``,
+as vLLM and llama.cpp send them (fillers no reader takes for a boolean). Every token is certain
+except the JSON booleans: there the model is 0.95 sure of the word it wrote, 2 % of the mass
 goes to a token a grammar would forbid (``"``, as llama.cpp reports before the grammar), and the
-rest to the other word. An evaluator step may script the score instead
-(``{"accion": "aprobar", "puntuacion": 0.83}`` makes P(aprobada = true) 0.83; for the rubric,
-each question's P(falla = false) is 0.83^(1/3), so their product is 0.83);
-``"puntuacion": null`` answers with ``"logprobs": null``, a server that gives none.
+rest to the other word. An evaluator step may script the score instead (``{"accion": "aprobar",
+"puntuacion": 0.83}`` makes P(aprobada = true) 0.83; for the rubric, each question's P(falla =
+false) is 0.83^(1/3), so their product is 0.83); ``"puntuacion": null`` answers with
+``"logprobs": null``, a server that gives none.
 
-The quoter (``citas``) gets per claim the allowed fragment sharing most figures or words of
-4+ letters with it ("" if none) and ``respaldada`` true if it quoted one; ``rechazar`` leaves
-the last claim unquoted. A scripted score is P(respaldada = true) at every claim.
+The quoter (``citas``) gets per claim the allowed fragment sharing most figures or words of 4+
+letters with it ("" if none) and ``respaldada`` true if it quoted one; ``rechazar`` leaves the
+last claim unquoted. A scripted score is P(respaldada = true) at every claim.
 """
 
 from __future__ import annotations
