@@ -63,21 +63,36 @@ def _registro(rng: random.Random, clave: ClavePuerta) -> dict[str, Any]:
     """A shadow-mode ficha of a random family: mostly high scores, some under the grid, some
     without a score, some whose code checks failed."""
     azar = rng.random()
-    puntuacion = None if azar < 0.05 else (rng.uniform(0.1, 0.5) if azar < 0.15 else
-                                           rng.uniform(0.5, 1.0))
+    puntuacion = (
+        None if azar < 0.05 else (rng.uniform(0.1, 0.5) if azar < 0.15 else rng.uniform(0.5, 1.0))
+    )
     motivo = MOTIVO_RECHAZADA if rng.random() < 0.08 else MOTIVO_SIN_GARANTIA
-    registro = ficha_en_revision(f"S-{uuid.uuid4().hex[:10]}", familia=rng.choice(FAMILIAS),
-                                 motivo=motivo, puntuaciones=(0.2, puntuacion))
+    registro = ficha_en_revision(
+        f"S-{uuid.uuid4().hex[:10]}",
+        familia=rng.choice(FAMILIAS),
+        motivo=motivo,
+        puntuaciones=(0.2, puntuacion),
+    )
     registro["clave"] = clave.model_dump(mode="json")
     return registro
 
 
-async def _llegan(almacen: Almacen, registros: list[dict[str, Any]],
-                  estados: dict[str, EstadoPuerta]) -> None:
+async def _llegan(
+    almacen: Almacen, registros: list[dict[str, Any]], estados: dict[str, EstadoPuerta]
+) -> None:
     for r in registros:
         await almacen.guardar_item(
-            r["event_id"], "revision", r["motivo"], r["sku"], r["version"], r["familia"], [],
-            r, time.time(), llegada=llegada_de(r, "revision", estados))
+            r["event_id"],
+            "revision",
+            r["motivo"],
+            r["sku"],
+            r["version"],
+            r["familia"],
+            [],
+            r,
+            time.time(),
+            llegada=llegada_de(r, "revision", estados),
+        )
 
 
 async def _decidir(almacen: Almacen, registro: dict[str, Any], decision: str) -> None:
@@ -85,8 +100,10 @@ async def _decidir(almacen: Almacen, registro: dict[str, Any], decision: str) ->
     if item is None or item.estado != "abierta":
         return
     ahora = time.time()
-    await almacen.decidir(item, Cierre(decision, [], "ana", ahora,
-                                       dec.decision_de(item, decision, "ana", ahora), None))
+    await almacen.decidir(
+        item,
+        Cierre(decision, [], "ana", ahora, dec.decision_de(item, decision, "ana", ahora), None),
+    )
 
 
 class _Topico:
@@ -97,8 +114,9 @@ class _Topico:
         """Nothing opens here: a round's openings are not what this test measures."""
 
 
-def _de_cero(filas: list[FilaSecuencia], desde: int) -> tuple[list[Observacion], int, int,
-                                                               int, str | None]:
+def _de_cero(
+    filas: list[FilaSecuencia], desde: int
+) -> tuple[list[Observacion], int, int, int, str | None]:
     """The sequence as the certifier before issue 38 computed it from every stored row: the
     decided prefix, and the counts (arrived, decided, pending, first open ficha)."""
     prefijo: list[Observacion] = []
@@ -130,20 +148,28 @@ async def _comparar(almacen: Almacen, apertura: Apertura, clave: ClavePuerta) ->
     for sec in apertura.secuencias:
         if sec.clave != clave:
             continue
-        propias = filas if sec.familia == FAMILIA_TODAS else [
-            f for f in filas if f.familia == sec.familia]
+        propias = (
+            filas
+            if sec.familia == FAMILIA_TODAS
+            else [f for f in filas if f.familia == sec.familia]
+        )
         desde = reinicios.get((FAMILIA_TODAS, clave.texto()), 0)
         if sec.familia != FAMILIA_TODAS:
             desde = max(desde, reinicios.get((sec.familia, clave.texto()), 0))
         prefijo, llegadas, decididas, pendientes, bloqueo = _de_cero(propias, desde)
         assert sec.resultado == certificar_secuencia(prefijo, OBJETIVO_PUERTA, DELTA_PUERTA)
         assert (sec.llegadas, sec.decididas, sec.pendientes, sec.bloqueo) == (
-            llegadas, decididas, pendientes, bloqueo), sec.familia
+            llegadas,
+            decididas,
+            pendientes,
+            bloqueo,
+        ), sec.familia
         assert sec.desde == desde
         # The state itself, bit for bit: the same numbers as one advance over the whole prefix
         # (positions aside: the stored state consumed the undecidable rows too).
-        una_vez = avanzar(inicial(OBJETIVO_PUERTA, DELTA_PUERTA, REJILLA, desde),
-                          enumerate(prefijo, start=desde))
+        una_vez = avanzar(
+            inicial(OBJETIVO_PUERTA, DELTA_PUERTA, REJILLA, desde), enumerate(prefijo, start=desde)
+        )
         assert sec.estado.umbrales == una_vez.umbrales
         assert sec.estado.decididas == una_vez.decididas
         comparadas += 1
@@ -175,15 +201,22 @@ async def test_avanzar_en_rondas_y_reinicios_es_recalcular(almacen):
         if ronda in (4, 8):  # a restart of the app: a new certifier on the stored states
             apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
         if ronda == 6:  # the online bound closed zapatillas: its sequence starts again
-            cerrada = estado_abierto(familia="zapatillas").model_copy(update={
-                "clave": clave, "abierta": False, "umbral": None,
-                "motivo": MOTIVO_PUERTA_COTA_BAJA, "actualizada_en": datetime.now(UTC)})
+            cerrada = estado_abierto(familia="zapatillas").model_copy(
+                update={
+                    "clave": clave,
+                    "abierta": False,
+                    "umbral": None,
+                    "motivo": MOTIVO_PUERTA_COTA_BAJA,
+                    "actualizada_en": datetime.now(UTC),
+                }
+            )
             topico.estados[cerrada.id] = cerrada
         await apertura.revisar()
         assert await _comparar(almacen, apertura, clave) == len(FAMILIAS) + 1
     reinicio = (await almacen.reinicios())[("zapatillas", clave.texto())]
-    zapatillas = next(s for s in apertura.secuencias
-                      if s.familia == "zapatillas" and s.clave == clave)
+    zapatillas = next(
+        s for s in apertura.secuencias if s.familia == "zapatillas" and s.clave == clave
+    )
     assert zapatillas.desde == reinicio > 0
 
     # Every ficha decided: the stored states reach the end, and a page's in-memory advance
@@ -192,12 +225,14 @@ async def test_avanzar_en_rondas_y_reinicios_es_recalcular(almacen):
         await _decidir(almacen, r, "aprobada")
     await apertura.revisar()
     assert await _comparar(almacen, apertura, clave) == len(FAMILIAS) + 1
-    assert all(s.bloqueo is None and s.pendientes == 0 for s in apertura.secuencias
-               if s.clave == clave)
+    assert all(
+        s.bloqueo is None and s.pendientes == 0 for s in apertura.secuencias if s.clave == clave
+    )
     lectora = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
     await lectora.calcular()
     assert [s for s in lectora.secuencias if s.clave == clave] == [
-        s for s in apertura.secuencias if s.clave == clave]
+        s for s in apertura.secuencias if s.clave == clave
+    ]
 
 
 async def test_la_ronda_lee_solo_lo_nuevo(almacen):
@@ -249,35 +284,52 @@ async def test_la_migracion_4_sobre_un_almacen_en_uso(tmp_path):
 
     conn = sqlite3.connect(tmp_path / "revision.sqlite", isolation_level=None)
     migraciones.migrar_sqlite(
-        conn, migraciones.Esquema(ESQUEMA.nombre, ESQUEMA.tabla, ESQUEMA.migraciones[:4]))
+        conn, migraciones.Esquema(ESQUEMA.nombre, ESQUEMA.tabla, ESQUEMA.migraciones[:4])
+    )
     clave = _clave()
     rng = random.Random(4)
     registros = [_registro(rng, clave) for _ in range(12)]
     for i, r in enumerate(registros):
         conn.execute(
             "insert into revision_items values (?, 'revision', ?, ?, 1, ?, '[]', '{}', ?, "
-            "'decidida', ?)", (r["event_id"], r["motivo"], r["sku"], r["familia"], i, i))
+            "'decidida', ?)",
+            (r["event_id"], r["motivo"], r["sku"], r["familia"], i, i),
+        )
         conn.execute(
             "insert into revision_evidencias values (?, ?, ?, ?, ?, ?, 1, ?, ?)",
-            (r["event_id"], clave.texto(), clave.model_dump_json(), r["familia"],
-             r["historial"][-1]["puntuacion"], int(r["motivo"] == MOTIVO_SIN_GARANTIA), i, i))
+            (
+                r["event_id"],
+                clave.texto(),
+                clave.model_dump_json(),
+                r["familia"],
+                r["historial"][-1]["puntuacion"],
+                int(r["motivo"] == MOTIVO_SIN_GARANTIA),
+                i,
+                i,
+            ),
+        )
         conn.execute(
             "insert into revision_decisiones values (?, 'revision', 'aprobada', ?, '[]', 'ana', "
-            "?, 0, '{}', null, 1)", (r["event_id"], r["familia"], i))
+            "?, 0, '{}', null, 1)",
+            (r["event_id"], r["familia"], i),
+        )
     conn.close()
     almacen = await Almacen.abrir(None, tmp_path)
     try:
         guardadas = await AlmacenSecuencias(almacen.database).listar()
         familias = {r["familia"] for r in registros}
         assert {(g.familia, g.estado) for g in guardadas} == {
-            (f, None) for f in familias | {FAMILIA_TODAS}}
+            (f, None) for f in familias | {FAMILIA_TODAS}
+        }
         apertura = Apertura(almacen, dict, _Topico().escribir)
         await apertura.revisar()
         conjunta = next(s for s in apertura.secuencias if s.familia == FAMILIA_TODAS)
         assert conjunta.decididas == sum(
-            1 for r in registros if r["motivo"] == MOTIVO_SIN_GARANTIA
-            and (r["historial"][-1]["puntuacion"] or 0) >= min(REJILLA))
-        assert all(g.estado is not None
-                   for g in await AlmacenSecuencias(almacen.database).listar())
+            1
+            for r in registros
+            if r["motivo"] == MOTIVO_SIN_GARANTIA
+            and (r["historial"][-1]["puntuacion"] or 0) >= min(REJILLA)
+        )
+        assert all(g.estado is not None for g in await AlmacenSecuencias(almacen.database).listar())
     finally:
         await almacen.cerrar()
