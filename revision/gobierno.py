@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from esquemas.constantes import (
+    DELTA_PUERTA,
     FAMILIA_TODAS,
     MOTIVO_PUERTA_COTA_BAJA,
     MOTIVO_PUERTA_EXCLUIDA,
