@@ -162,11 +162,11 @@ class Gobierno:
         }.get(self.razon, self.razon)
 
 
-def _exclusion(cob: Cobertura | None) -> str:
-    """ ", e-valor de exclusión X" when read, else nothing."""
+def _exclusion(cob: Cobertura | None, delta: float = DELTA_PUERTA) -> str:
+    """The exclusion e-value and where it excludes (1/δ), when read; else nothing."""
     if cob is None or cob.umbral is None:
         return ""
-    return f", e-valor de exclusión {cob.e_exclusion:.3g}"
+    return f", e-valor de exclusión {cob.e_exclusion:.3g} (excluye al llegar a {1 / delta:.0f})"
 
 
 def gobierno(
