@@ -158,7 +158,8 @@ class Gobierno:
             "umbral_fuera_de_rejilla": "La conjunta está abierta en un λ fuera de la rejilla de "
             "la app (fichas calibrar): no cubre familias.",
             "cerrada": f"Cerrada (motivo {propia.motivo if propia else '—'}).",
-            "sin_evidencia": "Sin evidencia propia bajo esta clave: todo va a revisión.",
+            "sin_evidencia": "Sin evidencia propia: ninguna de sus fichas en modo sombra está "
+            "decidida bajo esta clave. Todo va a revisión.",
         }.get(self.razon, self.razon)
 
 
@@ -202,6 +203,9 @@ def gobierno(
         return resultado("ninguna", "cerrada_cota")
     if propia is not None and not propia.abierta and propia.motivo == MOTIVO_PUERTA_EXCLUIDA:
         return resultado("ninguna", "excluida")
+    if cob is not None and cob.razon == "pocas_aprobaciones" and secuencia is not None:
+        if not secuencia.decididas:
+            return resultado("ninguna", "sin_evidencia")
     if cob is not None and cob.razon in _DE_COBERTURA:
         return resultado("ninguna", _DE_COBERTURA[cob.razon])
     if propia is not None and not propia.abierta:
