@@ -42,7 +42,6 @@ from revision.almacen import Almacen
 from revision.apertura import APERTURA_AUTOMATICA, APERTURAS, REVISAR_S, Apertura
 from revision.cuentas import Cuentas
 from revision.database import open_database
-from revision.escritura import EscritorPuerta
 from revision.flujo import Flujo
 from revision.lease import Lease
 from revision.metricas import metricas_revision
@@ -269,7 +268,6 @@ async def vigilancia_de(
         lector.estados,
         escribir,
         almacen=almacen,
-        escritor=EscritorPuerta(almacen.database, escribir),
         titular=(lambda: lease.held) if lease is not None else (lambda: True),
         cada_s=cada_s,
     )

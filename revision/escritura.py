@@ -1,4 +1,4 @@
-"""Gate records the app writes to ``fichas.puerta``, each at most once per mark.
+"""The certifier's openings and coverage records on ``fichas.puerta``, each at most once per mark.
 
 Before a record is sent, its mark is inserted into ``revision_escrituras`` (``insert ... on
 conflict do nothing``); only the writer whose insert went in sends it. A mark names what the
@@ -7,8 +7,8 @@ reader has not caught up, or a click racing the certifier all compute the same m
 same view of the gate, and one record is written. A failed send deletes its mark, so the next
 round decides again; a mark left unsent by a crash is deleted after ``ABANDONO_S``.
 Invariants: the mark is committed before the send (never a record without its mark); a record
-is only sent by the writer that inserted its mark. Why: docs/revision.md, "Un solo
-certificador".
+is only sent by the writer that inserted its mark. The online bound's closures do not use it
+(``revision.vigilancia`` says why). Why: docs/revision.md, "Un solo certificador".
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ The holder runs the rounds that write to ``fichas.puerta`` (the certifier's open
 coverage, the online bound's closures); the others compute what their pages show. A stopping
 holder releases it, so a rolling update hands over within one renewal period.
 Invariants: a holder stops writing ``MARGIN_S`` before its lease could be taken by another
-(clocks of the replicas must agree to well within that margin: NTP); every gate record is also
+(clocks of the replicas must agree to well within that margin: NTP); every opening is also
 written once per mark (``revision.escritura``), so a holder paused past its lease cannot write
 a record another already wrote. Why: docs/revision.md, "Un solo certificador".
 """

@@ -7,11 +7,10 @@ verdicts on the sampled ones (``correcta`` 1, ``incorrecta`` 0), in the order ta
 family's verdict counts twice: for its covered record's certification and for the pooled one
 it rests on (``conjunta_certificada_en``). The gate is closed when the upper bound falls below
 the objective, once per certification while the topic shows it open under it. Every replica
-reads the verdicts all replicas took (``refrescar``); only the lease holder writes closures,
-each once (``revision.escritura``). Invariants: a ficha published without a gate counts for
-nothing; a new certification starts a new sequence; nothing is kept that the store cannot
-rebuild. Why a confidence sequence, the closing rule, restarts: docs/puerta.md, "La puerta que
-se cierra sola".
+reads the verdicts all replicas took (``refrescar``); only the lease holder writes closures.
+Invariants: a ficha published without a gate counts for nothing; a new certification starts a
+new sequence; nothing is kept that the store cannot rebuild. Why a confidence sequence, the
+closing rule, restarts: docs/puerta.md, "La puerta que se cierra sola".
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ from esquemas.puerta import EstadoPuerta, PuertaAplicada
 from puerta.cota import CotaEnLinea
 from revision import retenidas
 from revision.almacen import Almacen
-from revision.escritura import EscritorPuerta, marca
 from revision.rondas import en_rondas, sin_propagar
 
 log = logging.getLogger(__name__)
@@ -229,9 +227,8 @@ class Vigilancia:
 
     ``estados`` returns the current states of ``fichas.puerta`` (a ``puerta.topico.
     LectorPuertas`` snapshot); ``escribir`` writes one record there (an awaitable). With
-    ``almacen`` each round first reads the verdicts every replica took (``refrescar``); with
-    ``escritor`` each closure is written once per mark; ``titular`` says whether this replica
-    writes (the lease, ``revision.lease``).
+    ``almacen`` each round first reads the verdicts every replica took (``refrescar``);
+    ``titular`` says whether this replica writes (the lease, ``revision.lease``).
     """
 
     def __init__(
@@ -240,7 +237,6 @@ class Vigilancia:
         escribir: Escritor,
         delta: float = DELTA_PUERTA,
         almacen: Almacen | None = None,
-        escritor: EscritorPuerta | None = None,
         titular: Callable[[], bool] = lambda: True,
         cada_s: float = REVISAR_S,
     ) -> None:
@@ -248,7 +244,6 @@ class Vigilancia:
         self._escribir = escribir
         self.delta = delta
         self._almacen = almacen
-        self._escritor = escritor
         self._titular = titular
         self.cada_s = cada_s
         self.seguimientos: dict[PuertaAplicada, Seguimiento] = {}
@@ -301,8 +296,11 @@ class Vigilancia:
         """Read the verdicts; on the lease holder, publish the closed state of every gate that
         must close; the records written.
 
-        A closure already written (by this process, or its mark by any) is not written again
-        while the reader has not caught up with it; a failed write is retried by the next call.
+        A closure already written by this process is not written again while the reader has
+        not caught up with it; a failed write is retried by the next call. Closures are not
+        written once per mark (``revision.escritura``), unlike openings: a gate reopened under
+        the same certification, with the very record that was closed, must close again, and
+        a second closure (a new holder whose reader lags) closes what is closed already.
         """
         async with self._lock:
             await self.refrescar()
@@ -314,13 +312,7 @@ class Vigilancia:
                 enviada = (cert.id, cert.certificada_en)
                 if enviada in self._enviadas or not self._titular():
                     continue
-                if self._escritor is not None:
-                    previo = self._estados().get(cert.id)
-                    id_marca = marca("cerrar", cert.id, cert.certificada_en.isoformat(), previo)
-                    if not await self._escritor.escribir(id_marca, estado):
-                        continue
-                else:
-                    await self._escribir(estado)
+                await self._escribir(estado)
                 self._enviadas.add(enviada)
                 clave = (cert.familia, cert.clave.texto())
                 self.cerradas[clave] = self.cerradas.get(clave, 0) + 1
