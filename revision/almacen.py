@@ -444,8 +444,10 @@ class Almacen:
     # ------------------------------------------------------------------ the gates' evidence
 
     async def secuencias(self) -> list[FilaSecuencia]:
-        """Every shadow-mode item with its state and decision, in store-wide arrival order:
-        what ``revision.apertura`` cuts into each gate's sequence."""
+        """Every shadow-mode item with its state and decision, in store-wide arrival order: the
+        whole evidence, for a recomputation from scratch (tests, ``bench.certificador``). The
+        certifier itself reads only each sequence's rows after its position
+        (``revision.secuencias``)."""
         rows = await self._query(SQL_SECUENCIAS)
         return [
             FilaSecuencia(

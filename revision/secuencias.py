@@ -229,7 +229,7 @@ def _fila(r: Sequence[Any]) -> FilaSecuencia:
     )
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def resultado_de(estado: EstadoSecuencia) -> ResultadoSecuencial:
     """``leer``, remembered per state: a sequence with no new decision costs no walk (and no
     ``faltan``, which plays approvals forward) in the next round."""
