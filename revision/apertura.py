@@ -163,6 +163,13 @@ class Apertura:
             await self.almacen.reiniciar(*marca_)
             self._reiniciadas.add(marca_)
 
+    async def reiniciar(self) -> None:
+        """On the lease holder, the restart points of the closures ``fichas.puerta`` shows:
+        the app's start-up writes them before its consumer stores any new item."""
+        async with self._lock:
+            if self.titular:
+                await self._reiniciar(self.estados())
+
     async def calcular(self, guardar: bool = False) -> list[Secuencia]:
         """Every sequence advanced by its newly decided prefix; the states written back when
         ``guardar`` (the holder's rounds). Safe to call concurrently (the Puertas page does):

@@ -45,6 +45,7 @@ from revision.database import open_database
 from revision.flujo import Flujo
 from revision.lease import Lease
 from revision.metricas import metricas_revision
+from revision.rondas import sin_propagar
 from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
 from revision.web import CTX, Contexto, cabeceras
@@ -367,18 +368,19 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
             # The lease is tried before the first rounds, so a sole replica writes at once.
             with contextlib.suppress(Exception):
                 await lease.renew()
-            arriendo = asyncio.create_task(lease.keep(), name="revisor-lease")
-            vigilar = asyncio.create_task(vigilancia.vigilar(), name="revisor-puerta")
-            # Restart points of closures that happened while the app was down are written
-            # before the consumer stores anything (revision.apertura, "Restarts").
-            await apertura.revisar_o_registrar()
-            abrir = asyncio.create_task(apertura.vigilar(), name="revisor-apertura")
+            tareas = [asyncio.create_task(lease.keep(), name="revisor-lease")]
             try:
+                # Restart points of closures that happened while the app was down are written
+                # before the consumer stores anything (docs/puerta.md, "Reinicio tras un
+                # cierre"); the rounds that write gates start once the topics exist.
+                await sin_propagar(apertura.reiniciar, "writing the gates' restart points")
                 await flujo.start()
+                tareas.append(asyncio.create_task(vigilancia.vigilar(), name="revisor-puerta"))
+                tareas.append(asyncio.create_task(apertura.vigilar(), name="revisor-apertura"))
                 print(f"fichas revisor serving http://{host}:{port}/", flush=True)
                 await parar.wait()
             finally:
-                for tarea in (vigilar, abrir, arriendo):
+                for tarea in tareas:
                     tarea.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await tarea
