@@ -35,7 +35,7 @@ from typing import Any
 
 from esquemas.constantes import DELTA_PUERTA, FAMILIA_TODAS, OBJETIVO_PUERTA
 from esquemas.puerta import ClavePuerta, EstadoPuerta
-from puerta.secuencial import REJILLA, ResultadoSecuencial, certificar_secuencia
+from puerta.secuencial import REJILLA, avanzar, inicial, leer
 from revision.almacen import Almacen, FilaSecuencia
 from revision.apertura import Apertura
 from revision.secuencias import cuenta, observacion
@@ -132,9 +132,10 @@ class _Store:
 
 def _hoy(
     filas: Sequence[FilaSecuencia], reinicios: Mapping[tuple[str, str], int]
-) -> dict[str, tuple[ResultadoSecuencial, int, int, int, str | None]]:
+) -> dict[str, tuple[Any, ...]]:
     """bf7e643's round, pure part: per key, the pooled and every family's sequence from every
-    row, recomputed from scratch. Gate id -> (result, arrived, decided, pending, blocker)."""
+    row, recomputed from scratch. Gate id -> (result, arrived, decided, pending, blocker, the
+    state's per-λ numbers)."""
     por_clave: dict[str, list[FilaSecuencia]] = {}
     for fila in filas:
         por_clave.setdefault(fila.clave.texto(), []).append(fila)
@@ -163,8 +164,18 @@ def _hoy(
                 if bloqueo is None:
                     prefijo.append(obs)
                     decididas += relevante
-            res = certificar_secuencia(prefijo, OBJETIVO_PUERTA, DELTA_PUERTA, REJILLA)
-            resultado[f"{familia}|{clave_id}"] = (res, llegadas, decididas, pendientes, bloqueo)
+            # certificar_secuencia(prefijo, ...) is exactly leer(avanzar(inicial(...), prefijo)):
+            # the state is kept to compare it, field by field, with the stored one.
+            estado = avanzar(inicial(OBJETIVO_PUERTA, DELTA_PUERTA, REJILLA), enumerate(prefijo))
+            res = leer(estado)
+            resultado[f"{familia}|{clave_id}"] = (
+                res,
+                llegadas,
+                decididas,
+                pendientes,
+                bloqueo,
+                estado.umbrales,
+            )
     return resultado
 
 
@@ -230,15 +241,24 @@ async def _medir(
 
 
 def _comparar(apertura: Apertura, hoy: Mapping[str, tuple[Any, ...]]) -> None:
-    """The advanced sequences equal the recomputation from scratch, bit for bit."""
+    """The advanced sequences equal the recomputation from scratch, bit for bit: the walk's
+    result (every λ's n, k, e-values), the counts, the blocker, and the stored state's numbers
+    per λ (log-capitals, running maxima, exclusion)."""
     avanzadas = {s.id: s for s in apertura.secuencias if s.clave == CLAVE}
     if set(avanzadas) != set(hoy):
         raise AssertionError(f"different sequences: {sorted(avanzadas)} vs {sorted(hoy)}")
     for id_, sec in avanzadas.items():
         esperado = hoy[id_]
-        obtenido = (sec.resultado, sec.llegadas, sec.decididas, sec.pendientes, sec.bloqueo)
+        obtenido = (
+            sec.resultado,
+            sec.llegadas,
+            sec.decididas,
+            sec.pendientes,
+            sec.bloqueo,
+            sec.estado.umbrales,
+        )
         if obtenido != esperado:
-            raise AssertionError(f"{id_}: advanced {obtenido[1:]} != recomputed {esperado[1:]}")
+            raise AssertionError(f"{id_}: advanced {obtenido[1:5]} != recomputed {esperado[1:5]}")
 
 
 def main(argv: list[str] | None = None) -> int:
