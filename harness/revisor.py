@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,21 +37,28 @@ from revision.item import Item
 class RevisorProcess(CommandProcess):
     """One ``fichas revisor`` process on 127.0.0.1 and a free port.
 
-    ``apertura`` passes ``--apertura automatica|manual`` (None: the command's default).
+    ``apertura`` passes ``--apertura automatica|manual`` (None: the command's default);
+    ``argumentos`` any other options (``--apertura-familias``, ``--ronda-s``, ...).
     """
 
     name = "revisor"
 
     def __init__(
-        self, env: dict[str, str], port: int, log_path: Path, apertura: str | None = None
+        self,
+        env: dict[str, str],
+        port: int,
+        log_path: Path,
+        apertura: str | None = None,
+        argumentos: Sequence[str] = (),
     ) -> None:
         super().__init__(env, port, log_path)
         self.apertura = apertura
+        self.argumentos = list(argumentos)
 
     def command(self) -> list[str]:
-        """``fichas revisor --port PORT [--apertura MODO]``."""
+        """``fichas revisor --port PORT [--apertura MODO] [ARGUMENTOS...]``."""
         extra = ["--apertura", self.apertura] if self.apertura else []
-        return ["revisor", "--port", str(self.port), *extra]
+        return ["revisor", "--port", str(self.port), *extra, *self.argumentos]
 
     def add_user(self, nombre: str, clave: str) -> None:
         """``fichas revisor usuarios NOMBRE`` with the password on stdin."""

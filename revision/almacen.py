@@ -28,6 +28,7 @@ from esquemas.constantes import (
     DECISION_CORRECTA,
     DECISION_INCORRECTA,
     DECISION_OBSOLETA,
+    FAMILIA_TODAS,
     MOTIVO_SIN_GARANTIA,
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
@@ -121,6 +122,13 @@ SQL_VEREDICTOS_MUESTRA = (
     "join revision_items i on i.event_id = d.event_id "
     "where d.tipo = $1 and d.decision in ($2, $3) order by d.decidida_en, d.event_id"
 )
+# The verdicts taken since a moment, for the online bound's incremental read on every replica.
+SQL_VEREDICTOS_DESDE = (
+    "select d.event_id, d.decision, i.datos, d.decidida_en from revision_decisiones d "
+    "join revision_items i on i.event_id = d.event_id "
+    "where d.tipo = $1 and d.decision in ($2, $3) and d.decidida_en >= $4 "
+    "order by d.decidida_en, d.event_id"
+)
 SQL_RETENIDAS = (
     "select i.event_id, i.familia, d.decision from revision_items i "
     "left join revision_decisiones d on d.event_id = i.event_id "
@@ -137,6 +145,12 @@ SQL_INSERTAR_EVIDENCIA = (
     "(select coalesce(max(orden), -1) + 1 from revision_evidencias), "
     "(select coalesce(max(llegada), -1) + 1 from revision_evidencias "
     "where clave_id = $2 and familia = $4)) on conflict (event_id) do nothing"
+)
+# A shadow-mode item makes its gates' sequences known to the certifier (``revision.secuencias``):
+# its family's and its key's pooled one, created once, their state filled by the certifier.
+SQL_REGISTRAR_SECUENCIA = (
+    "insert into revision_secuencias (clave_id, familia, clave, desde, posicion, estado) "
+    "values ($1, $2, $3, 0, -1, null) on conflict (clave_id, familia) do nothing"
 )
 SQL_REINICIAR = (
     "insert into revision_reinicios (familia, clave_id, cerrada_en, desde) values ($1, $2, $3, "
@@ -228,6 +242,11 @@ class Almacen:
         store alone; the app shares one with the accounts instead (``revision.app``)."""
         return cls(await open_database(postgres_dsn, data_dir))
 
+    @property
+    def database(self) -> Database:
+        """The database under this store, for the stores that share it (the certifier's)."""
+        return self._database
+
     async def cerrar(self) -> None:
         """Close the database (the connection or the pool)."""
         await self._database.close()
@@ -292,6 +311,12 @@ class Almacen:
                         int(llegada.sombra),
                     ),
                 )
+                if llegada.sombra:
+                    for secuencia in (familia, FAMILIA_TODAS):
+                        await run(
+                            SQL_REGISTRAR_SECUENCIA,
+                            (llegada.clave.texto(), secuencia, llegada.clave.model_dump_json()),
+                        )
             cerradas = await _supersede(run, sku, version, ahora)
             if estado == OBSOLETA:
                 item = await _item_row(run, event_id)
@@ -390,6 +415,14 @@ class Almacen:
         )
         return [(str(e), str(d), dict(json.loads(datos))) for e, d, datos in rows]
 
+    async def veredictos_desde(self, desde: float) -> list[tuple[str, str, dict[str, Any], float]]:
+        """(event_id, decision, the published record, decidida_en) of every sample verdict
+        taken at or after ``desde`` (by any replica), in the order they were taken."""
+        rows = await self._query(
+            SQL_VEREDICTOS_DESDE, (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA, desde)
+        )
+        return [(str(e), str(d), dict(json.loads(datos)), float(t)) for e, d, datos, t in rows]
+
     async def retenidas(self) -> list[tuple[str, str, str | None]]:
         """(event_id, familia, decision or None while open) of every item the gate held back
         (motivo ``sin_garantia``), oldest first: what recall is measured on."""
@@ -411,8 +444,10 @@ class Almacen:
     # ------------------------------------------------------------------ the gates' evidence
 
     async def secuencias(self) -> list[FilaSecuencia]:
-        """Every shadow-mode item with its state and decision, in store-wide arrival order:
-        what ``revision.apertura`` cuts into each gate's sequence."""
+        """Every shadow-mode item with its state and decision, in store-wide arrival order: the
+        whole evidence, for a recomputation from scratch (tests, ``bench.certificador``). The
+        certifier itself reads only each sequence's rows after its position
+        (``revision.secuencias``)."""
         rows = await self._query(SQL_SECUENCIAS)
         return [
             FilaSecuencia(

@@ -1,218 +1,64 @@
-"""The gate that opens itself: shadow-mode decisions in arrival order -> an anytime-valid test
--> the gate open on ``fichas.puerta`` (docs/puerta.md, "Abrir la puerta").
+"""The certifier: gates opened from shadow-mode evidence, and families the pooled gate covers.
 
-What is measured. While the gate of a family is closed (shadow mode) every final ficha of the
-loop reaches people with its score (``grafo.nodos.decidir``: one loop whatever the gate says).
-The app stores, for each item whose record carries the loop's key, its score, whether its code
-checks passed, whether it arrived in shadow mode and its arrival position (``revision.almacen``,
-``revision.flujo.llegada_de``). Per key, each family's shadow items, and all families' together
-(the pooled gate ``*``), form a sequence in arrival order.
-
-The prefix rule. The certifier advances only over the prefix of a sequence in which every ficha
-was decided (or closed as obsolete: nobody judged it, it is skipped); the first ficha still open
-stops it. Reviewers choose what to decide: if the certifier took decisions in the order people
-made them, reviewers who decide the easy fichas first would feed the test a better precision
-than the gate would publish at, and it would open early. In arrival order, which no label can
-change, the bets of ``puerta.secuencial`` are placed before the labels are seen and its
-guarantee holds. A ficha that could be an approval at no λ of the grid (code checks failed, no
-score, or a score under the grid's most lenient λ) changes no e-process whether decided or not,
-so it never blocks the prefix.
-
-The test. ``puerta.secuencial.certificar_secuencia`` over that prefix, with the gate's
-``OBJETIVO_PUERTA`` and ``DELTA_PUERTA``: a betting e-process per λ of a grid fixed in advance,
-walked strict to lenient; the probability that a gate is *ever* opened at a λ whose precision is
-below the objective is at most δ, however often the app looks (every few seconds and after each
-decision). Evidence is per key: a sequence holds only fichas the loop of that key wrote, and
-the state written carries that key, so decisions under another model, prompt or criteria
-version never open a gate.
-
-Opening. ``--apertura automatica`` (the default): the app writes the open ``EstadoPuerta``
-(``abierta_por`` ``automatico``, ``origen_datos`` ``secuencial:sombra``, motivo ``certificada``,
-λ, n, k, objetivo, delta) once, and not again while ``fichas.puerta`` shows that gate open under
-this key. ``--apertura manual``: the app shows the gate as ready to open with its evidence, and a
-reviewer opens it with one click (``abierta_por`` = their name); the certifier checks again at
-that moment. The default is automatic because the product's promise is that the loop publishes
-on its own where that is certified, and the anytime-valid guarantee needs no human look; manual
-is for teams that want a person to own the first publication of a family.
-
-Restarts. A gate closed by the online bound (``revision.vigilancia``, motivo
-``cota_en_linea_bajo_objetivo``) starts a new sequence: only fichas stored after the closing
-count towards opening it again. The old evidence certified a precision that the sample of its
-publications has since shown, at risk δ, to be below the objective; the loop or its input moved,
-and reopening on evidence gathered before the move would reopen the very gate the bound just
-closed. A family's sequence also restarts when the pooled gate that governed it is closed that
-way (the bound measured the mix that family was part of). The restart point is written to the
-store (``revision_reinicios``) the first time the app sees the closure, so a restart of the app
-keeps it.
-
-Nothing else is kept in memory that the store does not have: every round recomputes from the
-store.
+Each round (at start-up, every ``cada_s`` seconds, after each review decision) advances every
+gate sequence by its newly decided prefix (``revision.secuencias``: per key, each family and
+the pooled ``*``, in arrival order). On the replica that holds the lease (``revision.lease``)
+it then writes to ``fichas.puerta``: restart points after the online bound's closures; the
+open record of every certified gate in the automatic scope that is not open nor held
+(``--apertura automatica``); the covered record of every family the open pooled gate covers on
+its own evidence, and the closed record of a covered family its exclusion e-process caught
+(``puerta.cobertura``). ``--apertura manual`` leaves openings and coverage to a reviewer's
+click. Invariants: evidence is per key; a held gate is never opened nor covered; the app never
+opens a family outside ``--apertura-familias`` nor the pooled gate under
+``--sin-puerta-conjunta`` (a reviewer may open such a family's own gate with a click); every
+record goes through ``revision.escritura``, once per mark. Why: docs/puerta.md ("La puerta
+que se abre sola", "Coverage") and docs/revision.md ("El certificador").
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from esquemas.constantes import (
     ABIERTA_POR_AUTOMATICO,
-    DECISION_APROBADA,
-    DECISION_OBSOLETA,
     DELTA_PUERTA,
     FAMILIA_TODAS,
     MOTIVO_PUERTA_CERTIFICADA,
     MOTIVO_PUERTA_COTA_BAJA,
+    MOTIVO_PUERTA_CUBIERTA,
     OBJETIVO_PUERTA,
     ORIGEN_SECUENCIAL_SOMBRA,
 )
-from esquemas.puerta import ClavePuerta, EstadoPuerta, id_puerta
-from puerta.secuencial import REJILLA, Observacion, ResultadoSecuencial, certificar_secuencia
-from revision.almacen import ABIERTA, Almacen, FilaSecuencia
+from esquemas.puerta import EstadoPuerta
+from puerta.alcance import Alcance
+from puerta.cobertura import cobertura, escritura
+from puerta.resolucion import registro
+from puerta.retencion import retencion
+from puerta.secuencial import REJILLA
+from revision.almacen import Almacen
+from revision.escritura import EscritorPuerta, marca
+from revision.lease import Lease
 from revision.rondas import en_rondas, sin_propagar
+from revision.secuencias import (
+    AlmacenSecuencias,
+    Guardada,
+    Secuencia,
+    avanzar_secuencia,
+)
 
 log = logging.getLogger(__name__)
 
 APERTURA_AUTOMATICA = "automatica"
 APERTURA_MANUAL = "manual"
 APERTURAS = (APERTURA_AUTOMATICA, APERTURA_MANUAL)
-REVISAR_S = 5.0  # how often the sequences are recomputed (and unsent openings retried)
+REVISAR_S = 5.0  # how often the sequences are advanced (and unsent writes retried)
 
-
-@dataclass(frozen=True)
-class Secuencia:
-    """One gate's sequence now: how far its decided prefix reaches and what it certifies.
-
-    Counts are of the fichas that can count (code checks passed, a score at or above the grid's
-    most lenient λ) since the gate's last restart: ``llegadas`` arrived, ``decididas`` in the
-    decided prefix, ``pendientes`` still open anywhere in the sequence; ``bloqueo`` is the first
-    of them still open (what stops the prefix), None when every one was decided.
-    """
-
-    familia: str
-    clave: ClavePuerta
-    desde: int
-    llegadas: int
-    decididas: int
-    pendientes: int
-    bloqueo: str | None
-    resultado: ResultadoSecuencial
-
-    @property
-    def id(self) -> str:
-        """The gate's record key on ``fichas.puerta``."""
-        return id_puerta(self.familia, self.clave)
-
-    @property
-    def certificada(self) -> bool:
-        """The decided prefix certifies some λ."""
-        return self.resultado.umbral is not None
-
-    @property
-    def log10_evidencia(self) -> float:
-        """log10 of the e-value at the λ where the walk stops (or at the most lenient, when
-        every λ has crossed): it opens at log10(1/δ)."""
-        umbrales = self.resultado.umbrales
-        estado = next((u for u in umbrales if u.umbral == self.resultado.bloqueo), umbrales[-1])
-        return math.log10(estado.e_valor) if estado.e_valor > 0 else -math.inf
-
-
-def cuenta(fila: FilaSecuencia, rejilla: Sequence[float] = REJILLA) -> bool:
-    """Whether a ficha could be an approval at some λ of the grid (else it never blocks)."""
-    return fila.codigo_ok and fila.puntuacion is not None and fila.puntuacion >= min(rejilla)
-
-
-def observacion(fila: FilaSecuencia) -> Observacion | None:
-    """The decided ficha as the test sees it; None while it is open.
-
-    Approved as is: True; rejected or edited (not publishable as generated): False; closed
-    as obsolete (a newer version overtook it, nobody judged it): None, skipped.
-    """
-    if fila.estado == ABIERTA or fila.decision is None:
-        return None
-    if fila.decision == DECISION_OBSOLETA:
-        aprobada: bool | None = None
-    else:
-        aprobada = fila.decision == DECISION_APROBADA
-    return Observacion(fila.puntuacion, fila.codigo_ok, aprobada)
-
-
-def secuencia(
-    filas: Iterable[FilaSecuencia],
-    familia: str,
-    clave: ClavePuerta,
-    desde: int,
-    objetivo: float = OBJETIVO_PUERTA,
-    delta: float = DELTA_PUERTA,
-    rejilla: Sequence[float] = REJILLA,
-) -> Secuencia:
-    """The gate's sequence from the shadow items ``filas`` (in arrival order, already of this
-    gate: its key, and its family unless pooled), from arrival ``desde`` on. Pure."""
-    prefijo: list[Observacion] = []
-    llegadas = decididas = pendientes = 0
-    bloqueo: str | None = None
-    for fila in filas:
-        if fila.orden < desde:
-            continue
-        relevante = cuenta(fila, rejilla)
-        llegadas += relevante
-        obs = observacion(fila)
-        if obs is None:
-            pendientes += relevante
-            if relevante and bloqueo is None:
-                bloqueo = fila.event_id
-            continue
-        if bloqueo is None:
-            prefijo.append(obs)
-            decididas += relevante
-    return Secuencia(
-        familia=familia,
-        clave=clave,
-        desde=desde,
-        llegadas=llegadas,
-        decididas=decididas,
-        pendientes=pendientes,
-        bloqueo=bloqueo,
-        resultado=certificar_secuencia(prefijo, objetivo, delta, rejilla),
-    )
-
-
-def secuencias(
-    filas: Sequence[FilaSecuencia],
-    reinicios: Mapping[tuple[str, str], int],
-    objetivo: float = OBJETIVO_PUERTA,
-    delta: float = DELTA_PUERTA,
-    rejilla: Sequence[float] = REJILLA,
-) -> list[Secuencia]:
-    """Every gate's sequence: per key, each family seen and the pooled ``*``. Pure.
-
-    ``filas``: the shadow items in store-wide arrival order (``Almacen.secuencias``);
-    ``reinicios``: (familia or ``*``, key id) -> where that gate's sequence starts now.
-    """
-    por_clave: dict[str, list[FilaSecuencia]] = {}
-    for fila in filas:
-        por_clave.setdefault(fila.clave.texto(), []).append(fila)
-    resultado = []
-    for clave_id, de_clave in sorted(por_clave.items()):
-        clave = de_clave[0].clave
-        conjunta = reinicios.get((FAMILIA_TODAS, clave_id), 0)
-        resultado.append(
-            secuencia(de_clave, FAMILIA_TODAS, clave, conjunta, objetivo, delta, rejilla)
-        )
-        for familia in sorted({f.familia for f in de_clave}):
-            desde = max(conjunta, reinicios.get((familia, clave_id), 0))
-            propias = [f for f in de_clave if f.familia == familia]
-            resultado.append(secuencia(propias, familia, clave, desde, objetivo, delta, rejilla))
-    return resultado
-
-
-def abierta(estado: EstadoPuerta | None, clave: ClavePuerta) -> bool:
-    """Whether ``fichas.puerta`` shows this gate open under exactly this key."""
-    return estado is not None and estado.abierta and estado.clave == clave
+__all__ = ["APERTURAS", "APERTURA_AUTOMATICA", "APERTURA_MANUAL", "Apertura", "Secuencia"]
 
 
 def estado_abierto(sec: Secuencia, abierta_por: str, ahora: datetime) -> EstadoPuerta:
@@ -235,9 +81,35 @@ def estado_abierto(sec: Secuencia, abierta_por: str, ahora: datetime) -> EstadoP
     )
 
 
-def por_abrir(secs: Iterable[Secuencia], estados: Mapping[str, EstadoPuerta]) -> list[Secuencia]:
-    """The certified sequences whose gate is not open under their key: ready to open. Pure."""
-    return [s for s in secs if s.certificada and not abierta(estados.get(s.id), s.clave)]
+def abierta_propia(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
+    """Whether the gate is open under its key on its own certification (a covered record
+    does not count: the family's own certification replaces it)."""
+    estado = registro(sec.familia, sec.clave, estados)
+    return estado is not None and estado.abierta and estado.motivo != MOTIVO_PUERTA_CUBIERTA
+
+
+def por_abrir(
+    secs: Sequence[Secuencia], estados: Mapping[str, EstadoPuerta], alcance: Alcance
+) -> list[Secuencia]:
+    """Certified sequences whose gate is not open on its own, not held, and that someone may
+    open (the pooled gate not under ``--sin-puerta-conjunta``): ready to open. Pure."""
+    return [
+        s
+        for s in secs
+        if s.certificada
+        and not abierta_propia(s, estados)
+        and retencion(s.familia, s.clave, estados) is None
+        and (s.familia != FAMILIA_TODAS or alcance.conjunta)
+    ]
+
+
+def desde(guardada: Guardada, reinicios: Mapping[tuple[str, str], int]) -> int:
+    """Where a sequence starts now: its own last restart, and for a family also the pooled
+    gate's of its key (the bound measured the mix the family was part of)."""
+    conjunta = reinicios.get((FAMILIA_TODAS, guardada.clave_id), 0)
+    if guardada.familia == FAMILIA_TODAS:
+        return conjunta
+    return max(conjunta, reinicios.get((guardada.familia, guardada.clave_id), 0))
 
 
 Escritor = Callable[[EstadoPuerta], Any]
@@ -245,94 +117,212 @@ Escritor = Callable[[EstadoPuerta], Any]
 
 @dataclass
 class Apertura:
-    """The app's certifier: recompute, restart after closures, open (or offer to open).
+    """The app's certifier: advance the sequences, restart after closures, open and cover.
 
     ``estados`` returns the current states of ``fichas.puerta`` (``LectorPuertas.estados``);
-    ``escribir`` writes one record there (an awaitable).
+    ``escribir`` writes one record there (an awaitable); ``lease`` None: the only certifier.
     """
 
     almacen: Almacen
     estados: Callable[[], Mapping[str, EstadoPuerta]]
     escribir: Escritor
     modo: str = APERTURA_AUTOMATICA
+    alcance: Alcance = field(default_factory=Alcance)
+    lease: Lease | None = None
     objetivo: float = OBJETIVO_PUERTA
     delta: float = DELTA_PUERTA
     rejilla: Sequence[float] = REJILLA
+    cada_s: float = REVISAR_S
     secuencias: list[Secuencia] = field(default_factory=list)
-    # (family, key id) -> open records this process wrote: the counter on /metrics.
+    # (family, key id) -> records this process wrote: the counters on /metrics.
     abiertas: dict[tuple[str, str], int] = field(default_factory=dict)
-    _enviadas: set[tuple[str, int]] = field(default_factory=set)
+    cubiertas: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    rondas: int = 0
     _reiniciadas: set[tuple[str, str, str]] = field(default_factory=set)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def __post_init__(self) -> None:
         if self.modo not in APERTURAS:
             raise ValueError(f"apertura must be one of {APERTURAS}, got {self.modo!r}")
+        self._store = AlmacenSecuencias(self.almacen.database)
+        self._escritor = EscritorPuerta(self.almacen.database, self.escribir)
+
+    @property
+    def titular(self) -> bool:
+        """Whether this replica runs the rounds that write (it holds the lease)."""
+        return self.lease is None or self.lease.held
 
     async def _reiniciar(self, estados: Mapping[str, EstadoPuerta]) -> None:
         """Write the restart point of every gate the online bound closed, once per closure."""
         for estado in estados.values():
             if estado.abierta or estado.motivo != MOTIVO_PUERTA_COTA_BAJA:
                 continue
-            marca = (estado.familia, estado.clave.texto(), estado.actualizada_en.isoformat())
-            if marca in self._reiniciadas:
+            marca_ = (estado.familia, estado.clave.texto(), estado.actualizada_en.isoformat())
+            if marca_ in self._reiniciadas:
                 continue
-            await self.almacen.reiniciar(*marca)
-            self._reiniciadas.add(marca)
+            await self.almacen.reiniciar(*marca_)
+            self._reiniciadas.add(marca_)
 
-    async def calcular(self) -> list[Secuencia]:
-        """Restarts, then every sequence from the store (the test runs on a thread).
+    async def reiniciar(self) -> None:
+        """On the lease holder, the restart points of the closures ``fichas.puerta`` shows:
+        the app's start-up writes them before its consumer stores any new item."""
+        async with self._lock:
+            if self.titular:
+                await self._reiniciar(self.estados())
 
-        Safe to call concurrently with ``revisar`` (the Puertas page does): both compute from
-        the store, and a restart point written twice is written once (its primary key).
-        """
-        await self._reiniciar(self.estados())
-        filas = await self.almacen.secuencias()
+    async def calcular(self, guardar: bool = False) -> list[Secuencia]:
+        """Every sequence advanced by its newly decided prefix; the states written back when
+        ``guardar`` (the holder's rounds). Safe to call concurrently (the Puertas page does):
+        a state is written only ahead of the stored one, and advancing is deterministic."""
         reinicios = await self.almacen.reinicios()
-        self.secuencias = await asyncio.to_thread(
-            secuencias, filas, reinicios, self.objetivo, self.delta, self.rejilla
-        )
-        return self.secuencias
+        secuencias = []
+        for guardada in await self._store.listar():
+            secuencias.append(
+                await avanzar_secuencia(
+                    self._store,
+                    guardada,
+                    desde(guardada, reinicios),
+                    self.objetivo,
+                    self.delta,
+                    self.rejilla,
+                    guardar=guardar,
+                )
+            )
+        self.secuencias = secuencias
+        return secuencias
 
-    def listas(self) -> list[Secuencia]:
-        """Gates ready to open now (certified, not open under their key)."""
-        return por_abrir(self.secuencias, self.estados())
+    def listas(self, estados: Mapping[str, EstadoPuerta] | None = None) -> list[Secuencia]:
+        """Gates ready to open now (certified, not open on their own, not held)."""
+        return por_abrir(
+            self.secuencias, self.estados() if estados is None else estados, self.alcance
+        )
+
+    def por_clic(self, familia: str) -> bool:
+        """Whether a reviewer's click may open (or cover) this gate: every gate in manual
+        mode; in automatic mode, a family outside the automatic scope (its own gate). The
+        pooled gate under ``--sin-puerta-conjunta`` never: it would govern no family."""
+        if familia == FAMILIA_TODAS:
+            return self.modo == APERTURA_MANUAL and self.alcance.conjunta
+        return self.modo == APERTURA_MANUAL or not self.alcance.incluye(familia)
 
     async def revisar(self) -> list[EstadoPuerta]:
-        """Recompute; in automatic mode write every gate ready to open; the records written.
-
-        An opening already written by this process for this sequence (same start) is not
-        written again while the reader has not caught up with it; a failed write is retried by
-        the next call.
-        """
+        """One round: advance; on the lease holder, restart, open and cover; the records
+        written. A record already written (its mark) is never written again; a failed write
+        is decided again by the next round."""
         async with self._lock:
-            await self.calcular()
-            if self.modo != APERTURA_AUTOMATICA:
+            self.rondas += 1
+            titular = self.titular
+            if titular:
+                await self._reiniciar(self.estados())
+            await self.calcular(guardar=titular)
+            if not (titular and self.titular):
                 return []
-            escritos = []
-            for sec in self.listas():
-                marca = (sec.id, sec.desde)
-                if marca in self._enviadas:
-                    continue
-                estado = await self._abrir(sec, ABIERTA_POR_AUTOMATICO)
-                self._enviadas.add(marca)
-                escritos.append(estado)
+            estados = dict(self.estados())
+            escritos: list[EstadoPuerta] = []
+            if self.modo == APERTURA_AUTOMATICA:
+                for sec in self.listas(estados):
+                    if self.alcance.incluye(sec.familia) and self.titular:
+                        estado = await self._abrir(sec, ABIERTA_POR_AUTOMATICO, estados)
+                        if estado is not None:
+                            escritos.append(estado)
+            # Coverage sees this round's openings: a family just opened on its own is not
+            # covered in the same round (the reader has not read them back yet).
+            estados.update((e.id, e) for e in escritos)
+            escritos += await self._cubrir(estados)
+            await self._escritor.limpiar()
             return escritos
 
+    async def _cubrir(self, estados: Mapping[str, EstadoPuerta]) -> list[EstadoPuerta]:
+        """The coverage records the topic lacks: covered records (automatic mode) and the
+        closed record of a covered family its own evidence excluded (both modes)."""
+        escritos = []
+        for sec in self.secuencias:
+            if sec.familia == FAMILIA_TODAS or not self.titular:
+                continue
+            nuevo = self._cobertura(sec, estados)
+            if nuevo is None or (nuevo.abierta and self.modo != APERTURA_AUTOMATICA):
+                continue
+            if await self._escribir_cobertura(nuevo, estados):
+                escritos.append(nuevo)
+        return escritos
+
+    def _cobertura(
+        self, sec: Secuencia, estados: Mapping[str, EstadoPuerta]
+    ) -> EstadoPuerta | None:
+        """What ``puerta.cobertura.escritura`` says the topic lacks for this family now."""
+        conjunta = registro(FAMILIA_TODAS, sec.clave, estados)
+        if conjunta is None or not conjunta.abierta:
+            return None
+        cob = cobertura(sec.familia, sec.clave, estados, sec.estado, self.alcance)
+        return escritura(cob, sec.clave, estados, datetime.now(UTC))
+
+    async def _escribir_cobertura(
+        self, nuevo: EstadoPuerta, estados: Mapping[str, EstadoPuerta]
+    ) -> bool:
+        """Write a covered (or excluded) record once per pooled certification and record it
+        replaces; count and log it."""
+        previo = estados.get(nuevo.id)
+        conjunta = registro(FAMILIA_TODAS, nuevo.clave, estados)
+        base = conjunta.actualizada_en.isoformat() if conjunta is not None else "-"
+        accion = "cubrir" if nuevo.abierta else "excluir"
+        if not await self._escritor.escribir(marca(accion, nuevo.id, base, previo), nuevo):
+            return False
+        clave = (nuevo.familia, nuevo.clave.texto(), "cubierta" if nuevo.abierta else "excluida")
+        self.cubiertas[clave] = self.cubiertas.get(clave, 0) + 1
+        log.warning(
+            "gate %s %s by the pooled gate at λ %s: %s",
+            nuevo.id,
+            "covered" if nuevo.abierta else "excluded",
+            nuevo.umbral if nuevo.abierta else (conjunta.umbral if conjunta else None),
+            nuevo.origen_datos,
+        )
+        return True
+
     async def abrir(self, puerta_id: str, revisor: str) -> EstadoPuerta | None:
-        """A reviewer's click (manual mode): open the gate if, checked again now, it is
-        certified and not open; None otherwise (nothing written)."""
+        """A reviewer's click: open the gate if, checked again now, it is certified, not open,
+        not held and theirs to open (``por_clic``); in manual mode, cover a family the pooled
+        gate covers. None when nothing was written (not ready, or written already: by another
+        replica, or by a second click)."""
+        familia = puerta_id.split("|", 1)[0]
+        if not self.por_clic(familia):
+            return None
         async with self._lock:
             await self.calcular()
-            sec = next((s for s in self.listas() if s.id == puerta_id), None)
-            if sec is None:
+            estados = self.estados()
+            sec = next((s for s in self.listas(estados) if s.id == puerta_id), None)
+            if sec is not None:
+                return await self._abrir(sec, revisor, estados)
+            if self.modo != APERTURA_MANUAL:
                 return None
-            return await self._abrir(sec, revisor)
+            propia = next((s for s in self.secuencias if s.id == puerta_id), None)
+            if propia is None or propia.familia == FAMILIA_TODAS:
+                return None
+            nuevo = self._cobertura(propia, estados)
+            if nuevo is None or not nuevo.abierta:
+                return None
+            nuevo = nuevo.model_copy(update={"abierta_por": revisor})
+            return nuevo if await self._escribir_cobertura(nuevo, estados) else None
 
-    async def _abrir(self, sec: Secuencia, abierta_por: str) -> EstadoPuerta:
-        """Write the open record and count it."""
+    def cubrible(self, puerta_id: str, estados: Mapping[str, EstadoPuerta]) -> bool:
+        """Whether a click would cover this family now (manual mode)."""
+        if self.modo != APERTURA_MANUAL:
+            return False
+        sec = next((s for s in self.secuencias if s.id == puerta_id), None)
+        if sec is None or sec.familia == FAMILIA_TODAS:
+            return False
+        nuevo = self._cobertura(sec, estados)
+        return nuevo is not None and nuevo.abierta
+
+    async def _abrir(
+        self, sec: Secuencia, abierta_por: str, estados: Mapping[str, EstadoPuerta]
+    ) -> EstadoPuerta | None:
+        """Write the open record once per sequence start and record it replaces; count it."""
         estado = estado_abierto(sec, abierta_por, datetime.now(UTC))
-        await self.escribir(estado)
+        previo = estados.get(sec.id)
+        if not await self._escritor.escribir(
+            marca("abrir", sec.id, str(sec.desde), previo), estado
+        ):
+            return None
         clave = (sec.familia, sec.clave.texto())
         self.abiertas[clave] = self.abiertas.get(clave, 0) + 1
         log.warning(
@@ -348,8 +338,8 @@ class Apertura:
         return estado
 
     async def vigilar(self) -> None:
-        """Now and every few seconds, until cancelled."""
-        await en_rondas(self.revisar, REVISAR_S, "certifying the gates")
+        """Now and every ``cada_s`` seconds, until cancelled."""
+        await en_rondas(self.revisar, self.cada_s, "certifying the gates")
 
     async def revisar_o_registrar(self) -> None:
         """``revisar``, with a failure logged (the next round retries) instead of raised."""

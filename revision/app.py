@@ -9,7 +9,9 @@ rather than ``FICHAS_*`` variables: only this process reads them, and the worker
 reverse proxies whose ``X-Forwarded-For`` is believed; ``--inactividad-min`` the idle timeout.
 ``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions.
 ``--apertura automatica|manual`` says whether the app opens a certified gate itself or offers a
-reviewer the click (``revision.apertura`` says why automatic is the default).
+reviewer the click; ``--apertura-familias`` and ``--sin-puerta-conjunta`` narrow what it opens
+by itself (``puerta.alcance``); only the replica holding the certifier's lease writes gates
+(``revision.lease``). Why: docs/revision.md, "Decisiones de diseño" and "El certificador".
 
 ``crear_app`` wires every route to its handler, in one list a reader can scan; the handlers
 live in the modules of the web layer (``revision.web`` says which does what).
@@ -25,7 +27,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 
 from aiohttp import web
@@ -34,15 +36,18 @@ from esquemas.puerta import EstadoPuerta
 from infra.config import ConfigError, Settings, load_settings
 from infra.kafka import check_access
 from infra.kafka_access import refusal
+from puerta.alcance import Alcance
 from puerta.topico import LectorPuertas, escribir_estado
 from revision import acciones, operacion, paginas, puertas
 from revision.acceso import ACCESO, Acceso, exigir_sesion, login_get, login_post, logout
 from revision.almacen import Almacen
-from revision.apertura import APERTURA_AUTOMATICA, APERTURAS, Apertura
+from revision.apertura import APERTURA_AUTOMATICA, APERTURAS, REVISAR_S, Apertura
 from revision.cuentas import Cuentas
 from revision.database import open_database
 from revision.flujo import Flujo
+from revision.lease import Lease
 from revision.metricas import metricas_revision
+from revision.rondas import sin_propagar
 from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
 from revision.web import CTX, Contexto, cabeceras
@@ -64,6 +69,8 @@ class Seguridad:
     proxies: tuple[Red, ...] = ()
     inactividad_s: float = INACTIVIDAD_S
     apertura: str = APERTURA_AUTOMATICA
+    alcance: Alcance = field(default_factory=Alcance)
+    ronda_s: float = REVISAR_S
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -105,6 +112,25 @@ def _parser() -> argparse.ArgumentParser:
         "shadow-mode decisions certify it (anytime-valid, in arrival order); manual: the "
         "'Puertas' page shows it ready to open and a reviewer opens it with one click",
     )
+    parser.add_argument(
+        "--apertura-familias",
+        default=None,
+        metavar="FAMILIA[,FAMILIA...]",
+        help="the families the app opens and covers by itself (default: every family); a "
+        "family outside the list shows its evidence and a reviewer opens it with one click",
+    )
+    parser.add_argument(
+        "--sin-puerta-conjunta",
+        action="store_true",
+        help="never open the pooled gate (*), so no family is covered by it",
+    )
+    parser.add_argument(
+        "--ronda-s",
+        type=float,
+        default=REVISAR_S,
+        help=f"seconds between the certifier's and the online bound's rounds (default "
+        f"{REVISAR_S:.0f})",
+    )
     return parser
 
 
@@ -133,8 +159,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.inactividad_min <= 0:
         print("fichas revisor: --inactividad-min must be positive", file=sys.stderr)
         return EXIT_USAGE
+    if args.ronda_s <= 0:
+        print("fichas revisor: --ronda-s must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        alcance = Alcance.de_texto(args.apertura_familias, not args.sin_puerta_conjunta)
+    except ValueError as exc:
+        print(f"fichas revisor: --apertura-familias: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     seguridad = Seguridad(
-        args.cookie_segura, args.proxies, args.inactividad_min * 60, args.apertura
+        args.cookie_segura,
+        args.proxies,
+        args.inactividad_min * 60,
+        args.apertura,
+        alcance,
+        args.ronda_s,
     )
     try:
         eventloop.run(servir(settings, args.host, args.port, seguridad))
@@ -221,17 +260,28 @@ def _settings(programa: str) -> Settings | None:
         return None
 
 
-async def vigilancia_de(settings: Settings, almacen: Almacen, lector: LectorPuertas) -> Vigilancia:
+async def vigilancia_de(
+    settings: Settings,
+    almacen: Almacen,
+    lector: LectorPuertas,
+    lease: Lease | None = None,
+    cada_s: float = REVISAR_S,
+) -> Vigilancia:
     """The gate monitor, its sequences rebuilt from the stored verdicts, writing closures to
-    the gate topic; started once the reader has read the gates that exist, so a restart never
-    publishes a closure the topic already has."""
+    the gate topic (each once, on the lease holder); started once the reader has read the
+    gates that exist, so a restart never publishes a closure the topic already has."""
 
     async def escribir(estado: EstadoPuerta) -> None:
         await escribir_estado(settings, estado, topic=settings.topic_puerta)
 
-    vigilancia = Vigilancia(lector.estados, escribir)
-    veredictos = await almacen.veredictos_muestra()
-    vigilancia.reconstruir((decision, datos) for _, decision, datos in veredictos)
+    vigilancia = Vigilancia(
+        lector.estados,
+        escribir,
+        almacen=almacen,
+        titular=(lambda: lease.held) if lease is not None else (lambda: True),
+        cada_s=cada_s,
+    )
+    await vigilancia.refrescar()
     await lector.al_dia()
     return vigilancia
 
@@ -277,7 +327,22 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     async def escribir(estado: EstadoPuerta) -> None:
         await escribir_estado(settings, estado, topic=settings.topic_puerta)
 
-    apertura = Apertura(almacen, lector.estados, escribir, seguridad.apertura)
+    lease = Lease(database)
+    apertura = Apertura(
+        almacen,
+        lector.estados,
+        escribir,
+        seguridad.apertura,
+        alcance=seguridad.alcance,
+        lease=lease,
+        cada_s=seguridad.ronda_s,
+    )
+    log.info(
+        "certifier: apertura %s; %s; lease holder id %s",
+        seguridad.apertura,
+        seguridad.alcance.describir(),
+        lease.holder,
+    )
     parar = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -285,14 +350,14 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
     try:
         await check_access(settings)  # a refused login or certificate: one line, before any client
         await lector.start(settings)
-        vigilancia = await vigilancia_de(settings, almacen, lector)
+        vigilancia = await vigilancia_de(settings, almacen, lector, lease, seguridad.ronda_s)
         async with open_version_store(settings.postgres_dsn, settings.data_dir) as versiones:
             ctx = Contexto(
                 almacen=almacen,
                 flujo=flujo,
                 versiones=versiones,
                 metricas=metricas_revision(
-                    almacen, vigilancia, settings.muestra_proporcion, apertura
+                    almacen, vigilancia, settings.muestra_proporcion, apertura, lease
                 ),
                 modelo=settings.llm_modelo,
                 vigilancia=vigilancia,
@@ -310,22 +375,28 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
             await runner.setup()
             site = web.TCPSite(runner, host, port)
             await site.start()
-            vigilar = asyncio.create_task(vigilancia.vigilar(), name="revisor-puerta")
-            # Restart points of closures that happened while the app was down are written
-            # before the consumer stores anything (revision.apertura, "Restarts").
-            await apertura.revisar_o_registrar()
-            abrir = asyncio.create_task(apertura.vigilar(), name="revisor-apertura")
+            # The lease is tried before the first rounds, so a sole replica writes at once.
+            with contextlib.suppress(Exception):
+                await lease.renew()
+            tareas = [asyncio.create_task(lease.keep(), name="revisor-lease")]
             try:
+                # Restart points of closures that happened while the app was down are written
+                # before the consumer stores anything (docs/puerta.md, "Reinicio tras un
+                # cierre"); the rounds that write gates start once the topics exist.
+                await sin_propagar(apertura.reiniciar, "writing the gates' restart points")
                 await flujo.start()
+                tareas.append(asyncio.create_task(vigilancia.vigilar(), name="revisor-puerta"))
+                tareas.append(asyncio.create_task(apertura.vigilar(), name="revisor-apertura"))
                 print(f"fichas revisor serving http://{host}:{port}/", flush=True)
                 await _primero(parar, flujo.rechazada)
                 if flujo.rechazo is not None:
                     raise flujo.rechazo
             finally:
-                for tarea in (vigilar, abrir):
+                for tarea in tareas:
                     tarea.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await tarea
+                await lease.stop()
                 await runner.cleanup()
                 await flujo.stop()
     finally:

@@ -3,7 +3,9 @@
 One schema for the app's one database: the review queue's tables (``revision_items``,
 ``revision_decisiones``, ``revision_skus``, the gates' ``revision_evidencias`` and
 ``revision_reinicios``; ``revision.almacen``) and the reviewers' (``revision_usuarios``,
-``revision_sesiones``, ``revision_secretos``; ``revision.cuentas``). The migrations are one
+``revision_sesiones``, ``revision_secretos``; ``revision.cuentas``), and the certifier's
+(``revision_secuencias``, ``revision_escrituras``, ``revision_leases``; ``revision.secuencias``,
+``revision.escritura``, ``revision.lease``). The migrations are one
 sequence because the position in the list is the version (``migraciones.esquema``): a store's
 tables cannot have a numbering of their own in the same migrations table. Every migration is
 written once and used for both dialects, because none needs a dialect's own syntax; one that
@@ -108,6 +110,51 @@ _ESQUEMA_3 = (
     )""",
 )
 
+# The certifier whose cost does not grow with history, and one certifier among replicas (issue
+# 38, docs/revision.md "El certificador"). ``revision_secuencias``: one row per gate sequence
+# (key id, family or ``*``), created with its first shadow-mode item (and here, for the
+# evidence already stored), holding the sequence's ``puerta.secuencial.EstadoSecuencia`` as
+# JSON (null until the certifier first advances it), its restart point ``desde`` and the last
+# arrival order consumed ``posicion``; the two indexes read a sequence's rows after its
+# position in arrival order. ``revision_escrituras``: every gate record the app decided to
+# write, under a mark that names what it does and the record it replaces, so that two
+# replicas, a restart or a click never write the same one twice. ``revision_leases``: who runs
+# the rounds that write, until when. The decisions' index by kind and time is what the online
+# bound's incremental read of the sample verdicts uses.
+_ESQUEMA_4 = (
+    "create index revision_evidencias_conjunta on revision_evidencias (clave_id, sombra, orden)",
+    "create index revision_evidencias_familia "
+    "on revision_evidencias (clave_id, familia, sombra, orden)",
+    "create index revision_decisiones_tipo on revision_decisiones (tipo, decidida_en)",
+    """create table revision_secuencias (
+        clave_id text not null,
+        familia text not null,
+        clave text not null,
+        desde bigint not null,
+        posicion bigint not null,
+        estado text,
+        primary key (clave_id, familia)
+    )""",
+    "insert into revision_secuencias (clave_id, familia, clave, desde, posicion, estado) "
+    "select clave_id, familia, min(clave), 0, -1, null from revision_evidencias "
+    "where sombra = 1 group by clave_id, familia",
+    "insert into revision_secuencias (clave_id, familia, clave, desde, posicion, estado) "
+    "select clave_id, '*', min(clave), 0, -1, null from revision_evidencias "
+    "where sombra = 1 group by clave_id",
+    """create table revision_escrituras (
+        marca text primary key,
+        puerta text not null,
+        estado text not null,
+        creada double precision not null,
+        enviada integer not null default 0
+    )""",
+    """create table revision_leases (
+        name text primary key,
+        holder text not null,
+        expires_at double precision not null
+    )""",
+)
+
 ESQUEMA = Esquema(
     nombre="revision",
     tabla="revision_migraciones",
@@ -123,6 +170,11 @@ ESQUEMA = Esquema(
             "the gates' evidence: key, score, code checks, shadow mode, arrival order; restarts",
             _ESQUEMA_3,
             _ESQUEMA_3,
+        ),
+        Migracion(
+            "the certifier's stored sequence states, gate writes made once, and its lease",
+            _ESQUEMA_4,
+            _ESQUEMA_4,
         ),
     ),
 )

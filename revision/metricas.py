@@ -10,6 +10,7 @@ collector then builds the families from those figures.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,8 +34,10 @@ from esquemas.constantes import (
 )
 from revision import retenidas
 from revision.almacen import Almacen
-from revision.apertura import Apertura
+from revision.apertura import APERTURA_MANUAL, Apertura
 from revision.confianza import VENTANA_MUESTRA, DecisionResumen, calcular
+from revision.gobierno import familias, gobierno
+from revision.lease import Lease
 from revision.vigilancia import Vigilancia, actuales
 
 # Base names as they appear in /metrics; docs/metricas.md lists them.
@@ -65,6 +68,14 @@ OPEN_PENDING = "fichas_revision_apertura_pendientes"
 OPEN_READY = "fichas_revision_apertura_lista"
 OPEN_CERTIFIED = "fichas_revision_apertura_umbral_certificado"
 OPENED = "fichas_revision_puertas_abiertas"  # exported as ..._total
+# Which gate governs each family (revision/gobierno.py), and its own evidence at the pooled λ.
+GOVERNED = "fichas_revision_familia_gobierno"
+OWN_APPROVALS = "fichas_revision_familia_aprobaciones_propias"
+EXCLUSION = "fichas_revision_familia_exclusion_log10"
+COVERED = "fichas_revision_coberturas"  # exported as ..._total
+# One certifier among replicas (revision/lease.py).
+LEASE_HOLDER = "fichas_revision_certificador_titular"
+ROUNDS = "fichas_revision_certificador_rondas"  # exported as ..._total
 # Recall of the gate (revision/retenidas.py).
 RECALL = "fichas_revision_recall"
 HELD_BACK = "fichas_revision_retenidas_muestra"
@@ -115,11 +126,13 @@ class RevisionCollector(Collector):
         vigilancia: Vigilancia | None = None,
         proporcion: float = 0.0,
         apertura: Apertura | None = None,
+        lease: Lease | None = None,
     ) -> None:
         self.cifras = Cifras()
         self.vigilancia = vigilancia
         self.proporcion = proporcion
         self.apertura = apertura
+        self.lease = lease
 
     def collect(self) -> Iterator[Metric]:
         cuentas, primero = self.cifras.abiertos, self.cifras.primero
@@ -149,7 +162,55 @@ class RevisionCollector(Collector):
             yield from self._puertas(self.vigilancia)
         if self.apertura is not None:
             yield from self._apertura(self.apertura)
+            yield from self._gobierno(self.apertura)
+        if self.lease is not None:
+            yield GaugeMetricFamily(
+                LEASE_HOLDER,
+                "1 when this replica holds the certifier's lease (writes gates)",
+                value=1 if self.lease.held else 0,
+            )
         yield from self._recall(self.vigilancia)
+
+    def _gobierno(self, apertura: Apertura) -> Iterator[Metric]:
+        """Per family and key: which gate governs it and why (1 on the one current pair of
+        labels), its own decided approvals at the pooled λ and its exclusion e-value while a
+        pooled gate is open; the coverage records written; the certifier's rounds."""
+        rige = GaugeMetricFamily(
+            GOVERNED,
+            "1: the gate that governs the family and why",
+            labels=["family", "key", "gate", "reason"],
+        )
+        propias = GaugeMetricFamily(
+            OWN_APPROVALS, "Own decided approvals at the pooled threshold", labels=["family", "key"]
+        )
+        exclusion = GaugeMetricFamily(
+            EXCLUSION, "log10 exclusion e-value at the pooled threshold", labels=["family", "key"]
+        )
+        estados = apertura.estados()
+        secuencias = list(apertura.secuencias)
+        claves = {s.clave.texto(): s.clave for s in secuencias}
+        claves |= {e.clave.texto(): e.clave for e in estados.values()}
+        manual = apertura.modo == APERTURA_MANUAL
+        for clave_id, clave in sorted(claves.items()):
+            por_familia = {s.familia: s for s in secuencias if s.clave == clave}
+            for familia in familias(clave, estados, secuencias):
+                gob = gobierno(
+                    familia, clave, estados, por_familia.get(familia), apertura.alcance, manual
+                )
+                rige.add_metric([familia, clave_id, gob.puerta, gob.razon], 1)
+                cob = gob.cobertura
+                if cob is not None and cob.umbral is not None:
+                    propias.add_metric([familia, clave_id], cob.n)
+                    valor = math.log10(cob.e_exclusion) if cob.e_exclusion > 0 else -math.inf
+                    exclusion.add_metric([familia, clave_id], valor)
+        yield from (rige, propias, exclusion)
+        cubiertas = CounterMetricFamily(
+            COVERED, "Coverage records this app wrote", labels=["family", "key", "kind"]
+        )
+        for (familia, clave_id, tipo), veces in sorted(dict(apertura.cubiertas).items()):
+            cubiertas.add_metric([familia, clave_id, tipo], veces)
+        yield cubiertas
+        yield CounterMetricFamily(ROUNDS, "Certifier rounds run", value=apertura.rondas)
 
     def _apertura(self, apertura: Apertura) -> Iterator[Metric]:
         """Per gate (family or "*", key), how far shadow mode is from opening it: the evidence
@@ -309,10 +370,11 @@ class MetricasRevision(CollectorRegistry):
         vigilancia: Vigilancia | None = None,
         proporcion: float = 0.0,
         apertura: Apertura | None = None,
+        lease: Lease | None = None,
     ) -> None:
         super().__init__()
         self.almacen = almacen
-        self.colector = RevisionCollector(vigilancia, proporcion, apertura)
+        self.colector = RevisionCollector(vigilancia, proporcion, apertura, lease)
         self.register(self.colector)
 
     async def actualizar(self) -> None:
@@ -327,6 +389,7 @@ def metricas_revision(
     vigilancia: Vigilancia | None = None,
     proporcion: float = 0.0,
     apertura: Apertura | None = None,
+    lease: Lease | None = None,
 ) -> MetricasRevision:
     """A registry of its own with the app's collector (several apps may share a process)."""
-    return MetricasRevision(almacen, vigilancia, proporcion, apertura)
+    return MetricasRevision(almacen, vigilancia, proporcion, apertura, lease)

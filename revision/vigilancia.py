@@ -1,52 +1,23 @@
 """The gate that closes itself: sample verdicts -> an online bound -> the gate closed on
 ``fichas.puerta``.
 
-What is measured. A ficha the loop published through a certified gate carries that gate
-(``FichaPublicada.puerta``: family, key, λ, when it was certified). A share of those
-publications reaches people on ``fichas.muestra_revision``; their verdict is ``correcta`` (1)
-or ``incorrecta`` (0). In the order the verdicts are taken, one sequence per certification of
-a gate (``familia`` + ``clave`` + ``certificada_en``) feeds ``puerta.cota.CotaEnLinea``. Ficha
-published without a gate (by a person, or under ``FICHAS_PUERTA=veredicto``) do not count:
-they say nothing about a threshold.
-
-Why a confidence sequence and not the Wilson interval recomputed at each decision. The app
-looks at the bound after every verdict and acts the first time it crosses the objective. A
-fixed-n interval is valid for one look at a sample size chosen in advance; checked after every
-verdict, the chance that some look falls below the objective by bad luck grows with the number
-of looks (to certainty, by the law of the iterated logarithm), so a sound gate would
-eventually be closed by noise. A confidence sequence by betting (Waudby-Smith & Ramdas,
-"Estimating means of bounded random variables by betting") holds at every verdict at once: the
-chance that it is ever wrong is at most δ, however often it is looked at and whenever the app
-acts on it.
-
-When the gate closes. ``CotaEnLinea`` keeps both sides of the sequence over the same
-verdicts: the lower bound (the ``cota_inferior`` that metrics and the closed record show) and
-the upper bound (the same construction on the errors). The gate is closed when the upper bound
-is below the objective: then the whole confidence sequence, lower bound included, lies below
-it, and the probability that this ever happens to a gate whose precision really meets the
-objective is at most δ.
-Closing on the lower bound alone would close every gate at its first verdicts: a lower bound
-starts at 0 and needs tens of correct verdicts to climb above 0.9, so before that it is
-"below the objective" for lack of data, not because the gate is bad. The same rule, risk
-monitoring with an online lower bound on the error rate, is the one of Podkopaev & Ramdas,
-"Tracking the risk of a deployed model and detecting harmful distribution shifts" (2022).
-
-Restarts. Nothing is kept in memory that the store does not have: at start-up the sequences
-are rebuilt from the stored verdicts in the order they were taken, and every few seconds (and
-after each verdict) the app closes any gate whose bound is below the objective and that
-``fichas.puerta`` still shows open under that certification. A crash between the verdict and
-the closed record, or a broker down at that moment, only delays the record.
-
-A new certification (``fichas calibrar`` writes the gate again, with a new ``actualizada_en``)
-starts a new sequence: the old verdicts measured another threshold, and the new certification
-was made on its own data. Closing a pooled gate (``*``) closes it for every family that relies
-on it, which is what the verdicts measured.
+A ficha the loop published through a gate carries it (``FichaPublicada.puerta``); people's
+verdicts on the sampled ones (``correcta`` 1, ``incorrecta`` 0), in the order taken, feed one
+``puerta.cota.CotaEnLinea`` per certification (family, key, ``certificada_en``). A covered
+family's verdict counts twice: for its covered record's certification and for the pooled one
+it rests on (``conjunta_certificada_en``). The gate is closed when the upper bound falls below
+the objective, once per certification while the topic shows it open under it. Every replica
+reads the verdicts all replicas took (``refrescar``); only the lease holder writes closures.
+Invariants: a ficha published without a gate counts for nothing; a new certification starts a
+new sequence; nothing is kept that the store cannot rebuild. Why a confidence sequence, the
+closing rule, restarts: docs/puerta.md, "La puerta que se cierra sola".
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -58,16 +29,21 @@ from esquemas.constantes import (
     DECISION_CORRECTA,
     DECISION_INCORRECTA,
     DELTA_PUERTA,
+    FAMILIA_TODAS,
     MOTIVO_PUERTA_COTA_BAJA,
 )
 from esquemas.puerta import EstadoPuerta, PuertaAplicada
 from puerta.cota import CotaEnLinea
 from revision import retenidas
+from revision.almacen import Almacen
 from revision.rondas import en_rondas, sin_propagar
 
 log = logging.getLogger(__name__)
 
 REVISAR_S = 5.0  # how often unsent closures are retried (as the decisions' outbox)
+# Verdicts are re-read from this long before the last read: a verdict another replica stamped
+# (its clock, before its commit) up to this much earlier than it became visible is not missed.
+VENTANA_S = 60.0
 
 
 def certificacion_de(publicada: Mapping[str, Any]) -> PuertaAplicada | None:
@@ -132,23 +108,46 @@ def seguir(
     return seguimientos
 
 
+def conjunta_de(cert: PuertaAplicada) -> PuertaAplicada | None:
+    """The pooled certification a covered family's publication also measures; None for a
+    gate certified on its own data. Its n and k are not on the ficha (0 here): a closure
+    copies them from the pooled gate's open record."""
+    if cert.conjunta_certificada_en is None or cert.familia == FAMILIA_TODAS:
+        return None
+    return cert.model_copy(
+        update={
+            "familia": FAMILIA_TODAS,
+            "certificada_en": cert.conjunta_certificada_en,
+            "conjunta_certificada_en": None,
+            "n": 0,
+            "k": 0,
+        }
+    )
+
+
 def anotar(
     seguimientos: dict[PuertaAplicada, Seguimiento],
     decision: str,
     publicada: Mapping[str, Any],
     delta: float = DELTA_PUERTA,
 ) -> Seguimiento | None:
-    """Add one verdict to its certification's sequence; None when it does not count."""
+    """Add one verdict to its certification's sequence (and, for a covered family, to the
+    pooled certification's); the family's sequence, or None when it does not count."""
     if decision not in (DECISION_CORRECTA, DECISION_INCORRECTA):
         return None
     cert = certificacion_de(publicada)
     if cert is None:
         return None
-    seguimiento = seguimientos.get(cert)
-    if seguimiento is None:
-        seguimiento = seguimientos[cert] = Seguimiento(cert, delta)
-    seguimiento.anotar(decision == DECISION_CORRECTA)
-    return seguimiento
+    propio: Seguimiento | None = None
+    for certificacion in (cert, conjunta_de(cert)):
+        if certificacion is None:
+            continue
+        seguimiento = seguimientos.get(certificacion)
+        if seguimiento is None:
+            seguimiento = seguimientos[certificacion] = Seguimiento(certificacion, delta)
+        seguimiento.anotar(decision == DECISION_CORRECTA)
+        propio = propio or seguimiento
+    return propio
 
 
 def actuales(seguimientos: Mapping[PuertaAplicada, Seguimiento]) -> dict[str, Seguimiento]:
@@ -227,7 +226,9 @@ class Vigilancia:
     """The app's monitor: the sequences, the gates' current states, and the closing writes.
 
     ``estados`` returns the current states of ``fichas.puerta`` (a ``puerta.topico.
-    LectorPuertas`` snapshot); ``escribir`` writes one record there (an awaitable).
+    LectorPuertas`` snapshot); ``escribir`` writes one record there (an awaitable). With
+    ``almacen`` each round first reads the verdicts every replica took (``refrescar``);
+    ``titular`` says whether this replica writes (the lease, ``revision.lease``).
     """
 
     def __init__(
@@ -235,15 +236,23 @@ class Vigilancia:
         estados: Callable[[], Mapping[str, EstadoPuerta]],
         escribir: Escritor,
         delta: float = DELTA_PUERTA,
+        almacen: Almacen | None = None,
+        titular: Callable[[], bool] = lambda: True,
+        cada_s: float = REVISAR_S,
     ) -> None:
         self._estados = estados
         self._escribir = escribir
         self.delta = delta
+        self._almacen = almacen
+        self._titular = titular
+        self.cada_s = cada_s
         self.seguimientos: dict[PuertaAplicada, Seguimiento] = {}
         self.correctas: dict[str, int] = {}  # recall's C per family (revision/retenidas.py)
         # (familia, key id) -> closed records this process wrote: the counter on /metrics.
         self.cerradas: dict[tuple[str, str], int] = {}
         self._enviadas: set[tuple[str, datetime]] = set()
+        self._vistos: dict[str, float] = {}  # verdicts counted (by event_id): read once each
+        self._leido = 0.0  # when the verdicts were last read from the store
         self._lock = asyncio.Lock()
 
     def reconstruir(self, veredictos: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
@@ -251,27 +260,60 @@ class Vigilancia:
         lista = list(veredictos)
         self.seguimientos = seguir(lista, self.delta)
         self.correctas = retenidas.correctas_publicadas(lista)
+        ahora = time.time()
+        self._vistos = {str(p.get("event_id")): ahora for _, p in lista}
 
-    def anotar(self, decision: str, publicada: Mapping[str, Any]) -> None:
-        """A verdict just stored."""
+    def anotar(
+        self, decision: str, publicada: Mapping[str, Any], cuando: float | None = None
+    ) -> None:
+        """A verdict just stored (here or, read by ``refrescar``, by another replica); a
+        verdict already counted is not counted again."""
+        event_id = str(publicada.get("event_id"))
+        if event_id in self._vistos:
+            return
+        self._vistos[event_id] = time.time() if cuando is None else cuando
         anotar(self.seguimientos, decision, publicada, self.delta)
         retenidas.contar_correcta(self.correctas, decision, publicada)
 
+    async def refrescar(self) -> int:
+        """Read the verdicts taken since the last read (less ``VENTANA_S``) by any replica;
+        how many were new. The first read takes every stored verdict."""
+        if self._almacen is None:
+            return 0
+        inicio = time.time()
+        desde = self._leido - VENTANA_S if self._leido else 0.0
+        nuevos = 0
+        for _, decision, publicada, cuando in await self._almacen.veredictos_desde(desde):
+            antes = len(self._vistos)
+            self.anotar(decision, publicada, cuando)
+            nuevos += len(self._vistos) - antes
+        self._leido = inicio
+        # Forget what no later read can return again.
+        self._vistos = {e: t for e, t in self._vistos.items() if t >= inicio - 2 * VENTANA_S}
+        return nuevos
+
     async def revisar(self) -> list[EstadoPuerta]:
-        """Publish the closed state of every gate that must close; the records written.
+        """Read the verdicts; on the lease holder, publish the closed state of every gate that
+        must close; the records written.
 
         A closure already written by this process is not written again while the reader has
-        not caught up with it; a failed write is retried by the next call.
+        not caught up with it; a failed write is retried by the next call. Closures are not
+        written once per mark (``revision.escritura``), unlike openings: a gate reopened under
+        the same certification, with the very record that was closed, must close again, and
+        a second closure (a new holder whose reader lags) closes what is closed already.
         """
         async with self._lock:
+            await self.refrescar()
+            if not self._titular():
+                return []
             ahora = datetime.now(UTC)
             escritos = []
             for cert, estado in por_cerrar(self.seguimientos, self._estados(), ahora):
-                marca = (cert.id, cert.certificada_en)
-                if marca in self._enviadas:
+                enviada = (cert.id, cert.certificada_en)
+                if enviada in self._enviadas or not self._titular():
                     continue
                 await self._escribir(estado)
-                self._enviadas.add(marca)
+                self._enviadas.add(enviada)
                 clave = (cert.familia, cert.clave.texto())
                 self.cerradas[clave] = self.cerradas.get(clave, 0) + 1
                 log.warning(
@@ -287,7 +329,7 @@ class Vigilancia:
     async def vigilar(self) -> None:
         """Now and every few seconds, until cancelled: the closures a restart, a failed write
         or a gate reopened under an old certification left to do."""
-        await en_rondas(self.revisar, REVISAR_S, "publishing a closed gate")
+        await en_rondas(self.revisar, self.cada_s, "publishing a closed gate")
 
     async def revisar_o_registrar(self) -> None:
         """``revisar``, with a failure logged (the next round retries) instead of raised."""

@@ -1656,6 +1656,13 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_apertura_lista": ("gauge", ("family", "key")),
         "fichas_revision_apertura_umbral_certificado": ("gauge", ("family", "key")),
         "fichas_revision_puertas_abiertas_total": ("counter", ("family", "key")),
+        # Which gate governs a family, and one certifier (issue 38: revision/gobierno.py, lease).
+        "fichas_revision_familia_gobierno": ("gauge", ("family", "key", "gate", "reason")),
+        "fichas_revision_familia_aprobaciones_propias": ("gauge", ("family", "key")),
+        "fichas_revision_familia_exclusion_log10": ("gauge", ("family", "key")),
+        "fichas_revision_coberturas_total": ("counter", ("family", "key", "kind")),
+        "fichas_revision_certificador_titular": ("gauge", ()),
+        "fichas_revision_certificador_rondas_total": ("counter", ()),
         "fichas_revision_retenidas_muestra": ("gauge", ("family", "state")),
         "fichas_step_failures_total": ("counter", ("step", "transient")),
         "fichas_oldest_event_age_seconds": ("gauge", ("topic", "partition")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -54,13 +55,16 @@ def _clave() -> ClavePuerta:
     )
 
 
-def _sombra(clave: ClavePuerta, n: int) -> list[dict[str, Any]]:
+def _sombra(clave: ClavePuerta, n: int, familia: str = "zapatillas") -> list[dict[str, Any]]:
     """``n`` final fichas in shadow mode, as the worker sends them: code checks passed, a
     high score, the loop's key."""
     registros = []
     for i in range(n):
         r = ficha_en_revision(
-            f"PU-{uuid.uuid4().hex[:6]}-{i}", motivo=MOTIVO_SIN_GARANTIA, puntuaciones=(0.97,)
+            f"PU-{uuid.uuid4().hex[:6]}-{i}",
+            familia=familia,
+            motivo=MOTIVO_SIN_GARANTIA,
+            puntuaciones=(0.97,),
         )
         r["clave"] = clave.model_dump(mode="json")
         registros.append(r)
@@ -210,5 +214,114 @@ def test_apertura_automatica(kafka, tmp_path_factory):
         assert cliente.formulario_en("/puertas", f"form-abrir-{conjunta}") is None
         status, _, _ = cliente.pedir("/puertas/abrir", {"csrf": csrf, "puerta": conjunta})
         assert status == 400
+    finally:
+        app.stop()
+
+
+def test_que_puerta_rige_cada_familia_en_el_navegador(kafka, tmp_path_factory, navegador):
+    """The section «Qué puerta rige cada familia», as a catalogue editor reads it (families the
+    criteria tables do not know, so a ficha of any of them passes the app's checks): with the
+    pooled gate open, a family with 20 own approvals is covered (the app writes its record),
+    one decided 5 approved / 5 rejected is excluded by its own evidence, one with 5 approvals
+    has too little, a held one names who held it and why, one outside --apertura-familias says
+    so, one closed by the online bound and one with its own gate say theirs; the scope and the
+    certifier are on the page."""
+    from esquemas.constantes import MOTIVO_PUERTA_COTA_BAJA
+    from harness import puerta as harness_puerta
+    from puerta.retencion import registro_retencion
+
+    topics = Topics()
+    data_dir = tmp_path_factory.mktemp("revisor-rige")
+    env = revisor_env(kafka.bootstrap, topics_env(topics), data_dir)
+    alcance = "zapatillas,mochilas,relojes,gorras,gafas,bolsos"
+    app = RevisorProcess(
+        env,
+        free_port(),
+        data_dir / "revisor.log",
+        argumentos=["--apertura-familias", alcance, "--ronda-s", "1"],
+    )
+    app.add_user(USUARIO, CLAVE)
+    app.start()
+    app.wait_ready()
+    try:
+        clave = _clave()
+        ahora = datetime.now(UTC)
+        for estado in (
+            harness_puerta.estado(clave, 0.5, FAMILIA_TODAS, actualizada_en=ahora),
+            harness_puerta.estado(clave, 0.8, "gafas", n=80, k=2),
+            harness_puerta.estado(clave, None, "bolsos", False, MOTIVO_PUERTA_COTA_BAJA),
+            registro_retencion("zapatillas", clave, True, "marta", "revisión de tallas", ahora),
+        ):
+            asyncio.run(harness_puerta.escribir(kafka.bootstrap, topics.puerta, estado))
+        por_familia = {
+            "mochilas": _sombra(clave, 20, "mochilas"),
+            "relojes": _sombra(clave, 10, "relojes"),
+            "gorras": _sombra(clave, 5, "gorras"),
+            "zapatillas": _sombra(clave, 2, "zapatillas"),
+            "cinturones": _sombra(clave, 2, "cinturones"),
+        }
+        producir(kafka, topics.revision, [r for rs in por_familia.values() for r in rs])
+        cliente = RevisorHttp(app.url)
+        cliente.entrar(USUARIO, CLAVE)
+        _decidir_todas(cliente, por_familia["mochilas"] + por_familia["gorras"])
+        _decidir_todas(cliente, por_familia["relojes"][:5])
+        for r in por_familia["relojes"][5:]:
+            esperar(lambda r=r: cliente.formulario(r["event_id"], "form-rechazar"), r["event_id"])
+            assert cliente.rechazar(r["event_id"]) == 303
+        cubierta = esperar(
+            lambda: _estado(kafka, topics, id_puerta("mochilas", clave)),
+            "the covered record of mochilas",
+        )
+        assert cubierta.motivo == "cubierta_por_conjunta" and cubierta.umbral == 0.5
+
+        entrar(navegador, app)
+        navegador.get(app.url + "/puertas")
+
+        def filas() -> dict[str, Any]:
+            navegador.get(app.url + "/puertas")
+            tabla = navegador.find_elements(
+                By.CSS_SELECTOR, f'table.rige-tabla[data-clave="{clave.texto()}"] tr.rige-fila'
+            )
+            return {f.get_attribute("data-familia"): f for f in tabla}
+
+        def razones() -> dict[str, str]:
+            return {k: f.get_attribute("data-razon") for k, f in filas().items()}
+
+        esperado = {
+            "mochilas": "conjunta",
+            "relojes": "excluida",
+            "gorras": "pocas_aprobaciones",
+            "zapatillas": "retenida",
+            "cinturones": "fuera_de_alcance",
+            "bolsos": "cerrada_cota",
+            "gafas": "propia",
+        }
+        esperar(
+            lambda: razones() == esperado, "every family's reason", explica=lambda: str(razones())
+        )
+        textos = {k: f.text for k, f in filas().items()}
+        assert (
+            "la conjunta (*)" in textos["mochilas"]
+            and "20 aprobaciones propias" in textos["mochilas"]
+        )
+        assert "Excluida" in textos["relojes"] and "5 rechazadas" in textos["relojes"]
+        assert "ninguna: todo a revisión" in textos["relojes"]
+        assert "5 de 20 aprobaciones" in textos["gorras"]
+        assert "marta" in textos["zapatillas"] and "revisión de tallas" in textos["zapatillas"]
+        assert "--apertura-familias" in textos["cinturones"]
+        assert "cota en línea" in textos["bolsos"]
+        assert "su propia puerta" in textos["gafas"] and "λ = 0.8" in textos["gafas"]
+        linea = navegador.find_element(By.ID, "alcance").text
+        assert "familias: bolsos, gafas, gorras, mochilas, relojes, zapatillas" in linea
+        assert "puerta conjunta: sí" in linea and "esta réplica" in linea
+
+        metricas = app.metrics()
+        for familia, razon in esperado.items():
+            puerta_ = {"mochilas": "conjunta", "gafas": "propia"}.get(familia, "ninguna")
+            etiquetas = (
+                f'family="{familia}",gate="{puerta_}",key="{clave.texto()}",reason="{razon}"'
+            )
+            assert f"fichas_revision_familia_gobierno{{{etiquetas}}} 1.0" in metricas, familia
+        assert "fichas_revision_certificador_titular 1.0" in metricas
     finally:
         app.stop()

@@ -163,3 +163,99 @@ def test_recall_de_la_puerta():
     assert "zapatillas" in texto and "0.75" in texto
     # Outside the app's draw a held-back item does not count.
     assert retenidas.calcular(correctas, retenidas_, proporcion=0.0)["zapatillas"].valor == 1.0
+
+
+def test_una_familia_cubierta_alimenta_su_cota_y_la_de_la_conjunta():
+    """A verdict on a covered family's publication counts for its covered record's
+    certification and for the pooled one it rests on; two bad ones close both (the pooled
+    record with its own n and k), and a gate certified on its own data feeds only itself."""
+    conjunta = estado_abierto(umbral=0.5)
+    cubierta = conjunta.model_copy(
+        update={
+            "familia": "botellas",
+            "motivo": "cubierta_por_conjunta",
+            "n": 20,
+            "k": 0,
+            "conjunta_actualizada_en": conjunta.actualizada_en,
+            "actualizada_en": conjunta.actualizada_en + timedelta(minutes=1),
+        }
+    )
+    propia = estado_abierto(familia="zapatillas")
+    seg = seguir(
+        [
+            ("incorrecta", muestra_publicada(f"B-{i}", puerta=puerta_aplicada(cubierta)))
+            for i in range(2)
+        ]
+        + [("correcta", muestra_publicada("Z-1", puerta=puerta_aplicada(propia)))]
+    )
+    por_familia = {cert.familia: s for cert, s in seg.items()}
+    assert set(por_familia) == {"botellas", "*", "zapatillas"}
+    assert (por_familia["botellas"].veredictos, por_familia["*"].veredictos) == (2, 2)
+    assert por_familia["zapatillas"].veredictos == 1
+    pooled = next(c for c in seg if c.familia == "*")
+    assert pooled.certificada_en == conjunta.actualizada_en and pooled.umbral == 0.5
+    estados = {e.id: e for e in (conjunta, cubierta, propia)}
+    cerrados = {e.familia: e for _, e in por_cerrar(seg, estados, AHORA)}
+    assert set(cerrados) == {"botellas", "*"}
+    assert (cerrados["*"].n, cerrados["*"].k) == (conjunta.n, conjunta.k)
+    assert cerrados["botellas"].motivo == MOTIVO_PUERTA_COTA_BAJA
+
+
+async def test_cada_replica_lee_los_veredictos_de_todas(dsn, tmp_path):
+    """Verdicts taken on another replica reach this one's monitor from the store (each counted
+    once, even read again in the overlap); only the lease holder writes the closure."""
+    import time
+    import uuid
+
+    from revision import decisiones as dec
+    from revision.almacen import Almacen, Cierre
+
+    almacen = await Almacen.abrir(dsn, tmp_path)
+    try:
+        abierto = estado_abierto(familia=f"f-{uuid.uuid4().hex[:6]}")
+        escritos: list[EstadoPuerta] = []
+
+        async def escribir(estado: EstadoPuerta) -> None:
+            escritos.append(estado)
+
+        titular = [False]
+        vig = Vigilancia(
+            lambda: {abierto.id: abierto}, escribir, almacen=almacen, titular=lambda: titular[0]
+        )
+        await vig.refrescar()
+        for i in range(2):  # taken on the other replica: stored, never anotated here
+            datos = _muestra(abierto, i)
+            await almacen.guardar_item(
+                datos["event_id"],
+                "muestra",
+                "muestra",
+                datos["sku"],
+                1,
+                abierto.familia,
+                [],
+                datos,
+                time.time(),
+            )
+            item = await almacen.item(datos["event_id"])
+            ahora = time.time()
+            await almacen.decidir(
+                item,
+                Cierre(
+                    "incorrecta",
+                    [],
+                    "luis",
+                    ahora,
+                    dec.decision_de(item, "incorrecta", "luis", ahora),
+                    None,
+                ),
+            )
+        assert await vig.revisar() == []  # read, but not the holder
+        mias = [s for c, s in vig.seguimientos.items() if c.familia == abierto.familia]
+        assert [s.veredictos for s in mias] == [2]
+        await vig.refrescar()  # the overlap reads them again: not counted twice
+        assert [s.veredictos for s in mias] == [2]
+        titular[0] = True
+        (cerrado,) = await vig.revisar()
+        assert cerrado.familia == abierto.familia and escritos == [cerrado]
+    finally:
+        await almacen.cerrar()
