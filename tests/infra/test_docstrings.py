@@ -34,8 +34,6 @@ PENDIENTES = {
     "grafo/puntuacion.py",
     "herramientas/calibrar.py",
     "herramientas/recalificar.py",
-    "revision/apertura.py",
-    "revision/vigilancia.py",
 }
 
 
