@@ -1,26 +1,13 @@
 """The two agents, built once per process: a generator and an evaluator with a veto.
 
 Each agent is one tool-less chat-model call with langchain's ``ProviderStrategy``
-(``LlamadaEstructurada``): the request carries ``response_format`` json_schema and vLLM applies
-it with guided decoding; the answer is parsed and validated by the strategy's own binding. The
-chat model (``grafo.chat_model``) carries the profile ``{"structured_output": True}``.
-
-Why not ``create_agent``, as until issue 33: a tool-less agent with ``ProviderStrategy`` is a
-2-step LangGraph run around exactly this call (bind the model, prepend the system prompt,
-invoke, parse with ``ProviderStrategyBinding``, raise ``StructuredOutputValidationError``),
-and that run cost about 2.5 ms of CPU per LLM call, as much as the chat model and HTTP client
-together: 15 ms of a 3-attempt ficha (docs/rendimiento.md, the layer table). The call here is
-the agent's own model call, bound once instead of per call: the same request body on the wire
-(``tests/grafo/test_chat_model.py`` compares it with ``create_agent``'s through the fake
-server), the same parse and the same error. Nothing is lost on resume: a tool-less agent has no
-state of its own to checkpoint (the agents always ran with ``checkpointer=False``).
-
-The evaluator runs on its own copy of the chat model (``evaluator_chat_model``): temperature 0,
-no repeat penalty, ``logprobs`` with ``top_logprobs``. langchain-openai carries the server's
-``logprobs`` into ``AIMessage.response_metadata["logprobs"]``; ``evaluar`` reads the score from
-there (``grafo.puntuacion``) and returns it next to the verdict. The score is not a field of
-``Veredicto``: that model is the JSON schema the LLM must fill, and the score is not the LLM's
-to write.
+(``LlamadaEstructurada``): ``response_format`` json_schema on the wire, the answer parsed and
+validated by the strategy's own binding; the chat model carries the profile
+``{"structured_output": True}``. Keep the request body and the parse identical to
+``create_agent``'s (tested through the fake server). The evaluator runs on its own copy of the
+chat model (temperature 0, ``logprobs``); its score is read from the answer's log-probabilities
+(``grafo.puntuacion``) and is not a field of ``Veredicto``, which is the LLM's to fill.
+Why not ``create_agent`` itself, and the callback bypass: docs/grafo.md, "The agents".
 """
 
 from __future__ import annotations
