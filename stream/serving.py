@@ -6,8 +6,10 @@ schema lock, independent of Kafka); then the topics (``ensure_topics`` waits for
 the start-up rule, then exit 4, and the worker refuses unequal partition counts of the input
 and the decisions topic); then the gate topic, read to its end before any input; then the
 graph, and last the Kafka clients, the ``/metrics`` and health server and the signal handlers.
-A stop is SIGTERM or SIGINT: the worker drains within ``FICHAS_GRACIA_S``, and a drain stuck
-past ``STOP_MARGIN_S`` more is cancelled as a SIGKILL would end it (``run_until_stopped``).
+A stop is SIGTERM or SIGINT: the worker drains within ``FICHAS_GRACIA_S``, a drain stuck
+past ``STOP_MARGIN_S`` more is cancelled as a SIGKILL would end it (``run_until_stopped``), the
+clients get ``CLOSE_LIMIT_S`` to close (``close_within``), and a process still alive after all
+that exits by force (``arm_forced_exit``): a stop always ends within ``FICHAS_GRACIA_S`` + 30 s.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
 
 from criterios import CRITERIOS_VERSION
 from grafo import Procesador
@@ -93,33 +98,88 @@ async def _serve(
     await health.start()
     await consumer.start()
     try:
-        await run_until_stopped(worker, settings.gracia_s + STOP_MARGIN_S)
+        await run_until_stopped(
+            worker, settings.gracia_s + STOP_MARGIN_S, forced_exit=on_started is None
+        )
     finally:
-        with contextlib.suppress(Exception):
-            await consumer.stop()
-        await emitter.close()
-        with contextlib.suppress(Exception):
-            await admin.close()
-        await health.stop()
+        await close_within(
+            [
+                ("the consumer", consumer.stop),
+                ("the producers", emitter.close),
+                ("the admin client", admin.close),
+                ("the health server", health.stop),
+            ],
+            CLOSE_LIMIT_S,
+        )
 
 
-# Beyond the grace period, how long a stop may take to commit and close before it is forced.
-STOP_MARGIN_S = 30.0
+# Beyond the grace period, how long the drain may take to commit before it is cancelled.
+STOP_MARGIN_S = 20.0
+# Then how long the Kafka clients and the health server get to close, all together.
+CLOSE_LIMIT_S = 8.0
+# Then how long the event loop gets to end its last tasks before the process exits by force.
+EXIT_MARGIN_S = 2.0
+# The exit status of a stop that had to be forced (the orchestrator sees a failed stop).
+EXIT_FORCED = 1
 
 
-async def run_until_stopped(worker: Worker, limit_s: float) -> None:
+async def close_within(
+    steps: Sequence[tuple[str, Callable[[], Awaitable[object]]]], limit_s: float
+) -> None:
+    """Close each part in order within ``limit_s`` seconds for all; log and skip what hangs.
+
+    A Kafka client's ``stop`` waits on its broker (a producer's pending transaction, a
+    consumer leaving its group): after a broker SIGKILL and return, one such wait outlived
+    the fault suite's 60 s stop bound. What does not close in time is left to the process's
+    end; what it had in flight is redelivered, as after any crash (guarantee 2).
+    """
+    deadline = time.monotonic() + limit_s
+    for name, close in steps:
+        remaining = max(deadline - time.monotonic(), 0.1)
+        try:
+            await asyncio.wait_for(close(), remaining)
+        except TimeoutError:
+            log.error("%s did not close within the stop's %.0f s: left to the exit", name, limit_s)
+        except Exception as exc:  # closing goes on with the next part
+            log.warning("%s failed to close: %s", name, exc)
+
+
+def arm_forced_exit(limit_s: float) -> threading.Timer:
+    """Exit the process by force ``limit_s`` seconds from now unless it ended first.
+
+    The last resort of a stop: a thread of its own, so that it fires even when the event
+    loop is stuck ending its tasks (``asyncio.run`` waits for every cancelled task).
+    """
+
+    def _exit() -> None:
+        log.critical(
+            "the worker did not end within %.0f s of the stop signal: exiting by force", limit_s
+        )
+        logging.shutdown()
+        os._exit(EXIT_FORCED)
+
+    timer = threading.Timer(limit_s, _exit)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+async def run_until_stopped(worker: Worker, limit_s: float, forced_exit: bool = False) -> None:
     """Run the worker; once asked to stop, give it ``limit_s`` to drain and commit, then cancel.
 
     A stop is seen when the poll loop comes round to its flag. An await in that loop that never
     returns (a Kafka client waiting on a broker that came back without it: seen once in the
     fault suite, after a broker SIGKILL under heavy load) kept the process alive after SIGTERM
     until something killed it. Cancelling ends it as a SIGKILL would, and says so in the log:
-    what was in flight is redelivered, as after any crash (guarantee 2).
+    what was in flight is redelivered, as after any crash (guarantee 2). ``forced_exit``
+    (a worker in a process of its own) also arms ``arm_forced_exit`` once the signal comes.
     """
     run = asyncio.create_task(worker.run(), name="worker-run")
     asked = asyncio.create_task(worker.stop_requested(), name="worker-stop")
     try:
         await asyncio.wait({run, asked}, return_when=asyncio.FIRST_COMPLETED)
+        if asked.done() and forced_exit:
+            arm_forced_exit(limit_s + CLOSE_LIMIT_S + EXIT_MARGIN_S)
         if not run.done():
             done, _ = await asyncio.wait({run}, timeout=limit_s)
             if not done:

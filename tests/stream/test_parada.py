@@ -1,14 +1,16 @@
-"""stream.serving.run_until_stopped: a SIGTERM ends the process even when the poll loop is stuck."""
+"""stream.serving: a SIGTERM ends the process even when its loop or a close is stuck."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 from typing import Any, cast
 
 import pytest
 
-from stream.serving import run_until_stopped
+from stream.serving import EXIT_FORCED, close_within, run_until_stopped
 from stream.worker import Worker
 
 
@@ -64,3 +66,50 @@ async def test_un_error_del_bucle_se_propaga() -> None:
 
     with pytest.raises(RuntimeError, match="roto"):
         await run_until_stopped(cast(Any, _Roto(atascado=False)), 1)
+
+
+async def test_cerrar_salta_lo_que_se_cuelga_y_cierra_lo_demas(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cerrados: list[str] = []
+
+    async def colgado() -> None:
+        await asyncio.Event().wait()
+
+    async def roto() -> None:
+        raise RuntimeError("socket cerrado")
+
+    async def bien() -> None:
+        cerrados.append("health")
+
+    with caplog.at_level(logging.WARNING, logger="stream.serving"):
+        await asyncio.wait_for(
+            close_within(
+                [
+                    ("the producers", colgado),
+                    ("the admin client", roto),
+                    ("the health server", bien),
+                ],
+                0.3,
+            ),
+            5,
+        )
+    assert cerrados == ["health"]
+    assert "the producers did not close within" in caplog.text
+    assert "the admin client failed to close: socket cerrado" in caplog.text
+
+
+def test_un_proceso_atascado_sale_por_la_fuerza() -> None:
+    """The forced exit fires from its own thread while the event loop is blocked."""
+    codigo = (
+        "import logging, time\n"
+        "logging.basicConfig()\n"
+        "from stream.serving import arm_forced_exit\n"
+        "arm_forced_exit(0.3)\n"
+        "time.sleep(30)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", codigo], capture_output=True, text=True, timeout=20, check=False
+    )
+    assert proc.returncode == EXIT_FORCED
+    assert "exiting by force" in proc.stderr
