@@ -307,11 +307,13 @@ def _json(registro: Any) -> dict[str, Any] | None:
 # -- the key ----------------------------------------------------------------------------------
 
 
-def clave_desde_config(settings: Any) -> ClavePuerta:
-    """The running configuration's key, exactly as the worker computes it."""
-    from stream.runtime import clave_en_uso
+def clave_desde_config(settings: Any, espera_llm: float) -> ClavePuerta:
+    """The running configuration's key, exactly as the worker computes it: the served model's
+    identity is asked of the LLM server (``grafo.LLMUnavailable`` when it stays down)."""
+    from grafo import Backoff
+    from stream.identidad import clave_servida
 
-    return clave_en_uso(settings)
+    return asyncio.run(clave_servida(settings, Backoff(max_wait_s=espera_llm)))
 
 
 def elegir_clave(args: argparse.Namespace, settings: Any, datos: Datos) -> ClavePuerta:
@@ -325,7 +327,7 @@ def elegir_clave(args: argparse.Namespace, settings: Any, datos: Datos) -> Clave
     """
     campos = (args.modelo, args.prompt_sha, args.criterios_version, args.modo_evaluador)
     if args.clave_desde_config or args.recalificar:
-        clave = clave_desde_config(settings)
+        clave = clave_desde_config(settings, args.espera_llm)
     elif all(campos):
         clave = ClavePuerta(
             modelo=args.modelo,
@@ -357,8 +359,16 @@ def elegir_clave(args: argparse.Namespace, settings: Any, datos: Datos) -> Clave
 
 
 def _lado_evaluador(clave: ClavePuerta) -> ClavePuerta:
-    """The key without its generator side: what an evaluator-mode result file records."""
-    return clave.model_copy(update={"prompt_generador_sha256": None})
+    """The key's four evaluator fields alone: what an evaluator-mode result file records (the
+    generator side and the v1.5 served model and settings are the running configuration's)."""
+    return clave.model_copy(
+        update={
+            "prompt_generador_sha256": None,
+            "modelo_servido": None,
+            "muestreo_generador": None,
+            "muestreo_evaluador": None,
+        }
+    )
 
 
 # -- re-scoring (--recalificar) ---------------------------------------------------------------
@@ -444,7 +454,8 @@ def _parser() -> argparse.ArgumentParser:
         "--espera-llm",
         type=float,
         default=300.0,
-        help="re-scoring: seconds to keep retrying an LLM that does not answer (300)",
+        help="re-scoring and --clave-desde-config (which asks the server which model it "
+        "serves): seconds to keep retrying an LLM that does not answer (300)",
     )
     p.add_argument("--objetivo", type=float, default=OBJETIVO_PUERTA, help="precision (0.9)")
     p.add_argument("--delta", type=float, default=DELTA_PUERTA, help="risk (0.05)")
@@ -462,7 +473,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--clave-desde-config",
         action="store_true",
-        help="gate key of the running FICHAS_* configuration (as the worker computes it)",
+        help="gate key of the running FICHAS_* configuration, as the worker computes it (the "
+        "served model's identity is read from the LLM server's /v1/models: it must answer)",
     )
     p.add_argument("--salida", type=Path, help="write the JSON audit file here")
     p.add_argument(
@@ -521,6 +533,8 @@ def main(argv: list[str]) -> int:
     try:
         for entrada in args.entradas:
             leer_evaluar(entrada, datos)
+        if args.recalificar and args.desde_almacen:
+            recalificar.comprobar_almacen(settings)
         clave = elegir_clave(args, settings, datos)
         if args.desde_decisiones:
             leer_decisiones(args.kafka, settings, clave, datos)

@@ -83,12 +83,20 @@ class Lote:
 
 
 def mismo_generador(a: ClavePuerta, b: ClavePuerta) -> bool:
-    """Whether two keys share the generator side: same fichas, so the labels carry over."""
-    return (a.modelo, a.prompt_generador_sha256, a.criterios_version) == (
-        b.modelo,
-        b.prompt_generador_sha256,
-        b.criterios_version,
-    )
+    """Whether two keys share the generator side: same fichas, so the labels carry over. The
+    model writes the fichas too, so (v1.5) its served identity and the generator's request
+    settings are part of that side."""
+
+    def lado(c: ClavePuerta) -> tuple[str | None, ...]:
+        return (
+            c.modelo,
+            c.prompt_generador_sha256,
+            c.criterios_version,
+            c.modelo_servido,
+            c.muestreo_generador,
+        )
+
+    return lado(a) == lado(b)
 
 
 def lote_del_conjunto(path: Path) -> Lote:
@@ -165,15 +173,22 @@ def _caso(item: Any, datos: Mapping[str, Any], aprobada: bool) -> dict[str, Any]
     return {"id": item.event_id, "evento": evento, "candidatas": [candidata]}
 
 
-async def leer_almacen(settings: Any) -> list[tuple[Any, str | None]]:
-    """The store's closed items; ValueError when the configuration names no store."""
-    from revision.almacen import Almacen
+def comprobar_almacen(settings: Any) -> None:
+    """ValueError when the configuration names no reviewer store (checked before the LLM is
+    asked anything, so a wrong setting fails at once)."""
     from revision.database import exists
 
     if not exists(settings.postgres_dsn, settings.data_dir):
         raise ValueError(
             f"no reviewer store at FICHAS_POSTGRES_DSN or {settings.data_dir} (FICHAS_DATA_DIR)"
         )
+
+
+async def leer_almacen(settings: Any) -> list[tuple[Any, str | None]]:
+    """The store's closed items; ValueError when the configuration names no store."""
+    from revision.almacen import Almacen
+
+    comprobar_almacen(settings)
     almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
     try:
         return await almacen.cerrados()

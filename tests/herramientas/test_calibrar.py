@@ -17,6 +17,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, produce, settings_for
 from infra.topics import COMPACTED
@@ -172,9 +173,10 @@ def test_dry_run_no_escribe(tmp_path: Path) -> None:
     assert {e.familia for e in estados} == {FAMILIA_TODAS, "zapatillas"}
 
 
-def test_ficheros_con_la_clave_de_la_configuracion(tmp_path: Path) -> None:
+def test_ficheros_con_la_clave_de_la_configuracion(fake_llm: FakeLLM, tmp_path: Path) -> None:
     """A result file records the evaluator side of the key only; --clave-desde-config adds the
-    running generator side, so the gate applies to the worker; without it the summary warns."""
+    running generator side and (v1.5) the served model, read from the LLM server as the worker
+    reads it, so the gate applies to the worker; without it the summary warns."""
     from harness.puerta import clave_fake
 
     en_uso = clave_fake()
@@ -183,7 +185,7 @@ def test_ficheros_con_la_clave_de_la_configuracion(tmp_path: Path) -> None:
         "prompt_evaluador_sha256": en_uso.prompt_evaluador_sha256,
     }
     entrada = _fichero(tmp_path / "ev.json", _certificables(), **lado)
-    env = {"FICHAS_LLM_MODELO": "fake"}
+    env = {"FICHAS_LLM_MODELO": "fake", "FICHAS_LLM_URL": fake_llm.url}
     proc = _fichas([str(entrada), "--clave-desde-config", "--dry-run"], env)
     assert proc.returncode == 0, proc.stderr
     estados = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
@@ -199,6 +201,20 @@ def test_ficheros_con_la_clave_de_la_configuracion(tmp_path: Path) -> None:
     otra = _fichero(tmp_path / "otra.json", _certificables(), **lado, modelo="otro")
     proc = _fichas([str(otra), "--clave-desde-config", "--dry-run"], env)
     assert proc.returncode == 2 and "another evaluator key" in proc.stderr
+
+    # Other weights served under the same name: another key, read from the server.
+    fake_llm.serve_identity({"root": "fichas/otros-pesos"})
+    proc = _fichas([str(entrada), "--clave-desde-config", "--dry-run"], env)
+    assert proc.returncode == 0, proc.stderr
+    estados = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
+    assert {e.clave for e in estados} == {clave_fake(identidad={"root": "fichas/otros-pesos"})}
+    assert {e.clave.modelo_servido for e in estados} != {en_uso.modelo_servido}
+
+    # A server that does not answer: exit 3 once --espera-llm is spent.
+    fake_llm.down(60)
+    proc = _fichas([str(entrada), "--clave-desde-config", "--espera-llm", "1", "--dry-run"], env)
+    assert proc.returncode == 3, proc.stderr
+    assert "which model it serves" in proc.stderr
 
 
 @pytest.mark.kafka

@@ -254,6 +254,7 @@ def test_metric_names_types_and_labels_match_docs() -> None:
     sensor.set_lag("proveedor.cambios", 0, 0)  # the per-partition families have no
     sensor.set_oldest_age("proveedor.cambios", 0, 0)  # pre-set series
     sensor.on_modo_puerta("certificada", "0123456789abcdef", ("zapatillas",))
+    sensor.on_clave("fedcba9876543210", "0123456789abcdef", "root=pesos", cambio=False)
     assert _exported(sensor) == documented
 
 
