@@ -25,6 +25,7 @@ from prometheus_client.registry import Collector
 
 from esquemas.constantes import (
     MOTIVO_MUESTRA,
+    MOTIVO_PUERTA_RETENIDA,
     MOTIVO_RECHAZADA,
     MOTIVO_SALIDA_INVALIDA,
     MOTIVO_SIN_GARANTIA,
@@ -65,6 +66,8 @@ OPEN_PENDING = "fichas_revision_apertura_pendientes"
 OPEN_READY = "fichas_revision_apertura_lista"
 OPEN_CERTIFIED = "fichas_revision_apertura_umbral_certificado"
 OPENED = "fichas_revision_puertas_abiertas"  # exported as ..._total
+# A person's holds (puerta.retencion), per gate with a hold record on fichas.puerta.
+HELD = "fichas_revision_puerta_retenida"
 # Recall of the gate (revision/retenidas.py).
 RECALL = "fichas_revision_recall"
 HELD_BACK = "fichas_revision_retenidas_muestra"
@@ -149,7 +152,20 @@ class RevisionCollector(Collector):
             yield from self._puertas(self.vigilancia)
         if self.apertura is not None:
             yield from self._apertura(self.apertura)
+            yield self._retenciones(self.apertura)
         yield from self._recall(self.vigilancia)
+
+    def _retenciones(self, apertura: Apertura) -> Metric:
+        """1 per gate a person holds now, 0 per gate released (its hold record's motivo), as
+        the app's reader of ``fichas.puerta`` sees them."""
+        retenida = GaugeMetricFamily(
+            HELD, "1 while a person holds the gate closed", labels=["family", "key"]
+        )
+        for estado in sorted(apertura.estados().values(), key=lambda e: e.id):
+            if estado.retencion:
+                valor = 1 if estado.motivo == MOTIVO_PUERTA_RETENIDA else 0
+                retenida.add_metric([estado.familia, estado.clave.texto()], valor)
+        return retenida
 
     def _apertura(self, apertura: Apertura) -> Iterator[Metric]:
         """Per gate (family or "*", key), how far shadow mode is from opening it: the evidence
