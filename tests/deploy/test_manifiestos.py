@@ -46,7 +46,8 @@ K8S = RAIZ / "k8s"
 BASE = K8S / "base"
 PRODUCCION = K8S / "overlays" / "produccion"
 # Every folder someone runs `kubectl apply -k` or `kubectl create -k` on.
-OVERLAYS = [BASE, PRODUCCION, BASE / "calibrar", PRODUCCION / "calibrar"]
+CALIBRAR_PUBLICAR = K8S / "overlays" / "calibrar-publicar"
+OVERLAYS = [BASE, PRODUCCION, BASE / "calibrar", PRODUCCION / "calibrar", CALIBRAR_PUBLICAR]
 COMPOSE = RAIZ / "docker-compose.yml"
 ALERTAS = RAIZ / "deploy" / "prometheus" / "alertas.yml"
 PROM_CONFIG = RAIZ / "deploy" / "prometheus" / "prometheus.yml"
@@ -757,7 +758,8 @@ def test_job_de_calibrar():
     (c,) = pod["containers"]
     guion = " ".join(c["args"])
     assert c["command"] == ["/bin/sh", "-c"] and guion.startswith("fichas calibrar ")
-    assert '--publicar "$FICHAS_KAFKA_BROKERS"' in guion
+    # An audit never publishes unless asked (issue 38): the default Job prints, writes nothing.
+    assert "--dry-run" in guion and "--publicar" not in guion
     assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
     secretos = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c["env"]}
     assert secretos == {
@@ -785,6 +787,26 @@ def test_job_de_calibrar():
     ][0]["image"]
     prod = uno(tuple(renderizar(CALIBRAR_PRODUCCION)), "Job", "fichas-calibrar")
     assert prod["spec"]["template"]["spec"]["containers"][0]["image"] == imagen_prod
+
+
+def test_el_job_que_publica_se_llama_asi():
+    """The overlay that publishes is named so, and its Job too: the production calibrar Job
+    (same image, configuration, secrets, failure policy) with --publicar instead of --dry-run."""
+    objetos = renderizar(CALIBRAR_PUBLICAR)
+    for o in objetos:
+        validar_objeto(o)
+    job = uno(tuple(objetos), "Job", "fichas-calibrar-publicar")
+    prod = uno(tuple(renderizar(CALIBRAR_PRODUCCION)), "Job", "fichas-calibrar")
+    (c,) = job["spec"]["template"]["spec"]["containers"]
+    (c_prod,) = prod["spec"]["template"]["spec"]["containers"]
+    guion = " ".join(c["args"])
+    assert guion.startswith("fichas calibrar --recalificar --desde-almacen ")
+    assert '--publicar "$FICHAS_KAFKA_BROKERS"' in guion and "--dry-run" not in guion
+    assert "cat /var/lib/fichas/puerta.json" in guion
+    sin_orden = {k: v for k, v in c.items() if k != "args"}
+    assert sin_orden == {k: v for k, v in c_prod.items() if k != "args"}
+    assert job["spec"]["podFailurePolicy"] == prod["spec"]["podFailurePolicy"]
+    assert uno(tuple(objetos), "NetworkPolicy", "fichas-calibrar")
 
 
 def test_la_imagen_lleva_lo_que_leen_los_comandos():
