@@ -1187,6 +1187,9 @@ def test_runbook_de_las_alertas_apunta_a_secciones_que_existen():
         "FichasPuntuacionesAusentes",
         "FichasPuertaCerradaPorCota",
         "FichasPublicacionSinCertificar",
+        "FichasModeloServidoCambiado",
+        "FichasPuertasSuspendidas",
+        "FichasPuertaRetenidaLargo",
     ):
         assert "runbook_url" in por_nombre[nombre]["annotations"], nombre
     for nombre, regla in por_nombre.items():
@@ -1490,6 +1493,32 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("5m", False), ("20m", False)],
     ),
     (
+        "FichasModeloServidoCambiado",  # one change under a running worker: 30 minutes
+        [('fichas_modelo_servido_cambios_total{instance="w1"}', "0x10 1x50")],
+        [("5m", False), ("15m", True), ("55m", False)],
+    ),
+    (
+        "FichasPuertasSuspendidas",
+        [('fichas_puerta_suspendida{instance="w1"}', "1x30")],
+        [("10m", False), ("20m", True)],
+    ),
+    (
+        "FichasPuertasSuspendidas",  # an LLM outage of a few minutes, then verified again
+        [('fichas_puerta_suspendida{instance="w1"}', "1x5 0x30")],
+        [("10m", False), ("25m", False)],
+    ),
+    (
+        "FichasPuertaRetenidaLargo",
+        [
+            (
+                'fichas_revision_puerta_retenida{family="zapatillas",key="0123456789abcdef"}',
+                "1x4400",
+            ),
+            ('fichas_revision_puerta_retenida{family="*",key="0123456789abcdef"}', "0x4400"),
+        ],
+        [("71h", False), ("73h", True)],
+    ),
+    (
         "FichasVersionesDeCriteriosMezcladas",
         [
             ('fichas_criteria_info{version="v1",instance="w1"}', "1x60"),
@@ -1508,6 +1537,9 @@ ETIQUETAS_DE_LA_SERIE: dict[str, dict[str, str]] = {
     "FichasRevisionManualAlta": {"family": "zapatillas", "key": "k1"},
     "FichasLLMSinLogprobs": {"instance": "w1"},
     "FichasPuntuacionesAusentes": {"family": "zapatillas"},
+    "FichasModeloServidoCambiado": {"instance": "w1"},
+    "FichasPuertasSuspendidas": {"instance": "w1"},
+    "FichasPuertaRetenidaLargo": {"family": "zapatillas", "key": "0123456789abcdef"},
 }
 
 
@@ -1661,6 +1693,11 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_puerta_cota_inferior": ("gauge", ("family", "key")),
         "fichas_sin_garantia_total": ("counter", ("family", "key")),
         "fichas_puerta_sin_certificar": ("gauge", ()),
+        "fichas_puerta_retenida": ("gauge", ("family", "key")),
+        "fichas_puerta_suspendida": ("gauge", ()),
+        "fichas_modelo_servido_info": ("gauge", ("key", "modelo_servido")),
+        "fichas_modelo_servido_cambios_total": ("counter", ()),
+        "fichas_revision_puerta_retenida": ("gauge", ("family", "key")),
         "fichas_llm_logprobs": ("gauge", ()),
         "fichas_evaluator_scores_total": ("counter", ("family", "score")),
         "fichas_outcomes_total": ("counter", ("family", "key", "result")),
@@ -1739,6 +1776,14 @@ def test_panel_cubre_lo_pedido():
         "fichas_revision_puerta_cota_superior",
         "fichas_revision_puertas_cerradas_total",
         "fichas_revision_recall",
+    ):
+        assert m in exprs, f"el panel no muestra {m}"
+    for m in (  # issue 38: holds and the served model, on the workers and the app
+        "fichas_puerta_retenida",
+        "fichas_revision_puerta_retenida",
+        "fichas_modelo_servido_info",
+        "fichas_modelo_servido_cambios_total",
+        "fichas_puerta_suspendida",
     ):
         assert m in exprs, f"el panel no muestra {m}"
     for m in (  # the row "Puertas": shadow mode, scores, and the app's opener, per family and key
