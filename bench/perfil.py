@@ -27,7 +27,7 @@ from harness.fake_llm_client import FakeLLM
 async def _run(url: str, data_dir: Path, n: int, clase: str, concurrencia: int) -> float:
     """Process the events; return CPU seconds of this process spent on them."""
     from infra.config import Settings
-    from stream.runtime import build_processor
+    from stream.runtime import build_processor, clave_de
 
     # FICHAS_PUERTA=veredicto: the profile measures the loop's attempts as it did before the
     # gate (a closed gate would end every ficha after one attempt).
@@ -41,7 +41,8 @@ async def _run(url: str, data_dir: Path, n: int, clase: str, concurrencia: int) 
     feed = make_feed(n + 10, {clase: 1.0}, "perf")
     eventos = [EventoCambio.model_validate_json(e.valor) for e in feed]
     limite = asyncio.Semaphore(concurrencia)
-    async with build_processor(settings) as procesador:
+    # The key only stamps outcomes here (veredicto mode): the served identity is not asked.
+    async with build_processor(settings, clave_de(settings, None)) as procesador:
 
         async def one(evento: EventoCambio) -> None:
             async with limite:

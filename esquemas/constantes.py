@@ -166,3 +166,5 @@ ORIGEN_LTT_DECISIONES: Final = "ltt:decisiones"
 # record; method ``cobertura``, data ``sombra``, then the pooled certification it rests on).
 ORIGEN_PERSONA: Final = "persona"
 ORIGEN_COBERTURA_SOMBRA: Final = "cobertura:sombra"
+# ... or covered on a batch (``fichas calibrar``: ``puerta.certificacion.cubrir_por_lote``).
+ORIGEN_COBERTURA_LOTE: Final = "cobertura:lote"

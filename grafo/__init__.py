@@ -3,8 +3,9 @@
 Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits the outcome the
 graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes``, ``Nodos``,
 ``construir_grafo``, ``open_checkpointer`` and ``Procesador``; for the publication gate,
-``clave_puerta`` (the running key, with ``modelo_servido`` and ``muestreo_de`` for the served
-model and the request settings) and ``FuentePuerta`` (where the gate is read from);
+``clave_puerta`` (the running key, with ``modelo_servido`` and ``muestreos`` for the served
+model and the request settings; ``grafo.identidad`` asks the server which model it serves) and
+``FuentePuerta`` (where the gate is read from);
 ``probe_logprobs``, the start-up check that the server gives the evaluator's log-probabilities;
 ``origen_revision``, the one builder of what a reviewer compares a ficha against.
 
@@ -27,7 +28,14 @@ from grafo.ejecucion import (
 )
 from grafo.logprobs_probe import LogprobsProbe, probe_logprobs
 from grafo.nodos import Nodos, decidir, origen_revision
-from grafo.puerta import FuentePuerta, PuertaCerrada, clave_puerta, modelo_servido, muestreo_de
+from grafo.puerta import (
+    FuentePuerta,
+    PuertaCerrada,
+    clave_puerta,
+    modelo_servido,
+    muestreo_de,
+    muestreos,
+)
 from grafo.retry import Backoff
 from grafo.sensores import NullSensor, Sensor
 
@@ -55,6 +63,7 @@ __all__ = [
     "decidir",
     "modelo_servido",
     "muestreo_de",
+    "muestreos",
     "open_checkpointer",
     "origen_revision",
     "probe_logprobs",

@@ -104,7 +104,12 @@ class LLMUnavailable(RuntimeError):
 
 
 class LLMHealth:
-    """Shared up/down state of the LLM: callers wait on it before taking new work."""
+    """Shared up/down state of the LLM: callers wait on it before taking new work.
+
+    ``oyentes`` are called with the new state at each change, synchronously, before the call
+    that saw it is retried (the worker closes its gates while the LLM is down until the
+    served model is read again: ``stream.identidad``).
+    """
 
     def __init__(self, sensor: Sensor | None = None, url: str = "") -> None:
         self._up = asyncio.Event()
@@ -113,6 +118,7 @@ class LLMHealth:
         self.url = url
         self._down_since = 0.0
         self._last_said = 0.0
+        self.oyentes: list[Callable[[bool], None]] = []
 
     @property
     def is_up(self) -> bool:
@@ -127,6 +133,8 @@ class LLMHealth:
             self._up.clear()
             self._down_since = self._last_said = now
             self._sensor.on_llm_paused(True)
+            for oyente in self.oyentes:
+                oyente(False)
             log.warning(
                 "LLM at %s unavailable: %s; pausing new events until it answers",
                 self.url,
@@ -148,6 +156,8 @@ class LLMHealth:
         if not self._up.is_set():
             self._up.set()
             self._sensor.on_llm_paused(False)
+            for oyente in self.oyentes:
+                oyente(True)
             down_s = time.monotonic() - self._down_since
             log.info(
                 "LLM at %s answers again after %.0f s; resuming",

@@ -25,7 +25,9 @@ from typing import Any, Protocol
 from langchain_openai import ChatOpenAI
 
 from esquemas.puerta import ClavePuerta, PuertaAplicada
+from grafo.chat_model import evaluator_chat_model
 from grafo.mensajes import modo_evaluador, prompt_del_evaluador, prompt_generador
+from grafo.puntuacion import TOP_LOGPROBS
 
 __all__ = [
     "FuentePuerta",
@@ -34,6 +36,7 @@ __all__ = [
     "configuracion_generador",
     "modelo_servido",
     "muestreo_de",
+    "muestreos",
     "texto_ajustes",
 ]
 
@@ -149,6 +152,13 @@ def muestreo_de(modelo: ChatOpenAI) -> str:
     extra = parametros.pop("extra_body", None) or {}
     ajustes = {**parametros, **extra}
     return texto_ajustes({k: v for k, v in ajustes.items() if k not in SIN_EFECTO})
+
+
+def muestreos(modelo: ChatOpenAI) -> tuple[str, str]:
+    """The generator's and the evaluator's ``muestreo_de``: the generator sends the shared chat
+    model's settings, the evaluator its own copy's (``evaluator_chat_model``: temperature 0,
+    log-probabilities, no repeat penalty), exactly as ``grafo.agentes.Agentes`` builds them."""
+    return muestreo_de(modelo), muestreo_de(evaluator_chat_model(modelo, TOP_LOGPROBS))
 
 
 def _entrada(datos: list[Mapping[str, Any]], nombre: str) -> Mapping[str, Any]:

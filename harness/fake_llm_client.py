@@ -78,6 +78,8 @@ class FakeLLM:
         self._config_path = work / "config.json"
         self._config: dict[str, Any] = dict(config or {})
         self._config_path.write_text(json.dumps(self._config), encoding="utf-8")
+        self._identity_path = work / "identity.json"
+        self._identity_path.write_text("{}", encoding="utf-8")
         self.host = host
         self.port = port
         self.startup_timeout = startup_timeout
@@ -122,6 +124,8 @@ class FakeLLM:
             str(self.port),
             "--config",
             str(self._config_path),
+            "--identity",
+            str(self._identity_path),
             "--record",
             str(self.record_path),
             "--log-level",
@@ -269,6 +273,19 @@ class FakeLLM:
 
     def config(self) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", "/_admin/config")
+        return result
+
+    def serve_identity(self, identity: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Serve another model under ``/v1/models`` (the fields given over the defaults of
+        ``harness.fake_llm.answers.DEFAULT_IDENTITY``; None or {}: the defaults), from now on
+        and across restarts: new weights under the same name, as a restarted vLLM would."""
+        stored: dict[str, Any] = self._call("POST", "/_admin/identity", dict(identity or {}))
+        self._identity_path.write_text(json.dumps(dict(identity or {})), encoding="utf-8")
+        return stored
+
+    def identity(self) -> dict[str, Any]:
+        """The model ``/v1/models`` says it serves now."""
+        result: dict[str, Any] = self._call("GET", "/_admin/identity")
         return result
 
     def requests(

@@ -1,14 +1,22 @@
 """Gate states for tests: the key a fake-LLM worker runs with, and open or closed gates on a topic.
 
 A worker started by ``harness.worker.worker_env`` runs the model ``fake`` with the criteria in
-the repository, so its gate key is ``clave_fake()``. ``abrir`` and ``cerrar`` write one state
-to the gate topic with ``puerta.topico.escribir_estado``, as ``fichas calibrar`` and the review
-app do.
+the repository, against the fake LLM serving its default identity
+(``harness.fake_llm.answers.DEFAULT_IDENTITY``), so its gate key is ``clave_fake()``
+(``identidad=`` for the key of other weights the fake serves). ``abrir`` and ``cerrar`` write
+one state to the gate topic with ``puerta.topico.escribir_estado``, as ``fichas calibrar`` and
+the review app do.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
@@ -23,7 +31,9 @@ from esquemas.constantes import (
     MotivoPuerta,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
-from grafo import clave_puerta
+from grafo import LLMSettings, build_chat_model, clave_puerta, modelo_servido, muestreos
+from harness.fake_llm.answers import models_body
+from harness.procesos import REPO
 from harness.topicos import settings_for
 from puerta.topico import escribir_estado
 
@@ -31,11 +41,27 @@ MODELO_FAKE = "fake"  # FICHAS_LLM_MODELO of harness.worker.worker_env
 
 
 def clave_fake(
-    rubrica: bool = False, modelo: str = MODELO_FAKE, max_intentos: int = 3
+    rubrica: bool = False,
+    modelo: str = MODELO_FAKE,
+    max_intentos: int = 3,
+    identidad: Mapping[str, Any] | None = None,
 ) -> ClavePuerta:
     """The gate key of a worker of ``worker_env`` (model ``fake``, the repository's criteria,
-    ``FICHAS_MAX_INTENTOS`` as given: it is part of the generator's side of the key)."""
-    return clave_puerta(modelo, rubrica, CRITERIOS_VERSION, max_intentos=max_intentos)
+    ``FICHAS_MAX_INTENTOS`` as given: it is part of the generator's side of the key) against
+    the fake LLM serving ``identidad`` (its fields over the defaults; None: the defaults), with
+    the request settings the default ``FICHAS_LLM_*`` make each side send."""
+    servido = modelo_servido(models_body(dict(identidad or {}), 0), modelo)
+    llm = LLMSettings(url="http://127.0.0.1:9/v1", model=modelo)
+    generador, evaluador = muestreos(build_chat_model(llm, direct=False))
+    return clave_puerta(
+        modelo,
+        rubrica,
+        CRITERIOS_VERSION,
+        max_intentos=max_intentos,
+        modelo_servido=servido,
+        muestreo_generador=generador,
+        muestreo_evaluador=evaluador,
+    )
 
 
 def estado(
@@ -118,3 +144,21 @@ async def cerrar(
 ) -> EstadoPuerta:
     """Write the gate of ``clave`` and ``familia`` closed (by the online bound by default)."""
     return await escribir(bootstrap, topic, estado(clave, None, familia, False, motivo))
+
+
+def fichas_puerta(
+    args: list[str], env: Mapping[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``fichas puerta ARGS`` through the console entry point, as an operator runs it, with the
+    test's environment (``env``: its ``FICHAS_*``; nothing else of the caller's leaks in)."""
+    fichas = Path(sys.executable).parent / "fichas"
+    comando = [str(fichas)] if fichas.exists() else [sys.executable, "-m", "herramientas.cli"]
+    base = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    return subprocess.run(
+        [*comando, "puerta", *args],
+        env=base | {"PYTHONPATH": str(REPO)} | dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )

@@ -1,51 +1,30 @@
 """``fichas calibrar``: certify the publication gate's threshold against people's labels.
 
-Reads scored candidates that people labelled, certifies a threshold per family (where that
-family's data certify alone) and pooled (``*``) with ``puerta.certificacion``, and writes the
-gate states: to a JSON audit file (``--salida``) and/or to ``fichas.puerta`` (``--publicar``).
-
-The tool for offline data and audits: opening a gate in production is the reviewer app's
-certifier's job (anytime-valid, over shadow-mode decisions in arrival order); this command
-certifies a batch with the fixed-n test, and signs what it opens ``abierta_por: calibrar``,
-with ``origen_datos`` naming the method and the data (``ltt:conjunto``, ``ltt:decisiones``,
-``ltt:recalificado``).
-
-Sources:
-
-- ``fichas evaluar --modo evaluador`` result files: every labelled candidate with the
-  evaluator's ``puntuacion`` and the human label (``humano.aprobada``). A candidate a code
-  check vetoes (``codigo`` not empty) or whose evaluation was invalid is never approved by the
-  gate, whatever its score: its score counts as absent.
-- ``--desde-decisiones --kafka BOOTSTRAP``: the reviewer app's decisions on
-  ``fichas.decisiones``, each read with its own evidence (v1.3: family, key, the decided
-  attempt's score, whether its code checks passed). Only the certified key's decisions count;
-  every decision left out (another key, no evidence, written before v1.3, obsolete, invalid)
-  is counted and printed. Labels: ``aprobada``/``correcta`` good;
-  ``rechazada``/``incorrecta``/``editada`` bad (a ficha a person had to edit was not
-  publishable as generated).
-- ``--recalificar`` (``herramientas.recalificar``): the stored decided fichas
-  (``--desde-almacen``) and/or the labelled set (``--casos``) re-scored by the running
-  evaluator, certifying the running key; refused when the generator side of the key changed.
-
-The selection-bias trap (docs/puerta.md): calibrate only on data whose scores were not chosen
-by a gate: the labelled set, shadow mode (the gate closed: everything goes to review with its
-score), and the random sample. Never on the review queue alone while a gate is open: the queue
-then holds only what the gate held back (low scores), so above the threshold there is nothing
-to measure, and what is there is not representative.
-
-Exit codes: 0 done (the gate may be open or closed: a gate that does not certify is a result,
-not an error); 2 bad usage, unreadable input, or --recalificar refused; 3 the LLM did not
-answer while re-scoring; 4 no Kafka broker answered.
+Reads scored candidates that people labelled (``fichas evaluar --modo evaluador`` result files;
+people's decisions on ``fichas.decisiones`` with their v1.3 evidence, ``--desde-decisiones``;
+the stored shadow-mode decisions or the labelled set re-scored by the running evaluator,
+``--recalificar``), certifies a threshold per family and pooled (``*``) with the fixed-n
+Learn-then-Test of ``puerta.certificacion``, decides which families the pooled certification
+covers (``cubrir_por_lote``: since v1.5 the pooled record alone publishes no family, so each
+covered family gets its covered record beside it), and writes the states to a JSON audit file
+(``--salida``) and, only when asked, to ``fichas.puerta`` (``--publicar``; ``--dry-run`` prints
+and writes nothing). The tool for offline data and audits: production gates are opened by the
+reviewer app's certifier. Invariants: only the certified key's evidence counts, every candidate
+left out is counted and printed; calibrate only on data no gate selected (the labelled set,
+shadow mode, the random sample). Exit 0 done (a gate that does not certify is a result); 2 bad
+usage, unreadable input, or --recalificar refused; 3 the LLM did not answer; 4 Kafka
+unreachable. Why, and the selection-bias trap: docs/puerta.md, "fichas calibrar".
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import hashlib
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +38,7 @@ from esquemas.constantes import (
     DELTA_PUERTA,
     FAMILIA_TODAS,
     MOTIVO_PUERTA_COTA_BAJA,
+    MOTIVO_PUERTA_CUBIERTA,
     OBJETIVO_PUERTA,
     ORIGEN_LTT_CONJUNTO,
     ORIGEN_LTT_DECISIONES,
@@ -74,11 +54,15 @@ from puerta import auditoria
 from puerta.certificacion import (
     Candidata,
     Certificacion,
+    CoberturaLote,
     certificar,
     certificar_por_familia,
+    cubrir_por_lote,
+    estado_cubierto_lote,
     estado_puerta,
     minimo_aprobaciones,
 )
+from puerta.cobertura import MINIMO_PROPIO
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
@@ -93,7 +77,9 @@ Certify the publication gate's threshold against people (docs/puerta.md).
 From scored, people-labelled candidates it picks the most lenient evaluator score λ at which
 the precision of automatic approvals is certified >= --objetivo with risk --delta (Learn then
 Test, fixed-sequence testing). One gate per family whose own data certify, plus the pooled
-gate '*' for the rest. Too few labels: the gate stays closed (exit 0, with the reason).
+gate '*', which publishes a family only where the batch covers it (enough approvals of its own
+at the pooled threshold, none showing its precision below the objective): that family gets a
+covered record beside it. Too few labels: the gate stays closed (exit 0, with the reason).
 
 SELECTION BIAS: calibrate only on unbiased data: `fichas evaluar --modo evaluador` on the
 labelled set, decisions taken in shadow mode (gate closed: every ficha goes to review with its
@@ -308,11 +294,13 @@ def _json(registro: Any) -> dict[str, Any] | None:
 # -- the key ----------------------------------------------------------------------------------
 
 
-def clave_desde_config(settings: Any) -> ClavePuerta:
-    """The running configuration's key, exactly as the worker computes it."""
-    from stream.runtime import clave_en_uso
+def clave_desde_config(settings: Any, espera_llm: float) -> ClavePuerta:
+    """The running configuration's key, exactly as the worker computes it: the served model's
+    identity is asked of the LLM server (``grafo.LLMUnavailable`` when it stays down)."""
+    from grafo import Backoff
+    from stream.identidad import clave_servida
 
-    return clave_en_uso(settings)
+    return asyncio.run(clave_servida(settings, Backoff(max_wait_s=espera_llm)))
 
 
 def elegir_clave(args: argparse.Namespace, settings: Any, datos: Datos) -> ClavePuerta:
@@ -326,7 +314,7 @@ def elegir_clave(args: argparse.Namespace, settings: Any, datos: Datos) -> Clave
     """
     campos = (args.modelo, args.prompt_sha, args.criterios_version, args.modo_evaluador)
     if args.clave_desde_config or args.recalificar:
-        clave = clave_desde_config(settings)
+        clave = clave_desde_config(settings, args.espera_llm)
     elif all(campos):
         clave = ClavePuerta(
             modelo=args.modelo,
@@ -358,8 +346,16 @@ def elegir_clave(args: argparse.Namespace, settings: Any, datos: Datos) -> Clave
 
 
 def _lado_evaluador(clave: ClavePuerta) -> ClavePuerta:
-    """The key without its generator side: what an evaluator-mode result file records."""
-    return clave.model_copy(update={"prompt_generador_sha256": None})
+    """The key's four evaluator fields alone: what an evaluator-mode result file records (the
+    generator side and the v1.5 served model and settings are the running configuration's)."""
+    return clave.model_copy(
+        update={
+            "prompt_generador_sha256": None,
+            "modelo_servido": None,
+            "muestreo_generador": None,
+            "muestreo_evaluador": None,
+        }
+    )
 
 
 # -- re-scoring (--recalificar) ---------------------------------------------------------------
@@ -445,7 +441,8 @@ def _parser() -> argparse.ArgumentParser:
         "--espera-llm",
         type=float,
         default=300.0,
-        help="re-scoring: seconds to keep retrying an LLM that does not answer (300)",
+        help="re-scoring and --clave-desde-config (which asks the server which model it "
+        "serves): seconds to keep retrying an LLM that does not answer (300)",
     )
     p.add_argument("--objetivo", type=float, default=OBJETIVO_PUERTA, help="precision (0.9)")
     p.add_argument("--delta", type=float, default=DELTA_PUERTA, help="risk (0.05)")
@@ -465,7 +462,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--clave-desde-config",
         action="store_true",
-        help="gate key of the running FICHAS_* configuration (as the worker computes it)",
+        help="gate key of the running FICHAS_* configuration, as the worker computes it (the "
+        "served model's identity is read from the LLM server's /v1/models: it must answer)",
     )
     p.add_argument("--salida", type=Path, help="write the JSON audit file here")
     p.add_argument(
@@ -524,6 +522,8 @@ def main(argv: list[str]) -> int:
     try:
         for entrada in args.entradas:
             leer_evaluar(entrada, datos)
+        if args.recalificar and args.desde_almacen:
+            recalificar.comprobar_almacen(settings)
         clave = elegir_clave(args, settings, datos)
         if args.desde_decisiones:
             leer_decisiones(args.kafka, settings, clave, datos)
@@ -559,11 +559,26 @@ def _certificar_y_escribir(
         estado_puerta(f, clave, c, origen_datos, ahora, ABIERTA_POR_CALIBRAR)
         for f, c in certificaciones.items()
     ]
+    # v1.5: the pooled record governs no family by itself; a family the batch covers gets its
+    # covered record beside it (puerta.certificacion.cubrir_por_lote).
+    coberturas = cubrir_por_lote(datos.candidatas, certificaciones, args.objetivo, args.delta)
+    conjunta = next(e for e in estados if e.familia == FAMILIA_TODAS)
+    estados += [
+        estado_cubierto_lote(cob, conjunta, origen_datos)
+        for cob in coberturas.values()
+        if cob.cubierta
+    ]
     try:
         if args.publicar and not args.dry_run:
+            cubiertas = {f for f, cob in coberturas.items() if cob.cubierta}
             estados += asyncio.run(
                 _cerrar_propias_que_ya_no_certifican(
-                    con_brokers(settings, args.publicar), clave, datos, certificaciones, args, ahora
+                    con_brokers(settings, args.publicar),
+                    clave,
+                    datos,
+                    certificaciones.keys() | cubiertas,
+                    args,
+                    ahora,
                 )
             )
     except Exception as exc:
@@ -571,9 +586,15 @@ def _certificar_y_escribir(
         if codigo is None:
             raise
         return codigo
-    origen = {**datos.origen, "avisos": datos.avisos, "clave": clave.model_dump()}
+    origen = {
+        **datos.origen,
+        "avisos": datos.avisos,
+        "clave": clave.model_dump(),
+        "cobertura": {f: dataclasses.asdict(c) for f, c in coberturas.items()},
+    }
     doc = auditoria.documento(estados, certificaciones, origen, ahora)
     print(resumen(estados, certificaciones, datos, args.objetivo, args.delta, clave))
+    print("\n".join(lineas_cobertura(coberturas, args.delta)))
     if args.dry_run:
         print(json.dumps([e.model_dump(mode="json") for e in estados], ensure_ascii=False))
         return 0
@@ -639,14 +660,17 @@ async def _cerrar_propias_que_ya_no_certifican(
     settings: Any,
     clave: ClavePuerta,
     datos: Datos,
-    certificaciones: Mapping[str, Certificacion],
+    escritas: Collection[str],
     args: argparse.Namespace,
     ahora: datetime,
 ) -> list[EstadoPuerta]:
-    """Closed states for families whose own gate is open on the topic but no longer certifies.
+    """Closed states for families whose own gate is open on the topic but no longer certifies
+    (``escritas``: the families this run writes an own or covered record for already).
 
-    Without them an old open record would keep governing the family. A family closed by the
-    online bound is left closed (re-certifying it alone reopens it; the pooled gate does not).
+    Without them an old open record would keep governing the family (since v1.5 such a family
+    is published by the pooled gate only when the batch covers it, which writes its covered
+    record instead). A family closed by the online bound is left closed (re-certifying it alone
+    reopens it; the pooled gate does not).
     """
     from puerta.topico import leer_estados
 
@@ -656,7 +680,8 @@ async def _cerrar_propias_que_ya_no_certifican(
         if (
             estado.clave != clave
             or estado.familia == FAMILIA_TODAS
-            or estado.familia in certificaciones
+            or estado.familia in escritas
+            or estado.retencion
             or not estado.abierta
             or estado.motivo == MOTIVO_PUERTA_COTA_BAJA
         ):
@@ -669,6 +694,33 @@ async def _cerrar_propias_que_ya_no_certifican(
             )
         )
     return cerrar
+
+
+RAZONES_COBERTURA = {
+    "cubierta": "covered by the pooled gate",
+    "propia": "has its own gate",
+    "conjunta_cerrada": "not covered: the pooled gate did not certify",
+    "excluida": "not covered: its own approvals at the pooled threshold show its precision "
+    "below the objective",
+    "pocas_aprobaciones": "not covered: too few approvals of its own at the pooled threshold",
+}
+
+
+def lineas_cobertura(coberturas: Mapping[str, CoberturaLote], delta: float) -> list[str]:
+    """One line per family of the batch without its own gate: covered by the pooled gate or
+    not, and why (v1.5: the pooled gate alone publishes no family)."""
+    lineas = []
+    for familia, cob in sorted(coberturas.items()):
+        if cob.razon == "propia":
+            continue
+        cifras = (
+            f" (own approvals at λ {cob.umbral:.6g}: n={cob.n}, k={cob.k}, p={cob.p:.4g} "
+            f"against δ {delta}; at least {MINIMO_PROPIO} needed)"
+            if cob.umbral is not None
+            else ""
+        )
+        lineas.append(f"family {familia}: {RAZONES_COBERTURA[cob.razon]}{cifras}")
+    return lineas
 
 
 def describir_origen(datos: Datos) -> str:
@@ -735,7 +787,13 @@ def resumen(
     ]
     for estado in estados:
         cert = certificaciones.get(estado.familia)
-        if estado.abierta:
+        if estado.motivo == MOTIVO_PUERTA_CUBIERTA:
+            lineas.append(
+                f"gate {estado.familia}: OPEN through the pooled gate from score "
+                f"{estado.umbral:.6g} (covered: n={estado.n} approvals of its own there, "
+                f"k={estado.k} rejected by people)"
+            )
+        elif estado.abierta:
             p = f", p={cert.p:.4f}" if cert else ""
             lineas.append(
                 f"gate {estado.familia}: OPEN from score {estado.umbral:.6g} "

@@ -1,5 +1,5 @@
 """The ``fichas`` command: ``worker``, ``procesar``, ``producir``, ``llm-local``, ``informe``,
-``demo``, ``revisor``, ``evaluar``, ``calibrar``, ``migrar``.
+``demo``, ``revisor``, ``evaluar``, ``calibrar``, ``puerta``, ``migrar``.
 
 Each subcommand imports what it needs only when it runs, so ``fichas --help`` is instant and
 ``fichas procesar`` does not load Kafka clients.
@@ -26,6 +26,7 @@ EXIT_LLM_UNAVAILABLE = 3
 EXIT_BROKER_UNREACHABLE = 4
 
 if TYPE_CHECKING:
+    from esquemas.puerta import ClavePuerta, EstadoPuerta
     from grafo import FuentePuerta
     from herramientas.procesar import Resumen
 
@@ -142,6 +143,12 @@ def _parser() -> argparse.ArgumentParser:
         "unbiased data only (see --help, docs/puerta.md)",
         add_help=False,
     )
+    sub.add_parser(
+        "puerta",
+        help="hold a publication gate closed or release it: puerta retener|liberar FAMILIA|* "
+        "--motivo TEXTO (see --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -168,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         from herramientas.calibrar import main as calibrar_main
 
         return calibrar_main(argv[1:])
+    if argv[:1] == ["puerta"]:
+        from herramientas.retencion import main as puerta_main
+
+        return puerta_main(argv[1:])
     if argv[:1] == ["demo"]:
         from herramientas.demo.principal import main as demo_main
 
@@ -251,15 +262,27 @@ def _port_busy(port: int) -> str | None:
     return None
 
 
-def _puerta_offline(settings: Settings, archivo: Path | None) -> FuentePuerta | None:
-    """The gate ``fichas procesar`` applies, from an audit file or none (closed); said on stderr.
+def _estados_offline(settings: Settings, archivo: Path | None) -> dict[str, EstadoPuerta]:
+    """The gate states ``fichas procesar`` applies: the audit file's, or none (all closed).
 
     Raises ``ValueError`` for a file that cannot be read as gate states.
     """
+    from puerta.auditoria import estados_de_archivo
+
+    archivo = archivo or settings.puerta_archivo
+    return dict(estados_de_archivo(archivo)) if archivo is not None else {}
+
+
+def _puerta_offline(
+    settings: Settings,
+    clave: ClavePuerta,
+    estados: dict[str, EstadoPuerta],
+    archivo: Path | None,
+) -> FuentePuerta | None:
+    """The gate ``fichas procesar`` applies under the running ``clave``; said on stderr."""
     from criterios import familias_conocidas
     from esquemas.constantes import PUERTA_VEREDICTO
-    from stream.puerta import razon
-    from stream.runtime import puerta_offline
+    from stream.puerta import fija, razon
 
     if settings.puerta == PUERTA_VEREDICTO:
         print(
@@ -268,7 +291,7 @@ def _puerta_offline(settings: Settings, archivo: Path | None) -> FuentePuerta | 
             file=sys.stderr,
         )
         return None
-    puerta = puerta_offline(settings, archivo)
+    puerta = fija(clave, estados)
     if not (archivo or settings.puerta_archivo):
         print(
             "fichas procesar: no gate file (--puerta or FICHAS_PUERTA_ARCHIVO): every gate is "
@@ -296,6 +319,7 @@ def _procesar(
         procesar_fichero,
     )
     from infra import eventloop
+    from stream.identidad import clave_servida
     from stream.runtime import build_processor
 
     try:
@@ -305,7 +329,7 @@ def _procesar(
         return EXIT_USAGE
     _avisos_entrada("procesar", leida.bom, 0)  # blank lines: in the closing summary
     try:
-        puerta = _puerta_offline(settings, archivo_puerta)
+        estados = _estados_offline(settings, archivo_puerta)
     except ValueError as exc:
         print(f"fichas procesar: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -315,7 +339,10 @@ def _procesar(
     policy = Backoff(max_wait_s=espera_llm, report_each=True)
 
     async def run() -> Resumen:
-        async with build_processor(settings, policy=policy, puerta=puerta) as proc:
+        # The key names the model the server serves, as the worker's does (stream.identidad).
+        clave = await clave_servida(settings, policy)
+        puerta = _puerta_offline(settings, clave, estados, archivo_puerta)
+        async with build_processor(settings, clave, policy=policy, puerta=puerta) as proc:
             return await procesar_fichero(
                 leida, proc, settings.concurrencia, huellas=(guardada, actual)
             )

@@ -378,14 +378,17 @@ async def correr_bucle(
     """The whole loop on every event not yet in the cache; records in case order."""
     from esquemas import EventoCambio
     from grafo import Backoff
+    from stream.identidad import clave_servida
     from stream.runtime import build_processor, puerta_offline
 
     por_id = {c["id"]: c for c in casos}
     politica = Backoff(max_wait_s=espera_llm)
-    # The gate of FICHAS_PUERTA and FICHAS_PUERTA_ARCHIVO, as ``fichas procesar`` applies it.
-    puerta = puerta_offline(settings)
+    # The gate of FICHAS_PUERTA and FICHAS_PUERTA_ARCHIVO, as ``fichas procesar`` applies it,
+    # under the key of the model the server serves (as the worker reads it).
+    clave = await clave_servida(settings, politica)
+    puerta = puerta_offline(settings, clave)
     async with build_processor(
-        settings, sensor=SensorCuentas(), policy=politica, puerta=puerta
+        settings, clave, sensor=SensorCuentas(), policy=politica, puerta=puerta
     ) as proc:
 
         async def trabajo(id_: str) -> dict[str, Any]:

@@ -1,31 +1,15 @@
 """``fichas calibrar --recalificar``: certify a new evaluator on people's old labels.
 
-People's labels are about fichas, not about the judge that scored them: a ficha a person
-approved stays approvable whichever evaluator looks at it next. So when only the evaluator side
-of the gate key changes (its prompt, the rubric or the signal), the stored decided fichas can be
-scored again with the running evaluator, offline, and the new key certified on (new score, old
-label) with the fixed-n Learn-then-Test (``puerta.certificacion``): the data are one batch,
-looked at once.
-
-This holds only while the generator side is unchanged (the model, which writes the fichas as
-well as judging them, the generator's prompt and settings, the criteria version): a new
-generator writes other fichas, and labels on the old ones say nothing about them. Fichas of
-another generator are left out and counted; when no stored ficha is of the running generator
-the command refuses (``GeneradorDistinto``): the new key needs new labels, from shadow mode.
-
-Sources:
-
-- the reviewer app's store (``revision.almacen``): every item a person decided, whose stored
-  record (``FichaEnRevision`` or sampled ``FichaPublicada``) holds the decided ficha, its
-  origin and (v1.3) the key of the loop that wrote it;
-- the labelled set (``ejemplos/evaluacion/casos.jsonl``, as ``fichas evaluar`` reads it): its
-  candidates were written by hand, not by any generator, so there is no generator side to
-  compare; the certification then says how the running judge orders people-labelled fichas,
-  which stand in for the loop's (``ltt:conjunto`` caveat, docs/puerta.md).
-
-Scoring is exactly ``fichas evaluar --modo evaluador``'s (``herramientas.evaluar``: the loop's
-own evaluator agent built from the running settings, the graph's retry, a resumable cache), so
-the two commands cannot disagree on what a score is.
+People's labels are about fichas, not about the judge, so when only the evaluator side of the
+key changes (its prompt, the rubric, the signal) the stored decided fichas are scored again by
+the running evaluator, offline, and the new key is certified on (new score, old label) with the
+fixed-n Learn-then-Test (``puerta.certificacion``: one batch, looked at once). Sources: the
+reviewer app's store (``revision.almacen``), **shadow-mode items only** (issue 38: while a gate
+is open, what reaches people is chosen by the gate), and the labelled set (written by hand, no
+generator side). Invariants: only fichas of the running generator (model and its served
+identity, generator prompt and settings, criteria) count, else ``GeneradorDistinto``; every
+item left out is counted by reason (``FUERA``) and printed; scoring is exactly
+``fichas evaluar --modo evaluador``'s. Why and the caveats: docs/puerta.md, "fichas calibrar".
 """
 
 from __future__ import annotations
@@ -58,6 +42,11 @@ ETIQUETAS: dict[str, bool] = {
 
 # Why a stored item is not re-scored; every count is printed and kept in the audit file.
 FUERA = {
+    "fuera_de_sombra": "arrived while its family's gate was open (held back under λ, or a "
+    "sample of what the gate published): which of those reach people is chosen by the gate, so "
+    "they never count alone (docs/puerta.md, the selection-bias trap)",
+    "sombra_desconocida": "stored before the app recorded shadow mode (no evidence row): "
+    "whether a gate chose it is unknown",
     "otro_generador": "written by another generator (model, generator prompt or criteria): its "
     "label says nothing about the fichas the running loop writes",
     "anterior_v1_3": "written before v1.3 (no key: which generator wrote it is unknown)",
@@ -83,12 +72,20 @@ class Lote:
 
 
 def mismo_generador(a: ClavePuerta, b: ClavePuerta) -> bool:
-    """Whether two keys share the generator side: same fichas, so the labels carry over."""
-    return (a.modelo, a.prompt_generador_sha256, a.criterios_version) == (
-        b.modelo,
-        b.prompt_generador_sha256,
-        b.criterios_version,
-    )
+    """Whether two keys share the generator side: same fichas, so the labels carry over. The
+    model writes the fichas too, so (v1.5) its served identity and the generator's request
+    settings are part of that side."""
+
+    def lado(c: ClavePuerta) -> tuple[str | None, ...]:
+        return (
+            c.modelo,
+            c.prompt_generador_sha256,
+            c.criterios_version,
+            c.modelo_servido,
+            c.muestreo_generador,
+        )
+
+    return lado(a) == lado(b)
 
 
 def lote_del_conjunto(path: Path) -> Lote:
@@ -104,15 +101,17 @@ def lote_del_conjunto(path: Path) -> Lote:
 
 
 def lote_del_almacen(
-    cerrados: Sequence[tuple[Any, str | None]], clave: ClavePuerta, fuente: str
+    cerrados: Sequence[tuple[Any, str | None, bool | None]], clave: ClavePuerta, fuente: str
 ) -> Lote:
-    """The decided items of the running generator, as one-candidate cases. Pure.
+    """The decided shadow-mode items of the running generator, as one-candidate cases. Pure.
 
-    ``cerrados`` is ``Almacen.cerrados()``: (item, decision) in arrival order.
+    ``cerrados`` is ``Almacen.cerrados()``: (item, decision, arrived in shadow mode) in arrival
+    order. Only shadow-mode items count (issue 38): while a gate is open, what reaches people
+    (held back under λ, the sample of what it published) is chosen by the gate.
     """
     fuera = dict.fromkeys(FUERA, 0)
     casos = []
-    for item, decision in cerrados:
+    for item, decision, sombra in cerrados:
         datos: Mapping[str, Any] = item.datos
         if decision not in ETIQUETAS:
             fuera["obsoletas"] += 1
@@ -122,6 +121,10 @@ def lote_del_almacen(
             fuera["clave_invalida"] += 1
         elif not mismo_generador(suya, clave):
             fuera["otro_generador"] += 1
+        elif sombra is None:
+            fuera["sombra_desconocida"] += 1
+        elif not sombra:
+            fuera["fuera_de_sombra"] += 1
         elif not datos.get("ficha") or not datos.get("origen"):
             fuera["sin_ficha"] += 1
         else:
@@ -165,15 +168,22 @@ def _caso(item: Any, datos: Mapping[str, Any], aprobada: bool) -> dict[str, Any]
     return {"id": item.event_id, "evento": evento, "candidatas": [candidata]}
 
 
-async def leer_almacen(settings: Any) -> list[tuple[Any, str | None]]:
-    """The store's closed items; ValueError when the configuration names no store."""
-    from revision.almacen import Almacen
+def comprobar_almacen(settings: Any) -> None:
+    """ValueError when the configuration names no reviewer store (checked before the LLM is
+    asked anything, so a wrong setting fails at once)."""
     from revision.database import exists
 
     if not exists(settings.postgres_dsn, settings.data_dir):
         raise ValueError(
             f"no reviewer store at FICHAS_POSTGRES_DSN or {settings.data_dir} (FICHAS_DATA_DIR)"
         )
+
+
+async def leer_almacen(settings: Any) -> list[tuple[Any, str | None, bool | None]]:
+    """The store's closed items; ValueError when the configuration names no store."""
+    from revision.almacen import Almacen
+
+    comprobar_almacen(settings)
     almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
     try:
         return await almacen.cerrados()

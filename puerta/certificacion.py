@@ -25,12 +25,15 @@ from datetime import datetime
 from typing import Literal
 
 from esquemas.constantes import (
+    ABIERTA_POR_CALIBRAR,
     DELTA_PUERTA,
     FAMILIA_TODAS,
     MOTIVO_PUERTA_CERTIFICADA,
+    MOTIVO_PUERTA_CUBIERTA,
     MOTIVO_PUERTA_NO_CERTIFICADA,
     MOTIVO_PUERTA_SIN_DATOS,
     OBJETIVO_PUERTA,
+    ORIGEN_COBERTURA_LOTE,
     MotivoPuerta,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
@@ -341,3 +344,37 @@ def cubrir_por_lote(
             razon = "pocas_aprobaciones"
         resultado[familia] = CoberturaLote(familia, razon, umbral, n, k, p)
     return resultado
+
+
+def estado_cubierto_lote(
+    cob: CoberturaLote, conjunta: EstadoPuerta, origen_datos: str
+) -> EstadoPuerta:
+    """The covered record ``fichas calibrar`` writes beside the pooled ``conjunta`` it opens on
+    the same batch: open at the pooled λ, resting on that certification (its
+    ``actualizada_en``), with the family's own approvals at λ and people's rejections among
+    them; signed ``calibrar``. ``ValueError`` unless ``cob`` is covered by ``conjunta``."""
+    if (
+        not cob.cubierta
+        or not conjunta.abierta
+        or conjunta.familia != FAMILIA_TODAS
+        or cob.umbral != conjunta.umbral
+    ):
+        raise ValueError(f"{cob.familia} is not covered by this pooled certification")
+    return EstadoPuerta(
+        familia=cob.familia,
+        clave=conjunta.clave,
+        abierta=True,
+        umbral=conjunta.umbral,
+        objetivo=conjunta.objetivo,
+        delta=conjunta.delta,
+        n=cob.n,
+        k=cob.k,
+        origen_datos=(
+            f"{ORIGEN_COBERTURA_LOTE}; {origen_datos}; conjunta λ = {conjunta.umbral} "
+            f"(n={conjunta.n} k={conjunta.k}); propia en λ: n={cob.n} k={cob.k}, p={cob.p:.4g}"
+        ),
+        motivo=MOTIVO_PUERTA_CUBIERTA,
+        actualizada_en=conjunta.actualizada_en,
+        abierta_por=ABIERTA_POR_CALIBRAR,
+        conjunta_actualizada_en=conjunta.actualizada_en,
+    )

@@ -72,11 +72,13 @@ SQL_CERRAR_ITEM = "update revision_items set estado = $1, cerrado_en = $2 where 
 SQL_DECIDIR_ITEM = (
     "update revision_items set estado = $1, cerrado_en = $2 where event_id = $3 and estado = $4"
 )
-# The closed items with their decision: what ``fichas calibrar --recalificar`` re-scores.
+# The closed items with their decision and whether they arrived in shadow mode: what
+# ``fichas calibrar --recalificar`` re-scores (shadow-mode items only).
 SQL_CERRADOS = (
     _ITEM_SELECT.replace(
         " from ",
-        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id) from ",
+        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id), "
+        "e.sombra from ",
         1,
     )
     + " where i.estado <> $1 order by i.recibido_en, i.event_id"
@@ -429,12 +431,21 @@ class Almacen:
         rows = await self._query(SQL_RETENIDAS, (MOTIVO_SIN_GARANTIA,))
         return [(str(e), str(f), None if d is None else str(d)) for e, f, d in rows]
 
-    async def cerrados(self) -> list[tuple[Item, str | None]]:
-        """(item, its decision) of every closed item, in arrival order: the stored fichas with
-        people's labels that ``fichas calibrar --recalificar`` re-scores. Read-only; an item
-        closed ``obsoleta`` is returned too, so the command can count what it leaves out."""
+    async def cerrados(self) -> list[tuple[Item, str | None, bool | None]]:
+        """(item, its decision, whether it arrived in shadow mode) of every closed item, in
+        arrival order: the stored fichas with people's labels that ``fichas calibrar
+        --recalificar`` re-scores. Shadow mode is None for an item stored without evidence.
+        Read-only; an item closed ``obsoleta`` is returned too, so the command can count what
+        it leaves out."""
         rows = await self._query(SQL_CERRADOS, (ABIERTA,))
-        return [(_item(row[:15]), None if row[15] is None else str(row[15])) for row in rows]
+        return [
+            (
+                _item(row[:15]),
+                None if row[15] is None else str(row[15]),
+                None if row[16] is None else bool(row[16]),
+            )
+            for row in rows
+        ]
 
     async def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
         """Decisions per (tipo, decision), for the ``_total`` counter read at scrape time."""

@@ -26,6 +26,7 @@ from prometheus_client.registry import Collector
 
 from esquemas.constantes import (
     MOTIVO_MUESTRA,
+    MOTIVO_PUERTA_RETENIDA,
     MOTIVO_RECHAZADA,
     MOTIVO_SALIDA_INVALIDA,
     MOTIVO_SIN_GARANTIA,
@@ -76,6 +77,8 @@ COVERED = "fichas_revision_coberturas"  # exported as ..._total
 # One certifier among replicas (revision/lease.py).
 LEASE_HOLDER = "fichas_revision_certificador_titular"
 ROUNDS = "fichas_revision_certificador_rondas"  # exported as ..._total
+# A person's holds (puerta.retencion), per gate with a hold record on fichas.puerta.
+HELD = "fichas_revision_puerta_retenida"
 # Recall of the gate (revision/retenidas.py).
 RECALL = "fichas_revision_recall"
 HELD_BACK = "fichas_revision_retenidas_muestra"
@@ -163,6 +166,7 @@ class RevisionCollector(Collector):
         if self.apertura is not None:
             yield from self._apertura(self.apertura)
             yield from self._gobierno(self.apertura)
+            yield self._retenciones(self.apertura)
         if self.lease is not None:
             yield GaugeMetricFamily(
                 LEASE_HOLDER,
@@ -211,6 +215,18 @@ class RevisionCollector(Collector):
             cubiertas.add_metric([familia, clave_id, tipo], veces)
         yield cubiertas
         yield CounterMetricFamily(ROUNDS, "Certifier rounds run", value=apertura.rondas)
+
+    def _retenciones(self, apertura: Apertura) -> Metric:
+        """1 per gate a person holds now, 0 per gate released (its hold record's motivo), as
+        the app's reader of ``fichas.puerta`` sees them."""
+        retenida = GaugeMetricFamily(
+            HELD, "1 while a person holds the gate closed", labels=["family", "key"]
+        )
+        for estado in sorted(apertura.estados().values(), key=lambda e: e.id):
+            if estado.retencion:
+                valor = 1 if estado.motivo == MOTIVO_PUERTA_RETENIDA else 0
+                retenida.add_metric([estado.familia, estado.clave.texto()], valor)
+        return retenida
 
     def _apertura(self, apertura: Apertura) -> Iterator[Metric]:
         """Per gate (family or "*", key), how far shadow mode is from opening it: the evidence

@@ -8,6 +8,7 @@ outcome is counted once" lives here. ``docs/metricas.md`` mirrors both.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -20,6 +21,7 @@ from criterios import CRITERIOS_VERSION, cargar_criterios
 from esquemas.constantes import (
     DESTINO_PUBLICADAS,
     DESTINO_REVISION,
+    FAMILIA_TODAS,
     MOTIVO_SIN_GARANTIA,
     PUERTA_VEREDICTO,
     ModoPuerta,
@@ -265,7 +267,9 @@ class PrometheusSensor:
         closed gate (not a missing one) until a record opens it; under ``veredicto`` only the
         "uncertified" flag is set: no gate applies.
         """
-        self._clave_puerta = clave
+        anterior, self._clave_puerta = self._clave_puerta, clave
+        if anterior and anterior != clave:
+            self._olvidar_clave(anterior, familias)
         for familia in familias:
             for score in SCORE_STATES:
                 self.series.evaluator_scores.labels(family=familia, score=score)
@@ -278,6 +282,8 @@ class PrometheusSensor:
         for familia in familias:
             self.series.sin_garantia.labels(family=familia, key=clave)
             self.set_puerta(familia, None)
+            self.set_retenida(familia, False)
+        self.set_retenida(FAMILIA_TODAS, False)
 
     @_never_raise
     def set_puerta(self, familia: str, estado: EstadoPuerta | None) -> None:
@@ -291,3 +297,37 @@ class PrometheusSensor:
         self.series.puerta_n.labels(**labels).set(estado.n if estado is not None else 0)
         self.series.puerta_k.labels(**labels).set(estado.k if estado is not None else 0)
         self.series.puerta_cota.labels(**labels).set(math.nan if cota is None else cota)
+
+    def _olvidar_clave(self, clave: str, familias: tuple[str, ...]) -> None:
+        """Drop the gate gauges of a key the worker no longer runs (the counters stay)."""
+        gauges = (
+            self.series.puerta_abierta,
+            self.series.puerta_umbral,
+            self.series.puerta_n,
+            self.series.puerta_k,
+            self.series.puerta_cota,
+            self.series.puerta_retenida,
+        )
+        for familia in (*familias, FAMILIA_TODAS):
+            for gauge in gauges:
+                with contextlib.suppress(KeyError):
+                    gauge.remove(familia, clave)
+
+    @_never_raise
+    def set_retenida(self, familia: str, retenida: bool) -> None:
+        """Whether a person's hold closes ``familia``'s gate (``*``: the pooled gate's own)."""
+        labels = {"family": familia, "key": self._clave_puerta}
+        self.series.puerta_retenida.labels(**labels).set(1 if retenida else 0)
+
+    @_never_raise
+    def set_puerta_suspendida(self, suspendida: bool) -> None:
+        """Every gate closed while the served model is not verified."""
+        self.series.puerta_suspendida.set(1 if suspendida else 0)
+
+    @_never_raise
+    def on_clave(self, anterior: str, nueva: str, modelo_servido: str, cambio: bool) -> None:
+        """The running key and the identity it names; a change under a running worker counts."""
+        self.series.modelo_servido.clear()
+        self.series.modelo_servido.labels(key=nueva, modelo_servido=modelo_servido).set(1)
+        if cambio:
+            self.series.modelo_servido_cambios.inc()

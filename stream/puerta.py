@@ -20,24 +20,36 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada
-from puerta.resolucion import puerta_para, resolver, umbral_aplicable
+from puerta.resolucion import Resolucion, puerta_para, resolver, umbral_aplicable
 
 Estados = Mapping[str, EstadoPuerta]
 
 
 class PuertaResuelta:
-    """``grafo.FuentePuerta`` over a source of gate states, for one running key."""
+    """``grafo.FuentePuerta`` over a source of gate states, for one running key.
+
+    The worker switches ``clave`` when the served model changes, and sets ``suspendida`` while
+    the served model is not verified (``stream.identidad``): every gate is closed then.
+    """
 
     def __init__(self, clave: ClavePuerta, estados: Callable[[], Estados]) -> None:
         self.clave = clave
+        self.suspendida = False
         self._estados = estados
 
     def estados(self) -> Estados:
         """Every gate state seen, of any key."""
         return self._estados()
 
+    def resolucion(self, familia: str) -> Resolucion:
+        """Which gate governs ``familia`` under the running key now, and why."""
+        return resolver(familia, self.clave, self._estados())
+
     def estado(self, familia: str) -> EstadoPuerta | None:
-        """The record that governs ``familia`` now (None: no record of the running key)."""
+        """The record that governs ``familia`` now (None: no record of the running key, or
+        every gate closed while the served model is not verified)."""
+        if self.suspendida:
+            return None
         return puerta_para(familia, self.clave, self._estados())
 
     def umbral(self, familia: str) -> PuertaAplicada | None:
@@ -55,12 +67,25 @@ def describir_clave(clave: ClavePuerta) -> str:
     """A key in words: its id and what it was measured on (both prompts since v1.3: a key that
     differs only in the generator's side must read as different in the log)."""
     generador = clave.prompt_generador_sha256
+    servido = f"{clave.modelo_servido!r}" if clave.modelo_servido is not None else "none (v1.4)"
     return (
-        f"{clave.texto()} (modelo {clave.modelo!r}, generador sha256 "
+        f"{clave.texto()} (modelo {clave.modelo!r} served as {servido}, generador sha256 "
         f"{generador[:12] + '…' if generador else 'none (v1.2)'}, evaluador sha256 "
         f"{clave.prompt_evaluador_sha256[:12]}…, criterios {clave.criterios_version}, "
         f"evaluador {clave.modo_evaluador})"
     )
+
+
+def servido_distinto(clave: ClavePuerta, estados: Estados) -> list[ClavePuerta]:
+    """Keys on the topic that differ from ``clave`` only in the served model: gates certified
+    for the same loop on another model (new weights under the same name, another server)."""
+    sin = clave.model_copy(update={"modelo_servido": None})
+    otras = {
+        e.clave.texto(): e.clave
+        for e in estados.values()
+        if e.clave != clave and e.clave.model_copy(update={"modelo_servido": None}) == sin
+    }
+    return [otras[k] for k in sorted(otras)]
 
 
 def razon(familia: str, clave: ClavePuerta, estados: Estados) -> tuple[bool, str]:

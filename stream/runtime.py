@@ -3,7 +3,9 @@
 Both entry points (``fichas worker`` and ``fichas procesar``) build the same ``Procesador``
 here, so the offline command runs exactly the graph the worker runs. Each hands it the
 publication gate it reads (``stream.puerta``): the worker the topic ``fichas.puerta``, the offline
-command an audit file or none (closed).
+command an audit file or none (closed), and the running key (``clave_de``: the settings' parts,
+both sides' request settings, and the served model's identity, which ``stream.identidad``
+reads from the server and keeps current in the worker).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from criterios import CRITERIOS_VERSION
 from esquemas.puerta import ClavePuerta
@@ -30,6 +33,7 @@ from grafo import (
     clave_puerta,
     close_chat_model,
     construir_grafo,
+    muestreos,
     open_checkpointer,
     probe_logprobs,
 )
@@ -37,6 +41,9 @@ from infra.config import Settings
 from infra.logs import mask_url
 from puerta.auditoria import estados_de_archivo
 from stream.puerta import PuertaResuelta, fija
+
+if TYPE_CHECKING:
+    from stream.identidad import ClaveEnUso
 
 
 def llm_settings(settings: Settings) -> LLMSettings:
@@ -51,8 +58,12 @@ def llm_settings(settings: Settings) -> LLMSettings:
     )
 
 
-def clave_en_uso(settings: Settings) -> ClavePuerta:
-    """The gate key of the loop these settings run: model, both prompts, criteria, mode."""
+def clave_de(settings: Settings, modelo_servido: str | None) -> ClavePuerta:
+    """The gate key of the loop these settings run against a server that serves
+    ``modelo_servido``: model, both prompts, criteria, mode, and (v1.5) what each side sends
+    with every request (``grafo.muestreos`` on the chat model these settings build: no I/O)
+    and the served model's identity (``stream.identidad`` reads it from the server)."""
+    generador, evaluador = muestreos(build_chat_model(llm_settings(settings), direct=False))
     return clave_puerta(
         settings.llm_modelo,
         settings.evaluador,
@@ -61,23 +72,30 @@ def clave_en_uso(settings: Settings) -> ClavePuerta:
         ejemplos=settings.generador_ejemplos,
         limpiar_origen=settings.limpiar_origen,
         max_intentos=settings.max_intentos,
+        modelo_servido=modelo_servido,
+        muestreo_generador=generador,
+        muestreo_evaluador=evaluador,
     )
 
 
-def puerta_offline(settings: Settings, archivo: Path | None = None) -> PuertaResuelta:
-    """The gate of a run without Kafka (``fichas procesar``, ``fichas evaluar --modo bucle``):
-    the states of ``archivo`` or ``FICHAS_PUERTA_ARCHIVO``, or none (every gate closed).
+def puerta_offline(
+    settings: Settings, clave: ClavePuerta, archivo: Path | None = None
+) -> PuertaResuelta:
+    """The gate of a run without Kafka (``fichas procesar``, ``fichas evaluar --modo bucle``)
+    under the running ``clave``: the states of ``archivo`` or ``FICHAS_PUERTA_ARCHIVO``, or
+    none (every gate closed).
 
     Raises ``ValueError`` for a file that is not gate states.
     """
     archivo = archivo or settings.puerta_archivo
     estados = estados_de_archivo(archivo) if archivo is not None else {}
-    return fija(clave_en_uso(settings), estados)
+    return fija(clave, estados)
 
 
 @asynccontextmanager
 async def build_processor(
     settings: Settings,
+    clave: ClavePuerta | ClaveEnUso,
     sensor: Sensor | None = None,
     policy: Backoff | None = None,
     puerta: FuentePuerta | None = None,
@@ -85,7 +103,9 @@ async def build_processor(
 ) -> AsyncIterator[Procesador]:
     """Open the checkpointer and yield a ready ``Procesador``; close everything on exit.
 
-    ``puerta`` is where the loop reads the gate under ``FICHAS_PUERTA=certificada``; without
+    ``clave`` is the running key stamped on every outcome: fixed, or the worker's
+    ``ClaveEnUso``, which the nodes follow when the served model changes. ``puerta`` is where
+    the loop reads the gate under ``FICHAS_PUERTA=certificada``; without
     one every gate is closed and nothing is published by the loop. With ``on_probe`` (the
     worker), the same agents ask the LLM once, in the background, whether it gives the
     evaluator its log-probabilities (``grafo.logprobs_probe``, which logs the one line), and
@@ -106,8 +126,10 @@ async def build_processor(
         limpiar_origen=settings.limpiar_origen,
         modo_puerta=settings.puerta,
         puerta=puerta or PuertaCerrada(),
-        clave=clave_en_uso(settings),
+        clave=clave if isinstance(clave, ClavePuerta) else clave.clave,
     )
+    if not isinstance(clave, ClavePuerta):
+        clave.seguir(lambda en_uso: setattr(nodos, "clave", en_uso.clave))
     try:
         async with open_checkpointer(
             settings.postgres_dsn, settings.data_dir, pool_size=min(settings.concurrencia, 16)

@@ -56,3 +56,13 @@ class WorkerSensor(Sensor, Protocol):
 
     def set_puerta(self, familia: str, estado: EstadoPuerta | None) -> None:
         """The gate that governs ``familia`` now (None: closed, no record of the running key)."""
+
+    def set_retenida(self, familia: str, retenida: bool) -> None:
+        """Whether a person's hold closes ``familia``'s gate (or ``*``'s own) now."""
+
+    def set_puerta_suspendida(self, suspendida: bool) -> None:
+        """Every gate closed while the served model is not verified (``stream.identidad``)."""
+
+    def on_clave(self, anterior: str, nueva: str, modelo_servido: str, cambio: bool) -> None:
+        """The running key is now ``nueva`` (the server serves ``modelo_servido``); ``cambio``:
+        the served model changed under a running worker (not its first reading)."""

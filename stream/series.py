@@ -46,6 +46,10 @@ METRIC_NAMES: frozenset[str] = frozenset(
         "fichas_puerta_cota_inferior",
         "fichas_sin_garantia_total",
         "fichas_puerta_sin_certificar",
+        "fichas_puerta_retenida",
+        "fichas_puerta_suspendida",
+        "fichas_modelo_servido_info",
+        "fichas_modelo_servido_cambios_total",
         "fichas_llm_logprobs",
         "fichas_evaluator_scores_total",
         "fichas_outcomes_total",
@@ -235,5 +239,28 @@ class Series:
         self.puerta_sin_certificar = Gauge(
             "fichas_puerta_sin_certificar",
             "1 under FICHAS_PUERTA=veredicto: automatic publications are not certified",
+            registry=r,
+        )
+        self.puerta_retenida = Gauge(
+            "fichas_puerta_retenida",
+            "1 while a person's hold closes the family's gate (family * : the pooled gate's own)",
+            gate,
+            registry=r,
+        )
+        self.puerta_suspendida = Gauge(
+            "fichas_puerta_suspendida",
+            "1 while every gate is closed because the served model is not verified (start-up, "
+            "an LLM outage, until the server says again which model it serves)",
+            registry=r,
+        )
+        self.modelo_servido = Gauge(
+            "fichas_modelo_servido_info",
+            "1 for the running gate key and the served model identity it names",
+            ["key", "modelo_servido"],
+            registry=r,
+        )
+        self.modelo_servido_cambios = Counter(
+            "fichas_modelo_servido_cambios",
+            "Times the server started serving another model under the running worker",
             registry=r,
         )

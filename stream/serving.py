@@ -32,9 +32,10 @@ from infra.topics import check_co_partitioned, ensure_topics
 from stream.decisiones import particion_de_entrada
 from stream.emitter import Emitter
 from stream.http import HealthServer
+from stream.identidad import SIN_LEER, ClaveEnUso, VigiaIdentidad
 from stream.metricas import PrometheusSensor
 from stream.puerta_topico import seguir_puerta
-from stream.runtime import build_processor, clave_en_uso
+from stream.runtime import build_processor
 from stream.worker import Worker
 from versiones.almacen import ClaimStore, open_version_store
 
@@ -58,15 +59,26 @@ async def serve(settings: Settings, on_started: Callable[[Worker], None] | None 
     async with open_version_store(settings.postgres_dsn, settings.data_dir) as versions:
         await ensure_topics(settings)
         await check_co_partitioned(settings)
+        # The running key names the model that answers: read before the gate is resolved.
+        clave = ClaveEnUso(settings, SIN_LEER, verificada=False)
+        identidad = VigiaIdentidad(settings, clave, on_clave=sensor.on_clave)
+        fallo = await identidad.primera()
         async with (
-            seguir_puerta(settings, clave_en_uso(settings), sensor) as puerta,
+            seguir_puerta(settings, clave, sensor) as puerta,
             build_processor(
-                settings, sensor=sensor, puerta=puerta, on_probe=sensor.on_logprobs_probe
+                settings, clave, sensor=sensor, puerta=puerta, on_probe=sensor.on_logprobs_probe
             ) as procesador,
         ):
-            if on_started is None:  # a process of its own: see freeze_startup_heap
-                eventloop.freeze_startup_heap()
-            await _serve(settings, sensor, procesador, versions, on_started)
+            identidad.acompanar(procesador.health, fallo)
+            vigilar = asyncio.create_task(identidad.vigilar(), name="modelo-servido")
+            try:
+                if on_started is None:  # a process of its own: see freeze_startup_heap
+                    eventloop.freeze_startup_heap()
+                await _serve(settings, sensor, procesador, versions, on_started)
+            finally:
+                vigilar.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await vigilar
 
 
 async def _serve(

@@ -84,6 +84,7 @@ def fake_llm(fake_llm_server: FakeLLM) -> FakeLLM:
         fake_llm_server.start()
     fake_llm_server.up()
     fake_llm_server.configure({})
+    fake_llm_server.serve_identity()
     fake_llm_server.reset()
     return fake_llm_server
 

@@ -13,6 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
+from harness.fake_llm.answers import identity_error
 from harness.fake_llm.script import ACTIONS_HELP, ConfigError, parse_config
 from harness.fake_llm.server import loopback_only, serve
 
@@ -44,6 +45,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", type=Path, help="JSON script file (harness/fake_llm/script.py)")
     parser.add_argument("--record", type=Path, help="append every request here as JSON lines")
     parser.add_argument(
+        "--identity",
+        type=Path,
+        help="JSON file: the model /v1/models says it serves (id, owned_by, root, "
+        "max_model_len, parent; missing fields take the defaults)",
+    )
+    parser.add_argument(
         "--log-level",
         default="WARNING",
         help="DEBUG, INFO, WARNING (default) or ERROR; logs go to stderr",
@@ -63,7 +70,14 @@ def main(argv: list[str] | None = None) -> None:
         config = parse_config(raw)
     except (OSError, ValueError, ConfigError) as exc:
         raise SystemExit(f"fake_llm: bad --config: {exc}") from exc
-    asyncio.run(serve(host, args.port, config, args.record, args.exit_with_parent))
+    try:
+        identity = json.loads(args.identity.read_text(encoding="utf-8")) if args.identity else {}
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"fake_llm: bad --identity: {exc}") from exc
+    problem = identity_error(identity)
+    if problem is not None:
+        raise SystemExit(f"fake_llm: bad --identity: {problem}")
+    asyncio.run(serve(host, args.port, config, args.record, args.exit_with_parent, identity))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,60 @@ from harness.fake_llm.script import UNSCRIPTED, Step
 
 MODEL_NAME = "fake-llm"
 
+# What ``/v1/models`` says the server serves, in vLLM's shape: the served name (``id``), the
+# weights it loaded (``root``), the context length and, for a LoRA adapter, its ``parent``.
+# Changeable at run time (``POST /_admin/identity``), so a test can swap "weights" under the
+# same name as a vLLM restarted on other files would.
+DEFAULT_IDENTITY: dict[str, Any] = {
+    "id": MODEL_NAME,
+    "owned_by": "vllm",
+    "root": "fichas/fake-llm-weights",
+    "max_model_len": 32768,
+    "parent": None,
+}
+
+
+def identity_error(identity: Any) -> str | None:
+    """Why ``identity`` cannot be served (None when it can): fields of ``DEFAULT_IDENTITY``
+    only, text ones non-empty, ``max_model_len`` a positive integer, ``parent`` text or null."""
+    if not isinstance(identity, dict):
+        return "the identity must be a JSON object"
+    unknown = sorted(set(identity) - set(DEFAULT_IDENTITY))
+    if unknown:
+        return f"unknown identity fields {unknown}; known: {sorted(DEFAULT_IDENTITY)}"
+    for name in ("id", "owned_by", "root"):
+        if name in identity and (not isinstance(identity[name], str) or not identity[name]):
+            return f"{name} must be a non-empty string"
+    length = identity.get("max_model_len", 1)
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        return "max_model_len must be a positive integer"
+    if identity.get("parent") is not None and not isinstance(identity["parent"], str):
+        return "parent must be a string or null"
+    return None
+
+
+def models_body(identity: dict[str, Any], created: int) -> dict[str, Any]:
+    """The ``/v1/models`` answer for one served model, as vLLM writes it (``created`` and the
+    permission's id change at every start of a real server: the key must ignore them)."""
+    model = {**DEFAULT_IDENTITY, **identity}
+    permission = {
+        "id": f"modelperm-{created}",
+        "object": "model_permission",
+        "created": created,
+        "allow_create_engine": False,
+        "allow_sampling": True,
+        "allow_logprobs": True,
+        "allow_search_indices": False,
+        "allow_view": True,
+        "allow_fine_tuning": False,
+        "organization": "*",
+        "group": None,
+        "is_blocking": False,
+    }
+    entry = {"object": "model", "created": created, "permission": [permission], **model}
+    return {"object": "list", "data": [entry]}
+
+
 # Statuses that real servers (vLLM behind a proxy, OpenAI) send with a Retry-After header.
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 

@@ -28,7 +28,14 @@ from typing import Any, TextIO
 
 from aiohttp import web
 
-from harness.fake_llm.answers import MODEL_NAME, completion_body, content_for, error_response
+from harness.fake_llm.answers import (
+    DEFAULT_IDENTITY,
+    completion_body,
+    content_for,
+    error_response,
+    identity_error,
+    models_body,
+)
 from harness.fake_llm.limiter import ParallelLimiter
 from harness.fake_llm.prompt_contract import (
     FICHA_PROPERTY,
@@ -96,8 +103,11 @@ class Record:
 class FakeLLMServer:
     """State and handlers of the fake server; one instance per process."""
 
-    def __init__(self, config: Config, record_path: Path | None) -> None:
+    def __init__(
+        self, config: Config, record_path: Path | None, identity: dict[str, Any] | None = None
+    ) -> None:
         self.config = config
+        self.identity: dict[str, Any] = {**DEFAULT_IDENTITY, **(identity or {})}
         self.record_path = record_path
         self.records: list[Record] = []
         self.previous_records: list[dict[str, Any]] = []
@@ -294,8 +304,31 @@ class FakeLLMServer:
     # ---- admin and models
 
     async def models(self, request: web.Request) -> web.Response:
-        model = {"id": MODEL_NAME, "object": "model", "created": 0, "owned_by": "fichas-tests"}
-        return web.json_response({"object": "list", "data": [model]})
+        """The served model in vLLM's shape; down with the chat completions during an outage
+        (a server that is down answers nothing)."""
+        outage = self._current_outage()
+        if outage is not None:
+            if outage.mode == "close":
+                self._close(request)
+            if outage.mode == "hang":
+                await self._hang()
+            return error_response(503, "fake_llm is down (POST /_admin/up to end it)")
+        return web.json_response(models_body(self.identity, int(self.started_at)))
+
+    async def get_identity(self, request: web.Request) -> web.Response:
+        return web.json_response(self.identity)
+
+    async def set_identity(self, request: web.Request) -> web.Response:
+        """Serve another model: the fields given over the defaults (``DEFAULT_IDENTITY``)."""
+        try:
+            identity = await request.json()
+        except ValueError:
+            identity = None
+        problem = identity_error(identity)
+        if problem is not None:
+            return web.json_response({"error": problem}, status=400)
+        self.identity = {**DEFAULT_IDENTITY, **identity}
+        return web.json_response(self.identity)
 
     async def get_config(self, request: web.Request) -> web.Response:
         return web.json_response(self.config.raw)
@@ -409,6 +442,8 @@ class FakeLLMServer:
             [
                 web.post("/v1/chat/completions", self.chat_completions),
                 web.get("/v1/models", self.models),
+                web.get("/_admin/identity", self.get_identity),
+                web.post("/_admin/identity", self.set_identity),
                 web.get("/_admin/config", self.get_config),
                 web.post("/_admin/config", self.set_config),
                 web.get("/_admin/requests", self.get_requests),
@@ -464,8 +499,9 @@ async def serve(
     config: Config,
     record_path: Path | None,
     exit_with_parent: bool = False,
+    identity: dict[str, Any] | None = None,
 ) -> None:
-    server = FakeLLMServer(config, record_path)
+    server = FakeLLMServer(config, record_path, identity)
     # handler_cancellation: a client that gives up must free its slot and be recorded.
     runner = web.AppRunner(server.make_app(), handler_cancellation=True, access_log=None)
     await runner.setup()

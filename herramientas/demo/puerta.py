@@ -48,7 +48,9 @@ def lineas_puerta(metricas: str, familias: Iterable[str]) -> list[str]:
             continue
         n, k = int(valores.get(("n", familia), 0)), int(valores.get(("k", familia), 0))
         umbral = valores.get(("umbral", familia), math.nan)
-        if valores[("abierta", familia)] == 1:
+        if valores.get(("retenida", familia)) == 1:
+            lineas.append(f"    {familia}: retenida por una persona; todo a revisión")
+        elif valores[("abierta", familia)] == 1:
             lineas.append(f"    {familia}: abierta, λ {umbral:.4f}, n {n}, k {k}")
         else:
             lineas.append(f"    {familia}: cerrada (n {n}, k {k}); todo a revisión")

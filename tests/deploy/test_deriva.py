@@ -58,6 +58,7 @@ OVERLAYS = {
         "overlays/produccion-tls-mutuo/calibrar",
         "overlays/produccion-tls-mutuo",
     ),
+    "calibrar-publicar": ("overlays/calibrar-publicar", "overlays/produccion"),
 }
 # The Secrets the manifests expect, from their examples; with mutual TLS the users' Secrets are
 # the component's (a certificate and a key instead of a user and a password).
@@ -279,7 +280,7 @@ def test_cada_contenedor_corre_un_comando_de_fichas(overlay: str):
     objetos, configmaps = _render(overlay)
     vistos = contenedores(objetos, configmaps, _secretos_de_overlay(overlay))
     comandos = {orden[1] for c in vistos for orden in c.ordenes}
-    esperados = {"calibrar"} if overlay.endswith("calibrar") else {"worker", "migrar", "revisor"}
+    esperados = {"calibrar"} if "calibrar" in overlay else {"worker", "migrar", "revisor"}
     assert comandos == esperados
 
 
@@ -353,13 +354,20 @@ def test_un_valor_que_el_codigo_rechaza_se_detecta():
 
 
 def test_un_comando_de_shell_se_lee_como_lo_ejecuta_sh():
-    """The calibrar Job's script: the fichas command before ``&&``, its $FICHAS_* expanded."""
-    objetos, configmaps = _render("produccion/calibrar")
+    """The publishing calibrar Job's script: the fichas command before ``&&``, its $FICHAS_*
+    expanded; the default Job's is an audit that publishes nothing (issue 38)."""
+    objetos, configmaps = _render("calibrar-publicar")
     ((job,),) = [[c for c in contenedores(objetos, configmaps) if "Job/" in c.donde]]
     ((orden,),) = [job.ordenes]
     brokers = job.entorno["FICHAS_KAFKA_BROKERS"]
     assert orden[:2] == ["fichas", "calibrar"] and orden[orden.index("--publicar") + 1] == brokers
+    assert "--dry-run" not in orden
     assert "FICHAS_KAFKA_BROKERS" in job.variables
+    objetos, configmaps = _render("produccion/calibrar")
+    ((job,),) = [[c for c in contenedores(objetos, configmaps) if "Job/" in c.donde]]
+    ((orden,),) = [job.ordenes]
+    assert orden[:2] == ["fichas", "calibrar"] and "--dry-run" in orden
+    assert "--publicar" not in orden
 
 
 def test_un_fichero_que_ningun_volumen_monta_se_detecta():

@@ -47,6 +47,7 @@ BASE = K8S / "base"
 PRODUCCION = K8S / "overlays" / "produccion"
 # Every folder someone runs `kubectl apply -k` or `kubectl create -k` on.
 TLS_MUTUO = K8S / "overlays" / "produccion-tls-mutuo"
+CALIBRAR_PUBLICAR = K8S / "overlays" / "calibrar-publicar"
 OVERLAYS = [
     BASE,
     PRODUCCION,
@@ -54,6 +55,7 @@ OVERLAYS = [
     PRODUCCION / "calibrar",
     TLS_MUTUO,
     TLS_MUTUO / "calibrar",
+    CALIBRAR_PUBLICAR,
 ]
 COMPOSE = RAIZ / "docker-compose.yml"
 ALERTAS = RAIZ / "deploy" / "prometheus" / "alertas.yml"
@@ -779,7 +781,8 @@ def test_job_de_calibrar():
     (c,) = pod["containers"]
     guion = " ".join(c["args"])
     assert c["command"] == ["/bin/sh", "-c"] and guion.startswith("fichas calibrar ")
-    assert '--publicar "$FICHAS_KAFKA_BROKERS"' in guion
+    # An audit never publishes unless asked (issue 38): the default Job prints, writes nothing.
+    assert "--dry-run" in guion and "--publicar" not in guion
     assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
     secretos = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c["env"]}
     assert secretos == {
@@ -812,6 +815,26 @@ def test_job_de_calibrar():
     ][0]["image"]
     prod = uno(tuple(renderizar(CALIBRAR_PRODUCCION)), "Job", "fichas-calibrar")
     assert prod["spec"]["template"]["spec"]["containers"][0]["image"] == imagen_prod
+
+
+def test_el_job_que_publica_se_llama_asi():
+    """The overlay that publishes is named so, and its Job too: the production calibrar Job
+    (same image, configuration, secrets, failure policy) with --publicar instead of --dry-run."""
+    objetos = renderizar(CALIBRAR_PUBLICAR)
+    for o in objetos:
+        validar_objeto(o)
+    job = uno(tuple(objetos), "Job", "fichas-calibrar-publicar")
+    prod = uno(tuple(renderizar(CALIBRAR_PRODUCCION)), "Job", "fichas-calibrar")
+    (c,) = job["spec"]["template"]["spec"]["containers"]
+    (c_prod,) = prod["spec"]["template"]["spec"]["containers"]
+    guion = " ".join(c["args"])
+    assert guion.startswith("fichas calibrar --recalificar --desde-almacen ")
+    assert '--publicar "$FICHAS_KAFKA_BROKERS"' in guion and "--dry-run" not in guion
+    assert "cat /var/lib/fichas/puerta.json" in guion
+    sin_orden = {k: v for k, v in c.items() if k != "args"}
+    assert sin_orden == {k: v for k, v in c_prod.items() if k != "args"}
+    assert job["spec"]["podFailurePolicy"] == prod["spec"]["podFailurePolicy"]
+    assert uno(tuple(objetos), "NetworkPolicy", "fichas-calibrar")
 
 
 def test_la_imagen_lleva_lo_que_leen_los_comandos():
@@ -1192,6 +1215,9 @@ def test_runbook_de_las_alertas_apunta_a_secciones_que_existen():
         "FichasPuntuacionesAusentes",
         "FichasPuertaCerradaPorCota",
         "FichasPublicacionSinCertificar",
+        "FichasModeloServidoCambiado",
+        "FichasPuertasSuspendidas",
+        "FichasPuertaRetenidaLargo",
     ):
         assert "runbook_url" in por_nombre[nombre]["annotations"], nombre
     for nombre, regla in por_nombre.items():
@@ -1495,6 +1521,32 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("5m", False), ("20m", False)],
     ),
     (
+        "FichasModeloServidoCambiado",  # one change under a running worker: 30 minutes
+        [('fichas_modelo_servido_cambios_total{instance="w1"}', "0x10 1x50")],
+        [("5m", False), ("15m", True), ("55m", False)],
+    ),
+    (
+        "FichasPuertasSuspendidas",
+        [('fichas_puerta_suspendida{instance="w1"}', "1x30")],
+        [("10m", False), ("20m", True)],
+    ),
+    (
+        "FichasPuertasSuspendidas",  # an LLM outage of a few minutes, then verified again
+        [('fichas_puerta_suspendida{instance="w1"}', "1x5 0x30")],
+        [("10m", False), ("25m", False)],
+    ),
+    (
+        "FichasPuertaRetenidaLargo",
+        [
+            (
+                'fichas_revision_puerta_retenida{family="zapatillas",key="0123456789abcdef"}',
+                "1x4400",
+            ),
+            ('fichas_revision_puerta_retenida{family="*",key="0123456789abcdef"}', "0x4400"),
+        ],
+        [("71h", False), ("73h", True)],
+    ),
+    (
         "FichasVersionesDeCriteriosMezcladas",
         [
             ('fichas_criteria_info{version="v1",instance="w1"}', "1x60"),
@@ -1513,6 +1565,9 @@ ETIQUETAS_DE_LA_SERIE: dict[str, dict[str, str]] = {
     "FichasRevisionManualAlta": {"family": "zapatillas", "key": "k1"},
     "FichasLLMSinLogprobs": {"instance": "w1"},
     "FichasPuntuacionesAusentes": {"family": "zapatillas"},
+    "FichasModeloServidoCambiado": {"instance": "w1"},
+    "FichasPuertasSuspendidas": {"instance": "w1"},
+    "FichasPuertaRetenidaLargo": {"family": "zapatillas", "key": "0123456789abcdef"},
 }
 
 
@@ -1673,6 +1728,11 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_puerta_cota_inferior": ("gauge", ("family", "key")),
         "fichas_sin_garantia_total": ("counter", ("family", "key")),
         "fichas_puerta_sin_certificar": ("gauge", ()),
+        "fichas_puerta_retenida": ("gauge", ("family", "key")),
+        "fichas_puerta_suspendida": ("gauge", ()),
+        "fichas_modelo_servido_info": ("gauge", ("key", "modelo_servido")),
+        "fichas_modelo_servido_cambios_total": ("counter", ()),
+        "fichas_revision_puerta_retenida": ("gauge", ("family", "key")),
         "fichas_llm_logprobs": ("gauge", ()),
         "fichas_evaluator_scores_total": ("counter", ("family", "score")),
         "fichas_outcomes_total": ("counter", ("family", "key", "result")),
@@ -1751,6 +1811,14 @@ def test_panel_cubre_lo_pedido():
         "fichas_revision_puerta_cota_superior",
         "fichas_revision_puertas_cerradas_total",
         "fichas_revision_recall",
+    ):
+        assert m in exprs, f"el panel no muestra {m}"
+    for m in (  # issue 38: holds and the served model, on the workers and the app
+        "fichas_puerta_retenida",
+        "fichas_revision_puerta_retenida",
+        "fichas_modelo_servido_info",
+        "fichas_modelo_servido_cambios_total",
+        "fichas_puerta_suspendida",
     ):
         assert m in exprs, f"el panel no muestra {m}"
     for m in (  # the row "Puertas": shadow mode, scores, and the app's opener, per family and key

@@ -116,9 +116,41 @@ def shared_llm() -> Iterator[FakeLLM]:
 def llm(shared_llm: FakeLLM) -> FakeLLM:
     """The shared server with default config, no outage and no history."""
     shared_llm.configure({})
+    shared_llm.serve_identity()
     shared_llm.up()
     shared_llm.reset()
     return shared_llm
+
+
+def test_models_speaks_vllms_shape_and_swaps_weights_under_the_same_name(llm: FakeLLM) -> None:
+    """``/v1/models`` as vLLM answers it (root, max_model_len, parent, permission), its identity
+    changed at run time and kept across a restart; down with the chat route during an outage."""
+    from grafo.puerta import modelo_servido
+
+    client = sync_client(llm)
+    (modelo,) = client.models.list().data
+    datos = modelo.model_dump()
+    assert datos["id"] == "fake-llm" and datos["owned_by"] == "vllm"
+    assert datos["root"] == "fichas/fake-llm-weights" and datos["max_model_len"] == 32768
+    assert datos["parent"] is None and datos["permission"][0]["object"] == "model_permission"
+    antes = modelo_servido(client.get("/models", cast_to=object), "fake")
+    assert antes == "max_model_len=32768 owned_by=vllm root=fichas/fake-llm-weights"
+
+    assert llm.serve_identity({"root": "otros/pesos"})["id"] == "fake-llm"
+    despues = modelo_servido(client.get("/models", cast_to=object), "fake")
+    assert despues == "max_model_len=32768 owned_by=vllm root=otros/pesos"
+    llm.restart()
+    assert modelo_servido(sync_client(llm).get("/models", cast_to=object), "fake") == despues
+    with pytest.raises(FakeLLMError, match="unknown identity fields"):
+        llm.serve_identity({"pesos": "x"})
+    with pytest.raises(FakeLLMError, match="max_model_len"):
+        llm.serve_identity({"max_model_len": 0})
+
+    llm.down(30)
+    with pytest.raises(openai.InternalServerError):
+        sync_client(llm).models.list()
+    llm.up()
+    assert sync_client(llm).models.list().data[0].model_dump()["root"] == "otros/pesos"
 
 
 def test_scripted_sequence_reject_reject_approve(llm: FakeLLM) -> None:

@@ -17,10 +17,12 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, produce, settings_for
 from infra.topics import COMPACTED
 from puerta import auditoria
+from puerta.resolucion import resolver
 from puerta.topico import escribir_estado, leer_estados
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,7 +111,9 @@ def test_certifica_por_familia_y_conjunta_y_escribe_la_auditoria(tmp_path: Path)
     assert propia.clave == CLAVE  # taken from the file's configuracion
     assert "ev.json" in propia.origen_datos
     # pooled: the same 40 pass; at 0.95 the camisetas bring n = 50, k = 5 (p = 0.62): stop.
-    # camisetas (10 labels) has no gate of its own: it is governed by the pooled one.
+    # camisetas (10 labels) has no gate of its own, and none of its own approvals at the pooled
+    # λ: the pooled gate does not cover it (v1.5), so no record publishes it.
+    assert "family camisetas: not covered: too few approvals of its own" in proc.stdout
     conjunta = por_familia[FAMILIA_TODAS]
     assert conjunta.abierta and conjunta.umbral == pytest.approx(0.951)
     assert (conjunta.n, conjunta.k) == (40, 0)
@@ -172,9 +176,10 @@ def test_dry_run_no_escribe(tmp_path: Path) -> None:
     assert {e.familia for e in estados} == {FAMILIA_TODAS, "zapatillas"}
 
 
-def test_ficheros_con_la_clave_de_la_configuracion(tmp_path: Path) -> None:
+def test_ficheros_con_la_clave_de_la_configuracion(fake_llm: FakeLLM, tmp_path: Path) -> None:
     """A result file records the evaluator side of the key only; --clave-desde-config adds the
-    running generator side, so the gate applies to the worker; without it the summary warns."""
+    running generator side and (v1.5) the served model, read from the LLM server as the worker
+    reads it, so the gate applies to the worker; without it the summary warns."""
     from harness.puerta import clave_fake
 
     en_uso = clave_fake()
@@ -183,7 +188,7 @@ def test_ficheros_con_la_clave_de_la_configuracion(tmp_path: Path) -> None:
         "prompt_evaluador_sha256": en_uso.prompt_evaluador_sha256,
     }
     entrada = _fichero(tmp_path / "ev.json", _certificables(), **lado)
-    env = {"FICHAS_LLM_MODELO": "fake"}
+    env = {"FICHAS_LLM_MODELO": "fake", "FICHAS_LLM_URL": fake_llm.url}
     proc = _fichas([str(entrada), "--clave-desde-config", "--dry-run"], env)
     assert proc.returncode == 0, proc.stderr
     estados = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
@@ -199,6 +204,20 @@ def test_ficheros_con_la_clave_de_la_configuracion(tmp_path: Path) -> None:
     otra = _fichero(tmp_path / "otra.json", _certificables(), **lado, modelo="otro")
     proc = _fichas([str(otra), "--clave-desde-config", "--dry-run"], env)
     assert proc.returncode == 2 and "another evaluator key" in proc.stderr
+
+    # Other weights served under the same name: another key, read from the server.
+    fake_llm.serve_identity({"root": "fichas/otros-pesos"})
+    proc = _fichas([str(entrada), "--clave-desde-config", "--dry-run"], env)
+    assert proc.returncode == 0, proc.stderr
+    estados = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
+    assert {e.clave for e in estados} == {clave_fake(identidad={"root": "fichas/otros-pesos"})}
+    assert {e.clave.modelo_servido for e in estados} != {en_uso.modelo_servido}
+
+    # A server that does not answer: exit 3 once --espera-llm is spent.
+    fake_llm.down(60)
+    proc = _fichas([str(entrada), "--clave-desde-config", "--espera-llm", "1", "--dry-run"], env)
+    assert proc.returncode == 3, proc.stderr
+    assert "which model it serves" in proc.stderr
 
 
 @pytest.mark.kafka
@@ -231,11 +250,67 @@ def test_publica_en_el_topic_y_cierra_la_propia_que_ya_no_certifica(
     por_familia = {e.familia: e for e in estados.values()}
     assert por_familia[FAMILIA_TODAS].abierta and por_familia["zapatillas"].abierta
     assert por_familia[FAMILIA_TODAS].umbral == pytest.approx(0.951)
-    # camisetas no longer certifies alone: closed, so it falls back to the pooled gate
+    # camisetas no longer certifies alone, nor is it covered: closed
     assert not por_familia["camisetas"].abierta
     assert por_familia["camisetas"].motivo == "sin_datos_suficientes"
     # the family the online bound closed stays closed
     assert por_familia["bolsos"] == vigilada
+
+
+def _lote_con_cobertura() -> list[dict]:
+    """At 0.99 (one threshold): zapatillas 200 good (its own gate), camisetas 25 good (too few
+    to certify alone: covered), relojes 5 good and 5 bad (p = 0.0016: excluded), bolsos 3 good
+    (too few of its own). Pooled: n = 238, k = 5, certified at 0.99."""
+    registros = [_registro(i, "zapatillas", 0.99, True) for i in range(200)]
+    registros += [_registro(i, "camisetas", 0.99, True) for i in range(25)]
+    registros += [_registro(i, "relojes", 0.99, i < 5) for i in range(10)]
+    registros += [_registro(i, "bolsos", 0.99, True) for i in range(3)]
+    return registros
+
+
+@pytest.mark.kafka
+def test_la_conjunta_publica_solo_las_familias_que_cubre(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """v1.5: a pooled gate alone publishes no family; calibrar writes a covered record for each
+    family its batch covers, beside the pooled record, and says why the others are not."""
+    topics = Topics()
+    env = {"FICHAS_TOPIC_PUERTA": topics.puerta}
+    entrada = _fichero(tmp_path / "ev.json", _lote_con_cobertura())
+    proc = _fichas([str(entrada), "--dry-run"], env)
+    assert proc.returncode == 0, proc.stderr
+    impresos = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
+    assert {e.familia for e in impresos} == {FAMILIA_TODAS, "zapatillas", "camisetas"}
+    for linea in (
+        "gate camisetas: OPEN through the pooled gate from score 0.99 (covered: n=25",
+        "family camisetas: covered by the pooled gate (own approvals at λ 0.99: n=25, k=0",
+        "family relojes: not covered: its own approvals at the pooled threshold show its "
+        "precision below the objective (own approvals at λ 0.99: n=10, k=5, p=0.001635",
+        "family bolsos: not covered: too few approvals of its own",
+    ):
+        assert linea in proc.stdout, proc.stdout
+    assert not asyncio.run(leer_estados(settings_for(kafka.bootstrap), topics.puerta, 10))
+
+    proc = _fichas([str(entrada), "--publicar", kafka.bootstrap], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "published 3 gate state(s)" in proc.stdout
+    estados = asyncio.run(leer_estados(settings_for(kafka.bootstrap), topics.puerta))
+    por_familia = {e.familia: e for e in estados.values()}
+    conjunta, cubierta = por_familia[FAMILIA_TODAS], por_familia["camisetas"]
+    assert conjunta.abierta and (conjunta.n, conjunta.k) == (238, 5)
+    assert cubierta.motivo == "cubierta_por_conjunta" and cubierta.abierta_por == "calibrar"
+    assert cubierta.umbral == conjunta.umbral and (cubierta.n, cubierta.k) == (25, 0)
+    assert cubierta.conjunta_actualizada_en == conjunta.actualizada_en
+    assert cubierta.origen_datos.startswith("cobertura:lote; ltt:conjunto")
+    razones = {
+        f: resolver(f, CLAVE, estados).razon
+        for f in ("zapatillas", "camisetas", "relojes", "bolsos")
+    }
+    assert razones == {
+        "zapatillas": "propia", "camisetas": "conjunta", "relojes": "sin_registro",
+        "bolsos": "sin_registro",
+    }  # fmt: skip
+    assert resolver("camisetas", CLAVE, estados).abierta
 
 
 async def _crear_compactado(bootstrap: str, topic: str) -> None:

@@ -24,7 +24,7 @@ from harness.fake_llm_client import FakeLLM
 from harness.puerta import clave_fake
 from herramientas.evaluar_casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
 from puerta import auditoria
-from revision.almacen import Almacen, Cierre
+from revision.almacen import Almacen, Cierre, Llegada
 from revision.decisiones import decision_de
 
 pytestmark = pytest.mark.lento  # every test runs `fichas calibrar` as a process
@@ -96,14 +96,17 @@ async def _guardar(
     data_dir: Path,
     items: Sequence[tuple[str, dict, dict, ClavePuerta | None, str]],
     tipo: str = "revision",
+    sombra: bool = True,
 ) -> None:
-    """Store each item and close it with a person's decision (or as obsoleta)."""
+    """Store each item, as arrived in shadow mode (its gate closed) or not, and close it with a
+    person's decision (or as obsoleta)."""
     almacen = await Almacen.abrir(None, data_dir)
     try:
         for i, (sku, caso, ficha, clave, decision) in enumerate(items):
             datos = _en_revision(sku, caso, ficha, clave)
+            llegada = Llegada(clave, 0.4, True, sombra) if clave is not None else None
             await almacen.guardar_item(
-                sku, tipo, "sin_garantia", sku, 1, datos["familia"], [], datos, float(i)
+                sku, tipo, "sin_garantia", sku, 1, datos["familia"], [], datos, float(i), llegada
             )
             if decision == "obsoleta":
                 await almacen.observar_version(sku, 2, float(i))
@@ -170,17 +173,20 @@ def test_recalifica_el_almacen_y_certifica_la_clave_nueva(
 
     assert "selection bias" not in proc.stdout
 
-    # A sampled ficha (published by a gate) decided since: a second run scores only it, the
-    # cache beside the audit file has every other answer, and the mix of sample and queue
-    # decisions is a biased sample: calibrar warns.
+    # Decided since, while the gate was open: a sampled ficha it published and one it held
+    # back under λ. Chosen by the gate, so never used (issue 38): a second run scores nothing
+    # new (the cache beside the audit file has every other answer), and says what it left out.
     muestra = [("S-000", buenas[42][0], buenas[42][1]["ficha"], EVALUADOR_VIEJO, "correcta")]
-    asyncio.run(_guardar(data_dir, muestra, tipo="muestra"))
+    asyncio.run(_guardar(data_dir, muestra, tipo="muestra", sombra=False))
+    retenida = [("R-000", buenas[43][0], buenas[43][1]["ficha"], EVALUADOR_VIEJO, "aprobada")]
+    asyncio.run(_guardar(data_dir, retenida, sombra=False))
     fake_llm.reset()
     proc = _calibrar(args, _env(fake_llm, data_dir), tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert int(fake_llm.stats()["by_agent"].get("evaluador", 0)) == 1
-    assert "re-scored by the running evaluator: 35 from almacen" in proc.stdout
-    assert "warning: selection bias" in proc.stdout
+    assert int(fake_llm.stats()["by_agent"].get("evaluador", 0)) == 0
+    assert "re-scored by the running evaluator: 34 from almacen" in proc.stdout
+    assert "left out: 2 arrived while its family's gate was open" in proc.stdout
+    assert "selection bias" not in proc.stdout
 
 
 def test_se_niega_si_cambio_el_generador(fake_llm: FakeLLM, data_dir: Path, tmp_path: Path) -> None:

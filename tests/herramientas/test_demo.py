@@ -356,6 +356,10 @@ def test_summary_says_per_family_whether_the_gate_is_open(progress: Progress) ->
     ]
     text = resumen.render_summary(resumen.summarize(progress), [], lineas)
     assert "zapatillas: abierta, λ 0.8125, n 61, k 2" in text
+    sensor.set_puerta("zapatillas", None)  # a person holds it: closed whatever its state
+    sensor.set_retenida("zapatillas", True)
+    lineas = lineas_puerta(generate_latest(sensor.registry).decode(), ["zapatillas"])
+    assert lineas[1:] == ["    zapatillas: retenida por una persona; todo a revisión"]
     veredicto = PrometheusSensor()
     veredicto.on_modo_puerta("veredicto", "k1", ("zapatillas",))
     texto = generate_latest(veredicto.registry).decode()

@@ -27,14 +27,17 @@ def _item(n: int, clave: Any, **cambios: Any) -> Item:
 def test_solo_las_del_generador_en_marcha_y_cuenta_las_demas() -> None:
     evaluador_nuevo = CLAVE.model_copy(update={"prompt_evaluador_sha256": "b" * 64})
     otro = CLAVE.model_copy(update={"modelo": "otro"}).model_dump()
-    cerrados = [
-        (_item(0, CLAVE.model_dump()), "aprobada"),
-        (_item(1, CLAVE.model_dump()), "editada"),
-        (_item(2, otro), "aprobada"),
-        (_item(3, None), "aprobada"),
-        (_item(4, CLAVE.model_dump()), "obsoleta"),
-        (_item(5, CLAVE.model_dump(), ficha=None), "rechazada"),
-        (_item(6, {"modelo": 3}), "aprobada"),
+    cerrados: list[tuple[Item, str | None, bool | None]] = [
+        (_item(0, CLAVE.model_dump()), "aprobada", True),
+        (_item(1, CLAVE.model_dump()), "editada", True),
+        (_item(2, otro), "aprobada", True),
+        (_item(3, None), "aprobada", None),
+        (_item(4, CLAVE.model_dump()), "obsoleta", True),
+        (_item(5, CLAVE.model_dump(), ficha=None), "rechazada", True),
+        (_item(6, {"modelo": 3}), "aprobada", True),
+        # Held back or sampled by an open gate: chosen by the gate, never counted (issue 38).
+        (_item(7, CLAVE.model_dump()), "aprobada", False),
+        (_item(8, CLAVE.model_dump()), "rechazada", None),
     ]
     lote = lote_del_almacen(cerrados, evaluador_nuevo, "almacen test")
     assert [c["candidatas"][0]["aprobada"] for c in lote.casos] == [True, False]
@@ -44,7 +47,7 @@ def test_solo_las_del_generador_en_marcha_y_cuenta_las_demas() -> None:
     )
     assert lote.fuera == {
         "otro_generador": 1, "anterior_v1_3": 1, "obsoletas": 1, "sin_ficha": 1,
-        "clave_invalida": 1,
+        "clave_invalida": 1, "fuera_de_sombra": 1, "sombra_desconocida": 1,
     }  # fmt: skip
     assert mismo_generador(CLAVE, evaluador_nuevo)
     with pytest.raises(GeneradorDistinto, match="needs new labels"):

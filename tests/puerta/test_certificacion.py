@@ -16,6 +16,8 @@ from puerta.certificacion import (
     cola_binomial_superior,
     cubrir_por_lote,
     curva,
+    estado_cubierto_lote,
+    estado_puerta,
     minimo_aprobaciones,
 )
 from puerta.cobertura import MINIMO_PROPIO
@@ -219,6 +221,36 @@ def test_cobertura_por_lote_pide_evidencia_propia_y_no_mala() -> None:
     # with no certified pooled gate nothing is covered
     nada = cubrir_por_lote(gafas, certificar_por_familia(gafas))
     assert {f: c.razon for f, c in nada.items()} == {"gafas": "conjunta_cerrada"}
+
+
+def test_el_registro_cubierto_del_lote_descansa_en_la_conjunta() -> None:
+    """What ``fichas calibrar`` writes for a covered family: open at the pooled λ, resting on
+    the pooled record written beside it, the family's own n and k, signed ``calibrar``; the
+    resolution then governs the family by it, and a family not covered gets none."""
+    from datetime import UTC, datetime
+
+    from esquemas.constantes import MOTIVO_PUERTA_CUBIERTA
+    from harness.puerta import clave_fake
+    from puerta.resolucion import resolver
+
+    candidatas = [_c(0.97, True, "mochilas") for _ in range(120)]
+    candidatas += [_c(0.97, i % 2 == 0, "relojes") for i in range(10)]
+    certificaciones = {FAMILIA_TODAS: certificar_por_familia(candidatas)[FAMILIA_TODAS]}
+    cobertura = cubrir_por_lote(candidatas, certificaciones)
+    ahora = datetime(2026, 12, 1, tzinfo=UTC)
+    conjunta = estado_puerta(
+        FAMILIA_TODAS, clave_fake(), certificaciones[FAMILIA_TODAS], "o", ahora
+    )
+    cubierta = estado_cubierto_lote(cobertura["mochilas"], conjunta, "ltt:conjunto; lote")
+    assert cubierta.motivo == MOTIVO_PUERTA_CUBIERTA and cubierta.abierta
+    assert cubierta.umbral == conjunta.umbral and cubierta.conjunta_actualizada_en == ahora
+    assert (cubierta.n, cubierta.k) == (cobertura["mochilas"].n, 0)
+    assert cubierta.abierta_por == "calibrar" and cubierta.origen_datos.startswith("cobertura:lote")
+    estados = {e.id: e for e in (conjunta, cubierta)}
+    assert resolver("mochilas", clave_fake(), estados).razon == "conjunta"
+    assert resolver("relojes", clave_fake(), estados).razon == "sin_registro"
+    with pytest.raises(ValueError, match="not covered"):
+        estado_cubierto_lote(cobertura["relojes"], conjunta, "o")
 
 
 def test_cobertura_por_lote_cuenta_solo_lo_que_la_conjunta_aprobaria() -> None:

@@ -1,14 +1,16 @@
 """``Almacen.cerrados``: the decided items ``fichas calibrar --recalificar`` re-scores, with their
-decision, in arrival order; open items never, obsolete ones with theirs. SQLite and PostgreSQL."""
+decision and whether they arrived in shadow mode, in arrival order; open items never, obsolete
+ones with theirs. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import uuid
 from pathlib import Path
 
+from harness.puerta import clave_fake
 from harness.revisor import ficha_en_revision
 from revision import decisiones as dec
-from revision.almacen import Almacen, Cierre
+from revision.almacen import Almacen, Cierre, Llegada
 
 
 async def test_cerrados_con_su_decision_en_orden_de_llegada(dsn: str | None, tmp_path: Path):
@@ -16,10 +18,13 @@ async def test_cerrados_con_su_decision_en_orden_de_llegada(dsn: str | None, tmp
     prefijo = f"C-{uuid.uuid4().hex[:8]}"
     try:
         registros = {n: ficha_en_revision(f"{prefijo}-{n}") for n in ("a", "b", "c", "d")}
-        for llegada, r in enumerate(registros.values()):
+        # a arrived in shadow mode, c while its gate was open, b and d without evidence
+        sombra = {"a": True, "c": False}
+        for llegada, (n, r) in enumerate(registros.items()):
+            evidencia = Llegada(clave_fake(), 0.9, True, sombra[n]) if n in sombra else None
             await almacen.guardar_item(
                 r["event_id"], "revision", r["motivo"], r["sku"], r["version"], r["familia"],
-                [], r, 100.0 - llegada,  # arrival order d, c, b, a
+                [], r, 100.0 - llegada, evidencia,  # arrival order d, c, b, a
             )  # fmt: skip
         for n, decision in (("a", "aprobada"), ("c", "rechazada")):
             item = await almacen.item(registros[n]["event_id"])
@@ -28,16 +33,16 @@ async def test_cerrados_con_su_decision_en_orden_de_llegada(dsn: str | None, tmp
             await almacen.decidir(item, Cierre(decision, [], "ana", 200.0, registro, None))
         await almacen.observar_version(registros["b"]["sku"], 99, 300.0)  # b: obsoleta
         cerrados = [
-            (i.event_id, i.datos["ficha"] == registros[n]["ficha"], d)
-            for i, d in await almacen.cerrados()
+            (i.event_id, i.datos["ficha"] == registros[n]["ficha"], d, s)
+            for i, d, s in await almacen.cerrados()
             for n in registros
             if i.event_id == registros[n]["event_id"]
         ]
         ids = {n: registros[n]["event_id"] for n in registros}
         assert cerrados == [
-            (ids["c"], True, "rechazada"),
-            (ids["b"], True, "obsoleta"),
-            (ids["a"], True, "aprobada"),
+            (ids["c"], True, "rechazada", False),
+            (ids["b"], True, "obsoleta", None),
+            (ids["a"], True, "aprobada", True),
         ]  # d is still open
     finally:
         await almacen.cerrar()

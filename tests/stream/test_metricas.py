@@ -254,6 +254,7 @@ def test_metric_names_types_and_labels_match_docs() -> None:
     sensor.set_lag("proveedor.cambios", 0, 0)  # the per-partition families have no
     sensor.set_oldest_age("proveedor.cambios", 0, 0)  # pre-set series
     sensor.on_modo_puerta("certificada", "0123456789abcdef", ("zapatillas",))
+    sensor.on_clave("fedcba9876543210", "0123456789abcdef", "root=pesos", cambio=False)
     assert _exported(sensor) == documented
 
 
@@ -437,3 +438,35 @@ def test_outcomes_per_family_and_key_count_first_outcomes_only() -> None:
     assert _value(sensor, "fichas_outcomes_total", **zapatillas, result="revision_manual") == 1
     moviles = {"family": "moviles", "key": "k1", "result": "revision_manual"}
     assert _value(sensor, "fichas_outcomes_total", **moviles) == 1
+
+
+def test_un_cambio_de_clave_deja_solo_las_series_de_la_nueva() -> None:
+    """The served model changed under a running worker: the gate gauges follow the new key
+    (the old key's are dropped, not left at their last value), the counters stay, and the
+    change is counted once; the first reading is not a change."""
+    sensor = PrometheusSensor()
+    sensor.on_clave("", "aaaaaaaaaaaaaaaa", "root=viejos", cambio=False)
+    sensor.on_modo_puerta("certificada", "aaaaaaaaaaaaaaaa", ("zapatillas",))
+    sensor.set_retenida("zapatillas", True)
+    sensor.on_modo_puerta("certificada", "bbbbbbbbbbbbbbbb", ("zapatillas",))
+    sensor.on_clave("aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "root=nuevos", cambio=True)
+    sensor.set_puerta_suspendida(False)
+    valores = {
+        (m.name, tuple(sorted(m.labels.items()))): m.value
+        for familia in sensor.registry.collect()
+        for m in familia.samples
+    }
+    viejas = [k for k in valores if ("key", "aaaaaaaaaaaaaaaa") in k[1] and "puerta" in k[0]]
+    assert viejas == []
+    nueva = (("family", "zapatillas"), ("key", "bbbbbbbbbbbbbbbb"))
+    assert valores[("fichas_puerta_retenida", nueva)] == 0
+    assert valores[("fichas_puerta_abierta", nueva)] == 0
+    info = [k for k in valores if k[0] == "fichas_modelo_servido_info"]
+    assert info == [
+        (
+            "fichas_modelo_servido_info",
+            (("key", "bbbbbbbbbbbbbbbb"), ("modelo_servido", "root=nuevos")),
+        )
+    ]
+    assert valores[("fichas_modelo_servido_cambios_total", ())] == 1
+    assert valores[("fichas_puerta_suspendida", ())] == 0
