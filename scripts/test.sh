@@ -56,16 +56,62 @@ install_node_tools() {
     fi
 }
 
+# Installs overlap where they do not depend on each other (issue 40: the suite under 15 min on
+# a fresh machine): the virtualenv and kustomize need nothing from apt, so they run beside it;
+# the AsyncAPI CLI is needed only by the second pytest run, so npm runs beside ruff, mypy and
+# the model's tests. Each step's log goes to .cache/test-logs/ and is printed if it fails.
+# Every phase's wall time is printed at the end ("test.sh: phases: ..."): the README's
+# per-phase table comes from those lines.
+LOGS=.cache/test-logs
+mkdir -p "$LOGS"
+SECONDS=0
+phases=()
+phase_start=0
+phase() { # name: close the previous phase, start the next
+    local now=$SECONDS
+    if [[ -n "${phase_name:-}" ]]; then
+        phases+=("$phase_name $((now - phase_start)) s")
+    fi
+    phase_name=$1
+    phase_start=$now
+}
+report_phases() {
+    phase ""
+    say "phases: ${phases[*]}; total $SECONDS s"
+}
+trap report_phases EXIT
+# shellcheck disable=SC2034 # pid_<name> is read back by await, through eval
+background() { # name command...: run in the background, log to $LOGS/name.log
+    local name=$1
+    shift
+    "$@" >"$LOGS/$name.log" 2>&1 &
+    eval "pid_$name=$!"
+}
+await() { # name: wait for a background step; print its log and stop if it failed
+    local name=$1 pid
+    pid="$(eval "echo \$pid_$name")"
+    if ! wait "$pid"; then
+        cat "$LOGS/$name.log" >&2
+        say "$name failed (log above: $LOGS/$name.log)"
+        exit 1
+    fi
+    cat "$LOGS/$name.log" >&2
+}
+
+phase "installs"
+background venv install_python
+background kustomize bash scripts/kustomize.sh fetch
 install_system_packages
-install_python
-install_node_tools
+background npm install_node_tools
 bash scripts/kafka.sh fetch
-bash scripts/kustomize.sh fetch
 bash scripts/postgres.sh start
+await venv
+await kustomize
 FICHAS_TEST_POSTGRES_DSN="$(bash scripts/postgres.sh dsn)"
 export FICHAS_TEST_POSTGRES_DSN
-trap 'bash scripts/postgres.sh stop >/dev/null 2>&1 || true' EXIT
+trap 'report_phases; bash scripts/postgres.sh stop >/dev/null 2>&1 || true' EXIT
 
+phase "ruff+mypy"
 say "ruff"
 .venv/bin/ruff check .
 say "mypy"
@@ -89,12 +135,18 @@ pytest_run() {
     return "$rc"
 }
 if (($#)); then
+    await npm
+    phase "pytest"
     say "pytest $*"
     pytest_run args "$@"
 else
+    phase "pytest model"
     say "pytest: the real small model's tests (marker llm_local), alone"
     pytest_run modelo -m llm_local
+    phase "npm wait"
+    await npm
     jobs="${FICHAS_TEST_JOBS:-3}"
+    phase "pytest rest"
     say "pytest: the rest on $jobs pytest-xdist workers"
     pytest_run resto -n "$jobs" --dist loadgroup -m "not llm_local"
 fi
