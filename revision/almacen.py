@@ -231,6 +231,21 @@ class FilaSecuencia:
     estado: str  # the item's: abierta, decidida, obsoleta
     decision: str | None
 
+    @classmethod
+    def de_fila(cls, r: Sequence[Any]) -> FilaSecuencia:
+        """From a row of ``SQL_SECUENCIAS``'s columns (also ``revision.secuencias``' reads)."""
+        return cls(
+            event_id=str(r[0]),
+            clave=ClavePuerta.model_validate_json(r[2]),
+            familia=str(r[3]),
+            puntuacion=None if r[4] is None else float(r[4]),
+            codigo_ok=bool(r[5]),
+            orden=int(r[6]),
+            llegada=int(r[7]),
+            estado=str(r[8]),
+            decision=None if r[9] is None else str(r[9]),
+        )
+
 
 class Almacen:
     """The review queue's store; SQLite or PostgreSQL behind the same coroutines."""
@@ -460,20 +475,7 @@ class Almacen:
         certifier itself reads only each sequence's rows after its position
         (``revision.secuencias``)."""
         rows = await self._query(SQL_SECUENCIAS)
-        return [
-            FilaSecuencia(
-                event_id=str(r[0]),
-                clave=ClavePuerta.model_validate_json(r[2]),
-                familia=str(r[3]),
-                puntuacion=None if r[4] is None else float(r[4]),
-                codigo_ok=bool(r[5]),
-                orden=int(r[6]),
-                llegada=int(r[7]),
-                estado=str(r[8]),
-                decision=None if r[9] is None else str(r[9]),
-            )
-            for r in rows
-        ]
+        return [FilaSecuencia.de_fila(r) for r in rows]
 
     async def reiniciar(self, familia: str, clave_id: str, cerrada_en: str) -> None:
         """The gate (``familia`` or ``*``, key id) was closed by the online bound at

@@ -195,7 +195,7 @@ class AlmacenSecuencias:
             rows = await self._database.run(
                 SQL_FILAS_FAMILIA, (clave_id, posicion, limite, familia)
             )
-        return [_fila(r) for r in rows.rows]
+        return [FilaSecuencia.de_fila(r) for r in rows.rows]
 
     async def cuentas_tras(
         self, clave_id: str, familia: str, posicion: int, minimo: float
@@ -213,20 +213,6 @@ class AlmacenSecuencias:
         await self._database.run(
             SQL_GUARDAR, (clave_id, familia, estado.desde, estado.posicion, estado.a_json())
         )
-
-
-def _fila(r: Sequence[Any]) -> FilaSecuencia:
-    return FilaSecuencia(
-        event_id=str(r[0]),
-        clave=ClavePuerta.model_validate_json(r[2]),
-        familia=str(r[3]),
-        puntuacion=None if r[4] is None else float(r[4]),
-        codigo_ok=bool(r[5]),
-        orden=int(r[6]),
-        llegada=int(r[7]),
-        estado=str(r[8]),
-        decision=None if r[9] is None else str(r[9]),
-    )
 
 
 @functools.lru_cache(maxsize=1024)
