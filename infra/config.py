@@ -30,7 +30,6 @@ from esquemas.constantes import (
 from infra import kafka_security as security
 from infra.logs import LEVELS, masked
 
-
 # The live settings a ``candidata_<name>`` field overrides for the candidate loop: each can
 # change the gate key (the URL through the model the server says it serves). The candidate
 # sends the live FICHAS_LLM_API_KEY and waits FICHAS_LLM_TIMEOUT_S.
@@ -404,14 +403,15 @@ def _expected(name: str, error: ErrorDetails) -> str:
     if error["type"] == "literal_error":  # FICHAS_EVALUADOR, FICHAS_PUERTA: one of a list
         return str(error.get("ctx", {}).get("expected", error["msg"]))
     field = Settings.model_fields[name]
-    kind = {
+    kinds: dict[object, str] = {
         int: "an integer",
         float: "a number",
         int | None: "an integer",
         float | None: "a number",
         bool | None: "true or false",
-    }.get(field.annotation, "a value")
-    unset = ", or empty for unset" if field.default is None and field.annotation != str else ""
+    }
+    kind = kinds.get(field.annotation, "a value")
+    unset = ", or empty for unset" if field.default is None else ""
     bounds = []
     for meta in field.metadata:
         for attr, word in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
