@@ -1747,6 +1747,15 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_llm_logprobs": ("gauge", ()),
         "fichas_evaluator_scores_total": ("counter", ("family", "score")),
         "fichas_outcomes_total": ("counter", ("family", "key", "result")),
+        # The candidate loop in shadow (issue 41: stream/candidata.py).
+        "fichas_candidata_started_total": ("counter", ()),
+        "fichas_candidata_skipped_total": ("counter", ("reason",)),
+        "fichas_candidata_written_total": ("counter", ()),
+        "fichas_candidata_lost_total": ("counter", ("reason",)),
+        "fichas_candidata_in_flight": ("gauge", ()),
+        "fichas_candidata_llm_calls_total": ("counter", ("agent",)),
+        "fichas_candidata_llm_calls_per_event": ("histogram", ()),
+        "fichas_candidata_key_info": ("gauge", ("key", "modelo_servido")),
     }
 
 
