@@ -12,7 +12,10 @@ or missed.
 Scenarios: ``worker_1`` (one ``fichas worker``, FICHAS_CONCURRENCIA = cap), ``worker_2`` (two
 workers in one consumer group, 8 input partitions), ``ingenuo`` (``bench.naive``: the source
 article's design, one event at a time, through the same Kafka), and the concurrency sweep
-``worker_1_c<K>`` for the chart. ``--quick`` is the CI variant: few events, no sweep.
+``worker_1_c<K>`` for the chart; with ``--candidata P``, ``worker_1_candidata``: ``worker_1``
+with a candidate loop in shadow on a share P of the SKUs (issue 41: the live loop's throughput
+beside it, against ``worker_1``). ``--quick`` is the CI variant: few events, no sweep;
+``--solo`` runs only the named scenarios.
 The exit code is non-zero when the harness breaks, and 3 when the CPU guard fails
 (``bench.guardia``: the 3-attempt ficha's CPU over the fake LLM's CPU in the same scenario,
 so it holds on a busy machine and fails on a doubling); never because a target is missed.
@@ -108,6 +111,7 @@ class Escenario:
     concurrencia: int
     n: int
     share: dict[str, float] | None = None  # None: the run's --share
+    candidata: float = 0.0  # FICHAS_CANDIDATA_PROPORCION of the scenario's worker
 
 
 @dataclass
@@ -151,6 +155,8 @@ class Opciones:
     out: Path
     grafico: Path | None
     keep: bool
+    candidata: float = 0.0
+    solo: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- Kafka helpers
@@ -170,11 +176,14 @@ async def produce_feed(bootstrap: str, topic: str, feed: list[Evento]) -> dict[s
 
 async def collect_outcomes(
     bootstrap: str, topics: list[str], expected: int, timeout_s: float
-) -> list[tuple[str, int, str]]:
-    """Read the output topics from the start until ``expected`` outcomes: (event_id, ts, topic).
+) -> tuple[list[tuple[str, int, str]], int]:
+    """Read the output topics from the start until ``expected`` outcomes: (event_id, ts, topic),
+    and how many candidate items were seen meanwhile (``candidata``: shadow evidence, not an
+    outcome; it carries the live event's ``event_id``).
 
     DLQ records count too (an invalid event is an outcome), though the feed has none.
     """
+    candidatas: set[str] = set()
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, enable_auto_commit=False, isolation_level="read_committed"
     )
@@ -193,11 +202,14 @@ async def collect_outcomes(
                 for record in records:
                     value = json.loads(record.value)
                     event_id = value.get("event_id") or str(uuid.uuid4())
+                    if value.get("candidata"):
+                        candidatas.add(event_id)
+                        continue
                     # at-least-once: a duplicate keeps the first timestamp
                     found.setdefault(event_id, (event_id, record.timestamp, tp.topic))
     finally:
         await consumer.stop()
-    return list(found.values())
+    return list(found.values()), len(candidatas)
 
 
 # --------------------------------------------------------------------------- one scenario
@@ -213,7 +225,12 @@ class Entorno:
     opciones: Opciones
 
 
-def _env(entorno: Entorno, topics: Topics, data_dir: Path, concurrencia: int) -> dict[str, str]:
+MODELO_CANDIDATA = "fake-candidata"  # the candidate's model name: its calls are told apart
+
+
+def _env(
+    entorno: Entorno, topics: Topics, data_dir: Path, concurrencia: int, candidata: float = 0.0
+) -> dict[str, str]:
     """Environment of one measured process: the shipped defaults except where noted."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env.update(topics.env())
@@ -230,6 +247,11 @@ def _env(entorno: Entorno, topics: Topics, data_dir: Path, concurrencia: int) ->
         # this run's topic) would end every ficha after one attempt and change the load.
         FICHAS_PUERTA="veredicto",
     )
+    if candidata > 0:  # the candidate's budget is the default, a tenth of the concurrency
+        env.update(
+            FICHAS_CANDIDATA_PROPORCION=str(candidata),
+            FICHAS_CANDIDATA_LLM_MODELO=MODELO_CANDIDATA,
+        )
     return env
 
 
@@ -251,7 +273,7 @@ async def run_scenario(
     for i in range(esc.procesos):
         data_dir = entorno.tmp / f"{esc.nombre}-{i}"
         data_dir.mkdir(parents=True)
-        env = _env(entorno, topics, data_dir, esc.concurrencia)
+        env = _env(entorno, topics, data_dir, esc.concurrencia, esc.candidata)
         log_path = entorno.tmp / f"{esc.nombre}-{i}.log"
         if esc.tipo == "ingenuo":
             procesos.append(
@@ -285,7 +307,7 @@ async def run_scenario(
         if profile_to is not None:
             spy = _start_py_spy(procesos[0].pid, profile_to)
         produced = await produce_feed(kafka.bootstrap, topics.entrada, feed)
-        outcomes = await collect_outcomes(kafka.bootstrap, outputs, esc.n, timeout)
+        outcomes, candidatas = await collect_outcomes(kafka.bootstrap, outputs, esc.n, timeout)
         duracion = time.monotonic() - started
         for p in procesos:
             p.sample_end()
@@ -304,7 +326,7 @@ async def run_scenario(
         if spy is not None and spy.poll() is None:
             spy.kill()
     stats = await llm.astats()
-    registros = await llm.arequests(bodies=False)
+    registros = await llm.arequests(bodies=esc.candidata > 0)
 
     filas = [checkpoint_rows(entorno.tmp / f"{esc.nombre}-{i}") for i in range(esc.procesos)]
     fila = _fila(entorno, esc, feed, produced, outcomes, procesos, filas, stats, llm_cpu)
@@ -318,6 +340,14 @@ async def run_scenario(
         "filas_por_clase": _por_clase(filas, feed),
         "ocupacion": _ocupacion(registros, feed, op),
     }
+    if esc.candidata > 0:
+        detalle["candidata"] = {
+            "proporcion": esc.candidata,
+            "items_al_terminar": candidatas,
+            "llamadas_llm": sum(
+                1 for r in registros if (r.get("body") or {}).get("model") == MODELO_CANDIDATA
+            ),
+        }
     return fila, detalle
 
 
@@ -447,8 +477,11 @@ def _start_py_spy(pid: int, out: Path) -> subprocess.Popen[bytes] | None:
 
 def escenarios(op: Opciones) -> list[Escenario]:
     """The scenarios of one run, headline first."""
-    out = [
-        Escenario("worker_1", "worker", 1, op.cap, op.n),
+    out = [Escenario("worker_1", "worker", 1, op.cap, op.n)]
+    if op.candidata > 0:
+        nombre = "worker_1_candidata"
+        out.append(Escenario(nombre, "worker", 1, op.cap, op.n, candidata=op.candidata))
+    out += [
         Escenario("worker_2", "worker", 2, op.cap, op.n),
         Escenario("ingenuo", "ingenuo", 1, 1, op.n_ingenuo),
         # every ficha approved at attempt 3: its CPU per ficha is the 3-attempt cost, and the
@@ -460,7 +493,7 @@ def escenarios(op: Opciones) -> list[Escenario]:
             # fewer events at low concurrency keep the run short; >= 12 rounds of the lanes
             n = min(op.n, max(12 * conc, 48))
             out.append(Escenario(f"worker_1_c{conc}", "worker", 1, conc, n))
-    return out
+    return [e for e in out if not op.solo or e.nombre in op.solo]
 
 
 def _n_3int(op: Opciones) -> int:
@@ -639,7 +672,18 @@ def parse_args(argv: list[str] | None) -> Opciones:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--grafico", type=Path, help="write the concurrency chart (PNG) here")
     parser.add_argument("--keep", action="store_true", help="keep the scratch dir and logs")
+    parser.add_argument(
+        "--candidata",
+        type=float,
+        default=0.0,
+        help="also run worker_1_candidata: a candidate loop on this share of SKUs (e.g. 0.1)",
+    )
+    parser.add_argument(
+        "--solo", default="", help="only these scenarios, comma-separated (e.g. worker_1)"
+    )
     args = parser.parse_args(argv)
+    if not 0 <= args.candidata <= 1:
+        parser.error("--candidata: a share between 0 and 1")
     n = args.n or (60 if args.quick else 600)
     return Opciones(
         n=n,
@@ -653,6 +697,8 @@ def parse_args(argv: list[str] | None) -> Opciones:
         out=args.out,
         grafico=args.grafico,
         keep=args.keep,
+        candidata=args.candidata,
+        solo=tuple(x for x in args.solo.split(",") if x),
     )
 
 
@@ -669,6 +715,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_guardia(doc["guardia"]))
     for linea_ocupacion in format_ocupacion(doc):
         print(linea_ocupacion)
+    if (candidata := format_candidata(doc)) is not None:
+        print(candidata)
     print(f"written {op.out} in {doc['parametros']['duracion_total_s']} s")
     if op.grafico is not None:
         draw_chart(doc, op.grafico)
@@ -683,6 +731,23 @@ def format_ocupacion(doc: dict[str, Any]) -> list[str]:
         for nombre, detalle in doc["detalle"].items()
         if nombre.startswith("worker_1") and detalle.get("ocupacion")
     ]
+
+
+def format_candidata(doc: dict[str, Any]) -> str | None:
+    """One line: the live loop's % of the LLM-bound limit with the candidate and without."""
+    filas = {f["escenario"]: f for f in doc["filas"]}
+    con = filas.get("worker_1_candidata")
+    if con is None:
+        return None
+    sin = filas.get("worker_1")
+    detalle = doc["detalle"]["worker_1_candidata"].get("candidata", {})
+    contra = f" against {sin['pct_limite']} % without" if sin is not None else ""
+    return (
+        f"candidate at {100 * detalle.get('proporcion', 0):.0f} % of SKUs: the live loop at "
+        f"{con['pct_limite']} % of the LLM-bound limit{contra}; the candidate made "
+        f"{detalle.get('llamadas_llm')} LLM calls and wrote {detalle.get('items_al_terminar')} "
+        "items by the last live outcome"
+    )
 
 
 def format_guardia(guardia: dict[str, Any] | None) -> str:

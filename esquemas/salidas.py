@@ -103,6 +103,11 @@ class FichaEnRevision(BaseModel):
     origen: Origen | None = None
     # v1.3: the key of the loop that wrote the ficha; null only on records written before v1.3.
     clave: ClavePuerta | None = None
+    # v1.5 (issue 41): true on a candidate loop's shadow evidence, under the candidate's
+    # ``clave``: a label for that key's gate, never a ficha to publish. Absent (false) on every
+    # record of the live loop; the same ``event_id`` may then have two items (told apart by
+    # ``candidata`` and ``clave``).
+    candidata: bool = False
 
 
 class ErrorRechazo(BaseModel):

@@ -197,9 +197,10 @@ def _intento_en_curso(valores: dict[str, Any], siguiente: tuple[str, ...]) -> in
     return hechos if "evaluar" in siguiente else hechos + 1
 
 
-def thread_id(evento: EventoCambio) -> str:
-    """One checkpoint thread per event: same event, same thread, same outcome."""
-    return f"{evento.sku}:{evento.event_id}"
+def thread_id(evento: EventoCambio, prefijo: str = "") -> str:
+    """One checkpoint thread per event and loop: same event, same thread, same outcome. A
+    candidate loop's ``prefijo`` keeps its threads apart from the live run of the same event."""
+    return f"{prefijo}{evento.sku}:{evento.event_id}"
 
 
 def entrada_inicial(evento: EventoCambio) -> dict[str, Any]:
@@ -263,8 +264,10 @@ class Procesador:
         sensor: Sensor | None = None,
         sleep: Callable[[float], Any] = asyncio.sleep,
         llm_url: str = "",
+        prefijo_hilo: str = "",
     ) -> None:
         self._graph = graph
+        self._prefijo = prefijo_hilo  # a candidate loop's threads: never the live run's
         self._policy = policy or Backoff()
         self._sensor = sensor or NullSensor()
         self.health = health or LLMHealth(self._sensor, llm_url)
@@ -282,7 +285,7 @@ class Procesador:
         The caller enters the event's log context (``grafo.contexto.sobre_evento``) once,
         where its handling of the event starts: the worker's lane, ``fichas procesar``.
         """
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento, self._prefijo)}}
         failure: LLMFailure | None = None  # the last failure, when it was a transient LLM one
         ran = reentregada = False
 
@@ -330,7 +333,7 @@ class Procesador:
 
     async def guardado(self, evento: EventoCambio) -> dict[str, Any] | None:
         """The outcome stored for this event by an earlier run, if it finished; else None."""
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento)}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id(evento, self._prefijo)}}
         snapshot = await self._graph.aget_state(config)
         if snapshot.values.get("salida") and not snapshot.next:
             return dict(snapshot.values["salida"])
@@ -369,7 +372,7 @@ class Procesador:
         """
         checkpointer = self._graph.checkpointer
         if isinstance(checkpointer, BaseCheckpointSaver):
-            await checkpointer.adelete_thread(thread_id(evento))
+            await checkpointer.adelete_thread(thread_id(evento, self._prefijo))
 
     @staticmethod
     def _resultado(valores: dict[str, Any], reentregada: bool) -> Resultado:

@@ -155,6 +155,16 @@ class Nodos:
     puerta: FuentePuerta = field(default_factory=PuertaCerrada)
     # The running loop's gate key, stamped on every outcome (contract v1.3).
     clave: ClavePuerta | None = None
+    # A candidate loop's nodes (issue 41): every outcome is a review item marked
+    # ``candidata``; built only with every gate closed, so ``decidir`` never publishes.
+    candidata: bool = False
+
+    def __post_init__(self) -> None:
+        """A candidate never publishes: refuse a gate rule or source that could open."""
+        if self.candidata and (
+            self.modo_puerta != PUERTA_CERTIFICADA or not isinstance(self.puerta, PuertaCerrada)
+        ):
+            raise ValueError("a candidate loop runs with every gate closed (certificada, none)")
 
     async def generar(self, state: EstadoFicha) -> dict[str, Any]:
         """Write a ficha from the origin and the problems found so far; count the attempt."""
@@ -223,6 +233,8 @@ class Nodos:
 
     def publicar(self, state: EstadoFicha) -> dict[str, Any]:
         """Build the ``FichaPublicada`` event; the stream layer emits it."""
+        if self.candidata:  # unreachable with every gate closed; never a publication
+            raise RuntimeError("a candidate loop reached publicar")
         evento = state["evento"]
         salida = FichaPublicada(
             event_id=evento["event_id"],
@@ -268,8 +280,11 @@ class Nodos:
             enviada_en=_ahora(),  # type: ignore[arg-type]
             origen=origen_revision(evento),
             clave=self.clave,
+            candidata=self.candidata,
         )
-        return {"salida": {"destino": DESTINO_REVISION, "evento": salida.model_dump(mode="json")}}
+        # ``candidata`` is written only when true: a live record stays as v1.4 subscribers know it
+        datos = salida.model_dump(mode="json", exclude=None if self.candidata else {"candidata"})
+        return {"salida": {"destino": DESTINO_REVISION, "evento": datos}}
 
     def _motivo(self, state: EstadoFicha) -> Motivo:
         """Why the ficha goes to review: an unusable answer, failed checks, or no guarantee.

@@ -228,6 +228,10 @@ def _worker(settings: Settings) -> int:
         return EXIT_USAGE
     try:
         return run_worker(settings)
+    except ConfigError as exc:  # the candidate's key is the live key (stream.candidata)
+        for line in exc.lines:
+            print(f"fichas worker: {line}", file=sys.stderr)
+        return EXIT_USAGE
     except BrokerUnreachable as exc:
         log.critical("%s; exiting", exc)
         return EXIT_BROKER_UNREACHABLE

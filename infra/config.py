@@ -30,6 +30,22 @@ from esquemas.constantes import (
 from infra import kafka_security as security
 from infra.logs import LEVELS, masked
 
+# The live settings a ``candidata_<name>`` field overrides for the candidate loop: each can
+# change the gate key (the URL through the model the server says it serves). The candidate
+# sends the live FICHAS_LLM_API_KEY and waits FICHAS_LLM_TIMEOUT_S.
+CANDIDATE_OVERRIDES = (
+    "candidata_llm_url",
+    "candidata_llm_modelo",
+    "candidata_llm_max_tokens",
+    "candidata_llm_repeat_penalty",
+    "candidata_max_intentos",
+    "candidata_evaluador",
+    "candidata_evaluador_senal",
+    "candidata_limpiar_origen",
+    "candidata_generador_ejemplos",
+)
+PREFIX_CANDIDATA = "candidata_"
+
 
 class Settings(BaseSettings):
     """Every ``FICHAS_*`` variable, with the contract's defaults."""
@@ -85,6 +101,22 @@ class Settings(BaseSettings):
     puerta: ModoPuerta = PUERTA_CERTIFICADA
     # ``fichas procesar`` only (no Kafka): the gate audit file; unset means every gate closed.
     puerta_archivo: Path | None = None
+    # The candidate loop (issue 41, docs/stream.md "The candidate loop"): FICHAS_CANDIDATA_<NAME>
+    # overrides FICHAS_<NAME> for the candidate only (``candidata``); unset (or empty) keeps
+    # the live value. Declared before the share, whose check reads them.
+    candidata_llm_url: str | None = None
+    candidata_llm_modelo: str | None = None
+    candidata_llm_max_tokens: int | None = Field(default=None, ge=64)
+    candidata_llm_repeat_penalty: float | None = None
+    candidata_max_intentos: int | None = Field(default=None, ge=1, le=10)
+    candidata_evaluador: ModoEvaluador | None = None
+    candidata_evaluador_senal: bool | None = None
+    candidata_limpiar_origen: bool | None = None
+    candidata_generador_ejemplos: bool | None = None
+    # The candidate's own bound of runs in flight per worker; unset: max(1, concurrencia // 10).
+    candidata_concurrencia: int | None = Field(default=None, ge=0, le=1024)
+    # The share of SKUs the candidate also runs on (0: no candidate), by a hash of the SKU.
+    candidata_proporcion: float = Field(default=0.0, ge=0, le=1)
 
     @field_validator(
         "llm_repeat_penalty",
@@ -96,6 +128,8 @@ class Settings(BaseSettings):
         "kafka_ca_archivo",
         "kafka_certificado_archivo",
         "kafka_clave_privada_archivo",
+        *CANDIDATE_OVERRIDES,
+        "candidata_concurrencia",
         mode="before",
     )
     @classmethod
@@ -141,10 +175,7 @@ class Settings(BaseSettings):
     @classmethod
     def _http_url(cls, value: str) -> str:
         """The OpenAI client would take ``localhost:8000`` as a scheme and fail on every call."""
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("an http:// or https:// URL, e.g. http://localhost:8000/v1")
-        return value
+        return _http_url(value)
 
     @field_validator("kafka_brokers")
     @classmethod
@@ -222,6 +253,37 @@ class Settings(BaseSettings):
             security.check_key_pair(certificate, value)
         return value
 
+    @field_validator("candidata_llm_url")
+    @classmethod
+    def _candidate_url(cls, value: str | None) -> str | None:
+        """The candidate's LLM URL, checked as the live one is."""
+        return None if value is None else _http_url(value)
+
+    @field_validator("candidata_evaluador_senal")
+    @classmethod
+    def _candidate_senal(cls, value: bool | None, info: ValidationInfo) -> bool | None:
+        """The signal goes with the single-verdict evaluator, on the candidate too."""
+        senal = value if value is not None else info.data.get("evaluador_senal")
+        modo = info.data.get("candidata_evaluador") or info.data.get("evaluador")
+        if senal and modo is not None and modo != MODO_VEREDICTO:
+            heredada = " (it inherits FICHAS_EVALUADOR_SENAL=true)" if value is None else ""
+            raise ValueError(f"false while the candidate's evaluator is {modo}{heredada}")
+        return value
+
+    @field_validator("candidata_proporcion")
+    @classmethod
+    def _candidate_differs(cls, value: float, info: ValidationInfo) -> float:
+        """A share > 0 needs a candidate that is not the live loop: at least one override that
+        could change the key (model, URL, sampling, attempts, evaluator, generator options)
+        set to a value other than the live one. The served model's identity and the prompts
+        are compared once the worker can compute both keys (``stream.candidata``)."""
+        if value > 0 and not _differing_overrides(info.data):
+            raise ValueError(
+                "0 while no FICHAS_CANDIDATA_* setting differs from its live FICHAS_* value "
+                "(the candidate would run under the live key)"
+            )
+        return value
+
     @field_validator("log_nivel")
     @classmethod
     def _level(cls, value: str) -> str:
@@ -232,6 +294,48 @@ class Settings(BaseSettings):
 
 
 MECHANISMS = ", ".join(security.MECHANISMS)
+
+
+def _http_url(value: str) -> str:
+    """``value`` if it is an http(s) URL with a host; else the error line's expectation."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("an http:// or https:// URL, e.g. http://localhost:8000/v1")
+    return value
+
+
+def _differing_overrides(data: dict[str, object]) -> list[str]:
+    """The key-making overrides set to a value other than the live setting's."""
+    return [
+        name
+        for name in CANDIDATE_OVERRIDES
+        if data.get(name) is not None
+        and data.get(name) != data.get(name.removeprefix(PREFIX_CANDIDATA))
+    ]
+
+
+def candidata(settings: Settings) -> Settings | None:
+    """The candidate loop's settings: the live ones with every ``FICHAS_CANDIDATA_*``
+    override applied, or None when there is no candidate (share 0)."""
+    if settings.candidata_proporcion <= 0:
+        return None
+    cambios: dict[str, object] = {
+        name.removeprefix(PREFIX_CANDIDATA): getattr(settings, name)
+        for name in CANDIDATE_OVERRIDES
+        if getattr(settings, name) is not None
+    }
+    modo = cambios.get("evaluador", settings.evaluador)
+    cambios["evaluador_rubrica"] = modo == MODO_RUBRICA
+    cambios["candidata_proporcion"] = 0.0  # the candidate has no candidate of its own
+    return settings.model_copy(update=cambios)
+
+
+def candidata_concurrencia(settings: Settings) -> int:
+    """The candidate's budget of runs in flight per worker (``FICHAS_CANDIDATA_CONCURRENCIA``,
+    unset: a tenth of ``FICHAS_CONCURRENCIA``, at least 1)."""
+    if settings.candidata_concurrencia is not None:
+        return settings.candidata_concurrencia
+    return max(1, settings.concurrencia // 10)
 
 
 def _only_with(
@@ -253,7 +357,7 @@ def _only_with(
 
 
 SECRETS = ("llm_api_key",)
-URLS = ("postgres_dsn", "llm_url")
+URLS = ("postgres_dsn", "llm_url", "candidata_llm_url")
 
 
 class ConfigError(Exception):
@@ -299,15 +403,20 @@ def _expected(name: str, error: ErrorDetails) -> str:
     if error["type"] == "literal_error":  # FICHAS_EVALUADOR, FICHAS_PUERTA: one of a list
         return str(error.get("ctx", {}).get("expected", error["msg"]))
     field = Settings.model_fields[name]
-    kind = {int: "an integer", float: "a number"}.get(
-        field.annotation if isinstance(field.annotation, type) else float, "a value"
-    )
-    if field.annotation == float | None:
-        kind = "a number, or empty for unset"
+    kinds: dict[object, str] = {
+        int: "an integer",
+        float: "a number",
+        int | None: "an integer",
+        float | None: "a number",
+        bool | None: "true or false",
+    }
+    kind = kinds.get(field.annotation, "a value")
+    unset = ", or empty for unset" if field.default is None else ""
     bounds = []
     for meta in field.metadata:
         for attr, word in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             limit = getattr(meta, attr, None)
             if limit is not None:
                 bounds.append(f"{word} {limit}")
-    return f"{kind} {' and '.join(bounds)}".strip() + f" (default {field.default})"
+    expected = f"{kind} {' and '.join(bounds)}".strip() + unset
+    return expected + ("" if field.default is None else f" (default {field.default})")

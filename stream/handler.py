@@ -36,6 +36,7 @@ from esquemas.constantes import DESTINO_PUBLICADAS
 from esquemas.wire import cabeceras_resultado, encode_value
 from grafo import Procesador, Resultado, origen_revision
 from infra.config import Settings
+from stream.candidata import Candidata
 from stream.emitter import Emitter
 from stream.fallos import FalloPermanente, Reintentos
 from stream.lanes import Item
@@ -72,6 +73,7 @@ class Handler:
     sensor: WorkerSensor
     emitter: Emitter
     steps: Reintentos  # the worker's retry rule, whose failures show in its readiness
+    candidata: Candidata | None = None  # the candidate loop in shadow (stream.candidata)
     graph_slots: asyncio.Semaphore = field(init=False)
 
     def __post_init__(self) -> None:
@@ -98,6 +100,8 @@ class Handler:
         )
         if previo.dictamen is not Dictamen.NUEVO:
             return previo, None
+        if self.candidata is not None:  # never waits: started beside the live run, or skipped
+            self.candidata.ofrecer(evento)
         resultado = await self._run_graph(evento)
         guardado = ResultadoGuardado(
             evento.event_id,

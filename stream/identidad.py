@@ -144,6 +144,7 @@ class VigiaIdentidad:
     the identity is not verified it reads with the LLM's backoff (pausing consumption through
     ``health`` when it paused it at start-up), else every ``releer_s`` or at once after an
     outage. ``on_clave(anterior, nueva, modelo_servido, cambio)`` (key ids) tells the metrics.
+    ``etiqueta`` follows the URL in its log lines (the candidate loop's watcher says so).
     """
 
     def __init__(
@@ -153,6 +154,7 @@ class VigiaIdentidad:
         on_clave: OnClave | None = None,
         releer_s: float = RELEER_S,
         backoff: Backoff | None = None,
+        etiqueta: str = "",
     ) -> None:
         self.settings = settings
         self.clave = clave
@@ -160,7 +162,7 @@ class VigiaIdentidad:
         self.releer_s = releer_s
         self.backoff = backoff or Backoff()
         self._llm = llm_settings(settings)
-        self._url = mask_url(settings.llm_url)
+        self._url = mask_url(settings.llm_url) + etiqueta  # " (candidate)": whose LLM it is
         self._despierta = asyncio.Event()
         self._health: LLMHealth | None = None
         self._pausada = False  # consumption paused by this watcher (start-up), not by a call

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from criterios import CRITERIOS_VERSION
+from esquemas.constantes import PUERTA_CERTIFICADA
 from esquemas.puerta import ClavePuerta
 from grafo import (
     Agentes,
@@ -44,6 +45,9 @@ from stream.puerta import PuertaResuelta, fija
 
 if TYPE_CHECKING:
     from stream.identidad import ClaveEnUso
+
+
+CANDIDATA = " (candidate)"  # after the candidate's LLM URL in its log lines
 
 
 def llm_settings(settings: Settings) -> LLMSettings:
@@ -100,6 +104,7 @@ async def build_processor(
     policy: Backoff | None = None,
     puerta: FuentePuerta | None = None,
     on_probe: Callable[[LogprobsProbe], None] | None = None,
+    candidata: str | None = None,
 ) -> AsyncIterator[Procesador]:
     """Open the checkpointer and yield a ready ``Procesador``; close everything on exit.
 
@@ -110,7 +115,14 @@ async def build_processor(
     worker), the same agents ask the LLM once, in the background, whether it gives the
     evaluator its log-probabilities (``grafo.logprobs_probe``, which logs the one line), and
     ``on_probe`` gets the answer; start-up never waits for it, and it is cancelled on exit.
+
+    ``candidata`` (the candidate loop, ``stream.candidata``) is the prefix of its checkpoint
+    threads: its nodes run with every gate closed whatever ``puerta`` says, mark every outcome
+    ``candidata``, and its runs never share a thread with the live run of the same event.
     """
+    if candidata is not None:
+        puerta = None  # closed: a candidate never publishes
+    modo_puerta = settings.puerta if candidata is None else PUERTA_CERTIFICADA
     model = build_chat_model(llm_settings(settings))
     agentes = Agentes(
         model,
@@ -124,20 +136,26 @@ async def build_processor(
         modelo=settings.llm_modelo,
         criterios_version=CRITERIOS_VERSION,
         limpiar_origen=settings.limpiar_origen,
-        modo_puerta=settings.puerta,
+        modo_puerta=modo_puerta,
         puerta=puerta or PuertaCerrada(),
         clave=clave if isinstance(clave, ClavePuerta) else clave.clave,
+        candidata=candidata is not None,
     )
+    pool_size = min(settings.concurrencia, 16) if candidata is None else 4
     if not isinstance(clave, ClavePuerta):
         clave.seguir(lambda en_uso: setattr(nodos, "clave", en_uso.clave))
     try:
         async with open_checkpointer(
-            settings.postgres_dsn, settings.data_dir, pool_size=min(settings.concurrencia, 16)
+            settings.postgres_dsn, settings.data_dir, pool_size=pool_size
         ) as saver:
             graph = construir_grafo(nodos, settings.max_intentos, saver, sensor)
             async with _probe(settings, agentes, on_probe):
                 yield Procesador(
-                    graph, policy=policy, sensor=sensor, llm_url=mask_url(settings.llm_url)
+                    graph,
+                    policy=policy,
+                    sensor=sensor,
+                    llm_url=mask_url(settings.llm_url) + ("" if candidata is None else CANDIDATA),
+                    prefijo_hilo=candidata or "",
                 )
     finally:
         await close_chat_model(model)

@@ -53,6 +53,14 @@ METRIC_NAMES: frozenset[str] = frozenset(
         "fichas_llm_logprobs",
         "fichas_evaluator_scores_total",
         "fichas_outcomes_total",
+        "fichas_candidata_started_total",
+        "fichas_candidata_skipped_total",
+        "fichas_candidata_written_total",
+        "fichas_candidata_lost_total",
+        "fichas_candidata_in_flight",
+        "fichas_candidata_llm_calls_total",
+        "fichas_candidata_llm_calls_per_event",
+        "fichas_candidata_key_info",
     }
 )
 
@@ -67,6 +75,12 @@ OTHER_CRITERION = "otro"
 STEPS = ("store", "graph", "produce")
 SCORE_STATES = ("present", "missing")
 FICHA_RESULTS = ("publicada", "revision_manual")
+
+# Why a routed event got no candidate run (stream.candidata), and why a started one wrote nothing.
+CANDIDATE_SKIP_REASONS = ("budget", "identity", "same_key")
+CANDIDATE_LOSS_REASONS = ("stop", "failure")
+# LLM calls of one candidate run: 2 per attempt (generator, evaluator), up to 10 attempts.
+CALLS_BUCKETS = (1, 2, 3, 4, 6, 8, 10, 15, 20)
 
 ATTEMPT_BUCKETS = (1, 2, 3, 4, 5)
 # An event waits for up to 2 × FICHAS_MAX_INTENTOS model calls on a shared GPU: minutes, not ms.
@@ -262,5 +276,51 @@ class Series:
         self.modelo_servido_cambios = Counter(
             "fichas_modelo_servido_cambios",
             "Times the server started serving another model under the running worker",
+            registry=r,
+        )
+        # The candidate loop in shadow (issue 41, stream.candidata): its runs, its cost in
+        # LLM calls, and its key; never counted in the live series above.
+        self.candidata_started = Counter(
+            "fichas_candidata_started",
+            "Candidate runs started beside a live run",
+            registry=r,
+        )
+        self.candidata_skipped = Counter(
+            "fichas_candidata_skipped",
+            "Events routed to the candidate that got no candidate run, by reason "
+            "(budget full, its served model not verified, its key equal to the live key)",
+            ["reason"],
+            registry=r,
+        )
+        self.candidata_written = Counter(
+            "fichas_candidata_written",
+            "Candidate review items written (candidata=true on the review topic)",
+            registry=r,
+        )
+        self.candidata_lost = Counter(
+            "fichas_candidata_lost",
+            "Candidate runs that wrote nothing, by reason (the worker stopped, a failure)",
+            ["reason"],
+            registry=r,
+        )
+        self.candidata_in_flight = Gauge(
+            "fichas_candidata_in_flight", "Candidate runs in flight now", registry=r
+        )
+        self.candidata_llm_calls = Counter(
+            "fichas_candidata_llm_calls",
+            "LLM calls the candidate made, by agent",
+            ["agent"],
+            registry=r,
+        )
+        self.candidata_llm_calls_per_event = Histogram(
+            "fichas_candidata_llm_calls_per_event",
+            "LLM calls of each finished or lost candidate run",
+            buckets=CALLS_BUCKETS,
+            registry=r,
+        )
+        self.candidata_key = Gauge(
+            "fichas_candidata_key_info",
+            "1 for the candidate's gate key and the served model identity it names",
+            ["key", "modelo_servido"],
             registry=r,
         )

@@ -29,6 +29,7 @@ from infra import eventloop
 from infra.config import Settings
 from infra.kafka import build_consumer, build_producer, committed_points, connect_admin
 from infra.topics import check_co_partitioned, ensure_topics
+from stream.candidata import Candidata, abrir_candidata
 from stream.decisiones import particion_de_entrada
 from stream.emitter import Emitter
 from stream.http import HealthServer
@@ -74,7 +75,7 @@ async def serve(settings: Settings, on_started: Callable[[Worker], None] | None 
             try:
                 if on_started is None:  # a process of its own: see freeze_startup_heap
                     eventloop.freeze_startup_heap()
-                await _serve(settings, sensor, procesador, versions, on_started)
+                await _serve(settings, sensor, procesador, versions, clave, on_started)
             finally:
                 vigilar.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -86,9 +87,29 @@ async def _serve(
     sensor: PrometheusSensor,
     procesador: Procesador,
     versions: ClaimStore,
+    clave: ClaveEnUso,
     on_started: Callable[[Worker], None] | None = None,
 ) -> None:
-    """Run the worker on started parts until a signal, then stop Kafka clients and health."""
+    """Run the worker on started parts until a signal, then stop Kafka clients and health.
+
+    The candidate loop (``stream.candidata``, none unless ``FICHAS_CANDIDATA_PROPORCION`` > 0)
+    starts before the consumer and stops after it: its runs in flight are then cancelled.
+    """
+    async with abrir_candidata(
+        settings, clave, sensor.series, lambda txn_id: build_producer(settings, txn_id)
+    ) as candidata:
+        await _serve_worker(settings, sensor, procesador, versions, candidata, on_started)
+
+
+async def _serve_worker(
+    settings: Settings,
+    sensor: PrometheusSensor,
+    procesador: Procesador,
+    versions: ClaimStore,
+    candidata: Candidata | None,
+    on_started: Callable[[Worker], None] | None,
+) -> None:
+    """The consumer, the producers, the worker and its health server, until a signal."""
     consumer = build_consumer(settings)
     admin = await connect_admin(settings)
     emitter = Emitter(
@@ -99,7 +120,7 @@ async def _serve(
         # producer of input partition p (one writer per SKU, stream.decisiones).
         producer_partition=lambda tp: particion_de_entrada(settings, tp),
     )
-    worker = Worker(settings, procesador, versions, sensor, consumer, emitter)
+    worker = Worker(settings, procesador, versions, sensor, consumer, emitter, candidata)
     health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)
     if on_started is None:
         loop = asyncio.get_running_loop()

@@ -35,6 +35,7 @@ from esquemas import EventoCambio, EventoInvalido, leer_evento
 from grafo import Backoff, Procesador
 from infra.config import Settings
 from infra.kafka import GrupoIncompatible
+from stream.candidata import Candidata
 from stream.decisiones import Decisiones, DecisionItem
 from stream.emitter import Emitter
 from stream.fallos import Reintentos
@@ -71,6 +72,7 @@ class Worker:
         sensor: WorkerSensor,
         consumer: AIOKafkaConsumer,
         emitter: Emitter,
+        candidata: Candidata | None = None,
     ) -> None:
         self._settings = settings
         self._procesador = procesador
@@ -89,7 +91,9 @@ class Worker:
             self._on_step_recovered,
             on_refused=self._on_refused,
         )
-        self._handler = Handler(settings, procesador, versions, sensor, emitter, self._steps)
+        self._handler = Handler(
+            settings, procesador, versions, sensor, emitter, self._steps, candidata
+        )
         self._decisiones = Decisiones(settings, versions, sensor, emitter, self._steps)
         self._lanes = Lanes(self._inflight, self._handle)
         self._side_tasks: set[asyncio.Task[None]] = set()

@@ -116,6 +116,17 @@ VARIABLES_ANADIDAS = [
     "FICHAS_KAFKA_CA_ARCHIVO",
     "FICHAS_KAFKA_CERTIFICADO_ARCHIVO",
     "FICHAS_KAFKA_CLAVE_PRIVADA_ARCHIVO",
+    "FICHAS_CANDIDATA_LLM_URL",
+    "FICHAS_CANDIDATA_LLM_MODELO",
+    "FICHAS_CANDIDATA_LLM_MAX_TOKENS",
+    "FICHAS_CANDIDATA_LLM_REPEAT_PENALTY",
+    "FICHAS_CANDIDATA_MAX_INTENTOS",
+    "FICHAS_CANDIDATA_EVALUADOR",
+    "FICHAS_CANDIDATA_EVALUADOR_SENAL",
+    "FICHAS_CANDIDATA_LIMPIAR_ORIGEN",
+    "FICHAS_CANDIDATA_GENERADOR_EJEMPLOS",
+    "FICHAS_CANDIDATA_CONCURRENCIA",
+    "FICHAS_CANDIDATA_PROPORCION",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -1736,6 +1747,15 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_llm_logprobs": ("gauge", ()),
         "fichas_evaluator_scores_total": ("counter", ("family", "score")),
         "fichas_outcomes_total": ("counter", ("family", "key", "result")),
+        # The candidate loop in shadow (issue 41: stream/candidata.py).
+        "fichas_candidata_started_total": ("counter", ()),
+        "fichas_candidata_skipped_total": ("counter", ("reason",)),
+        "fichas_candidata_written_total": ("counter", ()),
+        "fichas_candidata_lost_total": ("counter", ("reason",)),
+        "fichas_candidata_in_flight": ("gauge", ()),
+        "fichas_candidata_llm_calls_total": ("counter", ("agent",)),
+        "fichas_candidata_llm_calls_per_event": ("histogram", ()),
+        "fichas_candidata_key_info": ("gauge", ("key", "modelo_servido")),
     }
 
 

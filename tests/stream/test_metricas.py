@@ -16,6 +16,7 @@ from esquemas.puerta import ClavePuerta, EstadoPuerta
 from grafo import LogprobsProbe, Rechazo, Resultado, ResumenIntento
 from stream.http import HealthServer
 from stream.metricas import METRIC_NAMES, PrometheusSensor
+from stream.metricas_candidata import SensorCandidata
 
 DOCS = Path(__file__).parents[2] / "docs" / "metricas.md"
 
@@ -255,6 +256,9 @@ def test_metric_names_types_and_labels_match_docs() -> None:
     sensor.set_oldest_age("proveedor.cambios", 0, 0)  # pre-set series
     sensor.on_modo_puerta("certificada", "0123456789abcdef", ("zapatillas",))
     sensor.on_clave("fedcba9876543210", "0123456789abcdef", "root=pesos", cambio=False)
+    # the candidate loop's series, labelled once a candidate exists (stream.metricas_candidata)
+    candidata = SensorCandidata(sensor.series)
+    candidata.on_clave("", "00112233aabbccdd", "root=pesos", cambio=False)
     assert _exported(sensor) == documented
 
 
