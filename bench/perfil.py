@@ -27,7 +27,8 @@ from harness.fake_llm_client import FakeLLM
 async def _run(url: str, data_dir: Path, n: int, clase: str, concurrencia: int) -> float:
     """Process the events; return CPU seconds of this process spent on them."""
     from infra.config import Settings
-    from stream.runtime import build_processor, clave_de
+    from stream.clave import clave_de
+    from stream.runtime import build_processor
 
     # FICHAS_PUERTA=veredicto: the profile measures the loop's attempts as it did before the
     # gate (a closed gate would end every ficha after one attempt).

@@ -310,7 +310,7 @@ async def correr_evaluador(
 ) -> list[dict[str, Any]]:
     """The evaluator on every candidate not yet in the cache; records in case order."""
     from grafo import Agentes, build_chat_model, close_chat_model
-    from stream.runtime import llm_settings
+    from stream.clave import llm_settings
 
     items = items_evaluador(casos, omitir_vetadas)
     model = build_chat_model(llm_settings(settings))

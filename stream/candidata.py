@@ -34,11 +34,12 @@ from esquemas.wire import cabeceras_resultado, encode_value
 from grafo import Backoff, Procesador, Resultado
 from infra import config as infra_config
 from infra.config import ConfigError, Settings
+from stream.clave import clave_de
 from stream.identidad import SIN_LEER, ClaveEnUso, VigiaIdentidad
 from stream.metricas_candidata import SensorCandidata
 from stream.producers import Record
 from stream.puerta import describir_clave
-from stream.runtime import CANDIDATA, build_processor, clave_de
+from stream.runtime import CANDIDATA, build_processor
 from stream.series import Series
 
 log = logging.getLogger(__name__)

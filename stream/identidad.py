@@ -1,6 +1,6 @@
 """The running key names the model that answers: read from the server, and kept current.
 
-``ClaveEnUso`` is the worker's running key (``stream.runtime.clave_de``: the settings, both
+``ClaveEnUso`` is the worker's running key (``stream.clave.clave_de``: the settings, both
 sides' request settings, the served model's identity) and whether that identity is verified
 now; the nodes that stamp outcomes, the gate source and the metrics follow it. ``VigiaIdentidad``
 reads the identity at start-up (a server that is down pauses consumption, as any LLM outage
@@ -27,7 +27,7 @@ from grafo.identidad import SIN_IDENTIDAD, FalloLectura, clasificar, leer_modelo
 from grafo.retry import Attempts, BudgetSpent, retry
 from infra.config import Settings
 from infra.logs import mask_url
-from stream.runtime import clave_de, llm_settings
+from stream.clave import clave_de, llm_settings
 
 log = logging.getLogger(__name__)
 

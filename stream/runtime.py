@@ -24,23 +24,21 @@ from grafo import (
     Agentes,
     Backoff,
     FuentePuerta,
-    LLMSettings,
     LogprobsProbe,
     Nodos,
     Procesador,
     PuertaCerrada,
     Sensor,
     build_chat_model,
-    clave_puerta,
     close_chat_model,
     construir_grafo,
-    muestreos,
     open_checkpointer,
     probe_logprobs,
 )
 from infra.config import Settings
 from infra.logs import mask_url
 from puerta.auditoria import estados_de_archivo
+from stream.clave import llm_settings
 from stream.puerta import PuertaResuelta, fija
 
 if TYPE_CHECKING:
@@ -48,38 +46,6 @@ if TYPE_CHECKING:
 
 
 CANDIDATA = " (candidate)"  # after the candidate's LLM URL in its log lines
-
-
-def llm_settings(settings: Settings) -> LLMSettings:
-    """The LLM part of the settings, in the shape ``grafo`` takes."""
-    return LLMSettings(
-        url=settings.llm_url,
-        model=settings.llm_modelo,
-        api_key=settings.llm_api_key,
-        timeout_s=settings.llm_timeout_s,
-        max_tokens=settings.llm_max_tokens,
-        repeat_penalty=settings.llm_repeat_penalty,
-    )
-
-
-def clave_de(settings: Settings, modelo_servido: str | None) -> ClavePuerta:
-    """The gate key of the loop these settings run against a server that serves
-    ``modelo_servido``: model, both prompts, criteria, mode, and (v1.5) what each side sends
-    with every request (``grafo.muestreos`` on the chat model these settings build: no I/O)
-    and the served model's identity (``stream.identidad`` reads it from the server)."""
-    generador, evaluador = muestreos(build_chat_model(llm_settings(settings), direct=False))
-    return clave_puerta(
-        settings.llm_modelo,
-        settings.evaluador,
-        CRITERIOS_VERSION,
-        settings.evaluador_senal,
-        ejemplos=settings.generador_ejemplos,
-        limpiar_origen=settings.limpiar_origen,
-        max_intentos=settings.max_intentos,
-        modelo_servido=modelo_servido,
-        muestreo_generador=generador,
-        muestreo_evaluador=evaluador,
-    )
 
 
 def puerta_offline(

@@ -27,7 +27,7 @@ from stream.candidata import (
     prefijo_hilo,
     registro_candidata,
 )
-from stream.runtime import clave_de
+from stream.clave import clave_de
 
 REPO = Path(__file__).resolve().parents[2]
 SKUS = [f"SKU-{i:05d}" for i in range(2000)]
