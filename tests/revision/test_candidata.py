@@ -237,3 +237,60 @@ async def test_la_candidata_llega_a_la_secuencia_de_su_clave(almacen):
     id_candidata = id_item(viva["event_id"], True, CANDIDATA.texto())
     assert id_candidata in filas and filas[id_candidata].clave == CANDIDATA
     assert viva["event_id"] not in filas  # the live key's gate is open: not shadow
+
+
+class _Topico:
+    """Stands in for ``fichas.puerta`` as the app sees it: what was written is read back
+    when ``leer`` says so."""
+
+    def __init__(self) -> None:
+        self.estados: dict[str, Any] = {}
+        self.escritos: list[Any] = []
+
+    async def escribir(self, nuevo: Any) -> None:
+        self.escritos.append(nuevo)
+
+    def leer(self) -> None:
+        for escrito in self.escritos:
+            self.estados[escrito.id] = escrito
+
+
+async def test_el_abridor_abre_la_clave_candidata_y_nunca_reabre_una_sustituida(almacen):
+    """Automatic mode opens the candidate key's gates from its items like any key's (the live
+    key's gate open beside it); once a promotion closed a key's gates (``sustituida``), no
+    round reopens them, although their evidence still certifies."""
+    from datetime import UTC, datetime
+
+    from herramientas.promocion import planear
+    from revision.apertura import Apertura
+
+    topico = _Topico()
+    apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir, "automatica")
+    candidata_clave = clave_fake(modelo=f"fake-{uuid.uuid4().hex[:6]}")
+    viva_abierta = estado(VIVA, 0.5, "zapatillas")
+    topico.estados[viva_abierta.id] = viva_abierta
+    flujo = _flujo(almacen, Topics())
+    flujo.estados = lambda: dict(topico.estados)
+    ids = []
+    for _ in range(45):
+        viva, candidata = _par(_sku())
+        candidata["clave"] = candidata_clave.model_dump(mode="json")
+        await _guardar(flujo, viva)
+        await _guardar(flujo, candidata)
+        ids.append(id_item(viva["event_id"], True, candidata_clave.texto()))
+    for id_ in ids:
+        item = await almacen.item(id_)
+        await almacen.decidir(item, _cierre(item, DECISION_APROBADA, publicar=False))
+    escritos = [e for e in await apertura.revisar() if e.clave == candidata_clave]
+    assert {e.familia for e in escritos} == {"zapatillas", "*"}
+    assert all(e.abierta and e.n == 45 and e.k == 0 for e in escritos)
+    topico.leer()
+
+    plan = planear(
+        candidata_clave.texto(), VIVA.texto(), topico.estados, datetime.now(UTC), forzar=True
+    )
+    assert {r.familia for r in plan.registros} == {"zapatillas", "*"}
+    topico.escritos = list(plan.registros)
+    topico.leer()
+    assert [e for e in await apertura.revisar() if e.clave == candidata_clave] == []
+    assert not [s for s in apertura.listas() if s.clave == candidata_clave]
