@@ -8,17 +8,15 @@ below are module constants, one text for both dialects (none needs a pair), ``$n
 placeholders.
 
 Why the guarantees hold:
-- one item per id (``revision.item.id_item``: the record's ``event_id``, with the key id for a
-  candidate loop's item, which is kept beside the live item of its event): the primary key, and
-  ``insert ... on conflict do nothing``, so a redelivered record changes nothing;
+- one item per id (``revision.item.id_item``): the primary key, and ``insert ... on conflict
+  do nothing``;
 - one decision per item: deciding is a conditional update (``estado = 'abierta'``) and the
   decision row is written in the same transaction, so two reviewers racing get one winner;
 - nothing lost between decision and publication: the decision row, with the publication it
   implies, is committed before anything is sent (``enviada = 0``), and only marked sent after
   the broker acknowledged both records (the outbox pattern);
-- a candidate's item (``candidata``) is a label only: its decision row is stored as sent
-  (``enviada = 1``: nothing to send), so the outbox never writes it to Kafka, and no live
-  figure (queue depth, decisions, trust, recall, re-scoring) reads it.
+- a candidate's item is a label only: its decision row is stored as sent (nothing to send),
+  and no live figure reads it (docs/revision.md, "La vista candidata").
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The app's side of the stream: the consumer that fills the queue and the outbox that sends.
 
 Consumer: the review topic, the sample topic and the published topic, with the app's own
-consumer group. Review and sample records become items (one per ``event_id``; a candidate
-loop's record, ``candidata`` true, is an item of its own beside the live one: ``revision.item``);
-every record also tells the newest version of its SKU, which closes older open items
-(supersession). Offsets are committed after the batch is stored, so a crash redelivers, and
-redelivery changes nothing.
+consumer group. Review and sample records become items (one per id, ``revision.item``); every
+record also tells its SKU's newest version, which closes older open items (supersession).
+Offsets are committed after the batch is stored: a crash redelivers, redelivery changes nothing.
 
 Outbox: a decision is committed to the store first; then its one record, the
 ``DecisionRevision`` (for an approval, with the ``FichaPublicada`` to publish in
@@ -18,8 +16,7 @@ stops with exit 2 (``infra.kafka_access``); stored rows stay, unsent ones go at 
 
 The app never writes ``fichas.publicadas``: the worker that owns the SKU's partition publishes
 the person's ficha, in the SKU's order and under its version rule (``stream.decisiones``; why:
-docs/revision.md, "Un solo escritor por SKU"). A decision on a candidate's item is never sent
-at all (stored as sent, ``revision.almacen``): nothing of a candidate reaches Kafka.
+docs/revision.md, "Un solo escritor por SKU"); a candidate's decision is never sent.
 """
 
 from __future__ import annotations

@@ -5,10 +5,8 @@ Routes (all need a session; a POST needs the session's CSRF token, as every form
   n, k, who opened it, the online bound of ``revision.vigilancia``, a person's hold) and from
   the certifier (``revision.apertura``: the decided prefix against the arrivals, the evidence
   per λ, how many consecutive approvals would open it); above them, "Qué puerta rige cada
-  familia" (``revision.gobierno``), the automatic scope and which replica certifies; when a
-  candidate loop runs in shadow, "Viva y candidata": per family, the live key and each
-  candidate key side by side (``revision.comparacion``), and every candidate key's gate
-  marked ``candidata``;
+  familia" (``revision.gobierno``), the automatic scope, which replica certifies, and "Viva y
+  candidata" (``revision.comparacion``);
 - ``POST /puertas/abrir``: in ``--apertura manual`` (or, for a family outside
   ``--apertura-familias``, in automatic mode), a reviewer opens a gate the certifier shows ready,
   or covers a family the pooled gate covers; the certifier checks again before writing, once per
