@@ -137,6 +137,9 @@ MOTIVO_PUERTA_EXCLUIDA: Final = "excluida_de_conjunta"
 # v1.5: a person's hold and release, on the hold record of a gate (``id_retencion``).
 MOTIVO_PUERTA_RETENIDA: Final = "retenida"
 MOTIVO_PUERTA_LIBERADA: Final = "liberada"
+# v1.5 (issue 41): a gate closed because its key was replaced by a promoted candidate key
+# (``fichas puerta promover``): the old key publishes nothing any more, its certification stands.
+MOTIVO_PUERTA_SUSTITUIDA: Final = "sustituida"
 MotivoPuerta = Literal[
     "certificada",
     "sin_datos_suficientes",
@@ -146,6 +149,7 @@ MotivoPuerta = Literal[
     "excluida_de_conjunta",
     "retenida",
     "liberada",
+    "sustituida",
 ]
 MOTIVOS_RETENCION: Final = (MOTIVO_PUERTA_RETENIDA, MOTIVO_PUERTA_LIBERADA)
 SUFIJO_RETENCION: Final = "retencion"  # a hold record's key: ``<gate id>|retencion``
@@ -168,3 +172,6 @@ ORIGEN_PERSONA: Final = "persona"
 ORIGEN_COBERTURA_SOMBRA: Final = "cobertura:sombra"
 # ... or covered on a batch (``fichas calibrar``: ``puerta.certificacion.cubrir_por_lote``).
 ORIGEN_COBERTURA_LOTE: Final = "cobertura:lote"
+# v1.5 (issue 41): the closed record of a replaced key names the key that replaced it:
+# ``promocion:<new key id>`` (``fichas puerta promover``).
+ORIGEN_PROMOCION: Final = "promocion"

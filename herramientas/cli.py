@@ -146,7 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "puerta",
         help="hold a publication gate closed or release it: puerta retener|liberar FAMILIA|* "
-        "--motivo TEXTO (see --help)",
+        "--motivo TEXTO; promote a candidate key: puerta promover --de ID --a ID (see --help)",
         add_help=False,
     )
     return parser
@@ -175,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         from herramientas.calibrar import main as calibrar_main
 
         return calibrar_main(argv[1:])
+    if argv[:2] == ["puerta", "promover"]:
+        from herramientas.promocion import main as promover_main
+
+        return promover_main(argv[2:])
     if argv[:1] == ["puerta"]:
         from herramientas.retencion import main as puerta_main
 

@@ -42,7 +42,10 @@ A hold belongs to one key: after a deploy that changes the key (prompt, model, s
 criteria, settings), hold again under the new key.
 
 Exit 0 done (also when nothing needed writing); 2 bad usage; 3 the LLM did not answer (the
-default key asks it which model it serves); 4 Kafka unreachable."""
+default key asks it which model it serves); 4 Kafka unreachable.
+
+The last step of a candidate's promotion is `fichas puerta promover --de ID --a ID` (its own
+--help; docs/operacion.md, "Promoting a candidate")."""
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -7,6 +7,8 @@ Routes (each needs a session and its CSRF token, ``revision.acceso``):
 
 Why an approval is safe to click twice, from two browsers, or across a crash: see
 ``revision.almacen`` (one decision per item, outbox) and ``revision.flujo`` (the sender).
+On a candidate loop's item every decision (an approval, an edit, a rejection) is a label only:
+stored as the candidate key's evidence, never published, never sent to Kafka.
 A refused action answers with the item page (``revision.paginas.render_item``) and the reason.
 """
 
@@ -32,7 +34,7 @@ from infra.fault_points import REVISOR_CAIDA_TRAS_DECISION, fault_point
 from revision import decisiones as dec
 from revision.almacen import ABIERTA, Cierre
 from revision.item import Item
-from revision.paginas import buscar_item, render_item
+from revision.paginas import VISTA_CANDIDATA, buscar_item, render_item
 from revision.web import CTX, Contexto, texto
 
 log = logging.getLogger(__name__)
@@ -96,7 +98,10 @@ async def aprobar(request: web.Request) -> web.Response:
         revisor=usuario,
         decidida_en=ahora,
         registro=dec.decision_de(item, decision, usuario, ahora, editados=editados),
-        publicacion=dec.publicacion(item, ficha, usuario, bool(editados), ahora, ctx.modelo),
+        # A candidate's ficha is never published: its approval (or edit) is a label.
+        publicacion=None
+        if item.candidata
+        else dec.publicacion(item, ficha, usuario, bool(editados), ahora, ctx.modelo),
     )
     return await _cerrar(ctx, request, item, cierre)
 
@@ -173,23 +178,29 @@ async def _cerrar(ctx: Contexto, request: web.Request, item: Item, cierre: Cierr
         _en_segundo_plano(ctx.vigilancia.revisar_o_registrar())
     if ctx.apertura is not None and decision.tipo != TIPO_MUESTRA:
         _en_segundo_plano(ctx.apertura.revisar_o_registrar())
-    aviso = "enviada"
+    aviso = "etiqueta" if item.candidata else await _enviar(ctx, decision.event_id)
+    siguiente = await ctx.almacen.siguiente(item.event_id, item.candidata)
+    vista = {"vista": VISTA_CANDIDATA} if item.candidata else {}
+    destino = (
+        "/item?" + urlencode({"id": siguiente, "decidido": item.event_id, "aviso": aviso})
+        if siguiente
+        else "/?" + urlencode({**vista, "decidido": item.event_id, "aviso": aviso})
+    )
+    raise web.HTTPSeeOther(destino)
+
+
+async def _enviar(ctx: Contexto, event_id: str) -> str:
+    """Send a live decision's record, waiting at most ``ENVIO_S``: the banner's code."""
     # The send goes on even if the reviewer stops waiting: cancelling it half-way could leave a
     # record in the producer's buffer that the outbox would then send a second time.
-    envio = asyncio.create_task(ctx.flujo.enviar(decision.event_id))
+    envio = asyncio.create_task(ctx.flujo.enviar(event_id))
     envio.add_done_callback(_registrar_fallo)
     try:
         await asyncio.wait_for(asyncio.shield(envio), ENVIO_S)
     except Exception:  # broker down or slow: the outbox sends it later, say so
-        log.warning("decision %s stored, sending pending", decision.event_id)
-        aviso = "pendiente"
-    siguiente = await ctx.almacen.siguiente(item.event_id)
-    destino = (
-        "/item?" + urlencode({"id": siguiente, "decidido": item.event_id, "aviso": aviso})
-        if siguiente
-        else "/?" + urlencode({"decidido": item.event_id, "aviso": aviso})
-    )
-    raise web.HTTPSeeOther(destino)
+        log.warning("decision %s stored, sending pending", event_id)
+        return "pendiente"
+    return "enviada"
 
 
 def _en_segundo_plano(corrutina: Any) -> None:

@@ -8,12 +8,15 @@ below are module constants, one text for both dialects (none needs a pair), ``$n
 placeholders.
 
 Why the guarantees hold:
-- one item per ``event_id``: the primary key, and ``insert ... on conflict do nothing``;
+- one item per id (``revision.item.id_item``): the primary key, and ``insert ... on conflict
+  do nothing``;
 - one decision per item: deciding is a conditional update (``estado = 'abierta'``) and the
   decision row is written in the same transaction, so two reviewers racing get one winner;
 - nothing lost between decision and publication: the decision row, with the publication it
   implies, is committed before anything is sent (``enviada = 0``), and only marked sent after
-  the broker acknowledged both records (the outbox pattern).
+  the broker acknowledged both records (the outbox pattern);
+- a candidate's item is a label only: its decision row is stored as sent (nothing to send),
+  and no live figure reads it (docs/revision.md, "La vista candidata").
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from esquemas.constantes import (
     MOTIVO_SIN_GARANTIA,
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
+    TIPO_REVISION,
 )
 from esquemas.puerta import ClavePuerta
 from migraciones import Database, Run
@@ -48,7 +52,8 @@ OBSOLETA = "obsoleta"
 # An item with its evidence (if any), which every decision on it carries (``Evidencia``).
 _ITEM_SELECT = (
     "select i.event_id, i.tipo, i.motivo, i.sku, i.version, i.familia, i.criterios, i.datos, "
-    "i.recibido_en, i.estado, i.cerrado_en, e.clave, e.puntuacion, e.codigo_ok, e.llegada "
+    "i.recibido_en, i.estado, i.cerrado_en, i.candidata, e.clave, e.puntuacion, e.codigo_ok, "
+    "e.llegada "
     "from revision_items i left join revision_evidencias e on e.event_id = i.event_id"
 )
 _DECISION_COLUMNS = (
@@ -59,14 +64,18 @@ _DECISION_COLUMNS = (
 SQL_ITEM = f"{_ITEM_SELECT} where i.event_id = $1"
 SQL_INSERTAR_ITEM = (
     "insert into revision_items (event_id, tipo, motivo, sku, version, familia, criterios, "
-    "datos, recibido_en, estado, cerrado_en) values "
-    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict (event_id) do nothing"
+    "datos, recibido_en, estado, cerrado_en, candidata) values "
+    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) on conflict (event_id) do nothing"
 )
-SQL_ABIERTOS = f"{_ITEM_SELECT} where i.estado = $1 order by i.recibido_en, i.event_id"
+# Each queue view (the main queue, the candidate's) is its own: ``candidata`` 0 or 1.
+SQL_ABIERTOS = (
+    f"{_ITEM_SELECT} where i.estado = $1 and i.candidata = $2 order by i.recibido_en, i.event_id"
+)
 SQL_SIGUIENTE = (
-    "select event_id from revision_items where estado = $1 and event_id <> $2 "
-    "order by recibido_en, event_id limit 1"
+    "select event_id from revision_items where estado = $1 and candidata = $3 "
+    "and event_id <> $2 order by recibido_en, event_id limit 1"
 )
+SQL_CUENTA_VISTA = "select count(*) from revision_items where estado = $1 and candidata = $2"
 SQL_CERRAR_ITEM = "update revision_items set estado = $1, cerrado_en = $2 where event_id = $3"
 # The arbiter between reviewers racing on one item, and between a reviewer and supersession.
 SQL_DECIDIR_ITEM = (
@@ -81,7 +90,7 @@ SQL_CERRADOS = (
         "e.sombra from ",
         1,
     )
-    + " where i.estado <> $1 order by i.recibido_en, i.event_id"
+    + " where i.estado <> $1 and i.candidata = 0 order by i.recibido_en, i.event_id"
 )
 
 SQL_VERSION_VISTA = "select version from revision_skus where sku = $1"
@@ -94,7 +103,7 @@ SQL_ABIERTOS_ANTERIORES = f"{_ITEM_SELECT} where i.sku = $1 and i.estado = $2 an
 
 SQL_INSERTAR_DECISION = (
     f"insert into revision_decisiones ({_DECISION_COLUMNS}) values "
-    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0)"
+    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
 )
 SQL_DECISION = f"select {_DECISION_COLUMNS} from revision_decisiones where event_id = $1"
 SQL_PENDIENTES = (
@@ -105,19 +114,48 @@ SQL_PENDIENTES_ANTERIORES = (
     "and decidida_en < $1 order by decidida_en"
 )
 SQL_MARCAR_ENVIADA = "update revision_decisiones set enviada = 1 where event_id = $1"
-SQL_DECISIONES = f"select {_DECISION_COLUMNS} from revision_decisiones order by decidida_en"
+# The live figures (trust, metrics, recall, re-scoring) read the live items' decisions only: a
+# candidate's decisions are labels of another loop, counted apart (``candidatas_*``).
+_DE_VIVAS = (
+    "from revision_decisiones d join revision_items i on i.event_id = d.event_id "
+    "where i.candidata = 0"
+)
+_DECISION_COLUMNS_D = ", ".join(f"d.{c.strip()}" for c in _DECISION_COLUMNS.split(","))
+SQL_DECISIONES = f"select {_DECISION_COLUMNS_D} {_DE_VIVAS} order by d.decidida_en"
 SQL_DECISIONES_DE_TIPO = (
-    f"select {_DECISION_COLUMNS} from revision_decisiones where tipo = $1 order by decidida_en"
+    f"select {_DECISION_COLUMNS_D} {_DE_VIVAS} and d.tipo = $1 order by d.decidida_en"
 )
 
 # What the metrics and the gate's monitors read.
 SQL_RESUMEN_ABIERTOS = (
     "select motivo, count(*), min(recibido_en) from revision_items where estado = $1 "
-    "group by motivo"
+    "and candidata = 0 group by motivo"
 )
 SQL_DECISIONES_RESUMIDAS = (
-    "select tipo, decision, familia, criterios, revisor, segundos "
-    "from revision_decisiones order by decidida_en"
+    f"select d.tipo, d.decision, d.familia, d.criterios, d.revisor, d.segundos {_DE_VIVAS} "
+    "order by d.decidida_en"
+)
+# The candidate's queue and labels, per family and key (``revision.metricas``).
+SQL_CANDIDATAS_ABIERTAS = (
+    "select i.familia, coalesce(e.clave_id, ''), count(*) from revision_items i "
+    "left join revision_evidencias e on e.event_id = i.event_id "
+    "where i.estado = $1 and i.candidata = 1 group by i.familia, coalesce(e.clave_id, '')"
+)
+SQL_CANDIDATAS_DECISIONES = (
+    "select d.familia, coalesce(e.clave_id, ''), d.decision, count(*) "
+    "from revision_decisiones d join revision_items i on i.event_id = d.event_id "
+    "left join revision_evidencias e on e.event_id = d.event_id "
+    "where i.candidata = 1 group by d.familia, coalesce(e.clave_id, ''), d.decision"
+)
+# The keys the app knows as a candidate's (from its items), and the key of the newest live
+# item with a key: what the Puertas page sets side by side.
+SQL_CLAVES_CANDIDATAS = (
+    "select e.clave_id, min(e.clave) from revision_evidencias e "
+    "join revision_items i on i.event_id = e.event_id where i.candidata = 1 group by e.clave_id"
+)
+SQL_CLAVE_VIVA = (
+    "select e.clave from revision_evidencias e join revision_items i on i.event_id = e.event_id "
+    "where i.candidata = 0 and i.tipo = $1 order by e.orden desc limit 1"
 )
 SQL_VEREDICTOS_MUESTRA = (
     "select d.event_id, d.decision, i.datos from revision_decisiones d "
@@ -134,10 +172,10 @@ SQL_VEREDICTOS_DESDE = (
 SQL_RETENIDAS = (
     "select i.event_id, i.familia, d.decision from revision_items i "
     "left join revision_decisiones d on d.event_id = i.event_id "
-    "where i.motivo = $1 order by i.recibido_en, i.event_id"
+    "where i.motivo = $1 and i.candidata = 0 order by i.recibido_en, i.event_id"
 )
 SQL_CUENTAS_DECISIONES = (
-    "select tipo, decision, count(*) from revision_decisiones group by tipo, decision"
+    f"select d.tipo, d.decision, count(*) {_DE_VIVAS} group by d.tipo, d.decision"
 )
 
 # The gates' evidence.
@@ -286,13 +324,15 @@ class Almacen:
         datos: dict[str, Any],
         ahora: float,
         llegada: Llegada | None = None,
+        candidata: bool = False,
     ) -> list[Decision]:
-        """Store an item once per ``event_id`` and apply supersession in one transaction.
+        """Store an item once per id and apply supersession in one transaction.
 
         Returns the decisions ``obsoleta`` written for older open items of the SKU (and for this
         item itself when a newer version was already seen), for the caller to send. ``llegada``
         (when the record carries the loop's key) is stored in the same transaction as the
-        gates' evidence, with its arrival positions.
+        gates' evidence, with its arrival positions. ``candidata``: a candidate loop's item
+        (``event_id`` is then its id, ``revision.item.id_item``).
         """
         async with self._database.transaction() as run:
             previa = await _max_version(run, sku)
@@ -311,6 +351,7 @@ class Almacen:
                     ahora,
                     estado,
                     ahora if estado == OBSOLETA else None,
+                    int(candidata),
                 ),
             )
             if not insertado.count:
@@ -356,14 +397,22 @@ class Almacen:
         async with self._database.transaction() as run:
             return await _item_row(run, event_id)
 
-    async def abiertos(self) -> list[Item]:
-        """Every open item, oldest first (the queue; filters are applied by the caller)."""
-        return [_item(row) for row in await self._query(SQL_ABIERTOS, (ABIERTA,))]
+    async def abiertos(self, candidata: bool = False) -> list[Item]:
+        """Every open item of one queue view (the main queue, or the candidate's), oldest
+        first (filters are applied by the caller)."""
+        rows = await self._query(SQL_ABIERTOS, (ABIERTA, int(candidata)))
+        return [_item(row) for row in rows]
 
-    async def siguiente(self, despues_de: str) -> str | None:
-        """The oldest open item other than ``despues_de`` (where "next" takes a reviewer)."""
-        rows = await self._query(SQL_SIGUIENTE, (ABIERTA, despues_de))
+    async def siguiente(self, despues_de: str, candidata: bool = False) -> str | None:
+        """The oldest open item of the same view other than ``despues_de`` (where "next"
+        takes a reviewer)."""
+        rows = await self._query(SQL_SIGUIENTE, (ABIERTA, despues_de, int(candidata)))
         return str(rows[0][0]) if rows else None
+
+    async def cuenta_abiertos(self, candidata: bool) -> int:
+        """How many items are open in one queue view (its tab's count)."""
+        rows = await self._query(SQL_CUENTA_VISTA, (ABIERTA, int(candidata)))
+        return int(rows[0][0])
 
     # ------------------------------------------------------------------ decisions
 
@@ -455,17 +504,42 @@ class Almacen:
         rows = await self._query(SQL_CERRADOS, (ABIERTA,))
         return [
             (
-                _item(row[:15]),
-                None if row[15] is None else str(row[15]),
-                None if row[16] is None else bool(row[16]),
+                _item(row[:16]),
+                None if row[16] is None else str(row[16]),
+                None if row[17] is None else bool(row[17]),
             )
             for row in rows
         ]
 
     async def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
-        """Decisions per (tipo, decision), for the ``_total`` counter read at scrape time."""
+        """Decisions on live items per (tipo, decision), for the ``_total`` counter read at
+        scrape time."""
         rows = await self._query(SQL_CUENTAS_DECISIONES)
         return {(str(t), str(d)): int(n) for t, d, n in rows}
+
+    # ------------------------------------------------------------------ a candidate loop's
+
+    async def candidatas_abiertas(self) -> dict[tuple[str, str], int]:
+        """Open candidate items per (family, key id; empty without a key): its queue depth."""
+        rows = await self._query(SQL_CANDIDATAS_ABIERTAS, (ABIERTA,))
+        return {(str(f), str(c)): int(n) for f, c, n in rows}
+
+    async def candidatas_decisiones(self) -> dict[tuple[str, str, str], int]:
+        """Decisions on candidate items per (family, key id, decision): its labels."""
+        rows = await self._query(SQL_CANDIDATAS_DECISIONES)
+        return {(str(f), str(c), str(d)): int(n) for f, c, d, n in rows}
+
+    async def claves_candidatas(self) -> dict[str, ClavePuerta]:
+        """The keys of every candidate item stored, by id: what the app knows as a
+        candidate's key."""
+        rows = await self._query(SQL_CLAVES_CANDIDATAS)
+        return {str(c): ClavePuerta.model_validate_json(k) for c, k in rows}
+
+    async def clave_viva(self) -> ClavePuerta | None:
+        """The key of the newest live review item that carries one: the live loop's key as
+        the app last saw it (None before any)."""
+        rows = await self._query(SQL_CLAVE_VIVA, (TIPO_REVISION,))
+        return ClavePuerta.model_validate_json(rows[0][0]) if rows else None
 
     # ------------------------------------------------------------------ the gates' evidence
 
@@ -503,7 +577,8 @@ def _item(row: Sequence[Any]) -> Item:
         recibido_en=float(row[8]),
         estado=str(row[9]),
         cerrado_en=None if row[10] is None else float(row[10]),
-        evidencia=_evidencia(row[5], row[11:15]) if len(row) > 11 else None,
+        evidencia=_evidencia(row[5], row[12:16]) if len(row) > 12 else None,
+        candidata=bool(row[11]),
     )
 
 
@@ -585,8 +660,8 @@ async def _insert_decision(run: Run, item: Item, cierre: Cierre) -> Decision:
         decidida_en=cierre.decidida_en,
         segundos=max(0.0, cierre.decidida_en - item.recibido_en),
         registro=cierre.registro,
-        publicacion=cierre.publicacion,
-        enviada=False,
+        publicacion=None if item.candidata else cierre.publicacion,
+        enviada=item.candidata,
     )
     await run(
         SQL_INSERTAR_DECISION,
@@ -603,6 +678,8 @@ async def _insert_decision(run: Run, item: Item, cierre: Cierre) -> Decision:
             None
             if decision.publicacion is None
             else json.dumps(decision.publicacion, ensure_ascii=False),
+            # A candidate's decision is a label only: nothing to send (docs/revision.md).
+            int(item.candidata),
         ),
     )
     return decision

@@ -8,7 +8,8 @@ open record of every certified gate in the automatic scope that is not open nor 
 (``--apertura automatica``); the covered record of every family the open pooled gate covers on
 its own evidence, and the closed record of a covered family its exclusion e-process caught
 (``puerta.cobertura``). ``--apertura manual`` leaves openings and coverage to a reviewer's
-click. Invariants: evidence is per key; a held gate is never opened nor covered; the app never
+click. Invariants: evidence is per key; a held gate, or one a promotion replaced
+(``sustituida``), is never opened nor covered; the app never
 opens a family outside ``--apertura-familias`` nor the pooled gate under
 ``--sin-puerta-conjunta`` (a reviewer may open such a family's own gate with a click); every
 record goes through ``revision.escritura``, once per mark. Why: docs/puerta.md ("La puerta
@@ -31,6 +32,7 @@ from esquemas.constantes import (
     MOTIVO_PUERTA_CERTIFICADA,
     MOTIVO_PUERTA_COTA_BAJA,
     MOTIVO_PUERTA_CUBIERTA,
+    MOTIVO_PUERTA_SUSTITUIDA,
     OBJETIVO_PUERTA,
     ORIGEN_SECUENCIAL_SOMBRA,
 )
@@ -88,17 +90,28 @@ def abierta_propia(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
     return estado is not None and estado.abierta and estado.motivo != MOTIVO_PUERTA_CUBIERTA
 
 
+def sustituida(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
+    """Whether the gate's key was replaced by a promoted candidate (``fichas puerta
+    promover`` closed it with motivo ``sustituida``): its evidence still certifies, but no
+    worker runs the key any more, so nothing reopens it (docs/operacion.md, "Promoting a
+    candidate")."""
+    estado = registro(sec.familia, sec.clave, estados)
+    return estado is not None and estado.motivo == MOTIVO_PUERTA_SUSTITUIDA
+
+
 def por_abrir(
     secs: Sequence[Secuencia], estados: Mapping[str, EstadoPuerta], alcance: Alcance
 ) -> list[Secuencia]:
-    """Certified sequences whose gate is not open on its own, not held, and that someone may
-    open (the pooled gate not under ``--sin-puerta-conjunta``): ready to open. Pure."""
+    """Certified sequences whose gate is not open on its own, not held, not replaced by a
+    promotion, and that someone may open (the pooled gate not under
+    ``--sin-puerta-conjunta``): ready to open. Pure."""
     return [
         s
         for s in secs
         if s.certificada
         and not abierta_propia(s, estados)
         and retencion(s.familia, s.clave, estados) is None
+        and not sustituida(s, estados)
         and (s.familia != FAMILIA_TODAS or alcance.conjunta)
     ]
 

@@ -116,9 +116,11 @@ def decision_de(
 
     It carries the item's ``evidencia`` (contract v1.3: family, key, score of the decided
     attempt, code checks, arrival position), so the decision is evidence for a gate on its own.
+    ``event_id`` is the record's (the live event's, for a candidate's item, whose decision is
+    stored and never sent).
     """
     validada = DecisionRevision(
-        event_id=item.event_id,
+        event_id=item.id_evento,
         sku=item.sku,
         version=item.version,
         tipo=item.tipo,  # type: ignore[arg-type]

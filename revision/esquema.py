@@ -5,11 +5,12 @@ One schema for the app's one database: the review queue's tables (``revision_ite
 ``revision_reinicios``; ``revision.almacen``) and the reviewers' (``revision_usuarios``,
 ``revision_sesiones``, ``revision_secretos``; ``revision.cuentas``), and the certifier's
 (``revision_secuencias``, ``revision_escrituras``, ``revision_leases``; ``revision.secuencias``,
-``revision.escritura``, ``revision.lease``). The migrations are one
-sequence because the position in the list is the version (``migraciones.esquema``): a store's
-tables cannot have a numbering of their own in the same migrations table. Every migration is
-written once and used for both dialects, because none needs a dialect's own syntax; one that
-did would give ``Migracion`` its two texts side by side. ``revision.database`` applies them.
+``revision.escritura``, ``revision.lease``); migration 5 marks a candidate loop's items. The
+migrations are one sequence because the position in the list is the version
+(``migraciones.esquema``): a store's tables cannot have a numbering of their own in the same
+migrations table. Every migration is written once and used for both dialects, because none
+needs a dialect's own syntax; one that did would give ``Migracion`` its two texts side by
+side. ``revision.database`` applies them.
 """
 
 from __future__ import annotations
@@ -155,6 +156,18 @@ _ESQUEMA_4 = (
     )""",
 )
 
+# A candidate loop's review items (issue 41, docs/revision.md "La vista candidata"): an item
+# records whether it is a candidate's ficha (``candidata`` 1), which keeps it out of the main
+# queue, out of the live figures and off the outbox. Its identity: a live or sample item's id
+# (the ``event_id`` column of the review tables) is its record's ``event_id``; a candidate
+# item's is ``<event_id>~candidata~<key id>`` (``revision.item.id_item``), because the
+# candidate's record carries the live event's ``event_id`` and both items must be kept. Rows
+# stored before this migration are live items (0). The index serves each queue view.
+_ESQUEMA_5 = (
+    "alter table revision_items add column candidata integer not null default 0",
+    "create index revision_items_vista on revision_items (estado, candidata, recibido_en)",
+)
+
 ESQUEMA = Esquema(
     nombre="revision",
     tabla="revision_migraciones",
@@ -175,6 +188,11 @@ ESQUEMA = Esquema(
             "the certifier's stored sequence states, gate writes made once, and its lease",
             _ESQUEMA_4,
             _ESQUEMA_4,
+        ),
+        Migracion(
+            "candidate items: their own queue view, kept beside the live item of their event",
+            _ESQUEMA_5,
+            _ESQUEMA_5,
         ),
     ),
 )

@@ -1,9 +1,9 @@
 """The app's side of the stream: the consumer that fills the queue and the outbox that sends.
 
 Consumer: the review topic, the sample topic and the published topic, with the app's own
-consumer group. Review and sample records become items (one per ``event_id``); every record
-also tells the newest version of its SKU, which closes older open items (supersession). Offsets
-are committed after the batch is stored, so a crash redelivers, and redelivery changes nothing.
+consumer group. Review and sample records become items (one per id, ``revision.item``); every
+record also tells its SKU's newest version, which closes older open items (supersession).
+Offsets are committed after the batch is stored: a crash redelivers, redelivery changes nothing.
 
 Outbox: a decision is committed to the store first; then its one record, the
 ``DecisionRevision`` (for an approval, with the ``FichaPublicada`` to publish in
@@ -16,7 +16,7 @@ stops with exit 2 (``infra.kafka_access``); stored rows stay, unsent ones go at 
 
 The app never writes ``fichas.publicadas``: the worker that owns the SKU's partition publishes
 the person's ficha, in the SKU's order and under its version rule (``stream.decisiones``; why:
-docs/revision.md, "Un solo escritor por SKU").
+docs/revision.md, "Un solo escritor por SKU"); a candidate's decision is never sent.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from infra.kafka_access import refusal
 from infra.topics import ensure_topics
 from puerta.resolucion import puerta_para, umbral_aplicable
 from revision.almacen import Almacen, Decision, Llegada
+from revision.item import es_candidata, id_item
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +65,18 @@ def topics_leidos(settings: Settings) -> list[str]:
 def item_de_registro(
     topic: str, valor: bytes, settings: Settings
 ) -> tuple[dict[str, Any], str, str, list[str]] | None:
-    """(record, tipo, motivo, failing criteria) of a review or sample record; None otherwise."""
+    """(record, tipo, motivo, failing criteria) of a review or sample record; None otherwise.
+
+    A review record's ``candidata`` is read from the record as it came (``es_candidata``) and
+    kept in the stored data when true, whatever fields this build's model knows.
+    """
     if topic == settings.topic_revision:
-        revision = FichaEnRevision.model_validate(known_fields(json.loads(valor), FichaEnRevision))
+        crudo = json.loads(valor)
+        revision = FichaEnRevision.model_validate(known_fields(crudo, FichaEnRevision))
         criterios = sorted({p.criterio for p in revision.problemas})
         datos = revision.model_dump(mode="json")
+        if isinstance(crudo, dict) and es_candidata(crudo):
+            datos["candidata"] = True
         return datos, TIPO_REVISION, revision.motivo, criterios
     if topic == settings.topic_muestra:
         publicada = FichaPublicada.model_validate(known_fields(json.loads(valor), FichaPublicada))
@@ -93,7 +101,10 @@ def llegada_de(
       can only slow an opening, and that mode publishes without a gate anyway.
     - ``sombra``: the gate that governs the family under this key (``puerta.resolucion.
       puerta_para``, on the app's view of ``fichas.puerta``) is closed now, when the app stores
-      the item. A sampled publication is never shadow: an open gate let it through.
+      the item. A sampled publication is never shadow: an open gate let it through. A candidate
+      loop's item is always shadow, even under an open gate of its key: the candidate never
+      publishes, so every one of its final fichas reaches people unselected, which is what
+      shadow evidence is (an open gate's items are only those it held back, by score).
 
     The race around a transition, and why it is harmless: the worker routed the ficha on its
     own view of the gate, a few seconds apart from the app's. A ficha routed while the gate was
@@ -118,7 +129,7 @@ def llegada_de(
         clave=clave,
         puntuacion=None if final is None else float(final),
         codigo_ok=datos.get("motivo") == MOTIVO_SIN_GARANTIA,
-        sombra=umbral_aplicable(estado) is None,
+        sombra=es_candidata(datos) or umbral_aplicable(estado) is None,
     )
 
 
@@ -236,8 +247,10 @@ class Flujo:
         except (ValidationError, ValueError, TypeError) as exc:
             log.warning("unreadable gate key on %s record %s: %s", topic, datos["event_id"], exc)
             llegada = None
+        candidata = es_candidata(datos)
+        clave_id = llegada.clave.texto() if llegada is not None else None
         return await self.almacen.guardar_item(
-            event_id=datos["event_id"],
+            event_id=id_item(datos["event_id"], candidata, clave_id),
             tipo=tipo,
             motivo=motivo,
             sku=datos["sku"],
@@ -247,6 +260,7 @@ class Flujo:
             datos=datos,
             ahora=ahora,
             llegada=llegada,
+            candidata=candidata,
         )
 
     # ------------------------------------------------------------------ the outbox

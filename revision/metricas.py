@@ -79,6 +79,10 @@ LEASE_HOLDER = "fichas_revision_certificador_titular"
 ROUNDS = "fichas_revision_certificador_rondas"  # exported as ..._total
 # A person's holds (puerta.retencion), per gate with a hold record on fichas.puerta.
 HELD = "fichas_revision_puerta_retenida"
+# A candidate loop's items (issue 41): its own queue and its labels, per family and key; every
+# figure above counts live items only.
+CANDIDATE_DEPTH = "fichas_revision_candidata_queue_depth"
+CANDIDATE_DECISIONS = "fichas_revision_candidata_decisions"  # exported as ..._total
 # Recall of the gate (revision/retenidas.py).
 RECALL = "fichas_revision_recall"
 HELD_BACK = "fichas_revision_retenidas_muestra"
@@ -101,6 +105,9 @@ class Cifras:
     # Correct published sample verdicts per family, read from the store only when no monitor
     # counts them (None: the monitor's own count is used).
     correctas: dict[str, int] | None = None
+    # The candidate's open items per (family, key) and its decisions per (family, key, decision).
+    candidatas: dict[tuple[str, str], int] = field(default_factory=dict)
+    etiquetas: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
 
 async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
@@ -118,6 +125,8 @@ async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
         await almacen.decisiones_resumidas(),
         await almacen.retenidas(),
         correctas,
+        await almacen.candidatas_abiertas(),
+        await almacen.candidatas_decisiones(),
     )
 
 
@@ -145,6 +154,7 @@ class RevisionCollector(Collector):
         yield profundidad
         viejo = 0.0 if primero is None else max(0.0, time.time() - primero)
         yield GaugeMetricFamily(OLDEST_OPEN, "Age of the oldest open item", value=viejo)
+        yield from self._candidata()
 
         total = CounterMetricFamily(DECISIONS, "Decisions taken", labels=["type", "decision"])
         for (tipo, decision), n in sorted(self.cifras.cuentas.items()):
@@ -174,6 +184,24 @@ class RevisionCollector(Collector):
                 value=1 if self.lease.held else 0,
             )
         yield from self._recall(self.vigilancia)
+
+    def _candidata(self) -> Iterator[Metric]:
+        """A candidate loop's open items and its decisions (labels that never publish), per
+        family and key: the share of reviewers its queue takes, and its evidence's pace."""
+        profundidad = GaugeMetricFamily(
+            CANDIDATE_DEPTH, "Open candidate review items", labels=["family", "key"]
+        )
+        for (familia, clave), n in sorted(self.cifras.candidatas.items()):
+            profundidad.add_metric([familia, clave], n)
+        yield profundidad
+        decisiones = CounterMetricFamily(
+            CANDIDATE_DECISIONS,
+            "Decisions on candidate items (labels, never published)",
+            labels=["family", "key", "decision"],
+        )
+        for (familia, clave, decision), n in sorted(self.cifras.etiquetas.items()):
+            decisiones.add_metric([familia, clave, decision], n)
+        yield decisiones
 
     def _gobierno(self, apertura: Apertura) -> Iterator[Metric]:
         """Per family and key: which gate governs it and why (1 on the one current pair of

@@ -2,7 +2,10 @@
 
 Routes (both need a session, ``revision.acceso``):
 - ``GET /``: the queue of open items, oldest first, filters by family, reason and criterion;
-- ``GET /item?id=EVENT_ID``: one item, origin against ficha, attempts, code checks, actions.
+  ``GET /?vista=candidata``: the candidate loop's items, a queue of their own (never in the
+  main one), so a team can give them a fixed share of its reviewers;
+- ``GET /item?id=ITEM_ID``: one item, origin against ficha, attempts, code checks, actions; a
+  candidate's item says so, with its key, and that deciding it never publishes.
 
 ``render_item`` is also the page an action answers with when it refuses (a code check fails,
 someone decided first, a newer version exists: ``revision.acciones``). The word diff the item
@@ -41,7 +44,9 @@ from revision.web import CTX, Contexto, pagina
 AVISOS = {
     "enviada": "",
     "pendiente": " (guardada; se enviará en cuanto Kafka responda)",
+    "etiqueta": " (ficha candidata: guardada como etiqueta, no se publica)",
 }
+VISTA_CANDIDATA = "candidata"  # ``/?vista=candidata``: the candidate's queue view
 VERBOS = {
     # The worker that owns the SKU publishes an approval (docs/revision.md, "Un solo escritor
     # por SKU"), unless a newer version got there first: the app does not say "publicada".
@@ -71,8 +76,11 @@ def clave_puerta(datos: dict[str, Any]) -> str:
 async def cola(request: web.Request) -> web.Response:
     """Open items, oldest first, with filters and the count of each filter value."""
     ctx = request.app[CTX]
-    abiertos = await ctx.almacen.abiertos()
+    candidata = request.query.get("vista", "") == VISTA_CANDIDATA
+    abiertos = await ctx.almacen.abiertos(candidata)
+    otra = await ctx.almacen.cuenta_abiertos(not candidata)
     filtros = {k: request.query.get(k, "") for k in ("familia", "motivo", "criterio")}
+    vista = {"vista": VISTA_CANDIDATA} if candidata else {}
     visibles = [i for i in abiertos if _pasa(i, filtros)]
     ahora = time.time()
     filas = [
@@ -98,11 +106,30 @@ async def cola(request: web.Request) -> web.Response:
         filtros=filtros,
         cuentas=cuentas,
         total=len(abiertos),
+        candidata=candidata,
+        cuenta_principal=otra if candidata else len(abiertos),
+        cuenta_candidata=len(abiertos) if candidata else otra,
+        claves=_claves(abiertos) if candidata else [],
         aviso=await _aviso(ctx, request),
         enlace=lambda **cambio: (
-            "/?" + urlencode({k: v for k, v in {**filtros, **cambio}.items() if v})
+            "/?" + urlencode({k: v for k, v in {**vista, **filtros, **cambio}.items() if v})
         ),
     )
+
+
+def _claves(items: list[Item]) -> list[tuple[str, int]]:
+    """The candidate keys of the items shown, with how many each: the tab names the key whose
+    evidence its reviewers gather."""
+    return _contar(items, lambda i: [clave_item(i.datos)])
+
+
+def clave_item(datos: dict[str, Any]) -> str:
+    """The 16-hex id of the key of the loop that wrote a review item; empty when it carries
+    none or an unreadable one."""
+    try:
+        return ClavePuerta.model_validate(datos.get("clave")).texto()
+    except ValueError:
+        return ""
 
 
 async def _aviso(ctx: Contexto, request: web.Request) -> str:
@@ -123,7 +150,11 @@ async def _aviso(ctx: Contexto, request: web.Request) -> str:
 def _muestra_retenidas(ctx: Contexto, item: Item) -> bool:
     """Whether a held-back ficha is in the random sample recall is measured on: reviewers are
     asked to decide all of those (revision/retenidas.py)."""
-    return item.motivo == MOTIVO_SIN_GARANTIA and en_muestra(item.event_id, ctx.muestra_proporcion)
+    return (
+        not item.candidata
+        and item.motivo == MOTIVO_SIN_GARANTIA
+        and en_muestra(item.event_id, ctx.muestra_proporcion)
+    )
 
 
 def _pasa(item: Item, filtros: dict[str, str]) -> bool:
@@ -183,7 +214,7 @@ async def render_item(
     decision = None
     if item.estado != ABIERTA:
         decision = await ctx.almacen.decision(item.event_id)
-    siguiente = await ctx.almacen.siguiente(item.event_id)
+    siguiente = await ctx.almacen.siguiente(item.event_id, item.candidata)
     return pagina(
         ctx,
         request,
@@ -206,11 +237,23 @@ async def render_item(
         mensaje=mensaje,
         es_muestra=item.tipo == TIPO_MUESTRA,
         clave_puerta=clave_puerta(item.datos),
+        clave_candidata=_clave_candidata(item),
+        cola="/?vista=" + VISTA_CANDIDATA if item.candidata else "/",
         muestra_retenidas=_muestra_retenidas(ctx, item),
         siguiente="/item?" + urlencode({"id": siguiente}) if siguiente else "",
         edad=time.time() - item.recibido_en,
         aviso=await _aviso(ctx, request) if request.method == "GET" else "",
     )
+
+
+def _clave_candidata(item: Item) -> ClavePuerta | None:
+    """The key of a candidate's item, for its banner (None for a live item or no key)."""
+    if not item.candidata:
+        return None
+    try:
+        return ClavePuerta.model_validate(item.datos.get("clave"))
+    except ValueError:
+        return None
 
 
 def _atributos_form(

@@ -5,7 +5,8 @@ Routes (all need a session; a POST needs the session's CSRF token, as every form
   n, k, who opened it, the online bound of ``revision.vigilancia``, a person's hold) and from
   the certifier (``revision.apertura``: the decided prefix against the arrivals, the evidence
   per λ, how many consecutive approvals would open it); above them, "Qué puerta rige cada
-  familia" (``revision.gobierno``), the automatic scope and which replica certifies;
+  familia" (``revision.gobierno``), the automatic scope, which replica certifies, and "Viva y
+  candidata" (``revision.comparacion``);
 - ``POST /puertas/abrir``: in ``--apertura manual`` (or, for a family outside
   ``--apertura-familias``, in automatic mode), a reviewer opens a gate the certifier shows ready,
   or covers a family the pooled gate covers; the certifier checks again before writing, once per
@@ -38,6 +39,7 @@ from puerta.alcance import Alcance
 from puerta.resolucion import cobertura_vigente
 from puerta.retencion import registro_retencion, retencion
 from revision.apertura import APERTURA_MANUAL, Apertura
+from revision.comparacion import comparar
 from revision.gobierno import Gobierno, familias, gobierno
 from revision.secuencias import Secuencia
 from revision.vigilancia import Seguimiento, actuales
@@ -190,6 +192,8 @@ async def puertas_get(request: web.Request) -> web.Response:
     manual = apertura is not None and apertura.modo == APERTURA_MANUAL
     rige: list[Rige] = []
     certificador = ""
+    candidatas = await ctx.almacen.claves_candidatas()
+    viva = await ctx.almacen.clave_viva()
     if apertura is not None:
         # Advanced from the store in memory, without the lock nor a write: a broker that is
         # down slows the certifier's writes, never this page.
@@ -207,6 +211,9 @@ async def puertas_get(request: web.Request) -> web.Response:
         "puertas.html",
         filas=filas(estados, secuencias, seguimientos, listas, clics, cubribles),
         rige=rige,
+        comparaciones=comparar(viva, candidatas, estados, secuencias),
+        candidatas={c for c in candidatas if viva is None or c != viva.texto()},
+        viva=viva.texto() if viva is not None else "",
         alcance=apertura.alcance.describir() if apertura is not None else "",
         certificador=certificador,
         manual=manual,

@@ -1699,6 +1699,9 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_sample_total": ("counter", ()),
         "fichas_revision_queue_depth": ("gauge", ("kind",)),
         "fichas_revision_oldest_open_age_seconds": ("gauge", ()),
+        # A candidate loop's queue and labels (issue 41).
+        "fichas_revision_candidata_queue_depth": ("gauge", ("family", "key")),
+        "fichas_revision_candidata_decisions_total": ("counter", ("family", "key", "decision")),
         "fichas_revision_decisions_total": ("counter", ("type", "decision")),
         "fichas_revision_decision_duration_seconds": ("histogram", ("type",)),
         "fichas_revision_precision": ("gauge", ("family",)),

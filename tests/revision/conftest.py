@@ -122,12 +122,18 @@ def esperar(
     timeout: float = 30,
     explica: Callable[[], str] = lambda: "",
 ) -> Any:
-    """Poll ``condicion`` until it is truthy."""
+    """Poll ``condicion`` until it is truthy. A browser page replaced while the condition read
+    it (an element gone stale, or not there yet, mid-navigation after a click) is "not yet"."""
     import time
+
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 
     deadline = time.monotonic() + timeout
     while True:
-        valor = condicion()
+        try:
+            valor = condicion()
+        except (StaleElementReferenceException, NoSuchElementException):
+            valor = None
         if valor:
             return valor
         assert time.monotonic() < deadline, f"timed out waiting for {que}\n{explica()}"
