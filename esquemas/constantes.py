@@ -123,6 +123,25 @@ MODO_VEREDICTO: Final = "veredicto"
 MODO_RUBRICA: Final = "rubrica"
 MODO_CITAS: Final = "citas"
 MODOS_EVALUADOR: Final = (MODO_VEREDICTO, MODO_RUBRICA, MODO_CITAS)
+
+# A prompt file (FICHAS_PROMPT_GENERADOR_ARCHIVO, FICHAS_PROMPT_EVALUADOR_ARCHIVO and their
+# FICHAS_CANDIDATA_ forms) replaces one of the package's templates and is formatted like it:
+# the placeholders each template offers, and the ones a replacement must keep (the criteria's
+# texts: a prompt without them does not tell its agent the house rules of the version in the
+# key). The lengths may be written out; the code checks them either way.
+PLANTILLA_GENERADOR: Final = "generador.md"
+PLANTILLA_EVALUADOR: Final = {
+    MODO_VEREDICTO: "evaluador.md",
+    MODO_RUBRICA: "evaluador_rubrica.md",
+    MODO_CITAS: "evaluador_citas.md",
+}
+MARCADORES_PLANTILLA: Final[dict[str, tuple[str, ...]]] = {
+    "generador.md": ("criterios", "max_titulo", "max_descripcion"),
+    "evaluador.md": ("criterios",),
+    "evaluador_rubrica.md": (),
+    "evaluador_citas.md": (),
+}
+MARCADORES_REQUERIDOS: Final = ("criterios",)
 # Why a gate is open or closed (``EstadoPuerta.motivo``).
 MOTIVO_PUERTA_CERTIFICADA: Final = "certificada"
 MOTIVO_PUERTA_SIN_DATOS: Final = "sin_datos_suficientes"

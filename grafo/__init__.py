@@ -5,7 +5,8 @@ graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes`
 ``construir_grafo``, ``open_checkpointer`` and ``Procesador``; for the publication gate,
 ``clave_puerta`` (the running key, with ``modelo_servido`` and ``muestreos`` for the served
 model and the request settings; ``grafo.identidad`` asks the server which model it serves) and
-``FuentePuerta`` (where the gate is read from);
+``FuentePuerta`` (where the gate is read from); ``Plantillas``, texts that replace the
+package's prompt templates (the caller reads them: from ``FICHAS_PROMPT_*_ARCHIVO``);
 ``probe_logprobs``, the start-up check that the server gives the evaluator's log-probabilities;
 ``origen_revision``, the one builder of what a reviewer compares a ficha against.
 
@@ -27,6 +28,7 @@ from grafo.ejecucion import (
     ResumenIntento,
 )
 from grafo.logprobs_probe import LogprobsProbe, probe_logprobs
+from grafo.mensajes import Plantillas
 from grafo.nodos import Nodos, decidir, origen_revision
 from grafo.puerta import (
     FuentePuerta,
@@ -50,6 +52,7 @@ __all__ = [
     "LogprobsProbe",
     "Nodos",
     "NullSensor",
+    "Plantillas",
     "Procesador",
     "PuertaCerrada",
     "Rechazo",

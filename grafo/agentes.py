@@ -43,6 +43,8 @@ from grafo.citas import (
 )
 from grafo.errores import SalidaInvalida, classify
 from grafo.mensajes import (
+    SIN_PLANTILLAS,
+    Plantillas,
     mensaje_evaluador,
     mensaje_evaluador_citas,
     mensaje_evaluador_rubrica,
@@ -152,6 +154,7 @@ class Agentes:
         rubrica: bool | str = False,
         ejemplos: bool = False,
         senal: bool = False,
+        plantillas: Plantillas = SIN_PLANTILLAS,
     ) -> None:
         """``rubrica``: the evaluator's mode (``FICHAS_EVALUADOR``), or True for the rubric:
         ``rubrica`` answers three yes/no questions (``grafo.rubrica``), ``citas`` quotes the
@@ -160,14 +163,17 @@ class Agentes:
         origin as data and shows one example ficha per family (``prompt_generador``).
         ``senal``: the single-verdict evaluator is also shown the unsupported words of a ficha
         with a Spanish origin (``senal_evaluador``); the other modes judge invented facts
-        their own way."""
+        their own way. ``plantillas``: texts that replace the package's templates (from
+        ``FICHAS_PROMPT_*_ARCHIVO``), each given only to its own agent."""
         modo = modo_evaluador(rubrica)
-        prompt = prompt_del_evaluador(modo, senal)
+        prompt = prompt_del_evaluador(modo, senal, plantillas.evaluador)
         self._sensor = sensor or NullSensor()
         self.modo = modo
         self.rubrica = modo == MODO_RUBRICA
         self.senal = senal
-        self._generador = self._build(model, "generador", prompt_generador(ejemplos), Ficha)
+        self._generador = self._build(
+            model, "generador", prompt_generador(ejemplos, plantillas.generador), Ficha
+        )
         # the quoter's logprobs are read at every claim's boolean: kept whole, not cut
         rutas = {MODO_RUBRICA: RUTAS_RUBRICA, MODO_CITAS: None}.get(modo, (RUTA_APROBADA,))
         evaluador = evaluator_chat_model(model, TOP_LOGPROBS, rutas)

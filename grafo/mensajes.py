@@ -10,6 +10,7 @@ was the last attempt, it approves more).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -24,6 +25,7 @@ from esquemas.constantes import (
     MODO_RUBRICA,
     MODO_VEREDICTO,
     MODOS_EVALUADOR,
+    PLANTILLA_GENERADOR,
 )
 
 
@@ -47,41 +49,64 @@ def indented_json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, indent=2)
 
 
+@dataclass(frozen=True)
+class Plantillas:
+    """Texts that replace the package's templates (``FICHAS_PROMPT_*_ARCHIVO``); None keeps
+    the package's. ``generador`` replaces ``generador.md``, ``evaluador`` the template of the
+    evaluator's mode (``PLANTILLA_EVALUADOR``); each is formatted with that template's
+    placeholders, so the same text gives the same prompt, and the same gate key, whether it
+    comes from a file or from the package (``esquemas.constantes.MARCADORES_PLANTILLA``). The
+    two never mix: the evaluator is built from ``evaluador`` alone."""
+
+    generador: str | None = None
+    evaluador: str | None = None
+
+
+SIN_PLANTILLAS = Plantillas()
+
+
 @cache
 def _template(name: str) -> str:
     """Prompt templates live next to the code as Markdown, reviewed like code."""
     return resources.files("grafo.prompts").joinpath(name).read_text(encoding="utf-8")
 
 
+def plantilla(name: str, texto: str | None = None) -> str:
+    """The package's template ``name``, or ``texto`` in its place when given."""
+    return _template(name) if texto is None else texto
+
+
 @cache
-def prompt_generador(ejemplos: bool = False) -> str:
+def prompt_generador(ejemplos: bool = False, texto: str | None = None) -> str:
     """System prompt of the generator: house rules as the generator-facing criteria texts.
 
     ``ejemplos`` appends a paragraph that frames the origin as data, never as instructions,
     and one short example ficha per family; the prompt stays one static text, so a server
-    with prefix caching reuses it across events.
+    with prefix caching reuses it across events. ``texto`` replaces ``generador.md`` (the
+    examples are still appended after it).
     """
     lineas = [f"- {c.id}: {c.texto_generador}" for c in cargar_criterios()]
-    texto = _template("generador.md")
+    cuerpo = plantilla(PLANTILLA_GENERADOR, texto)
     if ejemplos:
-        texto += _template("generador_ejemplos.md")
-    return texto.format(
+        cuerpo += _template("generador_ejemplos.md")
+    return cuerpo.format(
         criterios="\n".join(lineas), max_titulo=MAX_TITULO, max_descripcion=MAX_DESCRIPCION
     )
 
 
 @cache
-def prompt_evaluador(senal: bool = False) -> str:
+def prompt_evaluador(senal: bool = False, texto: str | None = None) -> str:
     """System prompt of the evaluator: the evaluator-facing text of every criterion.
 
     ``senal`` appends how to read the unsupported-words signal (``senal_evaluador``). It is
     part of the prompt, so of the gate key: a gate certified without it does not apply.
+    ``texto`` replaces ``evaluador.md`` (the signal's paragraph is still appended).
     """
     lineas = [f"- {c.id}: {c.texto_evaluador}" for c in cargar_criterios()]
-    texto = _template("evaluador.md")
+    cuerpo = plantilla("evaluador.md", texto)
     if senal:
-        texto += _template("evaluador_senal.md")
-    return texto.format(criterios="\n".join(lineas))
+        cuerpo += _template("evaluador_senal.md")
+    return cuerpo.format(criterios="\n".join(lineas))
 
 
 def modo_evaluador(rubrica: bool | str) -> str:
@@ -93,34 +118,39 @@ def modo_evaluador(rubrica: bool | str) -> str:
     return rubrica
 
 
-def prompt_del_evaluador(rubrica: bool | str = False, senal: bool = False) -> str:
+def prompt_del_evaluador(
+    rubrica: bool | str = False, senal: bool = False, texto: str | None = None
+) -> str:
     """The system prompt of the evaluator the loop runs with these options: the one text the
     agent is built with, the gate key hashes and ``fichas evaluar`` records.
 
     ``rubrica`` is the mode (``veredicto``, ``rubrica``, ``citas``), or True for the rubric.
     The signal goes with the single-verdict evaluator only: the rubric and the quoter judge
     invented facts their own way, and the signal's paragraph was written for the verdict's.
+    ``texto`` replaces the mode's template (``esquemas.constantes.PLANTILLA_EVALUADOR``).
     """
     modo = modo_evaluador(rubrica)
     if modo != MODO_VEREDICTO and senal:
         raise ValueError("the unsupported-words signal goes with the single-verdict evaluator")
     if modo == MODO_RUBRICA:
-        return prompt_evaluador_rubrica()
+        return prompt_evaluador_rubrica(texto)
     if modo == MODO_CITAS:
-        return prompt_evaluador_citas()
-    return prompt_evaluador(senal)
+        return prompt_evaluador_citas(texto)
+    return prompt_evaluador(senal, texto)
 
 
 @cache
-def prompt_evaluador_rubrica() -> str:
-    """System prompt of the rubric evaluator: three yes/no questions (``grafo.rubrica``)."""
-    return _template("evaluador_rubrica.md").format()
+def prompt_evaluador_rubrica(texto: str | None = None) -> str:
+    """System prompt of the rubric evaluator: three yes/no questions (``grafo.rubrica``);
+    ``texto`` replaces ``evaluador_rubrica.md``."""
+    return plantilla("evaluador_rubrica.md", texto).format()
 
 
 @cache
-def prompt_evaluador_citas() -> str:
-    """System prompt of the quoting evaluator: one origin fragment per claim (``grafo.citas``)."""
-    return _template("evaluador_citas.md").format()
+def prompt_evaluador_citas(texto: str | None = None) -> str:
+    """System prompt of the quoting evaluator: one origin fragment per claim (``grafo.citas``);
+    ``texto`` replaces ``evaluador_citas.md``."""
+    return plantilla("evaluador_citas.md", texto).format()
 
 
 def mensaje_generador(origen: dict[str, Any], problemas: list[dict[str, Any]]) -> str:

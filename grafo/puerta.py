@@ -26,7 +26,13 @@ from langchain_openai import ChatOpenAI
 
 from esquemas.puerta import ClavePuerta, PuertaAplicada
 from grafo.chat_model import evaluator_chat_model
-from grafo.mensajes import modo_evaluador, prompt_del_evaluador, prompt_generador
+from grafo.mensajes import (
+    SIN_PLANTILLAS,
+    Plantillas,
+    modo_evaluador,
+    prompt_del_evaluador,
+    prompt_generador,
+)
 from grafo.puntuacion import TOP_LOGPROBS
 
 __all__ = [
@@ -58,17 +64,20 @@ META_LLAMACPP = (
 SIN_EFECTO = ("model", "stream")
 
 
-def configuracion_generador(ejemplos: bool, limpiar_origen: bool, max_intentos: int) -> str:
+def configuracion_generador(
+    ejemplos: bool, limpiar_origen: bool, max_intentos: int, texto: str | None = None
+) -> str:
     """The text whose sha256 is the key's ``prompt_generador_sha256``.
 
     The generator's system prompt as sent, followed by the two settings that change which fichas
     reach people without changing that prompt: whether the generator reads the cleaned origin
     (``FICHAS_LIMPIAR_ORIGEN``) and the attempt cap (``FICHAS_MAX_INTENTOS``: a third attempt
     writes fichas the first never would). Either one changed keeps the prompt's text and still
-    changes the population a threshold was certified on, so it must be another key.
+    changes the population a threshold was certified on, so it must be another key. ``texto``
+    replaces the package's ``generador.md`` (``Plantillas.generador``).
     """
     ajustes = f"\n\n[fichas: limpiar_origen={limpiar_origen} max_intentos={max_intentos}]\n"
-    return prompt_generador(ejemplos) + ajustes
+    return prompt_generador(ejemplos, texto) + ajustes
 
 
 def _sha256(texto: str) -> str:
@@ -88,6 +97,7 @@ def clave_puerta(
     modelo_servido: str | None = None,
     muestreo_generador: str | None = None,
     muestreo_evaluador: str | None = None,
+    plantillas: Plantillas = SIN_PLANTILLAS,
 ) -> ClavePuerta:
     """The key a gate must carry to apply to a loop run with these settings.
 
@@ -99,14 +109,16 @@ def clave_puerta(
     (``configuracion_generador``). v1.5: ``modelo_servido`` is what the server says it serves
     (``modelo_servido``), ``muestreo_generador``/``muestreo_evaluador`` each side's request
     settings (``muestreo_de``); None leaves the field out (a key as v1.4 wrote it).
+    ``plantillas``: the texts that replace the package's templates, hashed as the prompts they
+    make, so the same text from a file or from the package is the same key.
     """
     return ClavePuerta(
         modelo=modelo,
-        prompt_evaluador_sha256=_sha256(prompt_del_evaluador(rubrica, senal)),
+        prompt_evaluador_sha256=_sha256(prompt_del_evaluador(rubrica, senal, plantillas.evaluador)),
         criterios_version=criterios_version,
         modo_evaluador=modo_evaluador(rubrica),  # type: ignore[arg-type]
         prompt_generador_sha256=_sha256(
-            configuracion_generador(ejemplos, limpiar_origen, max_intentos)
+            configuracion_generador(ejemplos, limpiar_origen, max_intentos, plantillas.generador)
         ),
         modelo_servido=modelo_servido,
         muestreo_generador=muestreo_generador,

@@ -20,6 +20,7 @@ from grafo import (
     FuentePuerta,
     LLMSettings,
     Nodos,
+    Plantillas,
     Procesador,
     PuertaCerrada,
     build_chat_model,
@@ -42,11 +43,14 @@ async def abrir_procesador(
     modo_puerta: ModoPuerta = PUERTA_VEREDICTO,
     puerta: FuentePuerta | None = None,
     limpiar_origen: bool = False,
+    plantillas: Plantillas | None = None,
 ) -> AsyncIterator[tuple[Procesador, BaseCheckpointSaver]]:
-    """A ``Procesador`` over the real graph and its saver, with fast retries (tests, bench)."""
+    """A ``Procesador`` over the real graph and its saver, with fast retries (tests, bench);
+    ``plantillas`` replace the package's prompt templates, in the agents and in the key."""
+    plantillas = plantillas or Plantillas()
     model = build_chat_model(LLMSettings(url=url, model="fake", timeout_s=timeout_s))
     nodos = Nodos(
-        Agentes(model),
+        Agentes(model, plantillas=plantillas),
         modelo="fake",
         criterios_version=CRITERIOS_VERSION_PRUEBA,
         limpiar_origen=limpiar_origen,
@@ -58,6 +62,7 @@ async def abrir_procesador(
             CRITERIOS_VERSION_PRUEBA,
             limpiar_origen=limpiar_origen,
             max_intentos=max_intentos,
+            plantillas=plantillas,
         ),
     )
     try:

@@ -31,7 +31,14 @@ from esquemas.constantes import (
     MotivoPuerta,
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
-from grafo import LLMSettings, build_chat_model, clave_puerta, modelo_servido, muestreos
+from grafo import (
+    LLMSettings,
+    Plantillas,
+    build_chat_model,
+    clave_puerta,
+    modelo_servido,
+    muestreos,
+)
 from harness.fake_llm.answers import models_body
 from harness.procesos import REPO
 from harness.topicos import settings_for
@@ -45,11 +52,13 @@ def clave_fake(
     modelo: str = MODELO_FAKE,
     max_intentos: int = 3,
     identidad: Mapping[str, Any] | None = None,
+    plantillas: Plantillas | None = None,
 ) -> ClavePuerta:
     """The gate key of a worker of ``worker_env`` (model ``fake``, the repository's criteria,
     ``FICHAS_MAX_INTENTOS`` as given: it is part of the generator's side of the key) against
     the fake LLM serving ``identidad`` (its fields over the defaults; None: the defaults), with
-    the request settings the default ``FICHAS_LLM_*`` make each side send."""
+    the request settings the default ``FICHAS_LLM_*`` make each side send, and the prompt
+    texts of ``FICHAS_PROMPT_*_ARCHIVO`` (``plantillas``; None: the package's templates)."""
     servido = modelo_servido(models_body(dict(identidad or {}), 0), modelo)
     llm = LLMSettings(url="http://127.0.0.1:9/v1", model=modelo)
     generador, evaluador = muestreos(build_chat_model(llm, direct=False))
@@ -61,6 +70,7 @@ def clave_fake(
         modelo_servido=servido,
         muestreo_generador=generador,
         muestreo_evaluador=evaluador,
+        plantillas=plantillas or Plantillas(),
     )
 
 

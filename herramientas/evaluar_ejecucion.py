@@ -171,8 +171,10 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     from grafo.chat_model import NO_REPEAT_PENALTY
     from grafo.mensajes import prompt_del_evaluador, prompt_generador
     from grafo.puntuacion import TOP_LOGPROBS
+    from stream.clave import plantillas
 
-    prompt_ev = prompt_del_evaluador(settings.evaluador, settings.evaluador_senal)
+    textos = plantillas(settings)  # FICHAS_PROMPT_*_ARCHIVO: another text is another run
+    prompt_ev = prompt_del_evaluador(settings.evaluador, settings.evaluador_senal, textos.evaluador)
     config = {
         "modo": modo,
         "modelo": settings.llm_modelo,
@@ -193,7 +195,9 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
         },
         "prompt_evaluador_sha256": _sha(prompt_ev),
         "prompt_generador_sha256": (
-            _sha(prompt_generador(settings.generador_ejemplos)) if modo == "bucle" else None
+            _sha(prompt_generador(settings.generador_ejemplos, textos.generador))
+            if modo == "bucle"
+            else None
         ),
         "casos": str(casos_path),
         "casos_sha256": _sha(casos_path.read_text(encoding="utf-8")),
@@ -310,12 +314,16 @@ async def correr_evaluador(
 ) -> list[dict[str, Any]]:
     """The evaluator on every candidate not yet in the cache; records in case order."""
     from grafo import Agentes, build_chat_model, close_chat_model
-    from stream.clave import llm_settings
+    from stream.clave import llm_settings, plantillas
 
     items = items_evaluador(casos, omitir_vetadas)
     model = build_chat_model(llm_settings(settings))
     agentes = Agentes(
-        model, SensorCuentas(), rubrica=settings.evaluador, senal=settings.evaluador_senal
+        model,
+        SensorCuentas(),
+        rubrica=settings.evaluador,
+        senal=settings.evaluador_senal,
+        plantillas=plantillas(settings),
     )
 
     async def trabajo(id_: str) -> dict[str, Any]:

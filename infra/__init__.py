@@ -5,6 +5,7 @@ Imports ``esquemas`` only (the contract's constants); ``stream``, ``revision``, 
 without importing each other:
 
 * ``infra.config``: the ``FICHAS_*`` settings, validated at start-up;
+* ``infra.prompt_archivo``: the prompt files that replace the package's templates, read once;
 * ``infra.logs``: JSON or human log lines, secrets masked;
 * ``infra.eventloop``: uvloop for the long-running commands;
 * ``infra.kafka``: every Kafka client of the product, built from one options function (how to

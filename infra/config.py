@@ -21,6 +21,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from esquemas.constantes import (
     MODO_RUBRICA,
     MODO_VEREDICTO,
+    PLANTILLA_EVALUADOR,
+    PLANTILLA_GENERADOR,
     PUERTA_CERTIFICADA,
     TOPIC_DECISIONES,
     TOPIC_PUERTA,
@@ -28,6 +30,7 @@ from esquemas.constantes import (
     ModoPuerta,
 )
 from infra import kafka_security as security
+from infra import prompt_archivo
 from infra.logs import LEVELS, masked
 
 # The live settings a ``candidata_<name>`` field overrides for the candidate loop: each can
@@ -43,6 +46,8 @@ CANDIDATE_OVERRIDES = (
     "candidata_evaluador_senal",
     "candidata_limpiar_origen",
     "candidata_generador_ejemplos",
+    "candidata_prompt_generador_archivo",
+    "candidata_prompt_evaluador_archivo",
 )
 PREFIX_CANDIDATA = "candidata_"
 
@@ -96,6 +101,11 @@ class Settings(BaseSettings):
     limpiar_origen: bool = False
     generador_ejemplos: bool = False
     evaluador_senal: bool = False
+    # A text that replaces the package's template of the generator (generador.md) or of the
+    # evaluator's mode, formatted with its placeholders (infra.prompt_archivo); unset: the
+    # package's. Part of the gate key as the prompt it makes (docs/operacion.md).
+    prompt_generador_archivo: Path | None = None
+    prompt_evaluador_archivo: Path | None = None
     # The publication gate (docs/puerta.md): ``certificada`` publishes only on a certified
     # score; ``veredicto`` on the judge's yes, uncertified (an explicit opt-in, logged).
     puerta: ModoPuerta = PUERTA_CERTIFICADA
@@ -113,6 +123,9 @@ class Settings(BaseSettings):
     candidata_evaluador_senal: bool | None = None
     candidata_limpiar_origen: bool | None = None
     candidata_generador_ejemplos: bool | None = None
+    candidata_prompt_generador_archivo: Path | None = None
+    # Checked even when unset: it inherits the live file, written for the live evaluator's mode.
+    candidata_prompt_evaluador_archivo: Path | None = Field(default=None, validate_default=True)
     # The candidate's own bound of runs in flight per worker; unset: max(1, concurrencia // 10).
     candidata_concurrencia: int | None = Field(default=None, ge=0, le=1024)
     # The share of SKUs the candidate also runs on (0: no candidate), by a hash of the SKU.
@@ -128,6 +141,8 @@ class Settings(BaseSettings):
         "kafka_ca_archivo",
         "kafka_certificado_archivo",
         "kafka_clave_privada_archivo",
+        "prompt_generador_archivo",
+        "prompt_evaluador_archivo",
         *CANDIDATE_OVERRIDES,
         "candidata_concurrencia",
         mode="before",
@@ -146,6 +161,51 @@ class Settings(BaseSettings):
             raise ValueError("false while FICHAS_EVALUADOR_RUBRICA is true")
         if value and info.data.get("evaluador", MODO_VEREDICTO) != MODO_VEREDICTO:
             raise ValueError(f"false while FICHAS_EVALUADOR is {info.data['evaluador']}")
+        return value
+
+    @field_validator("prompt_generador_archivo", "candidata_prompt_generador_archivo")
+    @classmethod
+    def _prompt_generador(cls, value: Path | None) -> Path | None:
+        """A file that can replace ``generador.md``: readable UTF-8 text, its placeholders."""
+        if value is not None:
+            prompt_archivo.leer_y_comprobar(value, PLANTILLA_GENERADOR)
+        return value
+
+    @field_validator("prompt_evaluador_archivo")
+    @classmethod
+    def _prompt_evaluador(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """A file that can replace the template of the evaluator's mode, and that is not the
+        generator's prompt (the evaluator never sees it)."""
+        modo = _modo_vivo(info.data)
+        if value is not None and modo is not None:
+            _comprobar_evaluador(value, modo, info.data.get("prompt_generador_archivo"))
+        return value
+
+    @field_validator("candidata_prompt_evaluador_archivo")
+    @classmethod
+    def _candidate_prompt_evaluador(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """As the live one, for the candidate's evaluator mode and generator file; an unset one
+        inherits FICHAS_PROMPT_EVALUADOR_ARCHIVO, which must then fit the candidate's mode."""
+        vivo, archivo = _modo_vivo(info.data), info.data.get("prompt_evaluador_archivo")
+        modo = info.data.get("candidata_evaluador") or vivo
+        generador = info.data.get("candidata_prompt_generador_archivo") or info.data.get(
+            "prompt_generador_archivo"
+        )
+        if value is not None and modo is not None:
+            _comprobar_evaluador(value, modo, generador)
+        elif (
+            archivo is not None
+            and modo is not None
+            and (modo, generador)
+            != (
+                vivo,
+                info.data.get("prompt_generador_archivo"),
+            )
+        ):
+            try:
+                _comprobar_evaluador(archivo, modo, generador)
+            except ValueError as exc:
+                raise ValueError(f"{exc}; it inherits FICHAS_PROMPT_EVALUADOR_ARCHIVO") from None
         return value
 
     @model_validator(mode="before")
@@ -274,9 +334,12 @@ class Settings(BaseSettings):
     @classmethod
     def _candidate_differs(cls, value: float, info: ValidationInfo) -> float:
         """A share > 0 needs a candidate that is not the live loop: at least one override that
-        could change the key (model, URL, sampling, attempts, evaluator, generator options)
-        set to a value other than the live one. The served model's identity and the prompts
-        are compared once the worker can compute both keys (``stream.candidata``)."""
+        could change the key (model, URL, sampling, attempts, evaluator, generator options,
+        prompt files) set to a value other than the live one. The served model's identity and
+        the prompts' texts are compared once the worker can compute both keys
+        (``stream.candidata``). An override that failed its own check is left to its line."""
+        if any(name not in info.data for name in CANDIDATE_OVERRIDES):
+            return value
         if value > 0 and not _differing_overrides(info.data):
             raise ValueError(
                 "0 while no FICHAS_CANDIDATA_* setting differs from its live FICHAS_* value "
@@ -302,6 +365,26 @@ def _http_url(value: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError("an http:// or https:// URL, e.g. http://localhost:8000/v1")
     return value
+
+
+def _modo_vivo(data: dict[str, object]) -> str | None:
+    """The live evaluator's mode as ``Settings._modo_evaluador`` will leave it (None: invalid,
+    its own line says so)."""
+    if data.get("evaluador_rubrica"):
+        return MODO_RUBRICA
+    modo = data.get("evaluador")
+    return modo if isinstance(modo, str) else None
+
+
+def _comprobar_evaluador(archivo: Path, modo: str, generador: object) -> None:
+    """``ValueError`` unless ``archivo`` can replace the evaluator template of ``modo`` and
+    holds nothing of the generator's file (``generador``, the file the same loop uses)."""
+    texto = prompt_archivo.leer_y_comprobar(archivo, PLANTILLA_EVALUADOR[modo])
+    if isinstance(generador, Path) and prompt_archivo.leer(generador).strip() in texto:
+        raise ValueError(
+            "a file without the generator's prompt in it (it holds the generator's file: "
+            "the evaluator never sees the generator's prompt)"
+        )
 
 
 def _differing_overrides(data: dict[str, object]) -> list[str]:

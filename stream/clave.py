@@ -1,16 +1,19 @@
-"""The running key of a loop from its ``Settings`` (no I/O), and the LLM part of the settings.
+"""The running key of a loop from its ``Settings`` (no I/O but the prompt files, read once per
+process), and the LLM part and the prompt texts of the settings.
 
 One module below ``stream.runtime`` (which builds the loop) and ``stream.identidad`` (which
 reads the served model and keeps the running key current), so that neither imports the other:
 the key is the settings' parts, both sides' request settings (``grafo.muestreos``) and the
-served model's identity (docs/puerta.md, "The score and the key").
+served model's identity (docs/puerta.md, "The score and the key"). Invariant: the key and the
+agents (``stream.runtime``) take the prompt texts from ``plantillas`` alone.
 """
 
 from __future__ import annotations
 
 from criterios import CRITERIOS_VERSION
 from esquemas.puerta import ClavePuerta
-from grafo import LLMSettings, build_chat_model, clave_puerta, muestreos
+from grafo import LLMSettings, Plantillas, build_chat_model, clave_puerta, muestreos
+from infra import prompt_archivo
 from infra.config import Settings
 
 
@@ -23,6 +26,17 @@ def llm_settings(settings: Settings) -> LLMSettings:
         timeout_s=settings.llm_timeout_s,
         max_tokens=settings.llm_max_tokens,
         repeat_penalty=settings.llm_repeat_penalty,
+    )
+
+
+def plantillas(settings: Settings) -> Plantillas:
+    """The texts of ``FICHAS_PROMPT_GENERADOR_ARCHIVO`` and ``FICHAS_PROMPT_EVALUADOR_ARCHIVO``
+    (None where unset: the package's templates), as the settings checked them at start-up:
+    ``infra.prompt_archivo.leer`` reads each file once per process."""
+    generador, evaluador = settings.prompt_generador_archivo, settings.prompt_evaluador_archivo
+    return Plantillas(
+        generador=None if generador is None else prompt_archivo.leer(generador),
+        evaluador=None if evaluador is None else prompt_archivo.leer(evaluador),
     )
 
 
@@ -43,4 +57,5 @@ def clave_de(settings: Settings, modelo_servido: str | None) -> ClavePuerta:
         modelo_servido=modelo_servido,
         muestreo_generador=generador,
         muestreo_evaluador=evaluador,
+        plantillas=plantillas(settings),
     )

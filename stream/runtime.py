@@ -38,7 +38,7 @@ from grafo import (
 from infra.config import Settings
 from infra.logs import mask_url
 from puerta.auditoria import estados_de_archivo
-from stream.clave import llm_settings
+from stream.clave import llm_settings, plantillas
 from stream.puerta import PuertaResuelta, fija
 
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ async def build_processor(
         rubrica=settings.evaluador,
         ejemplos=settings.generador_ejemplos,
         senal=settings.evaluador_senal,
+        plantillas=plantillas(settings),
     )
     nodos = Nodos(
         agentes,

@@ -413,3 +413,33 @@ def test_modo_bucle_registra_la_puntuacion_por_intento(
     # The one ficha that breaks a rule scored highest: the score has no signal here.
     assert resultado["metricas"]["puntuacion"]["auc"]["valor"] == 0.0
     assert "puntuación: AUC 0.00" in proc.stdout
+
+
+def test_archivo_del_prompt_del_evaluador_es_el_que_se_envia_y_se_registra(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> None:
+    """``FICHAS_PROMPT_EVALUADOR_ARCHIVO``: the evaluator sends the file's prompt, and the
+    result records its hash (the key ``fichas calibrar`` reads back, and the cache's key)."""
+    import hashlib
+
+    from grafo.mensajes import prompt_del_evaluador
+    from herramientas.calibrar import clave_de_configuracion
+
+    texto = "Corrige la ficha, MARCA-EVAR-5, según:\n{criterios}\nResponde solo con el JSON.\n"
+    archivo = tmp_path / "evaluador.md"
+    archivo.write_text(texto, encoding="utf-8")
+    salida = tmp_path / "ev.json"
+    env = _env(fake_llm, data_dir) | {"FICHAS_PROMPT_EVALUADOR_ARCHIVO": str(archivo)}
+    proc = _evaluar(
+        ["--modo", "evaluador", "--solo", "EV-ZAP-02", "--salida", str(salida)], env, tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    prompt = prompt_del_evaluador("veredicto", False, texto)
+    config = json.loads(salida.read_text())["configuracion"]
+    assert config["prompt_evaluador_sha256"] == hashlib.sha256(prompt.encode()).hexdigest()
+    assert (
+        clave_de_configuracion(config).prompt_evaluador_sha256 == config["prompt_evaluador_sha256"]
+    )
+    peticiones = fake_llm.requests(agent="evaluador")
+    assert len(peticiones) == 3
+    assert all(p["body"]["messages"][0]["content"] == prompt for p in peticiones)

@@ -7,18 +7,24 @@ so the test is deterministic and fails only if the routing rule changes.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 from unittest import mock
 
 import pytest
 
-from esquemas import FichaEnRevision
+from esquemas import EventoCambio, FichaEnRevision
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+from esquemas.puerta import ClavePuerta
 from grafo import Resultado
+from grafo.mensajes import prompt_del_evaluador, prompt_generador
+from harness.eventos import evento_dict
+from harness.fake_llm_client import FakeLLM
 from infra.config import ConfigError, Settings, candidata, candidata_concurrencia, load_settings
 from stream.candidata import (
     a_candidata,
@@ -28,6 +34,7 @@ from stream.candidata import (
     registro_candidata,
 )
 from stream.clave import clave_de
+from stream.runtime import build_processor
 
 REPO = Path(__file__).resolve().parents[2]
 SKUS = [f"SKU-{i:05d}" for i in range(2000)]
@@ -241,3 +248,110 @@ def test_solo_un_item_candidato_va_al_topic_de_revision() -> None:
 def test_el_campo_candidata_se_omite_en_lo_vivo() -> None:
     assert "candidata" not in FichaEnRevision.model_json_schema()["required"]
     assert FichaEnRevision.model_fields["candidata"].default is False
+
+
+# -- a candidate with another prompt text (FICHAS_CANDIDATA_PROMPT_*_ARCHIVO) ---------------
+
+
+def _plantilla(nombre: str) -> str:
+    """The package's template, as the image ships it."""
+    return resources.files("grafo.prompts").joinpath(nombre).read_text(encoding="utf-8")
+
+
+def _archivo(tmp_path: Path, nombre: str, texto: str) -> Path:
+    ruta = tmp_path / nombre
+    ruta.write_text(texto, encoding="utf-8")
+    return ruta
+
+
+def _arreglada(texto: str) -> str:
+    """The template with one line fixed, as a prompt change would."""
+    return texto.replace("escribes la ficha que se publica", "escribes, breve, la ficha", 1)
+
+
+def test_el_archivo_con_el_texto_del_paquete_es_la_misma_clave(tmp_path: Path) -> None:
+    """Baking a tried prompt into a later image keeps its gates: same text, same key."""
+    viva = _settings()
+    generador = _archivo(tmp_path, "g.md", _plantilla("generador.md"))
+    evaluador = _archivo(tmp_path, "e.md", _plantilla("evaluador.md"))
+    con_archivos = _settings(
+        FICHAS_PROMPT_GENERADOR_ARCHIVO=str(generador),
+        FICHAS_PROMPT_EVALUADOR_ARCHIVO=str(evaluador),
+    )
+    assert clave_de(con_archivos, "x") == clave_de(viva, "x")
+    arreglado = _archivo(tmp_path, "g2.md", _arreglada(_plantilla("generador.md")))
+    otra = clave_de(_settings(FICHAS_PROMPT_GENERADOR_ARCHIVO=str(arreglado)), "x")
+    assert otra != clave_de(viva, "x")
+    assert otra.prompt_evaluador_sha256 == clave_de(viva, "x").prompt_evaluador_sha256
+
+
+def test_la_candidata_con_otro_prompt_tiene_otra_clave(tmp_path: Path) -> None:
+    arreglado = _archivo(tmp_path, "g.md", _arreglada(_plantilla("generador.md")))
+    viva = _settings(
+        FICHAS_CANDIDATA_PROPORCION="0.3", FICHAS_CANDIDATA_PROMPT_GENERADOR_ARCHIVO=str(arreglado)
+    )
+    ajustes = candidata(viva)
+    assert ajustes is not None and ajustes.prompt_generador_archivo == arreglado
+    comprobar(viva, ajustes)  # another key: it starts
+    assert clave_de(ajustes, "x") != clave_de(viva, "x")
+    # Promotion: the candidate's file as the live one gives the candidate's key.
+    promovida = _settings(FICHAS_PROMPT_GENERADOR_ARCHIVO=str(arreglado))
+    assert clave_de(promovida, "x") == clave_de(ajustes, "x")
+
+
+def test_la_candidata_con_el_texto_del_paquete_es_la_clave_viva(tmp_path: Path) -> None:
+    """A file whose text is the package's template is the live loop: refused at start-up."""
+    copia = _archivo(tmp_path, "g.md", _plantilla("generador.md"))
+    viva = _settings(
+        FICHAS_CANDIDATA_PROPORCION="0.3", FICHAS_CANDIDATA_PROMPT_GENERADOR_ARCHIVO=str(copia)
+    )
+    ajustes = candidata(viva)
+    assert ajustes is not None
+    with pytest.raises(ConfigError, match="the candidate's gate key is the live key"):
+        comprobar(viva, ajustes)
+
+
+async def test_los_agentes_del_bucle_envian_el_texto_del_archivo(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """``fichas procesar``'s and the worker's loop (``build_processor``): the generator's system
+    prompt sent is the file's, the evaluator's its own file's, and the outcome's key is
+    ``clave_de`` of the same settings."""
+    generador = _arreglada(_plantilla("generador.md"))
+    evaluador = "Corrige fichas, MARCA-EV-9:\n{criterios}\nResponde solo con el JSON pedido.\n"
+    settings = Settings(
+        llm_url=fake_llm.url,
+        llm_modelo="fake",
+        data_dir=tmp_path / "datos",
+        puerta="veredicto",
+        prompt_generador_archivo=_archivo(tmp_path, "g.md", generador),
+        prompt_evaluador_archivo=_archivo(tmp_path, "e.md", evaluador),
+    )
+    clave = clave_de(settings, None)
+    async with build_processor(settings, clave) as proc:
+        resultado = await proc.procesar(EventoCambio.model_validate(evento_dict("PRA-1")))
+    (gen,) = fake_llm.requests(agent="generador", sku="PRA-1")
+    (ev,) = fake_llm.requests(agent="evaluador", sku="PRA-1")
+    assert gen["body"]["messages"][0] == {
+        "role": "system",
+        "content": prompt_generador(False, generador),
+    }
+    assert "escribes, breve, la ficha" in gen["body"]["messages"][0]["content"]
+    assert ev["body"]["messages"][0]["content"] == prompt_del_evaluador(False, False, evaluador)
+    assert "MARCA-EV-9" in ev["body"]["messages"][0]["content"]
+    assert "escribes, breve" not in json.dumps(ev["body"], ensure_ascii=False)
+    assert ClavePuerta.model_validate(resultado.salida["clave"]) == clave
+
+
+def test_fichas_worker_sale_con_2_si_un_archivo_de_prompt_no_vale(tmp_path: Path) -> None:
+    """Through the entry point: a bad prompt file is one line naming its variable, exit 2."""
+    malo = _archivo(tmp_path, "g.md", "Escribe la ficha de {producto}.\n")
+    proc = _fichas_worker(
+        FICHAS_CANDIDATA_PROPORCION="0.3", FICHAS_CANDIDATA_PROMPT_GENERADOR_ARCHIVO=str(malo)
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"fichas worker: FICHAS_CANDIDATA_PROMPT_GENERADOR_ARCHIVO={str(malo)!r} is not valid: "
+        "expected only the placeholders of generador.md: {criterios}, {max_titulo}, "
+        "{max_descripcion} (it has {producto}; write a literal brace as {{ or }})"
+    ]

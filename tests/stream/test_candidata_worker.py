@@ -4,7 +4,8 @@ What a subscriber and a reviewer would see: the live loop publishes through its 
 before; the candidate's review items appear on the review topic marked ``candidata`` under the
 candidate's key, for exactly the SKUs the hash routes, on every version; nothing of the
 candidate reaches ``fichas.publicadas`` or the sample, even with a gate open under its key. The
-candidate's model is told apart in the fake's request log by the name it sends.
+candidate's model is told apart in the fake's request log by the name it sends, a candidate
+prompt by the system prompt its generator requests carry.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from esquemas import FichaEnRevision, FichaPublicada
+from grafo import Plantillas
 from harness.contrato import validar_registros
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
@@ -253,3 +255,75 @@ async def test_presupuesto_cero_y_misma_clave_no_corren_la_candidata(
         worker.terminate()
     assert len(publicadas) == 8 and candidatas == [] and (misma, iniciadas) == (4, 0)
     assert "the candidate's gate key is the live key" in log.read_text()
+
+
+def _sistema(request: dict[str, Any]) -> str:
+    """The system prompt a recorded request sent."""
+    mensaje = request["body"]["messages"][0]
+    assert mensaje["role"] == "system"
+    return str(mensaje["content"])
+
+
+async def test_candidata_con_otro_prompt_del_generador(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
+) -> None:
+    """A prompt change tried in shadow: the candidate differs from live only by the generator's
+    prompt file (the same image, the same model). Its items come under a key other than the
+    live one, exactly the key of that text; its generator requests carry the file's prompt and
+    the live ones the package's; its evaluator never sees either generator prompt."""
+    texto = (
+        "Eres redactor de fichas. MARCA-CANDIDATA-41: frases cortas.\n\n"
+        "Reglas de la casa:\n{criterios}\n\n"
+        "Título de {max_titulo} caracteres como mucho; descripción de {max_descripcion}.\n"
+    )
+    archivo = tmp_path / "generador_candidata.md"
+    archivo.write_text(texto, encoding="utf-8")
+    viva = clave_fake()
+    cand = clave_fake(plantillas=Plantillas(generador=texto))
+    assert cand != viva and cand.prompt_evaluador_sha256 == viva.prompt_evaluador_sha256
+    await abrir(kafka.bootstrap, viva, topics.puerta, umbral=0.0, familia="zapatillas")
+    await create_input_topic(kafka.bootstrap, topics.entrada, partitions=2)
+    skus = SKUS[:12]
+    rutadas = [s for s in skus if a_candidata(s, 0.5)]
+    assert 2 <= len(rutadas) <= 10
+    worker = _worker(
+        kafka,
+        fake_llm,
+        topics,
+        data_dir,
+        tmp_path / "w.log",
+        FICHAS_CANDIDATA_PROPORCION="0.5",
+        FICHAS_CANDIDATA_PROMPT_GENERADOR_ARCHIVO=str(archivo),
+        FICHAS_CANDIDATA_CONCURRENCIA="16",
+    )
+    try:
+        await produce(kafka.bootstrap, topics.entrada, [_m(s, 1) for s in skus])
+        publicadas, vivas_rev, candidatas = await _salidas(
+            kafka, topics, len(skus), len(rutadas), worker
+        )
+    finally:
+        worker.terminate()
+
+    assert vivas_rev == [] and sorted(p["value"]["sku"] for p in publicadas) == sorted(skus)
+    for p in publicadas:
+        assert FichaPublicada.model_validate(p["value"]).clave == viva
+    assert sorted(c["value"]["sku"] for c in candidatas) == sorted(rutadas)
+    for c in candidatas:
+        item = FichaEnRevision.model_validate(c["value"])
+        assert item.candidata is True and item.clave == cand
+
+    # Which run sent what: every routed SKU has two generator requests, one per loop.
+    generador = fake_llm.requests(agent="generador")
+    sistemas = {r["body"]["messages"][0]["content"] for r in generador}
+    del_archivo = [
+        r for r in generador if "MARCA-CANDIDATA-41" in r["body"]["messages"][0]["content"]
+    ]
+    assert sorted(r["sku"] for r in del_archivo) == sorted(rutadas)
+    assert len(sistemas) == 2  # the package's prompt (live) and the file's (candidate)
+    for r in del_archivo:
+        assert _sistema(r).startswith(texto.split("{criterios}")[0])
+        assert "\n- C01: " in _sistema(r)  # the placeholder filled
+    assert len(generador) - len(del_archivo) == len(skus)  # the live runs: the package's
+    for r in fake_llm.requests(agent="evaluador"):
+        enviado = json.dumps(r["body"], ensure_ascii=False)
+        assert "MARCA-CANDIDATA-41" not in enviado and "Eres redactor" not in enviado
