@@ -6,17 +6,17 @@ Everything real: the broker, the fake LLM as a server (it approves every ficha a
 over HTTP (``harness.revisor_http``), ``fichas puerta promover`` through its console entry point.
 
 1. The worker's live key L has zapatillas' gate open and publishes; it also runs a candidate,
-   another generator prompt (``FICHAS_CANDIDATA_GENERADOR_EJEMPLOS=true``: key K), on 30 % of
-   the SKUs (``FICHAS_CANDIDATA_PROPORCION=0.3``, by a hash of the SKU).
-2. SKUs arrive in rounds; the reviewer approves the candidate's items as they reach its queue
-   view until the app's opener opens K's zapatillas gate (at least 38 approvals in a row:
-   puerta.secuencial; about 8 rounds). A sampled live ficha is judged too: the one decision
-   the app must write to fichas.decisiones.
-3. The roll: the worker stops, a round arrives while it is down, the worker starts again with
-   the override moved to the live setting and share 0; then ``fichas puerta promover``.
-4. Every SKU of every round published once: under L before the roll, under K from it on; no
-   candidate record on fichas.publicadas or the sample; no candidate decision; L's gate closed
-   with motivo ``sustituida``. Not covered here: several workers rolled one by one.
+   another generator prompt (``FICHAS_CANDIDATA_GENERADOR_EJEMPLOS=true``: key K), on the 30 %
+   of SKUs the hash routes (``FICHAS_CANDIDATA_PROPORCION=0.3``).
+2. Rounds of 30 SKUs; the reviewer approves the candidate's items as they arrive until the
+   app's opener opens K's zapatillas gate (38 approvals in a row at least, puerta.secuencial:
+   about 6 rounds). It judges one live sample too: the one decision fichas.decisiones gets.
+3. The roll: the worker stops, a round arrives while none runs, a worker starts with the
+   override moved to the live setting and share 0; then ``fichas puerta promover --de L --a K``.
+4. Every SKU of every round published once, under L before the roll and K from it on; nothing
+   of the candidate on fichas.publicadas, the sample or fichas.decisiones; L's gate closed,
+   motivo ``sustituida``. Not here: several workers rolled one by one (a round split between L
+   and K), holds copied (tests/herramientas/test_promover_cli.py), the Puertas page.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class Escena:
         )
         # The rolled worker: the candidate's override moved to the live setting, share 0.
         # Started early, it waits at a barrier with its imports done (a pulled image), so the
-        # roll's gap is the group's rebalance, not Python's start-up.
+        # roll's gap is the worker's own start (group join, gate topic), not Python's imports.
         self.relevo = self.nuevo_worker(
             "w2", FICHAS_GENERADOR_EJEMPLOS="true", FICHAS_CANDIDATA_PROPORCION="0"
         )
@@ -105,11 +105,11 @@ class Escena:
         asyncio.run(create_input_topic(self.kafka.bootstrap, self.topics.entrada, partitions=2))
         asyncio.run(abrir(self.kafka.bootstrap, self.viva, self.topics.puerta, familia=FAMILIA))
         self.worker.start()
-        self.relevo.start(barrera=self.barrera)
         self.app.add_user(USUARIO, CLAVE)
         self.app.start()
         self.app.wait_ready()
         self.worker.wait_ready()
+        self.relevo.start(barrera=self.barrera)  # its imports overlap the rounds, not these
         revisor = RevisorHttp(self.app.url)
         revisor.entrar(USUARIO, CLAVE)
         return revisor
