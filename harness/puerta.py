@@ -5,11 +5,12 @@ the repository, against the fake LLM serving its default identity
 (``harness.fake_llm.answers.DEFAULT_IDENTITY``), so its gate key is ``clave_fake()``
 (``identidad=`` for the key of other weights the fake serves). ``abrir`` and ``cerrar`` write
 one state to the gate topic with ``puerta.topico.escribir_estado``, as ``fichas calibrar`` and
-the review app do.
+the review app do; ``leer`` reads every state back, as a worker does at start-up.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -42,7 +43,7 @@ from grafo import (
 from harness.fake_llm.answers import models_body
 from harness.procesos import REPO
 from harness.topicos import settings_for
-from puerta.topico import escribir_estado
+from puerta.topico import escribir_estado, leer_estados
 
 MODELO_FAKE = "fake"  # FICHAS_LLM_MODELO of harness.worker.worker_env
 
@@ -53,9 +54,11 @@ def clave_fake(
     max_intentos: int = 3,
     identidad: Mapping[str, Any] | None = None,
     plantillas: Plantillas | None = None,
+    ejemplos: bool = False,
 ) -> ClavePuerta:
     """The gate key of a worker of ``worker_env`` (model ``fake``, the repository's criteria,
-    ``FICHAS_MAX_INTENTOS`` as given: it is part of the generator's side of the key) against
+    ``FICHAS_MAX_INTENTOS`` and ``FICHAS_GENERADOR_EJEMPLOS`` as given: both are part of the
+    generator's side of the key) against
     the fake LLM serving ``identidad`` (its fields over the defaults; None: the defaults), with
     the request settings the default ``FICHAS_LLM_*`` make each side send, and the prompt
     texts of ``FICHAS_PROMPT_*_ARCHIVO`` (``plantillas``; None: the package's templates)."""
@@ -66,6 +69,7 @@ def clave_fake(
         modelo,
         rubrica,
         CRITERIOS_VERSION,
+        ejemplos=ejemplos,
         max_intentos=max_intentos,
         modelo_servido=servido,
         muestreo_generador=generador,
@@ -154,6 +158,12 @@ async def cerrar(
 ) -> EstadoPuerta:
     """Write the gate of ``clave`` and ``familia`` closed (by the online bound by default)."""
     return await escribir(bootstrap, topic, estado(clave, None, familia, False, motivo))
+
+
+def leer(bootstrap: str, topic: str) -> dict[str, EstadoPuerta]:
+    """Every gate's and hold's latest state on ``topic``, by id, read to its end as a worker
+    reads it at start-up (from a test's thread: no event loop running)."""
+    return asyncio.run(leer_estados(settings_for(bootstrap), topic, espera_s=30))
 
 
 def fichas_puerta(
