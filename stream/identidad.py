@@ -107,8 +107,20 @@ async def clave_servida(settings: Settings, policy: Backoff) -> ClavePuerta:
             raise _NoDice(fallo) from exc
         return fallo.retry_after_s
 
+    def on_wait(exc: Exception, attempts: Attempts) -> None:
+        """Each retry in one WARNING line naming the server and the cause, as the loop's own
+        retries do (``grafo.ejecucion``): an operator sees why the command waits."""
+        log.warning(
+            "LLM at %s: asking which model it serves failed: %s; retry %d in %.1f s",
+            url,
+            clasificar(exc).causa,
+            attempts.failures,
+            attempts.delay_s,
+            extra={"llm_url": url, "causa": clasificar(exc).causa},
+        )
+
     try:
-        servido = await retry(lambda: leer_modelo_servido(llm), policy, on_failure)
+        servido = await retry(lambda: leer_modelo_servido(llm), policy, on_failure, on_wait)
     except _NoDice as no:
         _sin_identidad(url, settings.llm_modelo, no.fallo.causa)
         print(

@@ -129,14 +129,21 @@ def test_procesar_llm_rechaza_conexion_avisa_cada_reintento_con_url_y_causa(
     env = _env(FICHAS_LLM_URL=url, FICHAS_DATA_DIR=str(data_dir))
     proc = _run(["procesar", "--espera-llm", "3", str(entrada)], env)
     assert proc.returncode == 3
-    retries = [r for r in _logs(proc.stderr) if r["message"].startswith("LLM call to")]
+    # v1.5: the first call is the served model's identity (for the key), before any event
+    retries = [r for r in _logs(proc.stderr) if r["message"].startswith(f"LLM at {url}: ")]
     assert retries and all(r["level"] == "WARNING" for r in retries)
-    assert f"LLM call to {url} failed: connection refused; retry 1 in" in retries[0]["message"]
-    assert retries[0]["sku"] == "LLM-1" and retries[0]["intento"] == 1
+    assert (
+        f"LLM at {url}: asking which model it serves failed: connection refused; retry 1 in"
+        in retries[0]["message"]
+    )
+    assert [r["message"].split("; retry ")[1].split(" ")[0] for r in retries] == [
+        str(n) for n in range(1, len(retries) + 1)
+    ]
     final = _plain(proc.stderr)[-1]
     assert re.fullmatch(
         rf"fichas procesar: LLM at {re.escape(url)} unavailable after \d+ tries over \d+ s "
-        r"\(the next retry would pass the 3 s limit\): connection refused",
+        r"\(the next retry would pass the 3 s limit\) while asking which model it serves: "
+        r"connection refused",
         final,
     ), final
     assert "timed out" not in proc.stderr
@@ -159,9 +166,12 @@ def test_procesar_llm_401_dice_que_revisar(
 
 @pytest.mark.lento
 def test_en_terminal_los_logs_son_legibles_y_llevan_el_evento(
-    data_dir: Path, tmp_path: Path
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
 ) -> None:
-    url = f"http://127.0.0.1:{free_port()}/v1"
+    # the server says what it serves, then fails every generator call: the loop's retries
+    # are logged with the event's context
+    fake_llm.configure({"default": {"generador": ["error:503"], "evaluador": ["aprobar"]}})
+    url = fake_llm.url
     entrada = tmp_path / "e.jsonl"
     entrada.write_text(evento_json("TTY-1") + "\n")
     env = _env(FICHAS_LLM_URL=url, FICHAS_DATA_DIR=str(data_dir))
