@@ -161,7 +161,14 @@ def test_veredictos_incorrectos_cierran_la_puerta_en_dos_workers(
             "the second batch's outcomes",
             timeout=180,
         )
-        sin_garantia = [w.metric("fichas_sin_garantia_total", **gate) for w in workers]
+
+        # A worker counts an outcome once its transaction committed, so the counter may trail
+        # the record on the topic by a moment: wait for it (15 s at most).
+        def contados() -> list[float] | None:
+            valores = [w.metric("fichas_sin_garantia_total", **gate) for w in workers]
+            return valores if sum(valores) >= len(LOTE_2) else None
+
+        sin_garantia = esperar(contados, "both workers' sin_garantia counters", timeout=15)
     finally:
         for w in workers:
             w.terminate()
