@@ -212,7 +212,21 @@ async def committed_points(
     if not partitions:
         return {}
     points = await admin.list_consumer_group_offsets(group, partitions=sorted(partitions))
+    if missing := partitions - set(points):
+        raise PointsUnavailable(group, missing)
     return {tp: point for tp, point in points.items() if tp in partitions}
+
+
+class PointsUnavailable(KafkaConnectionError):
+    """The group coordinator answered without some partitions' offsets: a group-level error
+    (still loading after a broker restart, or no longer the coordinator). From OffsetFetch v2
+    on such an error comes without partitions, and aiokafka's ``list_consumer_group_offsets``
+    reads only the partitions' error codes, so it returns an empty answer, which would read as
+    "nothing committed" and replay the partition from its start. Transient: retried."""
+
+    def __init__(self, group: str, missing: set[TopicPartition]) -> None:
+        names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(missing))
+        super().__init__(f"group {group}: no committed offsets returned for {names}")
 
 
 def build_consumer(settings: Settings) -> AIOKafkaConsumer:

@@ -15,9 +15,12 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from infra import kafka
 from infra.config import Settings
+from infra.kafka import PointsUnavailable, committed_points
+from stream.fallos import es_transitorio
 
 REPO = Path(__file__).parents[2]
 PRODUCTO = (
@@ -118,3 +121,32 @@ async def test_los_ajustes_que_importan_para_la_correccion_siguen_en_su_construc
         await construido.stop()
     for construido in (productor, escritor):
         await construido.stop()
+
+
+class _AdminDouble:
+    """Answers OffsetFetch as aiokafka does: only the partitions the broker listed."""
+
+    def __init__(self, answer: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        self.answer = answer
+
+    async def list_consumer_group_offsets(
+        self, group: str, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        return dict(self.answer)
+
+
+async def test_una_respuesta_sin_particiones_es_un_fallo_transitorio() -> None:
+    """A group-level error (coordinator loading after a restart) comes without partitions;
+    read as "nothing committed" it would replay the partitions from their start."""
+    tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    admin: Any = _AdminDouble({})
+    with pytest.raises(PointsUnavailable) as caught:
+        await committed_points(admin, "g", {tp0, tp1})
+    assert es_transitorio(caught.value)
+    assert "t-0, t-1" in str(caught.value)
+
+    admin.answer = {tp0: OffsetAndMetadata(7, "v1:"), tp1: OffsetAndMetadata(-1, "")}
+    assert await committed_points(admin, "g", {tp0, tp1}) == admin.answer
+    admin.answer = {tp0: OffsetAndMetadata(7, "v1:")}
+    with pytest.raises(PointsUnavailable, match="t-1"):
+        await committed_points(admin, "g", {tp0, tp1})
