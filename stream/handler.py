@@ -135,6 +135,13 @@ class Handler:
             await self._emit(item, guardado, first=not resultado.reentregada)
             self.sensor.on_outcome(resultado, time.monotonic() - item.ticket.received)
         elif reclamo.dictamen is Dictamen.REGISTRADO and guardado is not None:
+            log.info(
+                "%s (%s-%d at offset %d) has a recorded outcome: writing it again",
+                evento.event_id,
+                item.tp.topic,
+                item.tp.partition,
+                item.ticket.offset,
+            )
             await self._emit(item, guardado, first=False)
             self.sensor.on_outcome(_replayed(guardado), time.monotonic() - item.ticket.received)
         await self._forget_thread(evento)

@@ -350,14 +350,13 @@ class Worker:
             await self._consumer.seek_to_beginning(tp)
         else:
             self._consumer.seek(tp, offset)
-        if skip := self._ledger.to_skip(tp):
-            log.info(
-                "%s-%d: from offset %s, skipping %d finished offsets above it",
-                tp.topic,
-                tp.partition,
-                offset,
-                skip,
-            )
+        log.info(
+            "%s-%d: from offset %s, skipping %d finished offsets above it",
+            tp.topic,
+            tp.partition,
+            offset,
+            self._ledger.to_skip(tp),
+        )
 
     async def _cancel_claim(self) -> None:
         """Stop a claim still running (its partitions are being revoked, or the worker stops)."""

@@ -53,6 +53,26 @@ async def _outcomes(kafka: KafkaBroker, topics: Topics) -> list[dict]:
     ]
 
 
+def _explain_duplicates(found: list[dict], por_evento: Counter, log_path: Path) -> str:
+    """The doubled events' records and the worker's log lines about claims and re-emits."""
+    doubled = {e for e, c in por_evento.items() if c > 1}
+    records = [
+        (o["value"]["event_id"], o["partition"], o["offset"], o["timestamp"])
+        for o in found
+        if o["value"]["event_id"] in doubled
+    ]
+    lines = [
+        line
+        for line in log_path.read_text(encoding="utf-8").splitlines()
+        if "from offset" in line
+        or "claimed" in line
+        or "again" in line
+        or "Traceback" in line
+        or any(e in line for e in doubled)
+    ]
+    return "\n".join([f"doubled: {sorted(doubled)}", *map(str, records), *lines[-400:]])
+
+
 def _messages() -> list[tuple[bytes | None, bytes]]:
     """400 valid events (one SKU each) with an invalid message after every 25th."""
     messages: list[tuple[bytes | None, bytes]] = []
@@ -145,7 +165,7 @@ async def test_sigkill_ocho_veces_ni_pierde_ni_duplica(
     # finish out of offset order): the metadata path was exercised, not only the watermark.
     assert "finished offsets above it" in worker.log_path.read_text(encoding="utf-8")
     assert not perdidos
-    assert duplicados == 0, [e for e, c in por_evento.items() if c > 1][:5]
+    assert duplicados == 0, _explain_duplicates(found, por_evento, worker.log_path)
     assert duplicados_muestra == 0
     assert len(por_origen) == INVALIDOS and duplicados_dlq == 0
     assert muestra, "the sample topic must be written for its duplicate count to mean anything"
