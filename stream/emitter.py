@@ -148,10 +148,22 @@ class Emitter:
     async def _transaction(
         self, ptp: TopicPartition, records: Sequence[Record], finishing: dict[TopicPartition, int]
     ) -> None:
-        """One transaction of ``ptp``'s producer: the records, then the changed commit points
-        of its consumed partitions (computed under the partition's lock, so no other
-        transaction of this producer is open), then the commit; the ledger learns of it only
-        once committed, still under the lock."""
+        """One transaction of ``ptp``'s producer, run to its end even if the caller is
+        cancelled (a revoke's grace period over): cancelled while aiokafka commits, the
+        transaction still commits, and a ledger that never learnt of it would let the next
+        transaction commit a point without its offset, which the next owner handles again (a
+        duplicate). Shielded, the ledger learns of the commit before the lock is free."""
+        task = asyncio.ensure_future(self._transaction_locked(ptp, records, finishing))
+        task.add_done_callback(_retrieve)
+        await asyncio.shield(task)
+
+    async def _transaction_locked(
+        self, ptp: TopicPartition, records: Sequence[Record], finishing: dict[TopicPartition, int]
+    ) -> None:
+        """The records, then the changed commit points of ``ptp``'s consumed partitions
+        (computed under the partition's lock, so no other transaction of this producer is
+        open), then the commit; the ledger learns of it only once committed, still under the
+        lock."""
         async with self._producers.locked(ptp) as producer:
             points: Points = {}
             try:
@@ -212,3 +224,10 @@ class Emitter:
                 "every partition" if partitions is None else sorted(map(str, partitions)),
                 FINAL_COMMIT_WAIT_S,
             )
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    """Mark the outcome of a transaction whose caller was cancelled as seen (its failure is
+    the caller's retry to handle, and the caller is gone)."""
+    if not task.cancelled():
+        task.exception()

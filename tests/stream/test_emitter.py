@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka.errors import KafkaError
 
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, read_all
 from infra.config import Settings
-from infra.kafka import build_producer
+from infra.kafka import build_producer, committed_points, connect_admin
 from stream.emitter import Emitter
 from stream.producers import NotOwner, Record, transactional_id
 
@@ -44,6 +45,36 @@ class GatedProducer(AIOKafkaProducer):  # type: ignore[misc]
             self._reached.set()
             await self._gate.wait()
         return result
+
+
+class CommitGatedProducer(AIOKafkaProducer):  # type: ignore[misc]
+    """A real producer whose caller, once armed, is held after the broker was asked to
+    commit: the commit goes on without it, as when a revoke cancels a ficha mid-commit."""
+
+    def __init__(self, gate: asyncio.Event, reached: asyncio.Event, **kw: object):
+        super().__init__(**kw)
+        self.armed = False
+        self.committing: asyncio.Future[None] | None = None
+        self._gate = gate
+        self._reached = reached
+
+    async def commit_transaction(self) -> None:
+        self.committing = asyncio.ensure_future(super().commit_transaction())
+        if self.armed:
+            self._reached.set()
+            await self._gate.wait()
+        await self.committing
+
+
+async def _claim_when_the_group_is_ready(emitter: Emitter, tp: TopicPartition) -> None:
+    """Claim, retried while a new group's coordinator is not ready (the worker's step rule)."""
+    for _ in range(100):
+        try:
+            await emitter.claim({tp})
+            return
+        except KafkaError:
+            await asyncio.sleep(0.2)
+    await emitter.claim({tp})
 
 
 def _factory(kafka: KafkaBroker) -> Callable[[str], AIOKafkaProducer]:
@@ -140,6 +171,58 @@ async def test_sin_la_particion_no_escribe_y_al_recuperarla_si(
         assert not emitter.fenced.is_set()
     finally:
         await emitter.close()
+
+
+async def test_cancelado_al_confirmar_el_punto_confirmado_no_retrocede(
+    kafka: KafkaBroker, topics: Topics
+) -> None:
+    """A ficha cancelled while its transaction commits (a revoke's grace period over): the
+    outcome is committed with its offset, and the revoke's own commit must not take the point
+    back below that offset, or the next owner writes the outcome a second time."""
+    await create_input_topic(kafka.bootstrap, topics.entrada, partitions=1)
+    await create_input_topic(kafka.bootstrap, topics.publicadas, partitions=1)
+    tp = TopicPartition(topics.entrada, 0)
+    group = f"grupo-{uuid.uuid4().hex[:8]}"
+    settings = Settings(kafka_brokers=kafka.bootstrap)
+    gate, reached = asyncio.Event(), asyncio.Event()
+    producers: list[CommitGatedProducer] = []
+
+    def gated(txn_id: str) -> AIOKafkaProducer:
+        producer = CommitGatedProducer(
+            gate,
+            reached,
+            bootstrap_servers=settings.kafka_brokers,
+            acks="all",
+            enable_idempotence=True,
+            transactional_id=txn_id,
+        )
+        producers.append(producer)
+        return producer
+
+    admin = await connect_admin(settings)
+    emitter = Emitter(gated, group, reader=lambda tps: committed_points(admin, group, tps))
+    try:
+        await _claim_when_the_group_is_ready(emitter, tp)
+        for offset in (0, 1):  # both fetched; 0's outcome is being written, 1 still running
+            assert emitter.ledger.received(tp, offset)
+        producers[0].armed = True
+        write = asyncio.create_task(emitter.send(tp, [_record(topics.publicadas, 1)], 0))
+        await asyncio.wait_for(reached.wait(), 30)
+        write.cancel()  # the grace period is over
+        with pytest.raises(asyncio.CancelledError):
+            await write
+        gate.set()
+        assert producers[0].committing is not None
+        await asyncio.wait_for(producers[0].committing, 30)  # the broker committed it
+        await emitter.final_commit({tp})  # the revoke commits what finished, then gives up
+
+        points = await committed_points(admin, group, {tp})
+        assert points[tp].offset == 1, "offset 0's outcome is out: the point must be past it"
+        assert await _versions(kafka, topics.publicadas, committed_only=True) == [1]
+    finally:
+        gate.set()
+        await emitter.close()
+        await admin.close()
 
 
 def test_un_id_transaccional_por_particion_de_entrada_y_grupo() -> None:
