@@ -53,6 +53,10 @@ async def _outcomes(kafka: KafkaBroker, topics: Topics) -> list[dict]:
     ]
 
 
+# Log lines that tell how an offset came to be handled twice.
+MARKS = ("from offset", "claimed", "again", "Traceback", "rejoin", "fenced", "grace", "revoked")
+
+
 def _explain_duplicates(found: list[dict], por_evento: Counter, log_path: Path) -> str:
     """The doubled events' records and the worker's log lines about claims and re-emits."""
     doubled = {e for e, c in por_evento.items() if c > 1}
@@ -64,11 +68,7 @@ def _explain_duplicates(found: list[dict], por_evento: Counter, log_path: Path) 
     lines = [
         line
         for line in log_path.read_text(encoding="utf-8").splitlines()
-        if "from offset" in line
-        or "claimed" in line
-        or "again" in line
-        or "Traceback" in line
-        or any(e in line for e in doubled)
+        if any(mark in line for mark in MARKS) or any(e in line for e in doubled)
     ]
     return "\n".join([f"doubled: {sorted(doubled)}", *map(str, records), *lines[-400:]])
 
