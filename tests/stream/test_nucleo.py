@@ -115,7 +115,9 @@ async def test_a_poison_event_goes_to_the_dlq_and_its_lane_goes_on(tmp_path: Pat
         codes = [r["error"]["codigo"] for r in n.dlq()]
         assert codes == ["error_procesamiento", "json_invalido"]
         await until(lambda: (n.commits(0) or [0])[-1] == 3)
-        assert n.sensor.dlq == 2
+        # Counted once the write's transaction returned to the handler, a moment after the
+        # records are visible (the transaction runs as a task of its own, stream.emitter).
+        await until(lambda: n.sensor.dlq == 2)
 
 
 async def test_consumption_pauses_while_the_llm_is_down_and_resumes(tmp_path: Path) -> None:
