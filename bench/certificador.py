@@ -35,10 +35,10 @@ from typing import Any
 
 from esquemas.constantes import DELTA_PUERTA, FAMILIA_TODAS, OBJETIVO_PUERTA
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from harness.secuencia import secuencia_de_cero
 from puerta.secuencial import REJILLA, avanzar, inicial, leer
 from revision.almacen import Almacen, FilaSecuencia
 from revision.apertura import Apertura
-from revision.secuencias import cuenta, observacion
 
 SEMILLA = 3838
 CLAVE = ClavePuerta(
@@ -147,23 +147,7 @@ def _hoy(
             desde = max(conjunta, reinicios.get((familia, clave_id), 0))
             grupos[familia] = ([f for f in de_clave if f.familia == familia], desde)
         for familia, (propias, desde) in grupos.items():
-            prefijo = []
-            llegadas = decididas = pendientes = 0
-            bloqueo = None
-            for fila in propias:
-                if fila.orden < desde:
-                    continue
-                relevante = cuenta(fila)
-                llegadas += relevante
-                obs = observacion(fila)
-                if obs is None:
-                    pendientes += relevante
-                    if relevante and bloqueo is None:
-                        bloqueo = fila.event_id
-                    continue
-                if bloqueo is None:
-                    prefijo.append(obs)
-                    decididas += relevante
+            prefijo, llegadas, decididas, pendientes, bloqueo = secuencia_de_cero(propias, desde)
             # certificar_secuencia(prefijo, ...) is exactly leer(avanzar(inicial(...), prefijo)):
             # the state is kept to compare it, field by field, with the stored one.
             estado = avanzar(inicial(OBJETIVO_PUERTA, DELTA_PUERTA, REJILLA), enumerate(prefijo))

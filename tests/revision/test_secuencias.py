@@ -26,18 +26,18 @@ from esquemas.constantes import (
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from harness.revisor import estado_abierto, ficha_en_revision
+from harness.secuencia import secuencia_de_cero
 from puerta.secuencial import (
     REJILLA,
-    Observacion,
     avanzar,
     certificar_secuencia,
     inicial,
 )
 from revision import decisiones as dec
-from revision.almacen import Almacen, Cierre, FilaSecuencia
+from revision.almacen import Almacen, Cierre
 from revision.apertura import Apertura
 from revision.flujo import llegada_de
-from revision.secuencias import AlmacenSecuencias, cuenta, observacion
+from revision.secuencias import AlmacenSecuencias
 
 FAMILIAS = ("zapatillas", "botellas", "camisetas")
 
@@ -114,31 +114,6 @@ class _Topico:
         """Nothing opens here: a round's openings are not what this test measures."""
 
 
-def _de_cero(
-    filas: list[FilaSecuencia], desde: int
-) -> tuple[list[Observacion], int, int, int, str | None]:
-    """The sequence as the certifier before issue 38 computed it from every stored row: the
-    decided prefix, and the counts (arrived, decided, pending, first open ficha)."""
-    prefijo: list[Observacion] = []
-    llegadas = decididas = pendientes = 0
-    bloqueo: str | None = None
-    for fila in filas:
-        if fila.orden < desde:
-            continue
-        relevante = cuenta(fila)
-        llegadas += relevante
-        obs = observacion(fila)
-        if obs is None:
-            pendientes += relevante
-            if relevante and bloqueo is None:
-                bloqueo = fila.event_id
-            continue
-        if bloqueo is None:
-            prefijo.append(obs)
-            decididas += relevante
-    return prefijo, llegadas, decididas, pendientes, bloqueo
-
-
 async def _comparar(almacen: Almacen, apertura: Apertura, clave: ClavePuerta) -> int:
     """Every sequence of ``clave`` the certifier holds equals the recomputation from scratch;
     how many were compared."""
@@ -156,7 +131,7 @@ async def _comparar(almacen: Almacen, apertura: Apertura, clave: ClavePuerta) ->
         desde = reinicios.get((FAMILIA_TODAS, clave.texto()), 0)
         if sec.familia != FAMILIA_TODAS:
             desde = max(desde, reinicios.get((sec.familia, clave.texto()), 0))
-        prefijo, llegadas, decididas, pendientes, bloqueo = _de_cero(propias, desde)
+        prefijo, llegadas, decididas, pendientes, bloqueo = secuencia_de_cero(propias, desde)
         assert sec.resultado == certificar_secuencia(prefijo, OBJETIVO_PUERTA, DELTA_PUERTA)
         assert (sec.llegadas, sec.decididas, sec.pendientes, sec.bloqueo) == (
             llegadas,
