@@ -96,18 +96,21 @@ class _Store:
             secuencias |= {(CLAVE.texto(), familia, clave_json), (CLAVE.texto(), "*", clave_json)}
         sql = [
             (
-                "insert into revision_items values ({p}, 'revision', 'sin_garantia', {p}, 1, {p}, "
-                "'[]', '{{}}', {p}, 'decidida', {p})",
+                "insert into revision_items (event_id, tipo, motivo, sku, version, familia, "
+                "criterios, datos, recibido_en, estado, cerrado_en) values ({p}, 'revision', "
+                "'sin_garantia', {p}, 1, {p}, '[]', '{{}}', {p}, 'decidida', {p})",
                 items,
             ),
             (
-                "insert into revision_evidencias values "
+                "insert into revision_evidencias (event_id, clave_id, clave, familia, "
+                "puntuacion, codigo_ok, sombra, orden, llegada) values "
                 "({p}, {p}, {p}, {p}, {p}, {p}, 1, {p}, {p})",
                 evidencias,
             ),
             (
-                "insert into revision_decisiones values ({p}, 'revision', {p}, {p}, '[]', 'bench', "
-                "{p}, 0, '{{}}', null, 1)",
+                "insert into revision_decisiones (event_id, tipo, decision, familia, criterios, "
+                "revisor, decidida_en, segundos, registro, publicacion, enviada) values "
+                "({p}, 'revision', {p}, {p}, '[]', 'bench', {p}, 0, '{{}}', null, 1)",
                 decisiones,
             ),
             (
