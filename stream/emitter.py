@@ -27,12 +27,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-from aiokafka.errors import KafkaError, ProducerFenced
+from aiokafka.errors import ProducerFenced
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from infra.fault_points import WORKER_CAIDA_EN_TRANSACCION, fault_point
 from stream.offsets import Ledger, Points
-from stream.producers import NotOwner, ProducerFactory, Producers, Record
+from stream.producers import NotOwner, ProducerFactory, Producers, Record, failed_for_good
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class Emitter:
                 await self._transaction(ptp, (), {})
             except NotOwner:
                 pass
-            except KafkaError as exc:
+            except Exception as exc:  # a timer's task: nobody would see what it raises
                 log.warning("committing the offsets of %s failed (%s); will retry", ptp, exc)
 
     def _consumed_by(self, ptp: TopicPartition) -> list[TopicPartition]:
@@ -179,6 +179,10 @@ class Emitter:
                         fault_point(WORKER_CAIDA_EN_TRANSACCION)
             except ProducerFenced as exc:
                 raise self._producers.fence(ptp, producer) from exc
+            except Exception as exc:
+                if failed_for_good(producer):
+                    raise self._producers.fence(ptp, producer, exc) from exc
+                raise
             self.ledger.confirm(points, finishing)
 
     # ------------------------------------------------------------------ commits of no writes

@@ -145,20 +145,40 @@ class Producers:
                 raise ProducerNotStarted(f"the producer of {tp} is not started yet")
             yield producer
 
-    def fence(self, tp: TopicPartition, producer: AIOKafkaProducer) -> NotOwner:
-        """Another producer took ``tp``'s transactional id: drop ours, ask for a rejoin; the
-        ``NotOwner`` to raise."""
-        log.warning(
-            "the broker fenced the producer of %s: another worker owns it now; "
-            "nothing more is written for it until the group assigns it again",
-            tp,
-        )
+    def fence(
+        self, tp: TopicPartition, producer: AIOKafkaProducer, failure: BaseException | None = None
+    ) -> NotOwner:
+        """Another producer took ``tp``'s transactional id, or ours failed for good
+        (``failure``): drop ours, ask for a rejoin; the ``NotOwner`` to raise. The rejoin's
+        claim starts a new producer if the partition comes back to this worker."""
+        if failure is None:
+            log.warning(
+                "the broker fenced the producer of %s: another worker owns it now; "
+                "nothing more is written for it until the group assigns it again",
+                tp,
+            )
+        else:
+            log.warning(
+                "the producer of %s failed for good (%s: %s); the worker gives its partitions "
+                "back and takes them again with a new producer",
+                tp,
+                type(failure).__name__,
+                failure,
+            )
         if self._producers.get(tp) is producer:
             del self._producers[tp]
         task = asyncio.ensure_future(_stop(producer))
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
         self.fenced.set()
         return NotOwner(tp)
+
+
+def failed_for_good(producer: AIOKafkaProducer) -> bool:
+    """aiokafka's producer is unusable: its sender task died (an error no handler expected,
+    after a broker outage), every later transaction fails, and only a new producer (a new
+    epoch for the same transactional id) writes again."""
+    manager = producer._txn_manager  # aiokafka keeps the state there and shows no public flag
+    return manager is not None and bool(manager.is_fatal_error())
 
 
 def _not_owner(tp: TopicPartition) -> NotOwner:

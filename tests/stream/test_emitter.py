@@ -225,6 +225,33 @@ async def test_cancelado_al_confirmar_el_punto_confirmado_no_retrocede(
         await admin.close()
 
 
+async def test_un_productor_roto_para_siempre_se_cambia_por_uno_nuevo(
+    kafka: KafkaBroker, topics: Topics
+) -> None:
+    """aiokafka's sender task can die (an error no handler expected, after a broker outage):
+    its producer then fails every transaction for ever. The emitter gives the partition up
+    (``NotOwner``, ``fenced`` set: the worker rejoins) and the claim that follows starts a new
+    producer, which writes."""
+    await create_input_topic(kafka.bootstrap, topics.publicadas, partitions=1)
+    emitter = Emitter(_factory(kafka), f"grupo-{uuid.uuid4().hex[:8]}")
+    try:
+        await emitter.claim({INPUT})
+        await emitter.send(INPUT, [_record(topics.publicadas, 1)])
+        roto = emitter._producers._producers[INPUT]
+        assert roto is not None
+        roto._txn_manager.fatal_error(KafkaError("the sender task died"))  # as _fail_all does
+
+        with pytest.raises(NotOwner):
+            await emitter.send(INPUT, [_record(topics.publicadas, 2)])
+        assert emitter.fenced.is_set() and not emitter.owns(INPUT)
+
+        await emitter.claim({INPUT})  # the rejoin gives it back
+        await emitter.send(INPUT, [_record(topics.publicadas, 3)])
+        assert await _versions(kafka, topics.publicadas, committed_only=True) == [1, 3]
+    finally:
+        await emitter.close()
+
+
 def test_un_id_transaccional_por_particion_de_entrada_y_grupo() -> None:
     assert transactional_id("fichas", TopicPartition("proveedor.cambios", 2)) == (
         "fichas.proveedor.cambios.2"
