@@ -35,7 +35,9 @@ def _filas(tablas: dict[str, dict[str, int]], almacen: str, tabla: str) -> int:
 
 
 @pytest.mark.kafka
-@pytest.mark.parametrize("almacen", ["sqlite", "postgres"])
+@pytest.mark.parametrize(
+    "almacen", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 def test_estado_mide_cada_tabla_de_estado(
     almacen: str, kafka: KafkaBroker, request: pytest.FixtureRequest
 ) -> None:
