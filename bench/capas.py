@@ -6,12 +6,16 @@ worker stacks up (raw HTTP, the ``openai`` client, ``ChatOpenAI``, the ``create_
 stock and as shipped (``grafo.chat_model``); then the parent graph of a 3-attempt ficha with
 the agents replaced by canned answers, under each saver. ``docs/rendimiento.md`` explains the
 figures. CPU is ``time.process_time`` (all threads of this process), so thread-pool work counts.
+It exits 1 if the evaluator's two designs disagree on a score or a verdict. ``--prueba`` runs
+every table at its smallest, for the tool's test, not a measurement.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -22,9 +26,10 @@ from bench.feed import fake_llm_config, make_feed
 from harness.fake_llm_client import FakeLLM
 
 Call = Callable[[], Awaitable[Any]]
+CALENTAMIENTO = 20  # warm-up calls before each row is timed
 
 
-async def _cpu_ms(call: Call, n: int, warmup: int = 20) -> float:
+async def _cpu_ms(call: Call, n: int, warmup: int = CALENTAMIENTO) -> float:
     """CPU milliseconds per awaited call, after a warm-up."""
     for _ in range(warmup):
         await call()
@@ -44,7 +49,7 @@ def _origen() -> dict[str, Any]:
     return origen_de(datos, atributos_obligatorios(evento.familia))
 
 
-async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
+async def capas_llm(url: str, n: int, warmup: int = CALENTAMIENTO) -> list[tuple[str, float]]:
     """One generator request through each layer; CPU ms per call."""
     import aiohttp
     import openai
@@ -79,7 +84,7 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
             async with session.post(url + "/chat/completions", json=body) as response:
                 await response.json()
 
-        filas.append(("raw aiohttp POST of the same body", await _cpu_ms(raw, n)))
+        filas.append(("raw aiohttp POST of the same body", await _cpu_ms(raw, n, warmup)))
     for label, http_client in (
         ("openai client, httpx transport (default)", None),
         ("openai client, aiohttp transport", openai.DefaultAioHttpClient()),
@@ -91,7 +96,7 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
         async def create(client: openai.AsyncOpenAI = client) -> None:
             await client.chat.completions.create(**body)  # type: ignore[call-overload]
 
-        filas.append((label, await _cpu_ms(create, n)))
+        filas.append((label, await _cpu_ms(create, n, warmup)))
         await client.close()
 
     lc_messages = [SystemMessage(prompt_generador()), HumanMessage(texto)]
@@ -106,7 +111,7 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
         async def chat(bound: Any = bound) -> None:
             await bound.ainvoke(lc_messages)
 
-        filas.append((label, await _cpu_ms(chat, n)))
+        filas.append((label, await _cpu_ms(chat, n, warmup)))
     for label, model in (
         ("create_agent over stock ChatOpenAI", stock),
         ("create_agent over DirectChatOpenAI (Agentes.generar before issue 33)", direct),
@@ -116,7 +121,7 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
         async def agent(agente: Any = agente) -> None:
             await agente.ainvoke(texto)
 
-        filas.append((label, await _cpu_ms(agent, n)))
+        filas.append((label, await _cpu_ms(agent, n, warmup)))
     agentes = Agentes(direct)
 
     async def llamada() -> None:
@@ -125,7 +130,7 @@ async def capas_llm(url: str, n: int) -> list[tuple[str, float]]:
     filas.append(
         (
             "LlamadaEstructurada over DirectChatOpenAI (Agentes.generar, shipped)",
-            await _cpu_ms(llamada, n),
+            await _cpu_ms(llamada, n, warmup),
         )
     )
     await close_chat_model(direct)
@@ -175,7 +180,7 @@ FICHA_EVALUADA = {
 }
 
 
-async def capas_evaluador(url: str, n: int) -> list[tuple[str, float]]:
+async def capas_evaluador(url: str, n: int, warmup: int = CALENTAMIENTO) -> list[tuple[str, float]]:
     """One evaluator call at a time, approvals and rejections in turn; CPU ms per call.
 
     The fake LLM answers with ``top_logprobs`` alternatives at every token, as vLLM and
@@ -241,7 +246,7 @@ async def capas_evaluador(url: str, n: int) -> list[tuple[str, float]]:
         async def call(agentes: Agentes = agentes, turno: Any = turno) -> None:
             await agentes.evaluar(FICHA_EVALUADA, {}, origenes[next(turno) % 2])
 
-        filas.append((f"Agentes.evaluar, {label}", await _cpu_ms(call, n)))
+        filas.append((f"Agentes.evaluar, {label}", await _cpu_ms(call, n, warmup)))
     await close_chat_model(directo)
     return filas
 
@@ -249,7 +254,9 @@ async def capas_evaluador(url: str, n: int) -> list[tuple[str, float]]:
 TOKENS_DEL_VEREDICTO = 8  # max_tokens of the first call: '{"aprobada": true' and some slack
 
 
-async def capas_dos_llamadas(url: str, n: int) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+async def capas_dos_llamadas(
+    url: str, n: int, warmup: int = CALENTAMIENTO
+) -> tuple[list[tuple[str, float]], dict[str, Any]]:
     """The evaluator in one call (shipped) against the two-call design, measured.
 
     Two calls: the first asks for ``TOKENS_DEL_VEREDICTO`` tokens with logprobs, so the answer
@@ -316,7 +323,7 @@ async def capas_dos_llamadas(url: str, n: int) -> tuple[list[tuple[str, float]],
             async def call(diseno: Any = diseno, origen: dict[str, Any] = origen) -> None:
                 await diseno(origen)
 
-            filas.append((f"{clase}: {label}", await _cpu_ms(call, n)))
+            filas.append((f"{clase}: {label}", await _cpu_ms(call, n, warmup)))
     await close_chat_model(directo)
     return filas, medidas
 
@@ -478,14 +485,14 @@ class _CannedAgents:
         return Evaluacion(veredicto, 0.9 if veredicto.aprobada else 0.1)
 
 
-async def grafo_solo(n: int) -> list[tuple[str, float]]:
+async def grafo_solo(n: int, warmup: int = CALENTAMIENTO) -> list[tuple[str, float]]:
     """The parent graph of a 3-attempt ficha with canned agents, per saver; CPU ms per ficha."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from esquemas import EventoCambio
     from grafo import Nodos, Procesador, construir_grafo, open_checkpointer
 
-    feed = [EventoCambio.model_validate_json(e.valor) for e in make_feed(n + 20, {"3": 1}, "g")]
+    feed = [EventoCambio.model_validate_json(e.valor) for e in make_feed(n + warmup, {"3": 1}, "g")]
     filas: list[tuple[str, float]] = []
 
     async def medir(label: str, saver: Any) -> None:
@@ -502,7 +509,7 @@ async def grafo_solo(n: int) -> list[tuple[str, float]]:
             resultado = await procesador.procesar(next(eventos))
             assert len(resultado.resumen) == 3
 
-        filas.append((label, await _cpu_ms(una, n)))
+        filas.append((label, await _cpu_ms(una, n, warmup)))
 
     await medir("parent graph, in-memory saver", InMemorySaver())
     with tempfile.TemporaryDirectory() as tmp:
@@ -529,38 +536,48 @@ def _tabla(titulo: str, columna: str, filas: list[tuple[str, float]], decimales:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the tables."""
+    """Print the tables; exit 1 if the two evaluator designs disagree."""
     from bench.feed import DEFAULT_SHARE, parse_share
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--n", type=int, default=300)
+    parser.add_argument(
+        "--prueba",
+        action="store_true",
+        help="every table at its smallest (one warm-up call and --n calls per row, --n fichas "
+        "per saver, one pass of the code checks): for the tool's test, not a measurement",
+    )
     args = parser.parse_args(argv)
+    warmup = 1 if args.prueba else CALENTAMIENTO
     _tabla(
         "parent graph of a 3-attempt ficha, agents canned",
         "CPU ms per ficha",
-        asyncio.run(grafo_solo(max(args.n // 3, 50))),
+        asyncio.run(grafo_solo(args.n if args.prueba else max(args.n // 3, 50), warmup)),
     )
     with FakeLLM(fake_llm_config(0, 0)) as llm:
         _tabla(
             "layer (one generator call at a time, fake LLM at 0 ms)",
             "CPU ms per call",
-            asyncio.run(capas_llm(llm.url, args.n)),
+            asyncio.run(capas_llm(llm.url, args.n, warmup)),
         )
         _tabla(
             "evaluator call (approval and rejection in turn, fake LLM at 0 ms)",
             "CPU ms per call",
-            asyncio.run(capas_evaluador(llm.url, args.n)),
+            asyncio.run(capas_evaluador(llm.url, args.n, warmup)),
         )
-        filas, medidas = asyncio.run(capas_dos_llamadas(llm.url, args.n))
+        filas, medidas = asyncio.run(capas_dos_llamadas(llm.url, args.n, warmup))
         _tabla("evaluator design (fake LLM at 0 ms)", "CPU ms per evaluation", filas)
-        print("two calls against one:", medidas, flush=True)
-    criterios = capas_criterios()
+        print("two calls against one:", json.dumps(medidas), flush=True)
+    criterios = capas_criterios(1 if args.prueba else 3)
     criterios.append(
         ("first comprobar of a process, resources cold (moved to start-up)", precarga_ms())
     )
     _tabla("code checks, every ficha of the labelled set", "CPU ms per ficha", criterios, 3)
     tokens = tokens_evaluador(parse_share(DEFAULT_SHARE))
-    print("evaluator answers (fake LLM tokenization):", tokens)
+    print("evaluator answers (fake LLM tokenization):", json.dumps(tokens))
+    if not medidas["mismo_resultado"]:
+        print("the two evaluator designs gave different scores or verdicts", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -2,8 +2,9 @@
 
     python -m bench.estado --fichas 10000 --skus 100 [--postgres DSN] [--repo PATH]
 
-Runs a private Kafka broker, the fake LLM at 0 latency and one ``fichas worker`` (from
-``--repo``, default this checkout, so an older release can be measured the same way). The
+Runs a private Kafka broker (or uses ``--bootstrap``'s), the fake LLM at 0 latency and one
+``fichas worker`` (from ``--repo``, default this checkout, so an older release can be
+measured the same way). The
 events are ``--skus`` SKUs with successive versions, produced one version at a time and
 each batch awaited, so every event goes through the graph (none is skipped as obsolete).
 With ``--postgres`` a fresh database is created in that cluster and dropped afterwards; else
@@ -90,9 +91,14 @@ def _eventos_terminados(worker: WorkerProcess) -> float:
 
 
 async def medir(args: argparse.Namespace) -> None:
+    """Start what the run needs, feed the worker version after version, print each point."""
     tmp = Path(tempfile.mkdtemp(prefix="fichas-estado-"))
-    broker = KafkaBroker(free_port(), tmp / "kafka", controller_port=free_port())
-    broker.start()
+    broker = None
+    bootstrap: str = args.bootstrap
+    if not bootstrap:
+        broker = KafkaBroker(free_port(), tmp / "kafka", controller_port=free_port())
+        broker.start()
+        bootstrap = broker.bootstrap
     llm = FakeLLM()
     llm.configure({"latency_ms": 0})
     dsn = None
@@ -109,7 +115,7 @@ async def medir(args: argparse.Namespace) -> None:
     extra = {"FICHAS_RETENCION_H": str(args.retencion_h)}
     if dsn:
         extra["FICHAS_POSTGRES_DSN"] = dsn
-    env = worker_env(broker, llm, topics, data_dir, **extra)
+    env = worker_env(bootstrap, llm, topics, data_dir, **extra)
     env["PYTHONPATH"] = str(args.repo)
     worker = WorkerProcess(env, tmp / "worker.log")
     worker.proc = None
@@ -119,7 +125,7 @@ async def medir(args: argparse.Namespace) -> None:
         print(json.dumps({"fichas": fichas, "tablas": datos}), flush=True)
 
     try:
-        await create_input_topic(broker.bootstrap, topics.entrada, partitions=4)
+        await create_input_topic(bootstrap, topics.entrada, partitions=4)
         import subprocess
 
         log = (tmp / "worker.log").open("ab")
@@ -142,7 +148,7 @@ async def medir(args: argparse.Namespace) -> None:
                 for n in range(args.skus)
             ]
             await produce(
-                broker.bootstrap,
+                bootstrap,
                 topics.entrada,
                 [(e["sku"].encode(), json.dumps(e).encode()) for e in lote],
             )
@@ -163,7 +169,8 @@ async def medir(args: argparse.Namespace) -> None:
         if worker.proc is not None:
             worker.terminate(timeout=120)
         llm.stop()
-        broker.stop()
+        if broker is not None:
+            broker.stop()
         if admin_dsn and dsn:
             import psycopg
 
@@ -172,8 +179,9 @@ async def medir(args: argparse.Namespace) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options and measure."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--fichas", type=int, default=10_000)
     parser.add_argument("--skus", type=int, default=100)
     parser.add_argument("--postgres", default=os.environ.get("FICHAS_TEST_POSTGRES_DSN"))
@@ -181,11 +189,15 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, default=REPO)
     parser.add_argument("--retencion-h", type=float, default=168.0)
     parser.add_argument("--esperar-poda-s", type=float, default=0.0)
-    args = parser.parse_args()
+    parser.add_argument(
+        "--bootstrap", help="a running broker to use instead of starting a private one"
+    )
+    args = parser.parse_args(argv)
     if args.sqlite:
         args.postgres = None
     asyncio.run(medir(args))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

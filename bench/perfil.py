@@ -6,26 +6,40 @@
 per-ficha work the worker pays: graph steps, checkpoints, HTTP client, pydantic. Kafka is left
 out on purpose; ``bench.run --profile`` samples the real worker with py-spy instead, and
 ``python -m bench.perfil --pyspy bench/perfil_worker.txt`` summarises that sample.
+
+Every measured ficha must end as its class is scripted (attempts and destination), or the run
+exits 1: a profile of fichas that stopped early measures nothing. ``--html``/``--texto`` need
+``pyinstrument``, which the lock does not install (``pip install pyinstrument`` in the venv).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
 import re
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bench.feed import fake_llm_config, make_feed
+from bench.feed import CLASES, fake_llm_config, make_feed
 from esquemas import EventoCambio
+from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
 from harness.fake_llm_client import FakeLLM
 
+if TYPE_CHECKING:
+    from grafo.ejecucion import Resultado
 
-async def _run(url: str, data_dir: Path, n: int, clase: str, concurrencia: int) -> float:
-    """Process the events; return CPU seconds of this process spent on them."""
+
+async def _run(
+    url: str, data_dir: Path, n: int, clase: str, concurrencia: int
+) -> tuple[float, list[str]]:
+    """Process the events; CPU seconds of this process spent on them, and what went wrong
+    (``_desvios``: each measured ficha that did not end as its class is scripted)."""
     from infra.config import Settings
     from stream.clave import clave_de
     from stream.runtime import build_processor
@@ -45,14 +59,28 @@ async def _run(url: str, data_dir: Path, n: int, clase: str, concurrencia: int) 
     # The key only stamps outcomes here (veredicto mode): the served identity is not asked.
     async with build_processor(settings, clave_de(settings, None)) as procesador:
 
-        async def one(evento: EventoCambio) -> None:
+        async def one(evento: EventoCambio) -> Resultado:
             async with limite:
-                await procesador.procesar(evento)
+                return await procesador.procesar(evento)
 
         await asyncio.gather(*(one(e) for e in eventos[:10]))  # warm-up: imports, pools
         cpu = time.process_time()
-        await asyncio.gather(*(one(e) for e in eventos[10:]))
-        return time.process_time() - cpu
+        resultados = await asyncio.gather(*(one(e) for e in eventos[10:]))
+        cpu = time.process_time() - cpu
+    return cpu, _desvios(resultados, clase, settings.max_intentos)
+
+
+def _desvios(resultados: list[Resultado], clase: str, max_intentos: int) -> list[str]:
+    """Each ficha whose attempts or destination differ from its class's script (``CLASES``)."""
+    aprobada_en = CLASES[clase][0]
+    publica = aprobada_en is not None and aprobada_en <= max_intentos
+    intentos = aprobada_en if aprobada_en is not None and publica else max_intentos
+    destino = DESTINO_PUBLICADAS if publica else DESTINO_REVISION
+    return [
+        f"{r.sku}: {r.intentos} attempts to {r.destino}, expected {intentos} to {destino}"
+        for r in resultados
+        if r.intentos != intentos or r.destino != destino
+    ]
 
 
 # Inclusive buckets: a sample counts for the first marker found walking from the leaf up, so
@@ -133,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         for bucket, samples, share in resumir_pyspy(args.pyspy):
             print(f"{share:5.1f}%  {samples:7d}  {bucket}")
         return 0
+    if (args.html or args.texto) and importlib.util.find_spec("pyinstrument") is None:
+        parser.error("--html and --texto need pyinstrument: pip install pyinstrument")
     os.environ.setdefault("FICHAS_LOG_NIVEL", "WARNING")
     with FakeLLM(fake_llm_config(0, 0)) as llm, tempfile.TemporaryDirectory() as tmp:
         coro = _run(llm.url, Path(tmp), args.n, args.clase, args.concurrencia)
@@ -141,16 +171,18 @@ def main(argv: list[str] | None = None) -> int:
 
             profiler = Profiler(async_mode="disabled", interval=0.0005)
             profiler.start()
-            cpu = asyncio.run(coro)
+            cpu, desvios = asyncio.run(coro)
             profiler.stop()
             if args.html:
                 args.html.write_text(profiler.output_html())
             if args.texto:
                 print(profiler.output_text(unicode=False, color=False, show_all=False))
         else:
-            cpu = asyncio.run(coro)
+            cpu, desvios = asyncio.run(coro)
     print(f"clase {args.clase}: {cpu * 1000 / args.n:.2f} ms CPU per ficha over {args.n}")
-    return 0
+    for desvio in desvios:
+        print(desvio, file=sys.stderr)
+    return 1 if desvios else 0
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from typing import Any
 from puerta.secuencial import (
     EstadoSecuencia,
     Observacion,
+    ResultadoSecuencial,
     avanzar,
     certificar_secuencia,
     inicial,
@@ -64,10 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     guardado = avanzar(inicial(OBJETIVO, DELTA), enumerate(viejas)).a_json()
     llegadas = list(enumerate(nuevas, start=len(viejas)))
 
-    def de_cero() -> Any:
+    def de_cero() -> ResultadoSecuencial:
         return certificar_secuencia(todas, OBJETIVO, DELTA)
 
-    def avanzado() -> Any:
+    def avanzado() -> ResultadoSecuencial:
         estado = avanzar(EstadoSecuencia.de_json(guardado), llegadas)
         estado.a_json()
         return leer(estado)
@@ -80,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     if res_cero != res_avance:
         print("the two results differ", file=sys.stderr)
         return 1
+    abierta = f"open at λ = {res_cero.umbral} (n {res_cero.n}, k {res_cero.k})"
+    print(f"  both give: gate {abierta if res_cero.umbral is not None else 'closed'}")
     return 0
 
 

@@ -11,36 +11,67 @@ partition, one producer, emits one after another as a partition's emits are seri
   that wrote nothing).
 
 The two rounds are interleaved (a block of each in turn) so that a busy machine weighs on
-both alike. See docs/rendimiento.md for the figures and the machine.
+both alike. See docs/rendimiento.md for the figures and the machine. Afterwards it checks what
+it timed happened: every record sent is visible to a read_committed reader and the group's
+committed offset is past every offset handled; else it exits 1. ``--bootstrap`` uses a
+running broker instead of a private one.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
 from aiokafka import TopicPartition
+from aiokafka.admin import NewTopic
 from aiokafka.structs import OffsetAndMetadata
 
 from estadistica import percentile
 from harness.kafka_broker import KafkaBroker
+from harness.topicos import committed_offsets, read_all
 from infra.config import Settings
-from infra.kafka import build_producer
+from infra.kafka import build_admin, build_producer
 from infra.network import free_port
 from stream.emitter import Emitter
 from stream.producers import Record
 
 
-async def _medir_en(broker: KafkaBroker, n: int, bloque: int) -> dict[str, list[float]]:
-    """Create the two topics, then measure."""
+async def _medir_en(bootstrap: str, n: int, bloque: int) -> tuple[dict[str, list[float]], str]:
+    """Create the two topics (one partition each), measure, then check (``comprobar``)."""
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
-    for name in (f"{prefix}.entrada", f"{prefix}.salida"):
-        await broker.create_topic_async(name, 1)
-    return await medir(broker.bootstrap, prefix, n, bloque)
+    admin = build_admin(Settings(kafka_brokers=bootstrap))
+    await admin.start()
+    try:
+        await admin.create_topics(
+            [NewTopic(f"{prefix}.{name}", 1, 1) for name in ("entrada", "salida")]
+        )
+    finally:
+        await admin.close()
+    tiempos = await medir(bootstrap, prefix, n, bloque)
+    return tiempos, await comprobar(bootstrap, prefix, tiempos)
+
+
+async def comprobar(bootstrap: str, prefix: str, tiempos: dict[str, list[float]]) -> str:
+    """What the run wrote, against what it timed: "" when both hold, else what differs.
+
+    One untimed emit, then each ``sin_offset`` and ``con_offset`` emit wrote one record; every
+    offset handled (one per emit, the untimed one included) is below the committed point.
+    """
+    enviados = 1 + len(tiempos["sin_offset"]) + len(tiempos["con_offset"])
+    manejados = 1 + sum(len(v) for v in tiempos.values())
+    visibles = len(await read_all(bootstrap, f"{prefix}.salida"))
+    comprometido = (await committed_offsets(bootstrap, prefix, f"{prefix}.entrada")).get(0)
+    if visibles == enviados and comprometido == manejados:
+        return ""
+    return (
+        f"{visibles} records committed of {enviados} sent; "
+        f"committed offset {comprometido}, expected {manejados}"
+    )
 
 
 async def medir(bootstrap: str, prefix: str, n: int, bloque: int) -> dict[str, list[float]]:
@@ -98,19 +129,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.transacciones")
     parser.add_argument("--n", type=int, default=300, help="emits of each kind")
     parser.add_argument("--bloque", type=int, default=25, help="emits of one kind in a row")
+    parser.add_argument("--bootstrap", help="a running broker to use instead of a private one")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="fichas-bench-txn-") as folder:
-        broker = KafkaBroker(free_port(), Path(folder) / "kafka", controller_port=free_port())
-        broker.start()
-        try:
-            tiempos = asyncio.run(_medir_en(broker, args.n, args.bloque))
-        finally:
-            broker.stop()
+    if args.bootstrap:
+        tiempos, fallo = asyncio.run(_medir_en(args.bootstrap, args.n, args.bloque))
+    else:
+        with tempfile.TemporaryDirectory(prefix="fichas-bench-txn-") as folder:
+            broker = KafkaBroker(free_port(), Path(folder) / "kafka", controller_port=free_port())
+            broker.start()
+            try:
+                tiempos, fallo = asyncio.run(_medir_en(broker.bootstrap, args.n, args.bloque))
+            finally:
+                broker.stop()
     for kind, values in tiempos.items():
         print(
             f"{kind}: n={len(values)} p50={percentile(values, 0.5):.1f} ms "
             f"p95={percentile(values, 0.95):.1f} ms"
         )
+    if fallo:
+        print(f"check failed: {fallo}", file=sys.stderr)
+        return 1
     return 0
 
 

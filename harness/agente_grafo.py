@@ -7,6 +7,7 @@ answer) and that ``bench.capas`` times it against.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain.agents import create_agent
@@ -29,13 +30,23 @@ def agente_create_agent(model: Any, name: str, prompt: str, schema: Any) -> Any:
 
 class AgenteGrafo:
     """A ``create_agent`` graph behind ``LlamadaEstructurada``'s interface (``name``,
-    ``ainvoke(content) -> (message, structured response)``)."""
+    ``ainvoke(content, formato=None) -> (message, structured response)``), so ``Agentes``
+    can call it in place of its own agents."""
 
     def __init__(self, model: Any, name: str, prompt: str, schema: Any) -> None:
         self.name = name
         self.agente = agente_create_agent(model, name, prompt, schema)
 
-    async def ainvoke(self, content: str) -> tuple[Any, Any]:
-        """One human message in; the last message and the structured response out."""
+    async def ainvoke(
+        self, content: str, formato: Mapping[str, Any] | None = None
+    ) -> tuple[Any, Any]:
+        """One human message in; the last message and the structured response out.
+
+        ``formato`` is accepted because ``Agentes`` passes it on every call, but a graph's
+        response format is fixed when it is built: only the quoting evaluator, which came
+        after issue 33, ever gives one, and it is refused rather than ignored.
+        """
+        if formato is not None:
+            raise ValueError(f"{self.name}: a create_agent graph's response format is fixed")
         salida = await self.agente.ainvoke({"messages": [HumanMessage(content=content)]})
         return salida["messages"][-1], salida["structured_response"]

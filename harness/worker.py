@@ -225,9 +225,9 @@ def _logging_off(handler: logging.Handler) -> None:
 
 
 def worker_env(
-    kafka: KafkaBroker, llm: FakeLLM, topics: Topics, data_dir: Path, **extra: str
+    kafka: KafkaBroker | str, llm: FakeLLM, topics: Topics, data_dir: Path, **extra: str
 ) -> dict[str, str]:
-    """Environment of a worker process for one test.
+    """Environment of a worker process for one test, on a broker or a bootstrap address.
 
     ``FICHAS_PUERTA=veredicto`` unless ``extra`` says otherwise: most worker tests are about
     plumbing (offsets, order, rebalances, faults) and keep the meaning they had before the
@@ -237,7 +237,7 @@ def worker_env(
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env.update(topics.env())
     env.update(
-        FICHAS_KAFKA_BROKERS=kafka.bootstrap,
+        FICHAS_KAFKA_BROKERS=kafka if isinstance(kafka, str) else kafka.bootstrap,
         FICHAS_LLM_URL=llm.url,
         FICHAS_LLM_MODELO="fake",
         FICHAS_LLM_TIMEOUT_S="10",

@@ -19,7 +19,9 @@ REPO = Path(__file__).resolve().parents[2]
 CAMPOS = {"filas", "primera_cpu_s", "ronda_cpu_s", "ronda_pared_s", "hoy_cpu_s", "hoy_pared_s"}
 
 
-@pytest.mark.parametrize("almacen", ["sqlite", "postgres"])
+@pytest.mark.parametrize(
+    "almacen", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 def test_bench_certificador_mide_y_compara_con_el_recalculo(
     almacen: str, request: pytest.FixtureRequest
 ) -> None:
