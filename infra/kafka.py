@@ -13,8 +13,7 @@ matter for correctness stay with their builder and their reason; keep them as th
 
 Start-up against a broker that does not answer: ``connect_admin`` retries for
 ``FICHAS_KAFKA_ESPERA_S`` (60 s) with a WARNING per try naming the servers and the cause, then
-raises ``BrokerUnreachable`` (``fichas worker`` exits 4); why a bound and why 60 s:
-docs/operacion.md.
+raises ``BrokerUnreachable`` (exit 4); why a bound and why 60 s: docs/operacion.md.
 A broker that answers but refuses the login or presents an untrusted certificate is not
 waited for: ``check_access`` (the first step of ``connect_admin``) raises ``KafkaRefused``
 at once, a configuration error (exit 2; ``infra.kafka_access``). One assignor: docs/stream.md.
