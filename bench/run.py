@@ -15,7 +15,9 @@ article's design, one event at a time, through the same Kafka), and the concurre
 ``worker_1_c<K>`` for the chart; with ``--candidata P``, ``worker_1_candidata``: ``worker_1``
 with a candidate loop in shadow on a share P of the SKUs (issue 41: the live loop's throughput
 beside it, against ``worker_1``). ``--quick`` is the CI variant: few events, no sweep;
-``--solo`` runs only the named scenarios.
+``--prueba`` is ``--quick`` smaller still, for the test of the tool (``tests/bench``), not a
+measurement (only the CPU guard's scenario keeps its size); ``--solo`` runs only the named
+scenarios.
 The exit code is non-zero when the harness breaks, and 3 when the CPU guard fails
 (``bench.guardia``: the 3-attempt ficha's CPU over the fake LLM's CPU in the same scenario,
 so it holds on a busy machine and fails on a doubling); never because a target is missed.
@@ -76,6 +78,9 @@ EXIT_GUARDIA = 3
 DEFAULT_OUT = BENCH_DIR / "resultados.json"
 INPUT_PARTITIONS = 8
 OUTPUT_PARTITIONS = 4
+# Events per worker scenario of --quick: the CPU guard's scenario has this many in --prueba too
+# (with fewer its CPU per ficha was at the mercy of the idle polling; docs/rendimiento.md).
+N_QUICK = 60
 
 COLUMNS = (
     "escenario",
@@ -157,6 +162,7 @@ class Opciones:
     keep: bool
     candidata: float = 0.0
     solo: tuple[str, ...] = ()
+    prueba: bool = False
 
 
 # --------------------------------------------------------------------------- Kafka helpers
@@ -498,7 +504,10 @@ def escenarios(op: Opciones) -> list[Escenario]:
 
 def _n_3int(op: Opciones) -> int:
     """Events of the 3-attempt scenario: a third of ``--n``, or all of them in quick mode,
-    where a third (20) left the guard's CPU per ficha at the mercy of the idle polling."""
+    where a third (20) left the guard's CPU per ficha at the mercy of the idle polling; the
+    quick run's size under ``--prueba``, whose other scenarios are smaller."""
+    if op.prueba:
+        return N_QUICK
     return op.n if op.quick else max(op.n // 3, 30)
 
 
@@ -550,6 +559,7 @@ async def run_all(op: Opciones) -> dict[str, Any]:
             "llamadas_media": round(mean_calls(op.share), 3),
             "limite_llm_s": round(llm_bound(op.share, op.latency_ms, op.cap), 2),
             "quick": op.quick,
+            "prueba": op.prueba,
             "cpus": os.cpu_count(),
         },
         "columnas": list(COLUMNS),
@@ -570,6 +580,8 @@ def format_table(doc: dict[str, Any]) -> str:
         f"latency {p['latency_ms']} ms, cap {p['cap']}, mix {p['share']}: "
         f"{p['llamadas_media']} LLM calls/ficha, LLM-bound limit {p['limite_llm_s']} fichas/s"
     )
+    if p.get("prueba"):
+        lines.append("--prueba: the test of the tool, not a measurement")
     return "\n".join(lines)
 
 
@@ -657,9 +669,13 @@ def parse_args(argv: list[str] | None) -> Opciones:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run", description=__doc__.splitlines()[0] if __doc__ else None
     )
-    parser.add_argument("--n", type=int, help="events per worker scenario (600; quick 60)")
     parser.add_argument(
-        "--n-ingenuo", type=int, help="events for the naive design, a prefix of the feed (60)"
+        "--n", type=int, help="events per worker scenario (600; quick 60; prueba 20)"
+    )
+    parser.add_argument(
+        "--n-ingenuo",
+        type=int,
+        help="events for the naive design, a prefix of the feed (60; quick 8; prueba 4)",
     )
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--cap", type=int, default=64, help="parallel calls the LLM serves")
@@ -668,6 +684,12 @@ def parse_args(argv: list[str] | None) -> Opciones:
         "--sweep", default="4,16,64", help="FICHAS_CONCURRENCIA values for the chart"
     )
     parser.add_argument("--quick", action="store_true", help="CI: few events, no sweep")
+    parser.add_argument(
+        "--prueba",
+        action="store_true",
+        help="the test of the tool (tests/bench), not a measurement: --quick with 20 events "
+        "per worker scenario and 4 for the naive design; the CPU guard's scenario keeps 60",
+    )
     parser.add_argument("--profile", action="store_true", help="py-spy on worker_1")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--grafico", type=Path, help="write the concurrency chart (PNG) here")
@@ -684,21 +706,23 @@ def parse_args(argv: list[str] | None) -> Opciones:
     args = parser.parse_args(argv)
     if not 0 <= args.candidata <= 1:
         parser.error("--candidata: a share between 0 and 1")
-    n = args.n or (60 if args.quick else 600)
+    quick = args.quick or args.prueba
+    n = args.n or (20 if args.prueba else N_QUICK if quick else 600)
     return Opciones(
         n=n,
-        n_ingenuo=args.n_ingenuo or min(n, 8 if args.quick else 60),
+        n_ingenuo=args.n_ingenuo or min(n, 4 if args.prueba else 8 if quick else 60),
         latency_ms=args.latency_ms,
         cap=args.cap,
         share=parse_share(args.share),
-        sweep=() if args.quick else tuple(int(x) for x in args.sweep.split(",") if x),
-        quick=args.quick,
+        sweep=() if quick else tuple(int(x) for x in args.sweep.split(",") if x),
+        quick=quick,
         profile=args.profile,
         out=args.out,
         grafico=args.grafico,
         keep=args.keep,
         candidata=args.candidata,
         solo=tuple(x for x in args.solo.split(",") if x),
+        prueba=args.prueba,
     )
 
 

@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     kafka_ca_archivo: Path | None = Field(default=None, validate_default=True)
     kafka_certificado_archivo: Path | None = Field(default=None, validate_default=True)
     kafka_clave_privada_archivo: Path | None = Field(default=None, validate_default=True)
+    # The start-up bound: how long a command waits for a broker that does not answer before it
+    # exits 4 (infra.kafka.connect_admin; why 60 s: docs/operacion.md). Tests set it short.
+    kafka_espera_s: float = Field(default=60.0, gt=0)
     llm_url: str = "http://localhost:8000/v1"
     llm_modelo: str = "qwen3-30b-a3b"
     llm_api_key: str = "EMPTY"

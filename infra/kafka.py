@@ -12,8 +12,8 @@ matter for correctness stay with their builder and their reason; keep them as th
 * every reader of what the worker writes reads ``read_committed``.
 
 Start-up against a broker that does not answer: ``connect_admin`` retries for
-``BROKER_WAIT_S`` with a WARNING per try naming the servers and the cause, then raises
-``BrokerUnreachable`` (``fichas worker`` exits 4); why a bound and why 60 s: docs/operacion.md.
+``FICHAS_KAFKA_ESPERA_S`` (60 s) with a WARNING per try naming the servers and the cause, then
+raises ``BrokerUnreachable`` (exit 4); why a bound and why 60 s: docs/operacion.md.
 A broker that answers but refuses the login or presents an untrusted certificate is not
 waited for: ``check_access`` (the first step of ``connect_admin``) raises ``KafkaRefused``
 at once, a configuration error (exit 2; ``infra.kafka_access``). One assignor: docs/stream.md.
@@ -40,13 +40,13 @@ from infra.kafka_access import KafkaRefused, login_refusal, refusal
 
 log = logging.getLogger(__name__)
 
-BROKER_WAIT_S = 60.0
 BROKER_RETRY_S = 5.0
 TRANSACTION_TIMEOUT_MS = 10_000
 
 
 class BrokerUnreachable(RuntimeError):
-    """No broker of ``FICHAS_KAFKA_BROKERS`` answered within ``BROKER_WAIT_S`` at start-up."""
+    """No broker of ``FICHAS_KAFKA_BROKERS`` answered within ``FICHAS_KAFKA_ESPERA_S`` at
+    start-up."""
 
 
 class GrupoIncompatible(RuntimeError):
@@ -130,10 +130,11 @@ async def explain_refusal(exc: BaseException, settings: Settings) -> KafkaRefuse
     return refused
 
 
-async def connect_admin(settings: Settings, wait_s: float = BROKER_WAIT_S) -> AIOKafkaAdminClient:
-    """A started admin client; retry while no broker answers, at most ``wait_s`` seconds;
-    ``KafkaRefused`` at once if one answers and refuses this client (``check_access``)."""
+async def connect_admin(settings: Settings) -> AIOKafkaAdminClient:
+    """A started admin client; retry while no broker answers, at most ``kafka_espera_s``
+    seconds; ``KafkaRefused`` at once if one answers and refuses this client (``check_access``)."""
     brokers = settings.kafka_brokers
+    wait_s = settings.kafka_espera_s
     deadline = time.monotonic() + wait_s
     tries = 0
     while True:

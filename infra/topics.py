@@ -91,10 +91,10 @@ def topic_names(settings: Settings) -> list[str]:
 async def ensure_topics(settings: Settings) -> None:
     """Create missing topics with ``topic_configs``; existing ones are left as they are.
 
-    No broker answering is retried for ``BROKER_WAIT_S`` (``connect_admin``). A topic the broker
-    refuses to create (bad settings, too few brokers for the replication) stops the start-up with
-    the broker's reason. An existing topic whose cleanup policy is not the contract's is logged
-    as a warning: no command changes a topic an operator owns.
+    No broker answering is retried for ``FICHAS_KAFKA_ESPERA_S`` (``connect_admin``). A topic
+    the broker refuses to create (bad settings, too few brokers for the replication) stops the
+    start-up with the broker's reason. An existing topic whose cleanup policy is not the
+    contract's is logged as a warning: no command changes a topic an operator owns.
     """
     admin = await connect_admin(settings)
     try:

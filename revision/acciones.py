@@ -40,7 +40,6 @@ from revision.web import CTX, Contexto, texto
 log = logging.getLogger(__name__)
 
 MAX_NOTA = 2000
-ENVIO_S = 20.0  # how long a reviewer waits for the broker's acknowledgement
 # Background tasks a request started and does not wait for (the event loop keeps only weak
 # references to tasks).
 _TAREAS: set[asyncio.Task[None]] = set()
@@ -190,13 +189,13 @@ async def _cerrar(ctx: Contexto, request: web.Request, item: Item, cierre: Cierr
 
 
 async def _enviar(ctx: Contexto, event_id: str) -> str:
-    """Send a live decision's record, waiting at most ``ENVIO_S``: the banner's code."""
+    """Send a live decision's record, waiting at most ``ctx.envio_s``: the banner's code."""
     # The send goes on even if the reviewer stops waiting: cancelling it half-way could leave a
     # record in the producer's buffer that the outbox would then send a second time.
     envio = asyncio.create_task(ctx.flujo.enviar(event_id))
     envio.add_done_callback(_registrar_fallo)
     try:
-        await asyncio.wait_for(asyncio.shield(envio), ENVIO_S)
+        await asyncio.wait_for(asyncio.shield(envio), ctx.envio_s)
     except Exception:  # broker down or slow: the outbox sends it later, say so
         log.warning("decision %s stored, sending pending", event_id)
         return "pendiente"

@@ -50,7 +50,7 @@ from revision.metricas import metricas_revision
 from revision.rondas import sin_propagar
 from revision.seguridad import INACTIVIDAD_S, Red, hash_clave, redes
 from revision.vigilancia import Vigilancia
-from revision.web import CTX, Contexto, cabeceras
+from revision.web import CTX, ENVIO_S, Contexto, cabeceras
 from versiones.almacen import open_version_store
 
 log = logging.getLogger("fichas.revisor")
@@ -71,6 +71,7 @@ class Seguridad:
     apertura: str = APERTURA_AUTOMATICA
     alcance: Alcance = field(default_factory=Alcance)
     ronda_s: float = REVISAR_S
+    envio_s: float = ENVIO_S
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -131,6 +132,13 @@ def _parser() -> argparse.ArgumentParser:
         help=f"seconds between the certifier's and the online bound's rounds (default "
         f"{REVISAR_S:.0f})",
     )
+    parser.add_argument(
+        "--envio-s",
+        type=float,
+        default=ENVIO_S,
+        help=f"seconds a reviewer's decision waits for Kafka's acknowledgement before the page "
+        f"says it is stored and will be sent once Kafka answers (default {ENVIO_S:.0f})",
+    )
     return parser
 
 
@@ -162,6 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.ronda_s <= 0:
         print("fichas revisor: --ronda-s must be positive", file=sys.stderr)
         return EXIT_USAGE
+    if args.envio_s <= 0:
+        print("fichas revisor: --envio-s must be positive", file=sys.stderr)
+        return EXIT_USAGE
     try:
         alcance = Alcance.de_texto(args.apertura_familias, not args.sin_puerta_conjunta)
     except ValueError as exc:
@@ -174,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.apertura,
         alcance,
         args.ronda_s,
+        args.envio_s,
     )
     try:
         eventloop.run(servir(settings, args.host, args.port, seguridad))
@@ -365,6 +377,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 vigilancia=vigilancia,
                 muestra_proporcion=settings.muestra_proporcion,
                 apertura=apertura,
+                envio_s=seguridad.envio_s,
             )
             acceso = Acceso(
                 cuentas=Cuentas(database),

@@ -32,6 +32,10 @@ from revision.metricas import MetricasRevision
 from revision.vigilancia import Vigilancia
 from versiones.almacen import VersionStore
 
+# How long a reviewer's click waits for the broker to acknowledge the decision before the page
+# says it will be sent once Kafka answers (``fichas revisor --envio-s``; docs/revision.md).
+ENVIO_S = 20.0
+
 CABECERAS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
     "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -53,6 +57,7 @@ class Contexto:
     vigilancia: Vigilancia | None = None
     muestra_proporcion: float = 0.0  # the held-back sample's share (revision/retenidas.py)
     apertura: Apertura | None = None  # the certifier that opens gates (revision/apertura.py)
+    envio_s: float = ENVIO_S  # a decision's wait for the broker's acknowledgement
 
     def __post_init__(self) -> None:
         self.jinja = jinja2.Environment(

@@ -18,6 +18,13 @@ cd "$(dirname "$0")/.."
 
 say() { printf 'test.sh: %s\n' "$*" >&2; }
 
+# Python writes its bytecode caches (__pycache__, ignored by git): the suite starts a few hundred
+# Python processes (workers, the app, `fichas` commands), and where the environment sets
+# PYTHONDONTWRITEBYTECODE (container images often do; this project's machine does) each one
+# compiled LangChain, LangGraph and the rest from source again: 5 s of CPU to import the
+# worker instead of 2.5 s (README, "Where the suite's time goes").
+unset PYTHONDONTWRITEBYTECODE
+
 install_system_packages() {
     local missing=()
     command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)

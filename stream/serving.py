@@ -54,8 +54,8 @@ async def serve(settings: Settings, on_started: Callable[[Worker], None] | None 
     sensor = PrometheusSensor(CRITERIOS_VERSION, max_intentos=settings.max_intentos)
     # The version store first: opening it sets up or migrates the schemas under the schema
     # lock (migraciones.cerrojo), independent of Kafka. Then the topics: ``ensure_topics``
-    # waits for the broker by the start-up rule (retry for BROKER_WAIT_S, then exit 4) and
-    # creates the gate topic, so the gate reader, the first Kafka client after it, meets a
+    # waits for the broker by the start-up rule (retry for FICHAS_KAFKA_ESPERA_S, then exit 4)
+    # and creates the gate topic, so the gate reader, the first Kafka client after it, meets a
     # broker that answers. The graph (and its checkpointer) needs the gate source.
     async with open_version_store(settings.postgres_dsn, settings.data_dir) as versions:
         await ensure_topics(settings)

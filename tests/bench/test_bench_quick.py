@@ -6,8 +6,10 @@ asserted here, so a slow CI machine cannot fail them. The CPU guard is asserted:
 ratio measured within the run (``bench.guardia``: the 3-attempt ficha's CPU over the fake
 LLM's CPU in the same scenario, same machine, same moment), which holds on a busy machine and
 fails when the worker's CPU per ficha doubles (issue 33; figures in docs/rendimiento.md).
-It runs ``python -m bench.run --quick`` as a subprocess, as CI and people run it, because the
-harness starts its own broker, fake LLM and worker processes.
+It runs ``python -m bench.run --prueba`` as a subprocess, as CI and people run it, because the
+harness starts its own broker, fake LLM and worker processes: ``--quick`` at the size a test of
+the tool needs (20 events per worker scenario, 4 for the naive design), the CPU guard's
+scenario at its quick size (60 events), since the guard is asserted.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ ESCENARIOS = {"worker_1", "worker_2", "ingenuo", "worker_1_3int"}
 def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
     out = tmp_path / "resultados.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--quick", "--out", str(out)],
+        [sys.executable, "-m", "bench.run", "--prueba", "--out", str(out)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -57,7 +59,11 @@ def test_bench_quick_rellena_cada_columna(tmp_path: Path) -> None:
         assert 0 < fila["cpus_maquina"] <= doc["parametros"]["cpus"] + 0.05, nombre
     # the naive agents inherit the checkpointer: more rows per ficha than the worker's
     assert filas["ingenuo"]["checkpoints_ficha_3"] > filas["worker_1"]["checkpoints_ficha_3"]
+    assert doc["parametros"]["prueba"] is True and doc["parametros"]["quick"] is True
+    assert filas["worker_1"]["n"] == 20 and filas["ingenuo"]["n"] == 4
+    assert filas["worker_1_3int"]["n"] == 60  # the guard's scenario keeps its quick size
     assert "escenario" in proc.stdout  # the plain-text table was printed
+    assert "--prueba: the test of the tool, not a measurement" in proc.stdout
     assert "targets:" in proc.stdout
     assert len(doc["objetivos"]) == 4
     assert all(o["medido"] is not None for o in doc["objetivos"]), doc["objetivos"]
@@ -79,3 +85,21 @@ def test_la_guardia_es_una_razon_y_falla_al_pasar_el_limite() -> None:
     # twice the worker's CPU per ficha on the same machine: over the limit
     doble = veredicto_guardia(60.0, 6.0, limite=8.0)
     assert doble["razon"] == 10.0 and doble["cumple"] is False
+
+
+def test_prueba_es_quick_mas_pequeno_salvo_la_guardia() -> None:
+    """``--prueba``: the quick run at the size the tool's test needs; the guard's scenario keeps
+    the quick size its limit was set on (docs/rendimiento.md)."""
+    from bench.run import N_QUICK, escenarios, parse_args
+
+    quick, prueba = parse_args(["--quick"]), parse_args(["--prueba"])
+    assert prueba.quick and prueba.prueba and not quick.prueba and prueba.sweep == ()
+    tamanos = {e.nombre: e.n for e in escenarios(prueba)}
+    assert tamanos == {"worker_1": 20, "worker_2": 20, "ingenuo": 4, "worker_1_3int": N_QUICK}
+    assert {e.nombre: e.n for e in escenarios(quick)} == {
+        "worker_1": N_QUICK,
+        "worker_2": N_QUICK,
+        "ingenuo": 8,
+        "worker_1_3int": N_QUICK,
+    }
+    assert prueba.latency_ms == quick.latency_ms and prueba.cap == quick.cap

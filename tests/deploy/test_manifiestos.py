@@ -131,6 +131,7 @@ VARIABLES_ANADIDAS = [
     "FICHAS_CANDIDATA_PROMPT_EVALUADOR_ARCHIVO",
     "FICHAS_CANDIDATA_CONCURRENCIA",
     "FICHAS_CANDIDATA_PROPORCION",
+    "FICHAS_KAFKA_ESPERA_S",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}

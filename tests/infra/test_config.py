@@ -23,6 +23,7 @@ def test_valores_por_defecto_del_contrato(monkeypatch: pytest.MonkeyPatch) -> No
     assert s.concurrencia == 32
     assert s.postgres_dsn is None
     assert s.metricas_puerto == 9100
+    assert s.kafka_espera_s == 60.0  # the start-up bound (docs/operacion.md); tests set it short
     assert (s.topic_entrada, s.topic_dlq) == ("proveedor.cambios", "proveedor.cambios.dlq")
 
 

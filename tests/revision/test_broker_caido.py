@@ -1,5 +1,8 @@
 """The broker is down when a reviewer approves: the decision is kept, the reviewer is told, and
-the outbox publishes it once when Kafka is back (a broker of its own, stopped and restarted)."""
+the outbox publishes it once when Kafka is back (a broker of its own, stopped and restarted).
+
+The app waits ``--envio-s`` for the broker's acknowledgement before it tells the reviewer (20 s
+by default); this test gives it 3, which is the same wait, ended sooner."""
 
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ def test_broker_caido_al_aprobar_se_envia_una_vez_al_volver(tmp_path, navegador)
     broker = _broker_propio(tmp_path)
     topics = Topics()
     env = revisor_env(broker.bootstrap, topics_env(topics), tmp_path / "datos")
-    app = RevisorProcess(env, free_port(), tmp_path / "revisor.log")
+    app = RevisorProcess(env, free_port(), tmp_path / "revisor.log", argumentos=["--envio-s", "3"])
     app.add_user(USUARIO, CLAVE)
     item = ficha_en_revision("ZAP-CAIDO-1")
     try:
@@ -72,4 +75,4 @@ def test_broker_caido_al_aprobar_se_envia_una_vez_al_volver(tmp_path, navegador)
         assert not leer(broker, topics.publicadas)
     finally:
         app.stop()
-        broker.stop()
+        broker.kill()  # a throwaway broker: a clean shutdown would test nothing

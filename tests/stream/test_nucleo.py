@@ -138,6 +138,39 @@ async def test_consumption_pauses_while_the_llm_is_down_and_resumes(tmp_path: Pa
         assert n.consumer.paused() == set()
 
 
+async def test_a_backlog_is_fetched_no_further_than_the_buffer_and_runs_no_wider_than_the_slots(
+    tmp_path: Path,
+) -> None:
+    """200 events waiting, every run held: the worker fetches its buffer (twice
+    ``FICHAS_CONCURRENCIA``, at least 8) and no more, with every partition paused, round after
+    round of the poll loop, and runs ``FICHAS_CONCURRENCIA`` at once; released, the whole
+    backlog goes through. The mechanism behind bounded memory on any backlog; the memory
+    itself, 100,000 events against a real broker, is ``bench.backlog``'s figure.
+
+    Mutations: in ``Worker.run`` fetch without the buffer's room (``max_records=10**6``: the
+    first fetch takes all 200); in ``Worker._flow_control`` no pause on a full buffer (every
+    round fetches one more); in ``Handler`` a ``graph_slots`` semaphore of 64 (all 8 buffered
+    runs start).
+    """
+    backlog = 200
+    async with nucleo(tmp_path) as n:
+        buffer = n.worker._limit
+        assert buffer == 2 * n.settings.concurrencia < backlog
+        for i in range(backlog):
+            n.procesador.hold(f"B{i:03d}", 1)
+            n.send(f"B{i:03d}", 1, partition=i % 2)
+        await until(lambda: len(n.procesador.calls) >= n.settings.concurrencia)
+        polls = n.consumer.polls
+        await until(lambda: n.consumer.polls >= polls + 20)  # twenty rounds of the poll loop
+        assert len(n.consumer.fetched) == buffer
+        assert n.consumer.paused() == n.consumer.assignment()
+        assert len(n.procesador.calls) == n.settings.concurrencia
+        for gate in n.procesador.gates.values():
+            gate.set()
+        await until(lambda: len(n.published()) == backlog, timeout=60)
+        assert len(n.consumer.fetched) == backlog  # each event fetched once
+
+
 async def test_stop_lets_a_lag_measurement_in_flight_end_before_the_consumer_stops(
     tmp_path: Path,
 ) -> None:
