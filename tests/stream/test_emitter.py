@@ -66,15 +66,25 @@ class CommitGatedProducer(AIOKafkaProducer):  # type: ignore[misc]
         await self.committing
 
 
-async def _claim_when_the_group_is_ready(emitter: Emitter, tp: TopicPartition) -> None:
-    """Claim, retried while a new group's coordinator is not ready (the worker's step rule)."""
+async def _claim_when_the_group_is_ready(emitter: Emitter, tp: TopicPartition) -> int | None:
+    """Claim, retried while a new group's coordinator is not ready (the worker's step rule);
+    the offset the claimer would fetch from."""
     for _ in range(100):
         try:
-            await emitter.claim({tp})
-            return
+            return (await emitter.claim({tp}))[tp]
         except KafkaError:
             await asyncio.sleep(0.2)
-    await emitter.claim({tp})
+    return (await emitter.claim({tp}))[tp]
+
+
+def _transactional(settings: Settings, txn_id: str) -> dict[str, object]:
+    """A gated producer's options: transactional, as the worker's (``infra.kafka``)."""
+    return {
+        "bootstrap_servers": settings.kafka_brokers,
+        "acks": "all",
+        "enable_idempotence": True,
+        "transactional_id": txn_id,
+    }
 
 
 def _factory(kafka: KafkaBroker) -> Callable[[str], AIOKafkaProducer]:
@@ -101,15 +111,7 @@ async def test_el_zombi_no_escribe_despues_del_nuevo_dueno(
     settings = Settings(kafka_brokers=kafka.bootstrap)
 
     def gated(txn_id: str) -> AIOKafkaProducer:
-        return GatedProducer(
-            where,
-            gate,
-            reached,
-            bootstrap_servers=settings.kafka_brokers,
-            acks="all",
-            enable_idempotence=True,
-            transactional_id=txn_id,
-        )
+        return GatedProducer(where, gate, reached, **_transactional(settings, txn_id))
 
     zombie = Emitter(gated, prefix)
     owner = Emitter(_factory(kafka), prefix)
@@ -188,14 +190,7 @@ async def test_cancelado_al_confirmar_el_punto_confirmado_no_retrocede(
     producers: list[CommitGatedProducer] = []
 
     def gated(txn_id: str) -> AIOKafkaProducer:
-        producer = CommitGatedProducer(
-            gate,
-            reached,
-            bootstrap_servers=settings.kafka_brokers,
-            acks="all",
-            enable_idempotence=True,
-            transactional_id=txn_id,
-        )
+        producer = CommitGatedProducer(gate, reached, **_transactional(settings, txn_id))
         producers.append(producer)
         return producer
 
@@ -216,8 +211,18 @@ async def test_cancelado_al_confirmar_el_punto_confirmado_no_retrocede(
         await asyncio.wait_for(producers[0].committing, 30)  # the broker committed it
         await emitter.final_commit({tp})  # the revoke commits what finished, then gives up
 
-        points = await committed_points(admin, group, {tp})
-        assert points[tp].offset == 1, "offset 0's outcome is out: the point must be past it"
+        await emitter.release({tp})
+
+        # The next owner's claim: its producer's epoch waits for every transaction of the old
+        # one to end (commit markers included), then it reads the group's point.
+        successor = Emitter(
+            _factory(kafka), group, reader=lambda tps: committed_points(admin, group, tps)
+        )
+        try:
+            desde = await _claim_when_the_group_is_ready(successor, tp)
+        finally:
+            await successor.close()
+        assert desde == 1, "offset 0's outcome is out: the next owner must start past it"
         assert await _versions(kafka, topics.publicadas, committed_only=True) == [1]
     finally:
         gate.set()
