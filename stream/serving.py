@@ -130,10 +130,12 @@ async def _serve_worker(
         on_started(worker)
     await health.start()
     await consumer.start()
+    failed = True
     try:
         await run_until_stopped(
             worker, settings.gracia_s + STOP_MARGIN_S, forced_exit=on_started is None
         )
+        failed = False
     finally:
         await close_within(
             [
@@ -143,6 +145,7 @@ async def _serve_worker(
                 ("the health server", health.stop),
             ],
             CLOSE_LIMIT_S,
+            hung_level=logging.WARNING if failed else logging.ERROR,
         )
 
 
@@ -157,7 +160,9 @@ EXIT_FORCED = 1
 
 
 async def close_within(
-    steps: Sequence[tuple[str, Callable[[], Awaitable[object]]]], limit_s: float
+    steps: Sequence[tuple[str, Callable[[], Awaitable[object]]]],
+    limit_s: float,
+    hung_level: int = logging.ERROR,
 ) -> None:
     """Close each part in order within ``limit_s`` seconds for all; log and skip what hangs.
 
@@ -165,6 +170,9 @@ async def close_within(
     consumer leaving its group): after a broker SIGKILL and return, one such wait outlived
     the fault suite's 60 s stop bound. What does not close in time is left to the process's
     end; what it had in flight is redelivered, as after any crash (guarantee 2).
+    ``hung_level`` is ERROR on a signalled stop. After a fatal error it is WARNING: the
+    error's own line is the one a person acts on (a refused consumer group, for one, can leave
+    aiokafka's coordinator waiting on a lookup, and that wait is not a second problem).
     """
     deadline = time.monotonic() + limit_s
     for name, close in steps:
@@ -172,7 +180,12 @@ async def close_within(
         try:
             await asyncio.wait_for(close(), remaining)
         except TimeoutError:
-            log.error("%s did not close within the stop's %.0f s: left to the exit", name, limit_s)
+            log.log(
+                hung_level,
+                "%s did not close within the stop's %.0f s: left to the exit",
+                name,
+                limit_s,
+            )
         except Exception as exc:  # closing goes on with the next part
             log.warning("%s failed to close: %s", name, exc)
 

@@ -97,6 +97,20 @@ async def test_cerrar_salta_lo_que_se_cuelga_y_cierra_lo_demas(
     assert cerrados == ["health"]
     assert "the producers did not close within" in caplog.text
     assert "the admin client failed to close: socket cerrado" in caplog.text
+    colgados = [r for r in caplog.records if "did not close" in r.getMessage()]
+    assert [r.levelno for r in colgados] == [logging.ERROR]
+
+
+async def test_tras_un_error_fatal_lo_colgado_es_aviso(caplog: pytest.LogCaptureFixture) -> None:
+    """After a fatal error, a part that hangs on close is a WARNING: the fatal line is the one."""
+
+    async def colgado() -> None:
+        await asyncio.Event().wait()
+
+    with caplog.at_level(logging.WARNING, logger="stream.serving"):
+        await close_within([("the consumer", colgado)], 0.2, hung_level=logging.WARNING)
+    colgados = [r for r in caplog.records if "did not close" in r.getMessage()]
+    assert [r.levelno for r in colgados] == [logging.WARNING]
 
 
 def test_un_proceso_atascado_sale_por_la_fuerza() -> None:
