@@ -7,9 +7,10 @@ usuarios``, and wait for ``/health/ready``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
-import sys
+import threading
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -26,12 +27,15 @@ from esquemas.constantes import (
 )
 from esquemas.puerta import ClavePuerta, EstadoPuerta
 from esquemas.wire import cabeceras_decision, encode_value
-from harness.procesos import REPO, CommandProcess
+from harness.procesos import CommandProcess
 from harness.puerta import estado as estado_puerta
+from harness.worker import settings_from_env
 from puerta.resolucion import umbral_aplicable
 from revision import decisiones as dec
+from revision.app import guardar_usuario
 from revision.flujo import registro_a_enviar
 from revision.item import Item
+from revision.seguridad import hash_clave
 
 
 class RevisorProcess(CommandProcess):
@@ -61,16 +65,22 @@ class RevisorProcess(CommandProcess):
         return ["revisor", "--port", str(self.port), *extra, *self.argumentos]
 
     def add_user(self, nombre: str, clave: str) -> None:
-        """``fichas revisor usuarios NOMBRE`` with the password on stdin."""
-        subprocess.run(
-            [sys.executable, "-m", "herramientas.cli", "revisor", "usuarios", nombre],
-            input=(clave + "\n").encode(),
-            env=self.env,
-            cwd=REPO,
-            check=True,
-            capture_output=True,
-            timeout=60,
+        """Save a reviewer as ``fichas revisor usuarios NOMBRE`` does, in this process.
+
+        The same function the command runs after reading the password, on this app's settings
+        (``FICHAS_DATA_DIR`` or ``FICHAS_POSTGRES_DSN``), on a thread of its own so that an
+        async test's running loop is no obstacle. Tests add a reviewer about sixty times; as a
+        process each spent a second of CPU importing the app. The command itself, stdin and
+        prompt and exit codes, is tested through its entry point in tests/revision/test_app.py
+        and test_seguridad.py.
+        """
+        settings = settings_from_env(self.env)
+        hilo = threading.Thread(
+            target=asyncio.run, args=(guardar_usuario(settings, nombre, hash_clave(clave)),)
         )
+        hilo.start()
+        hilo.join(60)
+        assert not hilo.is_alive(), f"saving reviewer {nombre} did not end in 60 s"
 
     def wait_exit(self, timeout: float = 30) -> int:
         """The exit code, once the process ends by itself."""

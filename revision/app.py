@@ -227,7 +227,7 @@ def usuarios(argv: Sequence[str]) -> int:
     settings = _settings("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    asyncio.run(_guardar_usuario(settings, args.nombre, hash_clave(clave)))
+    asyncio.run(guardar_usuario(settings, args.nombre, hash_clave(clave)))
     print(f"reviewer {args.nombre} saved")
     return 0
 
@@ -253,7 +253,7 @@ async def _dar_de_baja(settings: Settings, nombre: str) -> bool:
         await cuentas.cerrar()
 
 
-async def _guardar_usuario(settings: Settings, nombre: str, hash_: str) -> None:
+async def guardar_usuario(settings: Settings, nombre: str, hash_: str) -> None:
     """Open the accounts (migrated under the schema lock), save the reviewer, close them."""
     cuentas = await Cuentas.abrir(settings.postgres_dsn, settings.data_dir)
     try:
