@@ -308,11 +308,29 @@ format_storage() {
         || { tail -n 30 "$LOGFILE" >&2; die "storage format failed"; }
 }
 
+# A Metadata request (v4, no topics) over the client protocol; exits 0 when the answer lists a
+# broker. Python's standard library rather than the topics tool: a JVM start costs about 2 s of
+# CPU, and a test suite starts brokers a few dozen times.
+METADATA_PROBE='
+import socket, struct, sys
+body = struct.pack(">hhih", 3, 4, 1, 5) + b"probe" + struct.pack(">i?", 0, False)
+with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5) as s:
+    s.sendall(struct.pack(">i", len(body)) + body)
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+        chunk = s.recv(65536)
+        if not chunk:
+            sys.exit(1)
+        data += chunk
+# size, correlation id, throttle time, then the brokers array
+correlation, _, brokers = struct.unpack(">iii", data[4:16])
+sys.exit(0 if correlation == 1 and brokers > 0 else 1)
+'
+
 broker_answers() {
-    # A real round trip through the client protocol: metadata request via the
-    # topics tool. It only succeeds once the broker is unfenced and serving.
-    run_tool org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$PORT" \
-        --list >/dev/null 2>&1
+    # A real round trip through the client protocol: a metadata request that lists the
+    # broker only once it is unfenced and serving.
+    python3 -c "$METADATA_PROBE" "$PORT" >/dev/null 2>&1
 }
 
 wait_ready() {
