@@ -21,8 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,51 +31,17 @@ from langgraph.graph.state import CompiledStateGraph
 
 from criterios import atributos_obligatorios
 from esquemas import EventoCambio
-from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
 from grafo.contexto import en_intento
 from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
-from grafo.retry import Attempts, Backoff, BudgetSpent, FailureRule, retry
+from grafo.intentos import ResumenIntento, resumen_intentos
+from grafo.retry import Attempts, Backoff, BudgetSpent, FailureRule, LLMUnavailable, retry
 from grafo.sensores import NullSensor, Sensor
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 REMINDER_S = 60.0  # while the LLM stays down, say so again this often
-
-
-@dataclass(frozen=True)
-class Rechazo:
-    """One criterion that rejected an attempt, and who rejected it (``codigo`` | ``evaluador``)."""
-
-    criterio: str
-    por: str
-
-
-@dataclass(frozen=True)
-class ResumenIntento:
-    """What the metrics need of one attempt: approved, the rejections, an invalid answer.
-
-    ``puntuacion`` is the evaluator's score of the attempt (None without one).
-    """
-
-    intento: int
-    aprobada: bool
-    rechazos: tuple[Rechazo, ...] = ()
-    invalida: bool = False
-    puntuacion: float | None = None
-
-    @classmethod
-    def de_dict(cls, datos: dict[str, Any]) -> ResumenIntento:
-        """Back from ``dataclasses.asdict`` (``fichas evaluar`` caches its records as JSON)."""
-        rechazos = tuple(Rechazo(str(x["criterio"]), str(x["por"])) for x in datos["rechazos"])
-        return cls(
-            intento=int(datos["intento"]),
-            aprobada=bool(datos["aprobada"]),
-            rechazos=rechazos,
-            invalida=bool(datos.get("invalida", False)),
-            puntuacion=datos.get("puntuacion"),
-        )
 
 
 @dataclass(frozen=True)
@@ -97,10 +62,6 @@ class Resultado:
     intentos: int
     reentregada: bool
     resumen: tuple[ResumenIntento, ...] = ()
-
-
-class LLMUnavailable(RuntimeError):
-    """The LLM stayed down longer than ``Backoff.max_wait_s``."""
 
 
 class LLMHealth:
@@ -207,50 +168,6 @@ def entrada_inicial(evento: EventoCambio) -> dict[str, Any]:
     """The graph's input: the event and the origin the agents are allowed to see."""
     datos = evento.model_dump(mode="json")
     return {"evento": datos, "origen": origen_de(datos, atributos_obligatorios(evento.familia))}
-
-
-def resumen_intentos(historial: list[dict[str, Any]]) -> tuple[ResumenIntento, ...]:
-    """Per attempt: approved or not, and which criteria rejected it by whom (for metrics).
-
-    Reads the loop's own history, whose records name who rejected (``rechazos``), and the
-    contract's ``historial`` of a review outcome, which does not: there every problem of the
-    verdict but an invalid answer is a rejection, by ``POR_DESCONOCIDO``.
-    """
-    return tuple(
-        ResumenIntento(
-            intento=int(r["intento"]),
-            aprobada=bool(r["veredicto"]["aprobada"]),
-            rechazos=_rechazos(r),
-            invalida=any(
-                p["criterio"] == CRITERIO_SALIDA_INVALIDA for p in r["veredicto"]["problemas"]
-            ),
-            puntuacion=r.get("puntuacion"),
-        )
-        for r in historial
-    )
-
-
-POR_DESCONOCIDO = "desconocido"  # who rejected, when the record does not say
-
-
-def _rechazos(registro: dict[str, Any]) -> tuple[Rechazo, ...]:
-    """The rejections of one attempt's record (see ``resumen_intentos``)."""
-    if "rechazos" in registro:
-        return tuple(
-            Rechazo(criterio=str(x["criterio"]), por=str(x["por"])) for x in registro["rechazos"]
-        )
-    return tuple(
-        Rechazo(criterio=str(p.get("criterio", "?")), por=POR_DESCONOCIDO)
-        for p in registro["veredicto"].get("problemas") or []
-        if p.get("criterio") != CRITERIO_SALIDA_INVALIDA
-    )
-
-
-def contar_rechazos(intentos: Iterable[ResumenIntento]) -> Counter[Rechazo]:
-    """The one count of rejections by criterion, for the worker's metric, ``fichas informe``
-    and ``fichas evaluar``: one per criterion an attempt's verdict named, with who named it.
-    An invalid answer is not a rejection (``ResumenIntento.invalida`` counts it apart)."""
-    return Counter(rechazo for intento in intentos for rechazo in intento.rechazos)
 
 
 class Procesador:

@@ -22,6 +22,10 @@ from typing import Protocol, TypeVar
 T = TypeVar("T")
 
 
+class LLMUnavailable(RuntimeError):
+    """The LLM stayed down longer than ``Backoff.max_wait_s``."""
+
+
 @dataclass
 class Backoff:
     """Exponential backoff with full jitter, capped, honouring Retry-After when it is longer."""

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from estadistica import percentile, wilson
-from grafo.ejecucion import ResumenIntento, contar_rechazos
+from grafo.intentos import ResumenIntento, contar_rechazos
 from herramientas.definiciones import tasas_por_intento
 
 REMUESTRAS = 2000

@@ -36,7 +36,7 @@ from esquemas.constantes import (
     DESTINO_PUBLICADAS,
     DESTINO_REVISION,
 )
-from grafo.ejecucion import contar_rechazos, resumen_intentos
+from grafo.intentos import contar_rechazos, resumen_intentos
 from herramientas import graficos
 from herramientas.definiciones import (
     Salida,

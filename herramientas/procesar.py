@@ -26,14 +26,16 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from esquemas.constantes import DESTINO_DLQ
-from grafo import Procesador
 from grafo.contexto import sobre_evento
 from stream.rechazo import evento_rechazado
+
+if TYPE_CHECKING:
+    from grafo.ejecucion import Procesador
 
 
 @dataclass

@@ -28,7 +28,7 @@ from esquemas.constantes import (
 )
 from esquemas.puerta import EstadoPuerta
 from grafo import LogprobsProbe, Resultado, ResumenIntento
-from grafo.ejecucion import contar_rechazos
+from grafo.intentos import contar_rechazos
 from stream.series import (
     AGENTS,
     DECISION_RESULTS,

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
-from grafo.ejecucion import Rechazo, thread_id
+from grafo.ejecucion import thread_id
+from grafo.intentos import Rechazo
 from harness.eventos import evento_dict
 from harness.fake_llm_client import FakeLLM
 from harness.procesador import abrir_procesador

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from esquemas.constantes import CRITERIO_SALIDA_INVALIDA
-from grafo.ejecucion import (
+from grafo.intentos import (
     POR_DESCONOCIDO,
     Rechazo,
     ResumenIntento,
