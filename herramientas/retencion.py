@@ -199,7 +199,6 @@ async def _ejecutar(args: argparse.Namespace, settings: Any, persona: str) -> in
     from infra.kafka import BrokerUnreachable
     from infra.topics import ensure_topics
     from puerta.topico import escribir_estados, leer_estados
-    from stream.identidad import clave_servida
 
     try:
         await ensure_topics(settings)
@@ -207,6 +206,9 @@ async def _ejecutar(args: argparse.Namespace, settings: Any, persona: str) -> in
     except (BrokerUnreachable, TimeoutError, ConnectionError) as exc:
         return _error(f"Kafka unreachable: {exc}", EXIT_BROKER_UNREACHABLE)
     if args.clave is None and not args.todas_las_claves:
+        # Only here: asking the server which model it serves loads LangChain (stream.clave).
+        from stream.identidad import clave_servida
+
         try:
             claves = [await clave_servida(settings, Backoff(max_wait_s=args.espera_llm))]
         except LLMUnavailable as exc:

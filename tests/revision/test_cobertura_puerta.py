@@ -33,7 +33,7 @@ from harness.puerta import clave_fake
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
-from harness.worker import WorkerProcess, worker_env
+from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
 from puerta.cobertura import MINIMO_PROPIO
 from puerta.topico import leer_estados
@@ -176,7 +176,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
         argumentos=["--ronda-s", "1"],
     )
     app.add_user(USUARIO, CLAVE)
-    worker = WorkerProcess(
+    worker = WorkerInProcess(
         worker_env(kafka, fake_llm, topics, tmp_path / "w", FICHAS_PUERTA="certificada"),
         tmp_path / "w.log",
     )

@@ -28,7 +28,7 @@ from harness.kafka_broker import KafkaBroker
 from harness.puerta import abrir, clave_fake
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
-from harness.worker import WorkerProcess, worker_env
+from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
 from puerta.topico import leer_estados
 from tests.revision.conftest import CLAVE, USUARIO, abrir_item, confirmado, entrar, esperar
@@ -87,7 +87,7 @@ def test_veredictos_incorrectos_cierran_la_puerta_en_dos_workers(
     )
     app.add_user(USUARIO, CLAVE)
     workers = [
-        WorkerProcess(
+        WorkerInProcess(
             worker_env(
                 kafka,
                 fake_llm,

@@ -35,7 +35,7 @@ from harness.puerta import clave_fake, fichas_puerta
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
-from harness.worker import WorkerProcess, worker_env
+from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
 from puerta.topico import leer_estados
 from tests.revision.conftest import CLAVE, USUARIO, entrar, esperar
@@ -64,7 +64,7 @@ class Escena:
             apertura="automatica",
         )
         self.app.add_user(USUARIO, CLAVE)
-        self.worker = WorkerProcess(
+        self.worker = WorkerInProcess(
             worker_env(kafka, fake_llm, self.topics, tmp_path / "w", FICHAS_PUERTA="certificada"),
             tmp_path / "w.log",
         )
