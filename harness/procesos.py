@@ -16,14 +16,30 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
-# ``python -c`` program: import the heavy modules, say so with ``<argv[1]>.<pid>.listo``, wait
-# for the file argv[1], run ``fichas``.
-LANZADOR = """
-import os, sys, time
-import herramientas.cli, stream.worker, revision.app, herramientas.migrar
-import langgraph.checkpoint.postgres.aio, psycopg_pool
+# What each command imports before its first step, the Postgres drivers included: loaded before
+# the barrier, so that processes released together reach that step together.
+PRECARGA = {
+    "worker": ["stream.serving"],
+    "revisor": ["revision.app"],
+    "migrar": [
+        "herramientas.migrar",
+        "grafo.checkpointer",
+        "revision.database",
+        "versiones.almacen",
+    ],
+}
+POSTGRES = ["langgraph.checkpoint.postgres.aio", "psycopg_pool"]
+
+# ``python -c`` program: import what the command ``argv[2]`` needs (``PRECARGA``), say so with
+# ``<argv[1]>.<pid>.listo``, wait for the file argv[1], run ``fichas``. Only that command's
+# modules: a ``fichas migrar`` that imported the worker's LangChain spent 2 s of CPU more.
+LANZADOR = f"""
+import importlib, os, sys, time
+import herramientas.cli
+for modulo in {PRECARGA!r}.get(sys.argv[2], []) + {POSTGRES!r}:
+    importlib.import_module(modulo)
 barrera = sys.argv[1]
-open(f"{barrera}.{os.getpid()}.listo", "w").close()
+open(f"{{barrera}}.{{os.getpid()}}.listo", "w").close()
 while not os.path.exists(barrera):
     time.sleep(0.002)
 raise SystemExit(herramientas.cli.main(sys.argv[2:]))
