@@ -11,7 +11,9 @@
   it becomes INFO, as does the "coordinator dead" WARNING that follows it. A failed connection
   to a broker becomes WARNING: the worker's own messages say what it means (start-up waits,
   then exits; later, aiokafka reconnects). With TLS and SASL, aiokafka's INFO lines on every
-  connection ("Authenticated as ...", "Loading SSL CA from ...") become DEBUG.
+  connection ("Authenticated as ...", "Loading SSL CA from ...") become DEBUG, and so does
+  uvloop's "Fatal error on SSL protocol" about a transport already closed: a write racing the
+  close of a process that is exiting anyway, not an error of its own.
 * Language: operators read English (logs, CLI help and errors); catalogue people read
   Spanish (DLQ messages, review reasons, the report). See docs/operacion.md.
 """
@@ -37,6 +39,9 @@ _RELEVEL: tuple[tuple[str, str, int], ...] = (
     ("aiokafka", "Unable to request metadata", logging.WARNING),
     ("aiokafka", "Authenticated as", logging.DEBUG),
     ("aiokafka", "Loading SSL ", logging.DEBUG),
+    # uvloop's SSL protocol writing to a transport the client has already closed (a process
+    # exiting on a refused login or ACL while aiokafka still had a request to send).
+    ("asyncio", "transport: <TCPTransport closed=True", logging.DEBUG),
 )
 
 

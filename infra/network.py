@@ -2,34 +2,60 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free now, whose +1000 is free too.
+    """A TCP port, free now on every address, whose +1000 is free too, below the ephemeral range.
 
     A local KRaft broker puts its controller on port + 1000; asking for the pair everywhere
-    costs nothing and lets any caller hand the port to a broker.
+    costs nothing and lets any caller hand the port to a broker. The port is drawn at random
+    below the kernel's ephemeral range (``ip_local_port_range``), not asked of the kernel: a
+    port the kernel hands out is also one it hands to outgoing connections as their source
+    port, and under a busy test suite one such connection took a metrics port between this
+    check and the worker's bind ("address already in use"). Checked on 0.0.0.0, where the
+    health servers listen.
     """
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port + 1000 > 65535:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port + 1000))
-            except OSError:
-                continue
-        return port
+    low, high = _draw_range()
+    for _ in range(200):
+        port = _RNG.randrange(low, high)
+        if _bindable(port) and _bindable(port + 1000):
+            return port
     raise RuntimeError("no free port pair found")
+
+
+def _draw_range() -> tuple[int, int]:
+    """Where ``free_port`` draws: the 10,000 ports below the ephemeral range and its +1000."""
+    try:
+        ephemeral_low = int(Path(EPHEMERAL_RANGE).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768  # Linux's default
+    high = max(ephemeral_low - 1000, 2024)
+    return max(high - 10_000, 1024), high
+
+
+EPHEMERAL_RANGE = "/proc/sys/net/ipv4/ip_local_port_range"
+# The OS's randomness, never a seeded generator: processes that seed ``random`` alike (a test
+# plugin, a fixed seed) must not draw the same ports.
+_RNG = random.SystemRandom()
+
+
+def _bindable(port: int) -> bool:
+    """True when a listening socket could bind ``port`` on every address right now."""
+    with socket.socket() as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
 
 
 def port_open(host: str, port: int) -> bool:
