@@ -12,6 +12,9 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
+
+from harness import forkserver
 
 REPO = Path(__file__).resolve().parents[1]
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -55,7 +58,7 @@ class CommandProcess:
         self.env = env
         self.port = port
         self.log_path = log_path
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: Any = None  # subprocess.Popen, or forkserver.ForkedProcess
 
     @property
     def url(self) -> str:
@@ -79,7 +82,7 @@ class CommandProcess:
         argv = [sys.executable, "-m", "herramientas.cli", *self.command()]
         if barrera is not None:
             argv = [sys.executable, "-c", LANZADOR, str(barrera), *self.command()]
-        self.proc = subprocess.Popen(
+        self.proc = forkserver.popen(
             argv,
             env={**self.env, **(extra_env or {})},
             cwd=REPO,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import forkserver
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics
@@ -36,6 +37,12 @@ MARCADORES_POR_FIXTURE = {
 
 
 _FAULT_SUITE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``python -m herramientas.cli`` processes are forks of a server that imported the
+    third-party libraries once (``harness.forkserver``; ``FICHAS_TEST_FORK=0`` for real ones)."""
+    forkserver.enable()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -17,6 +17,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.puerta import ClavePuerta, EstadoPuerta
+from harness import forkserver
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, produce, settings_for
@@ -26,7 +27,9 @@ from puerta.resolucion import resolver
 from puerta.topico import escribir_estado, leer_estados
 
 REPO = Path(__file__).resolve().parents[2]
-FICHAS = Path(sys.executable).parent / "fichas"
+# The command as ``python -m herramientas.cli`` (a fork, harness.forkserver); the console script
+# itself is tested in tests/herramientas/test_operacion_cli.py.
+FICHAS = [sys.executable, "-m", "herramientas.cli"]
 SHA = "c" * 64
 CLAVE = ClavePuerta(
     modelo="fake", prompt_evaluador_sha256=SHA, criterios_version="9", modo_evaluador="veredicto"
@@ -39,9 +42,8 @@ OPCIONES_CLAVE = [
 
 def _fichas(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
-    comando = [str(FICHAS)] if FICHAS.exists() else [sys.executable, "-m", "herramientas.cli"]
-    return subprocess.run(
-        [*comando, "calibrar", *args],
+    return forkserver.run(
+        [*FICHAS, "calibrar", *args],
         env=base | {"PYTHONPATH": str(REPO)} | (env or {}),
         capture_output=True,
         text=True,

@@ -20,6 +20,7 @@ from esquemas.constantes import FAMILIA_TODAS
 from esquemas.ficha import Ficha, Veredicto
 from esquemas.puerta import ClavePuerta
 from esquemas.salidas import FichaEnRevision, Intento, Origen
+from harness import forkserver
 from harness.fake_llm_client import FakeLLM
 from harness.puerta import clave_fake
 from herramientas.evaluar_casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
@@ -48,7 +49,7 @@ def _env(llm: FakeLLM, data_dir: Path) -> dict[str, str]:
 
 
 def _calibrar(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "calibrar", *args],
         env=env,
         capture_output=True,

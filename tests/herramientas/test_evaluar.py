@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness import forkserver
 from harness.fake_llm_client import FakeLLM
 
 pytestmark = pytest.mark.lento  # every test runs `fichas evaluar` as a process
@@ -38,7 +39,7 @@ def _env(llm: FakeLLM, data_dir: Path) -> dict[str, str]:
 
 
 def _evaluar(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "evaluar", *args],
         env=env | {"PYTHONPATH": str(REPO)},
         capture_output=True,
@@ -268,7 +269,7 @@ def test_modo_bucle_interrumpido_continua_sin_repetir(
     parcial = tmp_path / "bucle.json.parcial.jsonl"
     env = _env(fake_llm, data_dir) | {"PYTHONPATH": str(REPO)}
     args = ["--modo", "bucle", "--solo", *BUCLE, "--salida", str(salida)]
-    proc = subprocess.Popen(
+    proc = forkserver.popen(
         [sys.executable, "-m", "herramientas.cli", "evaluar", *args],
         env=env,
         cwd=tmp_path,

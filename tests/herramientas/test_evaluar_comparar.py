@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness import forkserver
 from herramientas.evaluar_metricas import (
     bootstrap,
     comparar,
@@ -135,7 +135,7 @@ def test_comparar_bucle_sentidos() -> None:
 def test_cli_comparar_escribe_json_y_png(tmp_path: Path) -> None:
     salida = tmp_path / "comparacion.json"
     png = tmp_path / "delta.png"
-    proc = subprocess.run(
+    proc = forkserver.run(
         [
             sys.executable,
             "-m",
@@ -167,7 +167,7 @@ def test_cli_comparar_escribe_json_y_png(tmp_path: Path) -> None:
 def test_cli_comparar_modos_distintos_es_error(tmp_path: Path) -> None:
     otro = tmp_path / "otro.json"
     otro.write_text(json.dumps(json.loads(B.read_text()) | {"modo": "bucle"}))
-    proc = subprocess.run(
+    proc = forkserver.run(
         [
             sys.executable,
             "-m",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from harness import forkserver
 
 REPO = Path(__file__).parents[2]
 EVENTOS = ["EV-ZAP-02", "EV-CAM-02", "EV-SAR-02"]  # shouting, promotions, prices
@@ -27,7 +28,7 @@ def test_evaluar_bucle_con_el_modelo_local(local_llm_url: str, tmp_path: Path) -
         FICHAS_DATA_DIR=str(tmp_path / "datos"),
     )
     salida = tmp_path / "bucle.json"
-    proc = subprocess.run(
+    proc = forkserver.run(
         [
             sys.executable,
             "-m",
@@ -75,7 +76,7 @@ def test_evaluador_citas_con_el_modelo_local(local_llm_url: str, tmp_path: Path)
         FICHAS_DATA_DIR=str(tmp_path / "datos"),
     )
     salida = tmp_path / "citas.json"
-    proc = subprocess.run(
+    proc = forkserver.run(
         [
             sys.executable,
             "-m",

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from harness import forkserver
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm_client import FakeLLM
 from infra.network import free_port
@@ -35,7 +36,7 @@ def _env(**extra: str) -> dict[str, str]:
 def _run(
     args: list[str], env: dict[str, str], stdin: bytes | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
+    proc = forkserver.run(
         [*FICHAS, *args],
         env=env,
         cwd=REPO,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness import forkserver
 from harness.contrato import validar_salidas_procesar
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm_client import FakeLLM
@@ -38,7 +39,7 @@ def _env(llm: FakeLLM, data_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def _procesar(entrada: Path, env: dict[str, str]) -> tuple[int, list[dict[str, Any]], str]:
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "procesar", str(entrada)],
         env=env,
         capture_output=True,
@@ -94,7 +95,7 @@ def test_proceso_matado_tras_el_generador_no_repite_el_generador(
     entrada = tmp_path / "uno.jsonl"
     entrada.write_text(evento_json("RES-1") + "\n", encoding="utf-8")
     env = _env(fake_llm, data_dir)
-    proc = subprocess.Popen(
+    proc = forkserver.popen(
         [sys.executable, "-m", "herramientas.cli", "procesar", str(entrada)],
         env=env,
         stdout=subprocess.PIPE,
@@ -132,7 +133,7 @@ def test_llm_caido_procesar_se_rinde_con_codigo_3(tmp_path: Path, data_dir: Path
     entrada.write_text(evento_json("DOWN-1") + "\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env.update(FICHAS_LLM_URL="http://127.0.0.1:9/v1", FICHAS_DATA_DIR=str(data_dir))
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "procesar", "--espera-llm", "2", str(entrada)],
         env=env,
         capture_output=True,
@@ -147,7 +148,7 @@ def test_llm_caido_procesar_se_rinde_con_codigo_3(tmp_path: Path, data_dir: Path
 
 
 def test_fichero_inexistente(tmp_path: Path) -> None:
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "procesar", str(tmp_path / "no.jsonl")],
         capture_output=True,
         text=True,
@@ -159,7 +160,7 @@ def test_fichero_inexistente(tmp_path: Path) -> None:
 
 
 def test_help_lista_los_comandos() -> None:
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "--help"],
         capture_output=True,
         text=True,
@@ -192,7 +193,7 @@ def test_procesar_aplica_la_puerta_del_archivo_y_sin_archivo_esta_cerrada(
     archivo.write_text(json.dumps([abierta.model_dump(mode="json")]), encoding="utf-8")
     env = _env(fake_llm, data_dir / "con", FICHAS_PUERTA="certificada")
 
-    proc = subprocess.run(
+    proc = forkserver.run(
         [
             sys.executable,
             "-m",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import forkserver
 from harness.eventos import evento_dict, evento_json
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, read_all
@@ -24,7 +25,7 @@ def _producir(
 ) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env.update(topics.env(), FICHAS_KAFKA_BROKERS=kafka.bootstrap)
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "producir", *args],
         env=env,
         cwd=REPO,

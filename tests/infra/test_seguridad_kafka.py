@@ -36,6 +36,7 @@ import pytest
 from aiokafka.errors import GroupCoordinatorNotAvailableError
 from aiokafka.structs import TopicPartition
 
+from harness import forkserver
 from harness.acls import acl_commands
 from harness.eventos import evento_json
 from harness.fake_llm_client import FakeLLM
@@ -257,7 +258,7 @@ def _calibrar(seguro: Seguro, modo: str, tmp_path: Path) -> subprocess.Completed
     env |= seguro.topics.env() | kafka | {"FICHAS_DATA_DIR": str(tmp_path / "calibrar")}
     entrada = _fichero_evaluar(tmp_path / "evaluar.json")
     publicar = ["--publicar", kafka["FICHAS_KAFKA_BROKERS"]]
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "calibrar", str(entrada), *publicar],
         env=env,
         cwd=REPO,
@@ -342,7 +343,7 @@ def _fichas(
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env |= seguro.topics.env() | kafka
     env |= {"FICHAS_DATA_DIR": str(datos), "FICHAS_METRICAS_PUERTO": "0"}
-    return subprocess.Popen(
+    return forkserver.popen(
         [sys.executable, "-m", "herramientas.cli", *args],
         env=env,
         cwd=REPO,

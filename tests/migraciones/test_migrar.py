@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import forkserver
 from harness.basedatos import base_nueva
 from harness.procesos import LANZADOR, REPO, soltar
 from revision.esquema import ESQUEMA as ESQUEMA_REVISION
@@ -71,7 +72,7 @@ def test_ocho_migrar_a_la_vez_en_sqlite(tmp_path):
 
 
 def test_la_ayuda_dice_cuando_ejecutarlo():
-    ayuda = subprocess.run(
+    ayuda = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "migrar", "--help"],
         cwd=REPO,
         capture_output=True,

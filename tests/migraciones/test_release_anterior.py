@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from harness import forkserver
 from harness.basedatos import base_nueva
 from harness.eventos import evento_json
 from harness.procesos import REPO
@@ -211,7 +211,7 @@ ESPERADAS = {
 
 def _migrar(env: dict[str, str]) -> str:
     """``fichas migrar`` as an operator runs it; its output."""
-    hecho = subprocess.run(
+    hecho = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "migrar"],
         env=env,
         cwd=REPO,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import subprocess
 import sys
 
 import pytest
 
+from harness import forkserver
 from harness.procesos import REPO
 from revision.app import _parser
 from revision.seguridad import (
@@ -35,7 +35,7 @@ def test_escucha_solo_en_localhost_por_defecto():
 @pytest.mark.lento
 def test_usuarios_rechaza_una_clave_corta_y_guarda_un_hash_argon2(tmp_path):
     env = {"FICHAS_DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    corta = subprocess.run(
+    corta = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "revisor", "usuarios", "ana"],
         input="corta\n",
         text=True,
@@ -45,7 +45,7 @@ def test_usuarios_rechaza_una_clave_corta_y_guarda_un_hash_argon2(tmp_path):
         timeout=60,
     )
     assert corta.returncode == 2
-    buena = subprocess.run(
+    buena = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "revisor", "usuarios", "ana"],
         input="una-clave-larga\n",
         text=True,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
 import sys
 import uuid
 
@@ -14,6 +13,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from esquemas.constantes import MOTIVO_PUERTA_COTA_BAJA, MOTIVO_SIN_GARANTIA
+from harness import forkserver
 from harness.procesos import REPO
 from harness.revisor import (
     RevisorProcess,
@@ -172,7 +172,7 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     )
     esperar(cerrada, "the gate closed again", timeout=30)
 
-    informe = subprocess.run(
+    informe = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "informe", "--revision"],
         env=revisor.env,
         cwd=REPO,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 
 import pytest
 from selenium.webdriver.common.by import By
 
+from harness import forkserver
 from harness.procesos import REPO
 from harness.revisor import muestra_publicada
 from tests.revision.conftest import (
@@ -78,7 +78,7 @@ def test_decisiones_de_muestra_dan_la_precision(kafka, revisor, revisor_topics, 
     )
     assert _metric(metricas, "fichas_revision_queue_depth", kind="muestra") == 0
 
-    informe = subprocess.run(
+    informe = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "informe", "--revision"],
         env=revisor.env,
         cwd=REPO,

@@ -12,7 +12,6 @@ import asyncio
 import hashlib
 import re
 import sqlite3
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -24,6 +23,7 @@ import aiohttp
 import pytest
 from selenium.webdriver.common.by import By
 
+from harness import forkserver
 from harness.kafka_broker import KafkaBroker
 from harness.procesos import REPO
 from harness.revisor import RevisorProcess, revisor_env
@@ -119,7 +119,7 @@ def correr(corrutina: Any) -> Any:
 
 def usuarios(app: RevisorProcess, *argv: str, clave: str | None = None) -> int:
     """``fichas revisor usuarios ...`` through the real entry point; its exit code."""
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "revisor", "usuarios", *argv],
         input=(clave + "\n") if clave is not None else "",
         text=True,

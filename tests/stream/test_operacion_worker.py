@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from datetime import datetime
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from harness import forkserver
 from harness.eventos import evento_json
 from harness.fake_llm_client import FakeLLM
 from harness.kafka_broker import KafkaBroker
@@ -111,7 +111,7 @@ def test_sin_broker_al_arrancar_reintenta_y_sale_con_4(tmp_path: Path) -> None:
         FICHAS_METRICAS_PUERTO="0",
         FICHAS_DATA_DIR=str(tmp_path),
     )
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "worker"],
         env=env,
         cwd=REPO,
@@ -150,7 +150,7 @@ def test_puerto_de_metricas_ocupado_una_linea_y_exit_2(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
         env.update(FICHAS_METRICAS_PUERTO=str(port), FICHAS_DATA_DIR=str(tmp_path))
-        proc = subprocess.run(
+        proc = forkserver.run(
             [sys.executable, "-m", "herramientas.cli", "worker"],
             env=env,
             cwd=REPO,
