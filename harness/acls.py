@@ -1,4 +1,5 @@
-"""The ACLs of the Strimzi ``KafkaUser`` manifests, as ``kafka-acls`` commands for a test broker.
+"""The ACLs of the Strimzi ``KafkaUser`` manifests, as ``kafka-acls`` commands for a test broker,
+and those commands sent as one CreateAcls request (``create_acls``).
 
 ``k8s/base/kafka-usuarios/kafkausers.yaml`` is the one list of what each component may do
 (docs/despliegue.md shows it as a table, a test keeps the two equal). The secured-broker tests
@@ -12,10 +13,14 @@ manifests may only name what the code uses.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
+from aiokafka.client import AIOKafkaClient
+from aiokafka.protocol.admin import CreateAclsRequest_v1
+from aiokafka.protocol.api import Request
 
 from infra.config import Settings
 
@@ -78,3 +83,73 @@ def acl_commands(user: str, settings: Settings, principal: str | None = None) ->
             command += ["--resource-pattern-type", "prefixed"]
         commands.append(command + targets)
     return commands
+
+
+# Kafka's protocol codes (org.apache.kafka.common.acl / resource), for ``create_acls``.
+_RESOURCE_TYPES = {"--topic": 2, "--group": 3, "--cluster": 4, "--transactional-id": 5}
+_PATTERN_TYPES = {"literal": 3, "prefixed": 4}
+_OPERATIONS = {
+    "all": 2, "read": 3, "write": 4, "create": 5, "delete": 6, "alter": 7, "describe": 8,
+    "clusteraction": 9, "describeconfigs": 10, "alterconfigs": 11, "idempotentwrite": 12,
+}  # fmt: skip
+_ALLOW = 3
+
+
+def acl_bindings(command: list[str]) -> list[tuple[int, str, int, str, str, int, int]]:
+    """The bindings a ``kafka-acls --add --allow-principal P --operation OP
+    [--resource-pattern-type prefixed] (--topic N | --group N | --transactional-id N |
+    --cluster)...`` command adds, as CreateAcls v1 rows: (resource type, name, pattern type,
+    principal, host, operation, permission)."""
+    args = iter(command)
+    principal, operation, pattern = "", -1, _PATTERN_TYPES["literal"]
+    resources: list[tuple[int, str]] = []
+    for arg in args:
+        if arg == "--add":
+            continue
+        if arg == "--allow-principal":
+            principal = next(args)
+        elif arg == "--operation":
+            operation = _OPERATIONS[next(args).lower().replace("_", "")]
+        elif arg == "--resource-pattern-type":
+            pattern = _PATTERN_TYPES[next(args).lower()]
+        elif arg == "--cluster":
+            resources.append((_RESOURCE_TYPES[arg], "kafka-cluster"))
+        elif arg in _RESOURCE_TYPES:
+            resources.append((_RESOURCE_TYPES[arg], next(args)))
+        else:
+            raise ValueError(f"kafka-acls argument not understood here: {arg}")
+    if not principal or operation < 0 or not resources:
+        raise ValueError(f"incomplete kafka-acls command: {command}")
+    return [(kind, name, pattern, principal, "*", operation, _ALLOW) for kind, name in resources]
+
+
+class _CreateAcls(Request[CreateAclsRequest_v1]):
+    """CreateAcls v1 with every binding in one request (aiokafka's own sends one)."""
+
+    API_KEY = 30
+
+    def __init__(self, rows: list[tuple[int, str, int, str, str, int, int]]) -> None:
+        self.rows = rows
+
+    def build(self, request_struct_class: type[CreateAclsRequest_v1]) -> CreateAclsRequest_v1:
+        return request_struct_class(self.rows)
+
+
+async def create_acls(bootstrap: str, commands: Iterable[list[str]]) -> None:
+    """Add the bindings of these ``kafka-acls --add`` commands through ``bootstrap`` (a super
+    user's listener) in one CreateAcls request; a refused binding fails with Kafka's error."""
+    rows = [row for command in commands for row in acl_bindings(command)]
+    client = AIOKafkaClient(bootstrap_servers=bootstrap)
+    await client.bootstrap()
+    try:
+        node = client.get_random_node()
+        response = await client.send(node, _CreateAcls(rows))
+    finally:
+        await client.close()
+    refused = [
+        (row, code, message)
+        for row, (code, message) in zip(rows, response.creation_responses, strict=True)
+        if code
+    ]
+    if refused:
+        raise RuntimeError(f"Kafka refused ACL bindings: {refused}")

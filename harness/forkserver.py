@@ -1,38 +1,26 @@
 """The suite's ``python -m herramientas.cli`` processes, forked from a server that already
-imported the third-party libraries.
+imported the third-party libraries (``PRELOAD``): 1 to 1.5 s of CPU per command instead of 4 to 6.
 
-Why: the suite starts a few hundred ``fichas`` processes (workers, the app, the tools), and each
-spent 2 to 3 s of CPU importing LangChain, LangGraph, openai, aiokafka and pydantic before its
-first step. The suite is CPU-bound on two cores, so that CPU was wall time (README, "Where the
-suite's time goes", has the figures).
+A fork runs the command's own ``__main__`` with the request's argv, environment, working
+directory (first on ``sys.path``, as ``-m`` puts it), ``PYTHONPATH``, standard streams and
+session; it answers signals at its own pid, and ends as an interpreter does (threads joined,
+``atexit``, streams flushed), its status read back as ``Popen`` reports it.
 
-What a forked command shares with ``python -m herramientas.cli ARGS`` run fresh:
-- its code path from the module's ``__main__`` on: ``sys.argv``, ``sys.path[0]`` (the working
-  directory, as ``-m`` puts it there) and the ``PYTHONPATH`` entries, the environment, the
-  working directory, stdin/stdout/stderr, a session of its own when asked;
-- the project's modules: none is imported in the server (``PRELOAD`` is third-party only), so
-  every ``FICHAS_*`` setting read at import, and a test's older release on ``sys.path``, are
-  read in the child as in a fresh process;
-- signals sent to its pid, and its exit status (a signal's death is ``-N``, as ``Popen`` says);
-- the end of an interpreter: non-daemon threads joined, ``atexit`` run, streams flushed.
+Invariants: ``PRELOAD`` is third-party only, so the project's modules and every ``FICHAS_*``
+read at import are loaded fresh in the child; a request whose ``PYTHON*`` start-up variables
+differ from the server's (a shim package on ``PYTHONPATH``) runs as a real process; the suite
+turns forking on (``enable``, tests/conftest.py) and a benchmark never does, since its
+processes are what it measures. ``FICHAS_TEST_FORK=0`` keeps every command a real process.
 
-What it does not: the libraries in ``PRELOAD`` are already imported, and the interpreter's own
-start-up (``PYTHON*`` variables, ``sitecustomize``) is the server's. So a request whose
-``PYTHON*`` variables differ from the server's (a shim package on ``PYTHONPATH`` standing in for
-a missing extra) runs as a real process instead, and tests whose subject is the interpreter's
-start (the console script ``fichas``, the container image) start real processes themselves.
-The suite turns it on (``enable``, from ``tests/conftest.py``); benchmarks never do, since their
-processes are what they measure. ``FICHAS_TEST_FORK=0`` keeps it off: every command is a real
-process again.
-
-Protocol (a Unix socket, one connection per command): the client sends one JSON header and its
-three standard descriptors (``SCM_RIGHTS``); the server forks, answers the child's pid, and when
-the child ends, its return code; then closes the connection.
+Protocol: one Unix-socket connection per command; the client sends a JSON header with its three
+standard descriptors (``SCM_RIGHTS``); the server forks, answers the pid, then the return code.
+README, "Where the suite's time goes", has the measurements and what a fork does not share.
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import json
 import os
@@ -57,11 +45,23 @@ PRELOAD = (
     "langchain.agents",
     "langchain_openai",
     "openai",
+    "openai.resources",  # the client's resources, loaded at its first request otherwise
+    "httpcore",
+    "trio",
+    "numpy",
+    "simplemma",
+    "py3langid",
     "langgraph.graph",
     "langgraph.checkpoint.sqlite.aio",
     "langgraph.checkpoint.postgres.aio",
     "psycopg_pool",
     "aiokafka",
+    "aiokafka.admin",
+    "aiokafka.helpers",
+    "aiokafka.coordinator.assignors",
+    "pythonjsonlogger.json",
+    "jinja2",  # the reviewer app's pages
+    "argon2",  # its passwords
     "aiohttp.web",
     "prometheus_client",
     "pydantic",
@@ -88,6 +88,7 @@ def serve(path: str) -> None:
     request until stdin closes (the test process that started it is gone)."""
     for name in PRELOAD:
         importlib.import_module(name)
+    gc.freeze()  # the preloaded objects stay out of every child's collections (and its pages)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -215,7 +216,7 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     except BaseException as error:
         # the traceback starts where a fresh interpreter's would, not in this function
         trace = error.__traceback__.tb_next if error.__traceback__ else None
-        sys.excepthook(type(error), error, trace)
+        sys.excepthook(type(error), error.with_traceback(trace), trace)
         code = 1
     _finish(code)
 
@@ -262,6 +263,7 @@ _lock = threading.Lock()
 
 
 _enabled = False
+_TRACE = os.environ.get("FICHAS_TEST_FORK_TRACE", "")  # a file: each command not forked, and why
 
 
 def enable() -> None:
@@ -282,7 +284,8 @@ def _python_variables(env: Mapping[str, str], cwd: str) -> dict[str, str]:
     the working directory (``-m`` puts it first anyway) is left out."""
     found = {k: env[k] for k in PYTHON_VARIABLES if env.get(k)}
     if "PYTHONPATH" in found:
-        rest = [p for p in found["PYTHONPATH"].split(os.pathsep) if p and p != cwd]
+        own = {cwd, str(REPO)}  # the checkout holds only the project's packages, none preloaded
+        rest = [p for p in found["PYTHONPATH"].split(os.pathsep) if p and p not in own]
         if rest:
             found["PYTHONPATH"] = os.pathsep.join(rest)
         else:
@@ -509,7 +512,12 @@ def popen(args: Sequence[str], **kwargs: Any) -> Any:
     env = kwargs.get("env")
     cwd = os.path.abspath(os.fspath(kwargs.get("cwd") or os.getcwd()))
     known = {"env", "cwd", "stdin", "stdout", "stderr", "text", "start_new_session"}
-    if set(kwargs) <= known and forkable(args, os.environ if env is None else env, cwd):
+    fork = set(kwargs) <= known and forkable(args, os.environ if env is None else env, cwd)
+    if _TRACE:
+        with open(_TRACE, "a") as trace:
+            why = sorted(set(kwargs) - known) or _python_variables(env or os.environ, cwd)
+            print("fork" if fork else "spawn", list(args)[1:4], why, file=trace)
+    if fork:
         return ForkedProcess(args, **kwargs)
     return subprocess.Popen(args, **kwargs)
 

@@ -217,6 +217,10 @@ group.initial.rebalance.delay.ms=0
 # small segments/retention checks: a test broker, not a production one
 log.retention.check.interval.ms=60000
 log.segment.bytes=67108864
+# No no-op record every 500 ms into the metadata log (the default keeps a multi-node quorum's
+# high watermark moving; one node needs none): an idle broker took 2.2 s of CPU a minute with
+# them and 1.1 without, measured here, and the suite keeps four brokers up for its whole run.
+metadata.max.idle.interval.ms=0
 EOF
     if [[ -n "$TLS_DIR" ]]; then
         write_secured_config

@@ -11,7 +11,8 @@
 #   - the Kafka jars from Maven Central (cached in .cache/kafka), kustomize built from its Go
 #     module (cached in .cache/kustomize; tests/deploy renders the overlays with it), a
 #     PostgreSQL cluster.
-# Then: ruff and mypy on the packages, and the whole pytest suite in two runs, below (Kafka
+# Then: ruff and mypy on the packages (beside the first run), and the whole pytest suite in two
+# runs, below (Kafka
 # tests start their own broker on a free port; the Postgres tests use the cluster started here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -118,13 +119,16 @@ FICHAS_TEST_POSTGRES_DSN="$(bash scripts/postgres.sh dsn)"
 export FICHAS_TEST_POSTGRES_DSN
 trap 'report_phases; bash scripts/postgres.sh stop >/dev/null 2>&1 || true' EXIT
 
-phase "ruff+mypy"
-say "ruff"
-.venv/bin/ruff check .
-say "mypy"
-.venv/bin/mypy
-say "contract: the committed JSON Schemas are the models'"
-.venv/bin/python -m esquemas.json_schema --comprobar
+lint() { # ruff, mypy and the JSON Schemas' check; its wall time goes in its own log
+    local start=$SECONDS
+    say "ruff"
+    .venv/bin/ruff check .
+    say "mypy"
+    .venv/bin/mypy
+    say "contract: the committed JSON Schemas are the models'"
+    .venv/bin/python -m esquemas.json_schema --comprobar
+    say "lint took $((SECONDS - start)) s"
+}
 # With arguments (`make test ARGS="-k kafka"`): one serial pytest run of what they select.
 # Without (the README's command, CI): two runs. First the real small model's tests (marker
 # llm_local), alone: llama.cpp keeps both cores busy, and beside other tests its calls took 4 to
@@ -142,15 +146,22 @@ pytest_run() {
     return "$rc"
 }
 if (($#)); then
+    phase "ruff+mypy"
+    lint
     await npm
     phase "pytest"
     say "pytest $*"
     pytest_run args "$@"
 else
+    # ruff and mypy (one core, ~40 s) run beside the model's tests, whose llama.cpp server
+    # waits between calls while brokers and workers start; a lint failure is reported when
+    # the model's tests end, and stops the run there.
+    background lint lint
     phase "pytest model"
-    say "pytest: the real small model's tests (marker llm_local), alone"
+    say "pytest: the real small model's tests (marker llm_local), beside ruff and mypy"
     pytest_run modelo -m llm_local
-    phase "npm wait"
+    phase "lint+npm wait"
+    await lint
     await npm
     jobs="${FICHAS_TEST_JOBS:-3}"
     phase "pytest rest"
