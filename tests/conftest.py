@@ -75,6 +75,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(marcador)
             if fixture == "local_llm_url":
                 item.add_marker(pytest.mark.xdist_group("llm_local"))
+    items.sort(key=_primero)
+
+
+# The longest tests (``python -m harness.duraciones``, a fresh clone of 9e24521), slowest first.
+# pytest-xdist hands tests out in collection order, so these start at once: one of them begun in
+# the last minutes kept one worker busy for two more while the other two stood idle.
+PRIMERO = (
+    "tests/stream/test_kill.py",
+    "tests/bench/test_bench_quick.py",
+    "tests/caos/test_fallos.py",
+    "tests/revision/test_certificador_replicas.py",
+    "tests/revision/test_broker_caido.py",
+    "tests/deploy/test_compose_topics.py",
+    "tests/revision/test_apertura_puerta.py",
+    "tests/revision/test_retencion_puerta.py",
+    "tests/caos/test_zombi.py",
+    "tests/bench/test_estado.py",
+    "tests/revision/test_candidata_promocion.py",
+    "tests/stream/test_retraso.py",
+    "tests/herramientas/test_puerta_cli.py",
+    "tests/revision/test_caida.py",
+    "tests/revision/test_cobertura_puerta.py",
+)
+
+
+def _primero(item: pytest.Item) -> int:
+    """A test's place in the run: the files of ``PRIMERO`` in its order, then the rest as
+    collected (the sort is stable)."""
+    archivo = item.nodeid.split("::", 1)[0]
+    return PRIMERO.index(archivo) if archivo in PRIMERO else len(PRIMERO)
 
 
 @pytest.fixture(scope="session")
