@@ -6,8 +6,9 @@
 * Kafka and stores: ``kafka_broker`` (a real single-node broker, ``scripts/kafka.sh``),
   ``topicos`` (topics by hand), ``basedatos`` (a fresh PostgreSQL database);
 * the product as it runs: ``worker`` and ``nucleo`` (the worker as a process or in-process),
-  ``procesos`` (a ``fichas`` subcommand as a process), ``revisor`` and ``revisor_http`` (the
-  review app and a scripted reviewer), ``puerta`` (gate keys and states on a topic);
+  ``procesos`` (a ``fichas`` subcommand as a process; ``forkserver`` forks those from one that
+  imported the libraries once), ``revisor`` and ``revisor_http`` (the review app and a
+  scripted reviewer), ``puerta`` (gate keys and states on a topic);
 * checks and data: ``contrato`` (outcomes against the committed schemas; the ``dev`` extra's
   ``jsonschema``), ``eventos`` (valid events), ``kustomize`` (the rendered manifests),
   ``duraciones`` (the suite's time per file).
