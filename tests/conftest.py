@@ -79,8 +79,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 # The longest tests (``python -m harness.duraciones``, a fresh clone of 9e24521), slowest first.
-# pytest-xdist hands tests out in collection order, so these start at once: one of them begun in
-# the last minutes kept one worker busy for two more while the other two stood idle.
+# pytest-xdist hands tests out in collection order, so these start at once rather than in the
+# last minutes, when a long one keeps one worker busy while the others have nothing left to run.
 PRIMERO = (
     "tests/stream/test_kill.py",
     "tests/bench/test_bench_quick.py",
