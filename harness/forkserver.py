@@ -258,7 +258,6 @@ def _finish(code: int) -> None:
 
 _server: subprocess.Popen[bytes] | None = None
 _socket_path: str | None = None
-_server_env: dict[str, str] = {}
 _lock = threading.Lock()
 
 
@@ -295,7 +294,7 @@ def _python_variables(env: Mapping[str, str], cwd: str) -> dict[str, str]:
 
 def _start_server() -> str:
     """The server of this test process, started at the first command."""
-    global _server, _socket_path, _server_env
+    global _server, _socket_path
     with _lock:
         if _server is not None and _server.poll() is None and _socket_path:
             return _socket_path
@@ -316,7 +315,7 @@ def _start_server() -> str:
         line = proc.stdout.readline()
         if line != b"ready\n":
             raise RuntimeError(f"the fork server did not start ({proc.poll()}); see {log.name}")
-        _server, _socket_path, _server_env = proc, path, env
+        _server, _socket_path = proc, path
         atexit.register(_stop_server, proc)
         return path
 
