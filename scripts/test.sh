@@ -7,7 +7,8 @@
 #     rules), npm;
 #   - the virtualenv from uv.lock: the project and its dev, report and local extras (the small
 #     model), every file checked against the lock's hash (scripts/venv.sh);
-#   - the AsyncAPI CLI from npm (contrato/package-lock.json), which validates the AsyncAPI document;
+#   - the AsyncAPI parser and Modelina from npm (contrato/package-lock.json), which
+#     contrato/asyncapi.cjs validates the AsyncAPI document and generates client models with;
 #   - the Kafka jars from Maven Central (cached in .cache/kafka), kustomize built from its Go
 #     module (cached in .cache/kustomize; tests/deploy renders the overlays with it), a
 #     PostgreSQL cluster.
@@ -55,18 +56,19 @@ install_python() {
 }
 
 install_node_tools() {
-    # The AsyncAPI CLI that validates contrato/asyncapi.yaml (tests/contrato), pinned by
+    # The AsyncAPI parser and Modelina, which contrato/asyncapi.cjs validates
+    # contrato/asyncapi.yaml and generates client models with (tests/contrato), pinned by
     # contrato/package-lock.json; installed again only when the lock file changed.
-    if [[ ! -x contrato/node_modules/.bin/asyncapi ||
+    if [[ ! -d contrato/node_modules/@asyncapi/modelina ||
         contrato/package-lock.json -nt contrato/node_modules/.package-lock.json ]]; then
-        say "installing the AsyncAPI CLI (npm ci in contrato/)"
+        say "installing the AsyncAPI parser and Modelina (npm ci in contrato/)"
         npm ci --prefix contrato --no-audit --no-fund --ignore-scripts --loglevel=error
     fi
 }
 
 # Installs overlap where they do not depend on each other (issue 40: the suite under 15 min on
 # a fresh machine): the virtualenv and kustomize need nothing from apt, so they run beside it;
-# the AsyncAPI CLI is needed only by the second pytest run, so npm runs beside ruff, mypy and
+# the AsyncAPI tools are needed only by the second pytest run, so npm runs beside ruff, mypy and
 # the model's tests. Each step's log goes to .cache/test-logs/ and is printed if it fails.
 # Every phase's wall time is printed at the end ("test.sh: phases: ..."): the README's
 # per-phase table comes from those lines.
