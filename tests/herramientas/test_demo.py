@@ -1,7 +1,7 @@
 """The demo's pure parts: the sample feed, the completion rule, the summary, the live view.
 
 No broker and no model: outcome records are built by hand in the shape the worker writes them.
-The end-to-end run with the real model is ``tests/stream/test_demo_smoke.py``.
+The end-to-end run with the real model is ``tests/herramientas/test_demo_smoke.py``.
 """
 
 from __future__ import annotations
