@@ -16,7 +16,6 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -40,6 +39,7 @@ from grafo import (
     modelo_servido,
     muestreos,
 )
+from harness import forkserver
 from harness.fake_llm.answers import models_body
 from harness.procesos import REPO
 from harness.topicos import settings_for
@@ -169,13 +169,13 @@ def leer(bootstrap: str, topic: str) -> dict[str, EstadoPuerta]:
 def fichas_puerta(
     args: list[str], env: Mapping[str, str], timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``fichas puerta ARGS`` through the console entry point, as an operator runs it, with the
-    test's environment (``env``: its ``FICHAS_*``; nothing else of the caller's leaks in)."""
-    fichas = Path(sys.executable).parent / "fichas"
-    comando = [str(fichas)] if fichas.exists() else [sys.executable, "-m", "herramientas.cli"]
+    """``fichas puerta ARGS`` as an operator runs it (``python -m herramientas.cli``, which the
+    console script ``fichas`` calls: tests/herramientas/test_operacion_cli.py proves the two are
+    the same command), forked from the suite's preloaded server (``harness.forkserver``), with
+    the test's environment (``env``: its ``FICHAS_*``; nothing else of the caller's leaks in)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
-    return subprocess.run(
-        [*comando, "puerta", *args],
+    return forkserver.run(
+        [sys.executable, "-m", "herramientas.cli", "puerta", *args],
         env=base | {"PYTHONPATH": str(REPO)} | dict(env),
         capture_output=True,
         text=True,

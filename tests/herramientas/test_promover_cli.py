@@ -1,5 +1,5 @@
-"""``fichas puerta promover``: the command through its console entry point, as an operator runs
-it at the end of a candidate's promotion, against a real broker. What is asserted is what lands
+"""``fichas puerta promover``: the command as an operator runs it at the end of a candidate's
+promotion, against a real broker. What is asserted is what lands
 on ``fichas.puerta``, what the workers' resolution makes of it, and what the command says."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ to end, while the live key's publications never stop and nothing of the candidat
 
 Everything real: the broker, the fake LLM as a server (it approves every ficha at 0.97),
 ``fichas revisor --apertura automatica`` and ``fichas worker`` as processes, a scripted reviewer
-over HTTP (``harness.revisor_http``), ``fichas puerta promover`` through its console entry point.
+over HTTP (``harness.revisor_http``), ``fichas puerta promover`` as a command.
 
 1. The worker's live key L has zapatillas' gate open and publishes; it also runs a candidate,
    another generator prompt (``FICHAS_CANDIDATA_GENERADOR_EJEMPLOS=true``: key K), on the 30 %

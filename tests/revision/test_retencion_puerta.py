@@ -4,7 +4,7 @@ it closed while the evidence certifies it, and releasing lets it publish again.
 
 Everything real: the broker, ``fichas worker`` and ``fichas revisor --apertura automatica`` as
 processes, the fake LLM as a server, a scripted reviewer deciding over HTTP through the app's
-own forms (``harness.revisor_http``), ``fichas puerta`` through its console entry point, and
+own forms (``harness.revisor_http``), ``fichas puerta`` as a command, and
 Chromium on the Puertas page. The fake scores every ficha 0.97 and people approve them all, so
 45 decisions in shadow mode certify zapatillas' own gate (38 consecutive approvals open it).
 """
