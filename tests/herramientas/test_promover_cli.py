@@ -1,6 +1,6 @@
 """``fichas puerta promover``: the command as an operator runs it at the end of a candidate's
-promotion, against a real broker. What is asserted is what lands
-on ``fichas.puerta``, what the workers' resolution makes of it, and what the command says."""
+promotion, against a real broker. What is asserted is what lands on ``fichas.puerta``, what the
+workers' resolution makes of it, and what the command says."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """``fichas puerta retener|liberar``: the command as an operator runs it, against a real broker
-and the fake LLM as a real server (the default key asks it which model it serves). What is asserted is what lands on ``fichas.puerta`` and what the command says.
+and the fake LLM as a real server (the default key asks it which model it serves). What is
+asserted is what lands on ``fichas.puerta`` and what the command says.
 """
 
 from __future__ import annotations
