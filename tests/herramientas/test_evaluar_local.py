@@ -1,4 +1,11 @@
-"""``fichas evaluar`` with the real small CPU model on three events (smoke, marked llm_local)."""
+"""``fichas evaluar`` with the real small CPU model (smoke, marked llm_local).
+
+One event per mode: the command's path with the real model (its answers parsed, the loop's
+counts, code's vetoes before publishing, the quoting evaluator's logprobs) is the same for
+every event, and each model call costs 10-35 s on 2 cores. The loop ran three events until
+issue 40 (shouting, promotions, prices: the same path on other data, 50 s of the serial model
+phase); code's vetoes on each kind of defect are tested without a model (tests/criterios/).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,7 @@ import pytest
 from harness import forkserver
 
 REPO = Path(__file__).parents[2]
-EVENTOS = ["EV-ZAP-02", "EV-CAM-02", "EV-SAR-02"]  # shouting, promotions, prices
+EVENTOS = ["EV-CAM-02"]  # promotions in the supplier's text, which code vetoes if copied
 
 
 @pytest.mark.llm_local
@@ -50,9 +57,9 @@ def test_evaluar_bucle_con_el_modelo_local(local_llm_url: str, tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr[-2000:]
     resultado = json.loads(salida.read_text())
     m = resultado["metricas"]
-    assert m["n"] == 3
-    assert m["publicadas"]["exitos"] + m["revision"]["exitos"] == 3
-    assert m["llm"]["total"]["llamadas"] >= 3  # at least the generator on each event
+    assert m["n"] == len(EVENTOS)
+    assert m["publicadas"]["exitos"] + m["revision"]["exitos"] == len(EVENTOS)
+    assert m["llm"]["total"]["llamadas"] >= len(EVENTOS)  # at least the generator on each
     assert m["llm"]["total"]["tokens_entrada"] > 0
     assert m["publicadas_con_defecto_mecanico"]["total"] == 0  # code vetoes, whatever the model
     assert [r["id"] for r in resultado["registros"]] == EVENTOS
