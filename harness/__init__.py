@@ -4,6 +4,7 @@
   ``fake_llm_client`` (it as a real process); ``agente_grafo`` (the agents as a
   ``create_agent`` graph, the "before" of issue 33); ``procesador`` (the real loop on a URL);
 * Kafka and stores: ``kafka_broker`` (a real single-node broker, ``scripts/kafka.sh``),
+  ``kafka_dump`` (a broker's folder read with Kafka's DumpLogSegments, for failure messages),
   ``topicos`` (topics by hand), ``basedatos`` (a fresh PostgreSQL database);
 * the product as it runs: ``worker`` and ``nucleo`` (the worker as a process or in-process),
   ``procesos`` (a ``fichas`` subcommand as a process; ``forkserver`` forks those from one that
