@@ -10,9 +10,8 @@
   ``procesos`` (a ``fichas`` subcommand as a process; ``forkserver`` forks those from one that
   imported the libraries once), ``revisor`` and ``revisor_http`` (the review app and a
   scripted reviewer), ``puerta`` (gate keys and states on a topic);
-* checks and data: ``contrato`` (outcomes against the committed schemas; the ``dev`` extra's
-  ``jsonschema``), ``eventos`` (valid events), ``kustomize`` (the rendered manifests),
-  ``duraciones`` (the suite's time per file).
+* checks and data: ``contrato`` (outcomes against the committed schemas, with ``jsonschema``),
+  ``eventos`` (valid events), ``kustomize`` (manifests), ``duraciones`` (time per test file).
 
 Imports ``esquemas``, ``criterios``, ``grafo``, ``infra``, ``puerta``, ``revision``,
 ``stream`` and ``versiones``; it runs ``herramientas`` only as a process. The tests and the
