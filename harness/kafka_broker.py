@@ -127,6 +127,11 @@ class KafkaBroker:
         """SIGKILL the broker, as a crash would; start() brings it back on the same data."""
         self._script("kill")
 
+    def dump_log(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Kafka's DumpLogSegments with ``args`` (``scripts/kafka.sh dump-log``), as the
+        script runs its tools; its exit status is the caller's to read."""
+        return self._script("dump-log", *args, check=False)
+
     def restart(self) -> None:
         self.stop()
         self.start()

@@ -11,15 +11,11 @@ Lines are short and few: CI shows a long message's head and tail only.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import time
-from pathlib import Path
 
 from harness.kafka_broker import KafkaBroker
 
-REPO = Path(__file__).resolve().parent.parent
 # Broker log lines about a restart that decide what happens to open transactions.
 BROKER_MARKS = ("Fencing broker", "likely deleted", "rollback", "Kafka Server started")
 
@@ -79,26 +75,14 @@ def java_partition(name: str, partitions: int) -> int:
 
 
 def dump_segments(kafka: KafkaBroker, partition: str, *options: str) -> list[str]:
-    """Kafka's DumpLogSegments over every segment of one partition in the broker's folder,
-    run as scripts/kafka.sh runs its tools (``run_tool``)."""
+    """Kafka's DumpLogSegments over every segment of one partition in the broker's folder
+    (``KafkaBroker.dump_log``), one line per batch or record."""
     folder = kafka.data_dir / "kraft" / partition
     segments = sorted(folder.glob("*.log"))
     if not segments:
         return [f"  (no segment in {folder})"]
-    cache = Path(os.environ.get("FICHAS_CACHE_DIR", REPO / ".cache"))
-    libs = cache / "kafka" / os.environ.get("FICHAS_KAFKA_VERSION", "4.4.0") / "libs"
-    java = (
-        str(Path(os.environ["JAVA_HOME"], "bin", "java")) if "JAVA_HOME" in os.environ else "java"
-    )
-    # fmt: off
-    command = [
-        java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        f"-Dlog4j2.configurationFile={kafka.data_dir / 'log4j2-tools.properties'}",
-        "-cp", f"{libs}/*", "org.apache.kafka.tools.DumpLogSegments",
-        "--deep-iteration", *options, "--files", ",".join(map(str, segments)),
-    ]
-    # fmt: on
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    files = ",".join(map(str, segments))
+    proc = kafka.dump_log("--deep-iteration", *options, "--files", files)
     if proc.returncode != 0:
         return [f"  (DumpLogSegments failed, {proc.returncode}: {proc.stderr[-300:]})"]
     return proc.stdout.splitlines()

@@ -11,6 +11,7 @@
 #   scripts/kafka.sh wait     wait until the broker answers (60 s)
 #   scripts/kafka.sh topics ARGS...   run the kafka-topics tool against the broker
 #   scripts/kafka.sh acls ARGS...     run the kafka-acls tool against the broker (secured mode)
+#   scripts/kafka.sh dump-log ARGS... run DumpLogSegments on segment files (failed tests' accounts)
 #
 # Environment:
 #   FICHAS_KAFKA_VERSION  Kafka version (default below)
@@ -478,8 +479,16 @@ case "${1:-}" in
         [[ -f "$TOOLS_LOG4J_CONF" ]] || write_config
         run_tool org.apache.kafka.tools.AclCommand --bootstrap-server "127.0.0.1:$PORT" "$@"
         ;;
+    dump-log)
+        # Kafka's DumpLogSegments over segment files (a failed test's account of its broker:
+        # harness.kafka_dump); it reads files, not the broker.
+        shift
+        fetch
+        [[ -f "$TOOLS_LOG4J_CONF" ]] || write_config
+        run_tool org.apache.kafka.tools.DumpLogSegments "$@"
+        ;;
     *)
-        echo "usage: $0 {fetch|start|stop|kill|status|wait|topics ARGS...|acls ARGS...}" >&2
+        echo "usage: $0 {fetch|start|stop|kill|status|wait|topics ARGS...|acls ARGS...|dump-log ARGS...}" >&2
         exit 2
         ;;
 esac
