@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from aiokafka.structs import TopicPartition
 
 from harness import kafka_dump
 from harness.eventos import evento_dict
@@ -32,6 +33,7 @@ from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
+from stream.producers import transactional_id
 
 EVENTOS = 400
 INVALIDOS = 16  # one every 25 events
@@ -107,8 +109,8 @@ def _explain_broker(
         offsets = [off for _, t, p, off, _ in first if f"{t}-{p}" == name]
         out.append(f"{name} batches around {offsets}:")
         out += kafka_dump.batches(kafka, name, min(offsets) - 5, max(offsets) + 5)
-    group = f"{topics.prefix}-grupo"
-    txn_id = f"{group}.{topics.entrada}.{entrada}"
+    group = topics.env()["FICHAS_GRUPO"]
+    txn_id = transactional_id(group, TopicPartition(topics.entrada, entrada))
     state = f"__transaction_state-{kafka_dump.java_partition(txn_id, 50)}"
     out.append(f"{state}, {txn_id} (epoch status partitions):")
     out += kafka_dump.transactions(kafka, state, txn_id, times, topics.prefix)
