@@ -33,7 +33,7 @@ RUN UV_PROJECT_ENVIRONMENT=/opt/venv /usr/local/bin/uv sync --locked --no-editab
       --compile-bytecode --python /opt/venv/bin/python ${FICHAS_EXTRAS:+--extra "$FICHAS_EXTRAS"} \
  && test -x /opt/venv/bin/fichas
 # Lo que los comandos leen fuera de los paquetes: `fichas evaluar` busca el conjunto
-# etiquetado en ejemplos/evaluacion/ junto a los paquetes instalados (herramientas/evaluar.py,
+# etiquetado en ejemplos/evaluacion/ junto a los paquetes instalados (herramientas/evaluar/principal.py,
 # CASOS_POR_DEFECTO), y el runbook (docs/operacion.md) lo ejecuta en un pod.
 RUN sitio="$(python -c 'import herramientas, pathlib; print(pathlib.Path(herramientas.__file__).resolve().parents[1])')" \
  && cp -r ejemplos "${sitio}/ejemplos" \

@@ -27,7 +27,7 @@ from pathlib import Path
 from aiokafka import AIOKafkaProducer
 
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic
 from harness.worker import WorkerProcess, worker_env

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.feed import fake_llm_config, make_feed
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 
 Call = Callable[[], Awaitable[Any]]
 CALENTAMIENTO = 20  # warm-up calls before each row is timed
@@ -336,7 +336,7 @@ def capas_criterios(repeticiones: int = 3) -> list[tuple[str, float]]:
 
     from criterios import comprobar, mapear_origen
     from criterios.recursos import precargar
-    from herramientas.evaluar_casos import origen_de_caso
+    from herramientas.evaluar.casos import origen_de_caso
 
     casos = Path(__file__).resolve().parents[1] / "ejemplos" / "evaluacion" / "casos.jsonl"
     pares = []

@@ -4,13 +4,13 @@ Builds a review store (SQLite in a temporary folder, or a new PostgreSQL databas
 ``--dsn``) holding ``--filas`` decided shadow-mode fichas of one key over ``--familias``
 families, lets the certifier advance every sequence once (the one-time cost after an
 upgrade), then ``--repeticiones`` times adds ``--nuevas`` decided fichas and times one round
-(``revision.apertura.Apertura.revisar``: the rows after each stored position, the indexed
-counts, the states written back). Against it, "today": the round as it was before issue 38
-(bf7e643's ``revision/apertura.py``): every shadow row read (``Almacen.secuencias``) and every
-sequence recomputed from scratch with ``puerta.secuencial.certificar_secuencia``. Both are CPU
-seconds of this process (the SQLite statements run on its threads; PostgreSQL's server CPU is
-not counted), median over the repetitions. It checks that both give the same sequences and
-exits 1 if not. Figures go to docs/rendimiento.md ("Issue 38: the certifier's round").
+(``revision.certificador.apertura.Apertura.revisar``: the rows after each stored position, the
+indexed counts, the states written back). Against it, "today": the round as it was before issue 38
+(bf7e643's ``revision/certificador/apertura.py``): every shadow row read (``Almacen.secuencias``)
+and every sequence recomputed from scratch with ``puerta.secuencial.certificar_secuencia``. Both are
+CPU seconds of this process (the SQLite statements run on its threads; PostgreSQL's server CPU is
+not counted), median over the repetitions. It checks that both give the same sequences and exits 1
+if not. Figures go to docs/rendimiento.md ("Issue 38: the certifier's round").
 
 Run on an idle machine: ``python -m bench.certificador`` (sizes 1,000 and 100,000);
 smoke: ``python -m bench.certificador --filas 200,2000 --nuevas 20 --repeticiones 1``.
@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from esquemas.constantes import DELTA_PUERTA, FAMILIA_TODAS, OBJETIVO_PUERTA
-from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from harness.secuencia import secuencia_de_cero
 from puerta.secuencial import REJILLA, avanzar, inicial, leer
-from revision.almacen import Almacen, FilaSecuencia
-from revision.apertura import Apertura
+from revision.almacen.cola import Almacen, FilaSecuencia
+from revision.certificador.apertura import Apertura
 
 SEMILLA = 3838
 CLAVE = ClavePuerta(

@@ -128,7 +128,7 @@ class Proceso:
         if not messages:
             return None
         # Input partitions only: the worker is also assigned fichas.decisiones, co-partitioned
-        # with the input (stream.decisiones), which holds no work of the bench.
+        # with the input (stream.flow.decisiones), which holds no work of the bench.
         topics = re.findall(r"\('([^']+)', \d+\)", messages[-1])
         return sum(1 for topic in topics if not topic.endswith("fichas.decisiones"))
 
@@ -249,12 +249,14 @@ def checkpoint_rows(data_dir: Path) -> Filas:
 
 
 def _worker_message(line: str) -> str:
-    """The message of one ``stream.worker`` log line, JSON or text; "" for any other line."""
+    """The message of one ``stream.flow.worker`` log line, JSON or text; "" for any other line."""
     if line.startswith("{"):
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             return ""
-        return str(record.get("message", "")) if record.get("logger") == "stream.worker" else ""
-    _, marker, message = line.partition("stream.worker: ")
+        return (
+            str(record.get("message", "")) if record.get("logger") == "stream.flow.worker" else ""
+        )
+    _, marker, message = line.partition("stream.flow.worker: ")
     return message if marker else ""

@@ -1,11 +1,11 @@
 """Hot path of the graph in-process: CPU per ficha and a pyinstrument profile.
 
 ``python -m bench.perfil [--n 200] [--clase 3] [--html perfil.html]`` runs the worker's own
-``Procesador`` (``stream.runtime.build_processor``, SQLite checkpointer, same settings) over
-``n`` events against the fake LLM with no latency, so the process does nothing but the
-per-ficha work the worker pays: graph steps, checkpoints, HTTP client, pydantic. Kafka is left
-out on purpose; ``bench.run --profile`` samples the real worker with py-spy instead, and
-``python -m bench.perfil --pyspy bench/perfil_worker.txt`` summarises that sample.
+``Procesador`` (``stream.gobierno.runtime.build_processor``, SQLite checkpointer, same settings)
+over ``n`` events against the fake LLM with no latency, so the process does nothing but the
+per-ficha work the worker pays: graph steps, checkpoints, HTTP client, pydantic. Kafka is left out
+on purpose; ``bench.run --profile`` samples the real worker with py-spy instead, and ``python -m
+bench.perfil --pyspy bench/perfil_worker.txt`` summarises that sample.
 
 Every measured ficha must end as its class is scripted (attempts and destination), or the run
 exits 1: a profile of fichas that stopped early measures nothing. ``--html``/``--texto`` need
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from bench.feed import CLASES, fake_llm_config, make_feed
 from esquemas import EventoCambio
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 
 if TYPE_CHECKING:
     from grafo.ejecucion import Resultado
@@ -41,8 +41,8 @@ async def _run(
     """Process the events; CPU seconds of this process spent on them, and what went wrong
     (``_desvios``: each measured ficha that did not end as its class is scripted)."""
     from infra.config import Settings
-    from stream.clave import clave_de
-    from stream.runtime import build_processor
+    from stream.gobierno.clave import clave_de
+    from stream.gobierno.runtime import build_processor
 
     # FICHAS_PUERTA=veredicto: the profile measures the loop's attempts as it did before the
     # gate (a closed gate would end every ficha after one attempt).

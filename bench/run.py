@@ -66,7 +66,7 @@ from bench.medir import (
 from bench.naive import READY_FILE
 from bench.ocupacion import linea, ocupacion, techo_pct
 from estadistica import percentile
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics
 from infra.network import free_port

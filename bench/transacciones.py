@@ -1,7 +1,7 @@
 """``python -m bench.transacciones``: what committing the offset inside an emit's transaction
 costs, in milliseconds per emit (p50, p95), on a private local broker.
 
-Three ways of writing one outcome record through ``stream.emitter.Emitter`` (one input
+Three ways of writing one outcome record through ``stream.commit.emitter.Emitter`` (one input
 partition, one producer, emits one after another as a partition's emits are serialized):
 
 * ``sin_offset``: the record alone in its transaction (the emit before offsets went in it);
@@ -35,10 +35,10 @@ from estadistica import percentile
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import committed_offsets, read_all
 from infra.config import Settings
-from infra.kafka import build_admin, build_producer
+from infra.kafka.clients import build_admin, build_producer
 from infra.network import free_port
-from stream.emitter import Emitter
-from stream.producers import Record
+from stream.commit.emitter import Emitter
+from stream.commit.producers import Record
 
 
 async def _medir_en(bootstrap: str, n: int, bloque: int) -> tuple[dict[str, list[float]], str]:

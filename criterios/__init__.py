@@ -4,7 +4,8 @@
 ``CRITERIOS_VERSION``), ``vocabulario`` maps the origin to the house vocabulary, ``limpieza``
 cleans it; ``comprobaciones`` runs the code checks, with ``reglas_casa`` (C05), ``cifras``
 (C07), ``fidelidad`` and ``idiomas`` (C08-C11), ``_comun`` their helpers, and ``recursos``
-loads their language data once at start-up.
+loads their language data once at start-up; ``respaldo`` splits a ficha into claims and
+judges whether a quoted fragment of the origin supports each (the quoting evaluator).
 
 Imports only ``esquemas.constantes`` of the project (the contract's length limits); it
 works on plain dicts, so the graph, the worker, the review app, the tools and the tests all

@@ -26,8 +26,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from esquemas.constantes import ESQUEMA_VERSION, ESQUEMAS
+from esquemas.estado_puerta import EstadoPuerta
 from esquemas.evento import EventoCambio
-from esquemas.puerta import EstadoPuerta
 from esquemas.salidas import DecisionRevision, EventoRechazado, FichaEnRevision, FichaPublicada
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"

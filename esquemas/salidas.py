@@ -20,8 +20,8 @@ from esquemas.constantes import (
     PayloadCodificacion,
     TipoRevision,
 )
+from esquemas.estado_puerta import ClavePuerta, PuertaAplicada
 from esquemas.ficha import Ficha, Problema, Veredicto
-from esquemas.puerta import ClavePuerta, PuertaAplicada
 
 
 class Intento(BaseModel):

@@ -1,22 +1,20 @@
 """The ficha loop as a LangGraph graph: generator, code checks, evaluator with veto, decidir.
 
 Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits the outcome the
-graph leaves in its state. Public entry points: ``build_chat_model``, ``Agentes``, ``Nodos``,
-``construir_grafo``, ``open_checkpointer`` and ``Procesador``; for the publication gate,
-``clave_puerta`` (the running key, with ``modelo_servido`` and ``muestreos`` for the served
-model and the request settings; ``grafo.identidad`` asks the server which model it serves) and
-``FuentePuerta`` (where the gate is read from); ``Plantillas``, texts that replace the
-package's prompt templates (the caller reads them: from ``FICHAS_PROMPT_*_ARCHIVO``);
-``probe_logprobs``, the start-up check that the server gives the evaluator's log-probabilities;
-``origen_revision``, the one builder of what a reviewer compares a ficha against.
+graph leaves in its state. The modules: ``estado``, ``mensajes`` (what each agent is shown),
+``prompts`` (the templates), ``chat_model``, ``agentes``, ``rubrica``, ``citas`` and
+``puntuacion`` (the evaluator's modes and score), ``nodos`` and ``construccion`` (the graph),
+``checkpointer``, ``ejecucion`` (one event through it), ``retry`` and ``errores`` (LLM
+failures), ``intentos`` (attempt summaries), ``contexto`` (the event in every log line),
+``sensores`` (hooks), ``fuente_puerta`` (the running key and the source of gates),
+``identidad`` (which model the server serves), ``logprobs_probe`` (the start-up check of the
+evaluator's log-probabilities).
 
 Imports ``esquemas``, ``criterios`` and ``migraciones`` (the checkpointer's pool and schema
 lock); ``stream`` (never the prompts), ``herramientas`` and ``harness`` import it.
-docs/grafo.md holds the why.
-
-The names below are imported on first use (PEP 562): a submodule such as ``grafo.retry`` or
-``grafo.intentos`` loads without LangChain, LangGraph and openai (about 2 s of CPU a process),
-so ``fichas calibrar``, ``informe`` or ``producir`` do not pay for the agents they never call.
+docs/grafo.md holds the why. The public names below load on first use (PEP 562), so
+``grafo.retry`` or ``grafo.intentos`` load without LangChain, LangGraph and openai (about 2 s
+of CPU a process) for commands that never call an agent.
 """
 
 from __future__ import annotations
@@ -35,6 +33,12 @@ if TYPE_CHECKING:
     from grafo.ejecucion import LLMHealth as LLMHealth
     from grafo.ejecucion import Procesador as Procesador
     from grafo.ejecucion import Resultado as Resultado
+    from grafo.fuente_puerta import FuentePuerta as FuentePuerta
+    from grafo.fuente_puerta import PuertaCerrada as PuertaCerrada
+    from grafo.fuente_puerta import clave_puerta as clave_puerta
+    from grafo.fuente_puerta import modelo_servido as modelo_servido
+    from grafo.fuente_puerta import muestreo_de as muestreo_de
+    from grafo.fuente_puerta import muestreos as muestreos
     from grafo.intentos import Rechazo as Rechazo
     from grafo.intentos import ResumenIntento as ResumenIntento
     from grafo.logprobs_probe import LogprobsProbe as LogprobsProbe
@@ -43,12 +47,6 @@ if TYPE_CHECKING:
     from grafo.nodos import Nodos as Nodos
     from grafo.nodos import decidir as decidir
     from grafo.nodos import origen_revision as origen_revision
-    from grafo.puerta import FuentePuerta as FuentePuerta
-    from grafo.puerta import PuertaCerrada as PuertaCerrada
-    from grafo.puerta import clave_puerta as clave_puerta
-    from grafo.puerta import modelo_servido as modelo_servido
-    from grafo.puerta import muestreo_de as muestreo_de
-    from grafo.puerta import muestreos as muestreos
     from grafo.retry import Backoff as Backoff
     from grafo.retry import LLMUnavailable as LLMUnavailable
     from grafo.sensores import NullSensor as NullSensor
@@ -59,7 +57,7 @@ _DONDE: dict[str, str] = {
     "Agentes": "grafo.agentes",
     "Backoff": "grafo.retry",
     "Evaluacion": "grafo.agentes",
-    "FuentePuerta": "grafo.puerta",
+    "FuentePuerta": "grafo.fuente_puerta",
     "LLMHealth": "grafo.ejecucion",
     "LLMSettings": "grafo.chat_model",
     "LLMUnavailable": "grafo.retry",
@@ -68,19 +66,19 @@ _DONDE: dict[str, str] = {
     "NullSensor": "grafo.sensores",
     "Plantillas": "grafo.mensajes",
     "Procesador": "grafo.ejecucion",
-    "PuertaCerrada": "grafo.puerta",
+    "PuertaCerrada": "grafo.fuente_puerta",
     "Rechazo": "grafo.intentos",
     "Resultado": "grafo.ejecucion",
     "ResumenIntento": "grafo.intentos",
     "Sensor": "grafo.sensores",
     "build_chat_model": "grafo.chat_model",
-    "clave_puerta": "grafo.puerta",
+    "clave_puerta": "grafo.fuente_puerta",
     "close_chat_model": "grafo.chat_model",
     "construir_grafo": "grafo.construccion",
     "decidir": "grafo.nodos",
-    "modelo_servido": "grafo.puerta",
-    "muestreo_de": "grafo.puerta",
-    "muestreos": "grafo.puerta",
+    "modelo_servido": "grafo.fuente_puerta",
+    "muestreo_de": "grafo.fuente_puerta",
+    "muestreos": "grafo.fuente_puerta",
     "open_checkpointer": "grafo.checkpointer",
     "origen_revision": "grafo.nodos",
     "probe_logprobs": "grafo.logprobs_probe",

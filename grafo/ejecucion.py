@@ -69,7 +69,7 @@ class LLMHealth:
 
     ``oyentes`` are called with the new state at each change, synchronously, before the call
     that saw it is retried (the worker closes its gates while the LLM is down until the
-    served model is read again: ``stream.identidad``).
+    served model is read again: ``stream.gobierno.identidad``).
     """
 
     def __init__(self, sensor: Sensor | None = None, url: str = "") -> None:

@@ -2,7 +2,7 @@
 
 ``leer_modelo_servido`` asks the server's own ``/v1/models`` (a plain GET with the API key, by
 the ``openai`` client, bounded by ``LEER_S``) and reduces the answer to the key's canonical
-``modelo_servido`` text (``grafo.puerta.modelo_servido``: vLLM's ``root`` and
+``modelo_servido`` text (``grafo.fuente_puerta.modelo_servido``: vLLM's ``root`` and
 ``max_model_len``, llama.cpp's file and metadata). ``clasificar`` says what a failed read means:
 the server is down (transient, as for a chat call: retry with the LLM's backoff), or it answers
 but cannot say what it serves (a gateway without ``/v1/models``, an answer that is not a model
@@ -19,7 +19,7 @@ import openai
 
 from grafo.chat_model import LLMSettings
 from grafo.errores import classify
-from grafo.puerta import modelo_servido
+from grafo.fuente_puerta import modelo_servido
 
 LEER_S = 10.0  # one read of /v1/models: a server that takes longer is treated as down
 SIN_IDENTIDAD = "sin_identidad"

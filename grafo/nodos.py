@@ -2,7 +2,7 @@
 
 ``generar`` and ``evaluar`` call the agents; ``evaluar`` first runs the code checks
 (``criterios.comprobar``) and shows their results to the evaluator, then takes a snapshot of
-the publication gate (``grafo.puerta``) into the state; ``decidir`` reads the verdict and
+the publication gate (``grafo.fuente_puerta``) into the state; ``decidir`` reads the verdict and
 score, the code checks, the gate snapshot, the attempt counter and whether an answer was
 invalid, and nothing else — a function without a model or I/O, so the model can neither
 lengthen nor shorten the loop, and a run resumed from its checkpoint decides as it would have.
@@ -41,13 +41,13 @@ from esquemas.constantes import (
     ModoPuerta,
     Motivo,
 )
-from esquemas.puerta import ClavePuerta
+from esquemas.estado_puerta import ClavePuerta
 from grafo.agentes import Agentes
 from grafo.contexto import en_intento
 from grafo.errores import SalidaInvalida
 from grafo.estado import EstadoFicha
+from grafo.fuente_puerta import FuentePuerta, PuertaCerrada
 from grafo.mensajes import problemas_acumulados
-from grafo.puerta import FuentePuerta, PuertaCerrada
 
 Ruta = Literal["generar", "evaluar", "publicar", "descartar"]
 _log = logging.getLogger(__name__)

@@ -55,7 +55,7 @@ class FailureRule(Protocol):
     """A caller's treatment of the failures a loop does not know itself.
 
     ``grafo.Procesador`` knows the LLM's failures; the worker passes its step rule
-    (``stream.fallos.Reintentos.rule``) for everything else (the checkpointer's database, a
+    (``stream.flow.fallos.Reintentos.rule``) for everything else (the checkpointer's database, a
     bug on one event), so one loop retries the graph and both rules apply in it.
     """
 

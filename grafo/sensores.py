@@ -2,7 +2,7 @@
 
 As in faust's sensors, the graph only calls these hooks; what they do (Prometheus counters,
 logs) is a plug-in chosen by the caller. ``grafo`` therefore records nothing itself and knows
-nothing of Prometheus or Kafka; ``stream.metricas`` implements the Prometheus sensor.
+nothing of Prometheus or Kafka; ``stream.metricas.prometheus`` implements the Prometheus sensor.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The worker's core in one process: ``stream.worker.Worker`` with doubles at its edges.
+"""The worker's core in one process: ``stream.flow.worker.Worker`` with doubles at its edges.
 
 What is real: the worker, its lanes, ``InFlight``, the commit ledger, the handler, the retry
 rule and the SQLite version store. What is a double, and why:
@@ -6,7 +6,7 @@ rule and the SQLite version store. What is a double, and why:
 * ``ConsumerDouble`` for aiokafka's consumer: a log per partition, ``getmany`` that honours
   pause and seek, and rebalances the test triggers.
 * ``ProducerDouble`` for aiokafka's transactional producer, under the real
-  ``stream.emitter.Emitter``: a transaction's records and offsets reach ``BrokerDouble`` (the
+  ``stream.commit.emitter.Emitter``: a transaction's records and offsets reach ``BrokerDouble`` (the
   output log and the group's committed points, metadata included) only when it commits.
 * ``ProcesadorDouble`` for ``grafo.Procesador``: a run per event that a test can hold at a
   gate, or make fail (a poison event), and the real ``LLMHealth`` a test marks down or up.
@@ -36,9 +36,9 @@ from grafo import LLMHealth, NullSensor, Resultado
 from grafo.retry import Backoff, FailureRule, retry
 from harness.eventos import evento_dict
 from infra.config import Settings
-from stream.emitter import Emitter
-from stream.producers import Record
-from stream.worker import Worker
+from stream.commit.emitter import Emitter
+from stream.commit.producers import Record
+from stream.flow.worker import Worker
 from versiones.almacen import open_version_store
 
 TOPIC = "proveedor.cambios"

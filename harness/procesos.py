@@ -22,12 +22,12 @@ _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 # What each command imports before its first step, the Postgres drivers included: loaded before
 # the barrier, so that processes released together reach that step together.
 PRECARGA = {
-    "worker": ["stream.serving"],
-    "revisor": ["revision.app"],
+    "worker": ["stream.serving.main"],
+    "revisor": ["revision.web.app"],
     "migrar": [
         "herramientas.migrar",
         "grafo.checkpointer",
-        "revision.database",
+        "revision.almacen.database",
         "versiones.almacen",
     ],
 }

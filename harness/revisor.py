@@ -25,17 +25,17 @@ from esquemas.constantes import (
     MOTIVO_RECHAZADA,
     TIPO_REVISION,
 )
-from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from esquemas.wire import cabeceras_decision, encode_value
+from harness.estados_puerta import estado as estado_puerta
 from harness.procesos import CommandProcess
-from harness.puerta import estado as estado_puerta
 from harness.worker import settings_from_env
 from puerta.resolucion import umbral_aplicable
-from revision import decisiones as dec
-from revision.app import guardar_usuario
-from revision.flujo import registro_a_enviar
-from revision.item import Item
-from revision.seguridad import hash_clave
+from revision.almacen import decisiones as dec
+from revision.almacen.flujo import registro_a_enviar
+from revision.almacen.item import Item
+from revision.web.app import guardar_usuario
+from revision.web.seguridad import hash_clave
 
 
 class RevisorProcess(CommandProcess):
@@ -71,7 +71,7 @@ class RevisorProcess(CommandProcess):
         (``FICHAS_DATA_DIR`` or ``FICHAS_POSTGRES_DSN``), on a thread of its own so that an
         async test's running loop is no obstacle. Tests add a reviewer about sixty times; as a
         process each spent a second of CPU importing the app. The command itself, stdin and
-        prompt and exit codes, is tested through its entry point in tests/revision/test_app.py
+        prompt and exit codes, is tested through its entry point in tests/revision/web/test_app.py
         and test_seguridad.py.
         """
         settings = settings_from_env(self.env)
@@ -246,7 +246,8 @@ def aprobacion(
 ) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
     """(key, value, headers) of the ``fichas.decisiones`` record the reviewer app sends when a
     person approves the ``FichaEnRevision`` ``revision`` (edited to ``ficha`` when given),
-    built by the app's own functions (``revision.decisiones``, ``revision.flujo``)."""
+    built by the app's own functions (``revision.almacen.decisiones``,
+    ``revision.almacen.flujo``)."""
     item = Item(
         event_id=revision["event_id"],
         tipo=TIPO_REVISION,

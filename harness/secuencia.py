@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from puerta.secuencial import Observacion
-from revision.almacen import FilaSecuencia
-from revision.secuencias import cuenta, observacion
+from revision.almacen.cola import FilaSecuencia
+from revision.certificador.secuencias import cuenta, observacion
 
 
 def secuencia_de_cero(

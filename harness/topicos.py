@@ -1,6 +1,6 @@
 """Topics by hand for tests: unique names per run, creating, writing, and reading to the end.
 
-The group-less readers themselves are product plumbing (``infra.kafka_read``, which the
+The group-less readers themselves are product plumbing (``infra.kafka.read``, which the
 command line also uses); this module builds the test conveniences on them. Test-only clients
 (creating a test topic, writing test input) stay plain aiokafka clients.
 """
@@ -19,9 +19,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from infra.config import Settings
-from infra.kafka import build_reader
-from infra.kafka_read import read_to_end
-from infra.topics import topic_partitions
+from infra.kafka.clients import build_reader
+from infra.kafka.read import read_to_end
+from infra.kafka.topics import topic_partitions
 
 SALIDAS = ("fichas.publicadas", "fichas.revision_manual", "proveedor.cambios.dlq")
 
@@ -75,7 +75,8 @@ class Topics:
 
 def settings_for(bootstrap: str) -> Settings:
     """The settings a product client of the tests is built from: the test broker's address,
-    every other connection option as the environment says (``infra.kafka.client_options``)."""
+    every other connection option as the environment says
+    (``infra.kafka.clients.client_options``)."""
     return Settings(kafka_brokers=bootstrap)
 
 

@@ -4,7 +4,7 @@ log, stop).
 
 A process is what a kill, a signal, a stop (SIGSTOP), the process's memory or its start-up is
 about. Everything else drives the worker in process, the way quix-streams' tests build an
-``Application`` with ``app_factory``: the same ``stream.serving.serve`` the command runs, on a
+``Application`` with ``app_factory``: the same ``stream.serving.main.serve`` the command runs, on a
 thread and event loop of its own, without the seconds a process spends importing the graph,
 LangChain and aiokafka before it can join the group.
 """
@@ -25,10 +25,10 @@ from infra.config import Settings
 from infra.network import free_port
 
 if TYPE_CHECKING:
-    from harness.fake_llm_client import FakeLLM
+    from harness.fake_llm.client import FakeLLM
     from harness.kafka_broker import KafkaBroker
     from harness.topicos import Topics
-    from stream.worker import Worker
+    from stream.flow.worker import Worker
 
 
 class WorkerProcess(CommandProcess):
@@ -125,7 +125,7 @@ class _ThreadLog(logging.Handler):
 
 
 class WorkerInProcess(WorkerProcess):
-    """``stream.serving.serve`` on a thread of the test process, with the handle of a process.
+    """``stream.serving.main.serve`` on a thread of the test process, with the handle of a process.
 
     ``terminate`` asks the worker to stop as SIGTERM does (its ``stop``) and returns 0 after a
     clean stop, 1 if ``serve`` raised (the traceback is in the log). No ``kill``: a test about a
@@ -160,7 +160,7 @@ class WorkerInProcess(WorkerProcess):
         import asyncio
 
         from infra import eventloop
-        from stream.serving import serve
+        from stream.serving.main import serve
 
         def started(worker: Worker) -> None:
             self._loop = asyncio.get_running_loop()
@@ -168,10 +168,10 @@ class WorkerInProcess(WorkerProcess):
 
         try:
             eventloop.run(serve(settings, on_started=started))
-            logging.getLogger("stream.serving").info("worker stopped")
+            logging.getLogger("stream.serving.main").info("worker stopped")
             self._exit = 0
         except BaseException:
-            logging.getLogger("stream.serving").exception("worker failed")
+            logging.getLogger("stream.serving.main").exception("worker failed")
             self._exit = 1
 
     def alive(self) -> bool:
@@ -232,7 +232,7 @@ def worker_env(
     ``FICHAS_PUERTA=veredicto`` unless ``extra`` says otherwise: most worker tests are about
     plumbing (offsets, order, rebalances, faults) and keep the meaning they had before the
     publication gate; the tests about publication set ``FICHAS_PUERTA="certificada"`` and
-    write the gate they need (``harness.puerta``).
+    write the gate they need (``harness.estados_puerta``).
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
     env.update(topics.env())

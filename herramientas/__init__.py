@@ -1,11 +1,11 @@
 """The ``fichas`` command line: what people run by hand.
 
 ``cli`` parses ``fichas`` and starts each subcommand, importing what it needs only when it
-runs: ``worker`` (``stream.serving``) and ``revisor`` (``revision.app``) serve what those
+runs: ``worker`` (``stream.serving``) and ``revisor`` (``revision.web.app``) serve what those
 packages build; ``procesar``, ``producir``, ``informe``, ``migrar``, ``llm_local``,
-``calibrar`` (with ``recalificar``), ``evaluar`` (with ``evaluar_casos``,
-``evaluar_ejecucion``, ``evaluar_informe``, ``evaluar_metricas``) and ``demo`` (a package) are
-one module each; ``definiciones`` and ``graficos`` are shared by the reports.
+``retencion`` and ``promocion`` (``fichas puerta``) are one module each; ``calibrar``,
+``evaluar`` and ``demo`` are packages; ``definiciones`` and ``graficos`` are shared by the
+reports.
 
 Stands on top of the product. Imports ``esquemas``, ``criterios``, ``migraciones``,
 ``versiones``, ``infra``, ``estadistica``, ``grafo``, ``stream``, ``puerta`` and ``revision``;

@@ -26,7 +26,7 @@ EXIT_LLM_UNAVAILABLE = 3
 EXIT_BROKER_UNREACHABLE = 4
 
 if TYPE_CHECKING:
-    from esquemas.puerta import ClavePuerta, EstadoPuerta
+    from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
     from grafo import FuentePuerta
     from herramientas.procesar import Resumen
 
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_informe(argv[1:])
     if argv[:1] == ["revisor"]:
-        from revision.app import main as revisor_main
+        from revision.web.app import main as revisor_main
 
         return revisor_main(argv[1:])
     if argv[:1] == ["migrar"]:
@@ -168,11 +168,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return migrar_main(argv[1:])
     if argv[:1] == ["evaluar"]:
-        from herramientas.evaluar import main as evaluar_main
+        from herramientas.evaluar.principal import main as evaluar_main
 
         return evaluar_main(argv[1:])
     if argv[:1] == ["calibrar"]:
-        from herramientas.calibrar import main as calibrar_main
+        from herramientas.calibrar.principal import main as calibrar_main
 
         return calibrar_main(argv[1:])
     if argv[:2] == ["puerta", "promover"]:
@@ -217,10 +217,10 @@ def _worker(settings: Settings) -> int:
     """``fichas worker``: refuse a busy metrics port up front; exit 4 without a broker."""
     from aiokafka.errors import KafkaConnectionError
 
-    from infra.kafka import BrokerUnreachable, GrupoIncompatible
-    from infra.kafka_access import refusal
-    from infra.topics import ParticionesDistintas
-    from stream.serving import run_worker
+    from infra.kafka.access import refusal
+    from infra.kafka.clients import BrokerUnreachable, GrupoIncompatible
+    from infra.kafka.topics import ParticionesDistintas
+    from stream.serving.main import run_worker
 
     busy = _port_busy(settings.metricas_puerto)
     if busy:
@@ -232,7 +232,7 @@ def _worker(settings: Settings) -> int:
         return EXIT_USAGE
     try:
         return run_worker(settings)
-    except ConfigError as exc:  # the candidate's key is the live key (stream.candidata)
+    except ConfigError as exc:  # the candidate's key is the live key (stream.candidata.bucle)
         for line in exc.lines:
             print(f"fichas worker: {line}", file=sys.stderr)
         return EXIT_USAGE
@@ -290,7 +290,7 @@ def _puerta_offline(
     """The gate ``fichas procesar`` applies under the running ``clave``; said on stderr."""
     from criterios import familias_conocidas
     from esquemas.constantes import PUERTA_VEREDICTO
-    from stream.puerta import fija, razon
+    from stream.gobierno.fuente import fija, razon
 
     if settings.puerta == PUERTA_VEREDICTO:
         print(
@@ -327,8 +327,8 @@ def _procesar(
         procesar_fichero,
     )
     from infra import eventloop
-    from stream.identidad import clave_servida
-    from stream.runtime import build_processor
+    from stream.gobierno.identidad import clave_servida
+    from stream.gobierno.runtime import build_processor
 
     try:
         leida = leer_entrada(entrada)
@@ -347,7 +347,8 @@ def _procesar(
     policy = Backoff(max_wait_s=espera_llm, report_each=True)
 
     async def run() -> Resumen:
-        # The key names the model the server serves, as the worker's does (stream.identidad).
+        # The key names the model the server serves, as the worker's does
+        # (stream.gobierno.identidad).
         clave = await clave_servida(settings, policy)
         puerta = _puerta_offline(settings, clave, estados, archivo_puerta)
         async with build_processor(settings, clave, policy=policy, puerta=puerta) as proc:
@@ -420,8 +421,8 @@ def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
     from herramientas.procesar import leer_entrada
     from herramientas.producir import EXIT_INVALID, enviar, informar, preparar
     from infra import eventloop
-    from infra.kafka import BrokerUnreachable
-    from infra.kafka_access import refusal
+    from infra.kafka.access import refusal
+    from infra.kafka.clients import BrokerUnreachable
 
     try:
         leida = leer_entrada(entrada)

@@ -385,7 +385,7 @@ async def read_kafka(
     the start, so a live topic still gives a finite read. Returns the deduplicated outcomes,
     duplicates, ignored records and warnings (e.g. a topic that does not exist).
     """
-    from infra.kafka_read import read_to_end
+    from infra.kafka.read import read_to_end
 
     leidos, ausentes = await read_to_end(settings, list(topics), "fichas-informe", timeout_s)
     avisos = [f"el topic {topic} no existe o no tiene particiones" for topic in ausentes]
@@ -533,16 +533,17 @@ def main_informe(
 
 
 def _rechazo(exc: BaseException, settings: Any) -> Exception | None:
-    """Kafka refusing the report's reader (``infra.kafka_access``), or None."""
-    from infra.kafka import explain_refusal
+    """Kafka refusing the report's reader (``infra.kafka.access``), or None."""
+    from infra.kafka.clients import explain_refusal
 
     return asyncio.run(explain_refusal(exc, settings))
 
 
 def _informe_revision(out: TextIO) -> int:
-    """The trust section, computed by ``revision.confianza`` from the reviewer app's store."""
+    """The trust section, computed by ``revision.certificador.confianza`` from the reviewer app's
+    store."""
     from infra.config import Settings
-    from revision.confianza import informe_desde_almacen
+    from revision.certificador.confianza import informe_desde_almacen
 
     try:
         out.write(informe_desde_almacen(Settings()))

@@ -1,11 +1,11 @@
 """``fichas migrar``: create or upgrade every store's schema, as one step, under one lock.
 
 The stores: the checkpoints (LangGraph's saver, its own migrations), the worker's version store
-(``versiones.almacen``) and the review app's database (``revision.database``), in the PostgreSQL
-database of ``FICHAS_POSTGRES_DSN`` or, without it, in the SQLite files of ``FICHAS_DATA_DIR``.
-The whole run holds the schema lock (``migraciones.cerrojo``: PostgreSQL's advisory lock
-727274, or an ``flock`` on the data folder's ``.migrar.lock``), so any number of runs at once
-leave one correct schema and all exit 0; run twice, the second finds nothing to do.
+(``versiones.almacen``) and the review app's database (``revision.almacen.database``), in the
+PostgreSQL database of ``FICHAS_POSTGRES_DSN`` or, without it, in the SQLite files of
+``FICHAS_DATA_DIR``. The whole run holds the schema lock (``migraciones.cerrojo``: PostgreSQL's
+advisory lock 727274, or an ``flock`` on the data folder's ``.migrar.lock``), so any number of runs
+at once leave one correct schema and all exit 0; run twice, the second finds nothing to do.
 
 Workers and the review app run the migrations of the stores they open at start, under the same
 lock, so they also come up on a new database; ``fichas migrar`` makes that a step of its own
@@ -76,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
 async def migrar(postgres_dsn: str | None, data_dir: Path, espera_max_s: float) -> list[Cambio]:
     """Every store's migrations, in dependency order, under the lock held for the whole run."""
     from grafo import checkpointer
-    from revision import database
+    from revision.almacen import database
     from versiones import almacen
 
     propios = (almacen.OPCIONES, database.OPCIONES)  # the stores on migraciones.Database

@@ -32,7 +32,7 @@ from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from esquemas.constantes import DESTINO_DLQ
 from grafo.contexto import sobre_evento
-from stream.rechazo import evento_rechazado
+from stream.flow.rechazo import evento_rechazado
 
 if TYPE_CHECKING:
     from grafo.ejecucion import Procesador

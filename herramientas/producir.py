@@ -49,7 +49,7 @@ def preparar(entrada: Entrada) -> Lote:
 async def enviar(settings: Settings, mensajes: list[tuple[bytes, bytes]]) -> None:
     """Send every message to ``FICHAS_TOPIC_ENTRADA`` and wait for the broker's
     acknowledgement of each."""
-    from infra.kafka import build_writer, connect_admin
+    from infra.kafka.clients import build_writer, connect_admin
 
     admin = await connect_admin(settings)  # a clear message, bounded, if no broker answers
     await admin.close()

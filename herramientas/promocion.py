@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from esquemas.constantes import MOTIVO_PUERTA_RETENIDA, MOTIVO_PUERTA_SUSTITUIDA, ORIGEN_PROMOCION
-from esquemas.puerta import ClavePuerta, EstadoPuerta, id_retencion
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_retencion
 
 EXIT_USAGE = 2
 EXIT_BROKER_UNREACHABLE = 4
@@ -174,8 +174,8 @@ async def _ejecutar(args: argparse.Namespace, settings: Any) -> int:
     """Read the topic, plan, write, say what happened."""
     from datetime import UTC
 
-    from infra.kafka import BrokerUnreachable
-    from infra.topics import ensure_topics
+    from infra.kafka.clients import BrokerUnreachable
+    from infra.kafka.topics import ensure_topics
     from puerta.topico import escribir_estados, leer_estados
 
     try:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from esquemas.constantes import FAMILIA_TODAS
-from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
@@ -196,8 +196,8 @@ class _Uso(Exception):
 async def _ejecutar(args: argparse.Namespace, settings: Any, persona: str) -> int:
     """Read the topic, choose the keys, write the records, say what happens."""
     from grafo import Backoff, LLMUnavailable
-    from infra.kafka import BrokerUnreachable
-    from infra.topics import ensure_topics
+    from infra.kafka.clients import BrokerUnreachable
+    from infra.kafka.topics import ensure_topics
     from puerta.topico import escribir_estados, leer_estados
 
     try:
@@ -206,8 +206,9 @@ async def _ejecutar(args: argparse.Namespace, settings: Any, persona: str) -> in
     except (BrokerUnreachable, TimeoutError, ConnectionError) as exc:
         return _error(f"Kafka unreachable: {exc}", EXIT_BROKER_UNREACHABLE)
     if args.clave is None and not args.todas_las_claves:
-        # Only here: asking the server which model it serves loads LangChain (stream.clave).
-        from stream.identidad import clave_servida
+        # Only here: asking the server which model it serves loads LangChain
+        # (stream.gobierno.clave).
+        from stream.gobierno.identidad import clave_servida
 
         try:
             claves = [await clave_servida(settings, Backoff(max_wait_s=args.espera_llm))]

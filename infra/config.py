@@ -5,7 +5,7 @@ loudly before any message is consumed: ``load_settings`` turns pydantic's errors
 per bad variable, naming it and what it accepts (``fichas`` prints them and exits 2). The
 names here are the ones ``deploy/variables.txt`` lists and the manifests set; a test keeps the
 three in agreement. The Kafka security variables are checked together (a SASL protocol needs a
-user and a password file, a file must be readable...: ``infra.kafka_security``), each problem
+user and a password file, a file must be readable...: ``infra.credentials``), each problem
 on the line of the variable to fix; the password itself is read from its file, never kept here.
 """
 
@@ -29,7 +29,7 @@ from esquemas.constantes import (
     ModoEvaluador,
     ModoPuerta,
 )
-from infra import kafka_security as security
+from infra import credentials as security
 from infra import prompt_archivo
 from infra.logs import LEVELS, masked
 
@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FICHAS_", extra="ignore")
 
     kafka_brokers: str = "localhost:9092"
-    # How every Kafka client authenticates (infra.kafka.client_options; docs/despliegue.md).
+    # How every Kafka client authenticates (infra.kafka.clients.client_options; docs/despliegue.md).
     # Checked even when unset, in this order: each check reads the ones above it.
     kafka_seguridad: str = Field(default="PLAINTEXT", validate_default=True)
     kafka_sasl_mecanismo: str | None = Field(default=None, validate_default=True)
@@ -68,7 +68,7 @@ class Settings(BaseSettings):
     kafka_certificado_archivo: Path | None = Field(default=None, validate_default=True)
     kafka_clave_privada_archivo: Path | None = Field(default=None, validate_default=True)
     # The start-up bound: how long a command waits for a broker that does not answer before it
-    # exits 4 (infra.kafka.connect_admin; why 60 s: docs/operacion.md). Tests set it short.
+    # exits 4 (infra.kafka.clients.connect_admin; why 60 s: docs/operacion.md). Tests set it short.
     kafka_espera_s: float = Field(default=60.0, gt=0)
     llm_url: str = "http://localhost:8000/v1"
     llm_modelo: str = "qwen3-30b-a3b"
@@ -340,7 +340,7 @@ class Settings(BaseSettings):
         could change the key (model, URL, sampling, attempts, evaluator, generator options,
         prompt files) set to a value other than the live one. The served model's identity and
         the prompts' texts are compared once the worker can compute both keys
-        (``stream.candidata``). An override that failed its own check is left to its line."""
+        (``stream.candidata.bucle``). An override that failed its own check is left to its line."""
         if any(name not in info.data for name in CANDIDATE_OVERRIDES):
             return value
         if value > 0 and not _differing_overrides(info.data):

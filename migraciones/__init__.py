@@ -6,7 +6,7 @@ tables imports it: ``grafo`` (the checkpoints), ``versiones`` (the version store
 
 * ``migraciones.database``: the one store layer, rows and transactions on SQLite or
   PostgreSQL with ``$n`` placeholders, and the opener of a store (``open_database``).
-* ``migraciones.esquema``: numbered migrations per store (the position in the list is the
+* ``migraciones.numeradas``: numbered migrations per store (the position in the list is the
   version), a migrations table in the database, each migration applied once in a transaction.
 * ``migraciones.conexion``: how every store connects (PostgreSQL's timeouts and its one pool
   factory, SQLite's WAL and ``synchronous``).
@@ -39,7 +39,7 @@ from migraciones.database import (
     open_database,
     sqlite_sql,
 )
-from migraciones.esquema import (
+from migraciones.numeradas import (
     Cambio,
     Esquema,
     Migracion,

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from migraciones.cerrojo import cerrojo_postgres, cerrojo_sqlite
 from migraciones.conexion import Synchronous, connect_sqlite, open_pool
-from migraciones.esquema import Cambio, Esquema, migrar_postgres, migrar_sqlite
+from migraciones.numeradas import Cambio, Esquema, migrar_postgres, migrar_sqlite
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 BEGIN, COMMIT, ROLLBACK = "begin immediate", "commit", "rollback"

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from esquemas.puerta import EstadoPuerta
+from esquemas.estado_puerta import EstadoPuerta
 from puerta.certificacion import Certificacion
 
 FORMATO = "fichas-puerta/1"

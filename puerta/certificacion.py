@@ -36,7 +36,7 @@ from esquemas.constantes import (
     ORIGEN_COBERTURA_LOTE,
     MotivoPuerta,
 )
-from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from puerta.cobertura import MINIMO_PROPIO
 
 

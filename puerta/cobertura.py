@@ -27,7 +27,7 @@ from esquemas.constantes import (
     MOTIVO_PUERTA_EXCLUIDA,
     ORIGEN_COBERTURA_SOMBRA,
 )
-from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from puerta.alcance import Alcance
 from puerta.resolucion import cobertura_vigente, registro
 from puerta.retencion import retencion

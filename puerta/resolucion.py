@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from esquemas.constantes import FAMILIA_TODAS, MOTIVO_PUERTA_CUBIERTA
-from esquemas.puerta import ClavePuerta, EstadoPuerta, PuertaAplicada, id_puerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, PuertaAplicada, id_puerta
 from puerta.retencion import retencion
 
 RazonPuerta = Literal[

@@ -2,7 +2,7 @@
 
 A hold closes one gate (one family or ``*``, under one key) for every worker at once, keeps the
 automatic opener from reopening it and writes no label. It lives at the gate's hold id
-(``esquemas.puerta.id_retencion``), never at the gate id, so no opening can overwrite it; its
+(``esquemas.estado_puerta.id_retencion``), never at the gate id, so no opening can overwrite it; its
 value is an ``EstadoPuerta`` with motivo ``retenida`` or ``liberada``, the person in
 ``retenida_por``, their reason in ``nota``, and neutral values elsewhere (closed, no λ, the
 gate's constants, n = k = 0, ``origen_datos`` ``persona``). Invariants: the newest hold record
@@ -22,7 +22,7 @@ from esquemas.constantes import (
     OBJETIVO_PUERTA,
     ORIGEN_PERSONA,
 )
-from esquemas.puerta import ClavePuerta, EstadoPuerta, id_retencion
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_retencion
 
 
 def registro_retencion(

@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterable
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
-from esquemas.puerta import EstadoPuerta
+from esquemas.estado_puerta import EstadoPuerta
 from esquemas.wire import cabeceras_estado, encode_value
 from infra.config import Settings
-from infra.kafka import build_reader, build_writer
-from infra.topics import topic_partitions
+from infra.kafka.clients import build_reader, build_writer
+from infra.kafka.topics import topic_partitions
 
 log = logging.getLogger(__name__)
 

@@ -3,17 +3,15 @@
 It reads ``fichas.revision_manual`` and ``fichas.muestra_revision`` into a queue, lets
 reviewers approve, edit, reject or grade, writes every decision on ``fichas.decisiones`` (an
 approval carries the publication the worker writes), measures the evaluator against people,
-and opens and closes the publication gates from their decisions. The modules, by concern:
+and opens and closes the publication gates from their decisions. Its subsystems, each a
+package, from the bottom up:
 
-* the web: ``app`` (routes, ``fichas revisor``), ``web``, ``acceso`` and ``seguridad`` (who
-  gets in), ``paginas``, ``acciones``, ``diferencias``, ``puertas``, ``operacion``, ``metricas``;
-* the store: ``almacen`` (queue, outbox, evidence), ``cuentas``, ``item``, on the one database
-  of ``database`` and ``esquema``; the stream: ``flujo`` (consumer and outbox), ``decisiones``;
-* the gates: ``confianza``, ``retenidas`` (recall), ``apertura``, ``vigilancia``, ``rondas``.
+* ``almacen``: the review store (queue, outbox, evidence, accounts) and the queue's way in
+  and out of Kafka;
+* ``certificador``: trust in the evaluator, and the gates opened, covered and closed from it;
+* ``web``: the pages, forms, sessions and machine endpoints; ``fichas revisor`` itself.
 
 Imports ``esquemas``, ``criterios``, ``estadistica``, ``migraciones``, ``versiones``,
-``puerta`` and ``infra`` (settings, logs, the event loop, Kafka clients, topics); never
-``stream`` or ``grafo``. ``herramientas`` (the command, the report, ``migrar``) and ``harness``
-import it. docs/revision.md (Spanish) holds the why; tests/infra/test_fronteras.py keeps the
-imports to the README's table.
+``puerta`` and ``infra``; never ``stream`` or ``grafo``. ``herramientas`` and ``harness``
+import it. docs/revision.md (Spanish) holds the why.
 """

@@ -25,8 +25,14 @@ SALIDA = Path(__file__).resolve().parents[1] / "docs" / "img"
 def navegador(ancho: int, alto: int) -> webdriver.Chrome:
     opciones = webdriver.ChromeOptions()
     opciones.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                f"--window-size={ancho},{alto}", "--no-proxy-server", "--hide-scrollbars"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        f"--window-size={ancho},{alto}",
+        "--no-proxy-server",
+        "--hide-scrollbars",
+    ):
         opciones.add_argument(arg)
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opciones)
 

@@ -3,16 +3,16 @@
 Imports ``esquemas`` (models, contract constants, the wire format), ``criterios``, ``grafo``
 (its public API, never its prompts), ``puerta`` (the gate's resolution, audit and topic),
 ``versiones`` (the claim rule and its store) and ``infra`` (settings, logs, Kafka clients,
-topics, fault points); only ``herramientas`` and ``harness`` import it. The modules:
+topics, fault points); only ``herramientas`` and ``harness`` import it. Its subsystems, each a
+package, from the bottom up:
 
-* the flow: ``worker`` (the group member: fetch, pace, rebalance), ``lanes`` (one lane per
-  SKU), ``handler`` (one event to one outcome), ``decisiones`` (people's publications),
-  ``rechazo`` (the DLQ record), ``fallos`` (transient or not);
-* committing: ``emitter`` (every write and offset, in which transaction), ``producers`` (the
-  fence per input partition), ``inflight``, ``offsets`` and ``offset_metadata`` (the ledger);
-* the gate: ``puerta`` and ``puerta_topico``; serving: ``runtime`` (the loop from settings),
-  ``serving``, ``http``, ``sensor``, ``metricas``, ``series``, ``retraso``.
+* ``metricas``: what the worker reports (the sensor interface, the series, Prometheus);
+* ``commit``: every write and offset, in which transaction (producers, emitter, ledger);
+* ``gobierno``: which loop runs and which gates govern it (the key, the served model, the
+  loop assembled for a key, the gate reader of ``fichas.puerta``);
+* ``candidata``: a second key run in shadow beside the live one;
+* ``flow``: the group member, the SKU lanes, one event to one outcome, people's approvals;
+* ``serving``: ``fichas worker`` started, run and stopped in order; its HTTP endpoints.
 
-docs/stream.md holds the why (delivery, order, offsets, fencing, outages), and
-tests/infra/test_fronteras.py the imports the README's table allows.
+docs/stream.md holds the why; tests/infra/test_fronteras.py keeps the imports and the order.
 """

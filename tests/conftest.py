@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness import forkserver
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics
 from infra.network import free_port
@@ -85,18 +85,18 @@ PRIMERO = (
     "tests/stream/test_kill.py",
     "tests/bench/test_bench_quick.py",
     "tests/caos/test_fallos.py",
-    "tests/revision/test_certificador_replicas.py",
+    "tests/revision/certificador/test_certificador_replicas.py",
     "tests/revision/test_broker_caido.py",
     "tests/deploy/test_compose_topics.py",
-    "tests/revision/test_apertura_puerta.py",
-    "tests/revision/test_retencion_puerta.py",
+    "tests/revision/certificador/test_apertura_puerta.py",
+    "tests/revision/certificador/test_retencion_puerta.py",
     "tests/caos/test_zombi.py",
     "tests/bench/test_estado.py",
     "tests/revision/test_candidata_promocion.py",
-    "tests/stream/test_retraso.py",
+    "tests/stream/flow/test_retraso.py",
     "tests/herramientas/test_puerta_cli.py",
     "tests/revision/test_caida.py",
-    "tests/revision/test_cobertura_puerta.py",
+    "tests/revision/certificador/test_cobertura_puerta.py",
 )
 
 

@@ -5,7 +5,7 @@ person's decision (a newer version handled by the worker wins). Three modules, e
 reason to change:
 
 - ``regla``: the claim rule, pure (``dictaminar``, ``obsoleta``, ``huella``, ``Dictamen``);
-- ``esquema``: the store's numbered migrations;
+- ``migrations``: the store's numbered migrations;
 - ``almacen``: the SQL store on the one ``migraciones.Database`` (``open_version_store``, the
   ``VersionStore`` and ``ClaimStore`` protocols).
 

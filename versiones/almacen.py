@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from esquemas import EventoCambio
 from migraciones import Database, StoreOptions, open_database
-from versiones.esquema import ESQUEMA
+from versiones.migrations import ESQUEMA
 from versiones.regla import (
     Clave,
     Dictamen,

@@ -34,7 +34,7 @@ from grafo.mensajes import (
     prompt_evaluador_rubrica,
 )
 from grafo.rubrica import Rubrica
-from herramientas.evaluar_casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
+from herramientas.evaluar.casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
 
 
 def cuerpo(ficha: dict, origen: dict, rubrica: bool, modelo: str, top: int) -> dict:

@@ -23,8 +23,8 @@ from typing import Any
 from criterios import comprobar, fallos
 from criterios.fidelidad import probabilidad_espanol
 from criterios.vocabulario import datos_vocabulario
-from herramientas import evaluar_metricas as metricas
-from herramientas.evaluar_casos import cargar_casos, origen_de_caso
+from herramientas.evaluar import medidas as metricas
+from herramientas.evaluar.casos import cargar_casos, origen_de_caso
 
 sys.path.insert(0, str(Path(__file__).parent))
 from copias_e_idioma import idioma
@@ -52,7 +52,7 @@ def registros(path: str) -> dict[str, dict[str, Any]]:
 
 
 def wilson(k: int, n: int) -> str:
-    """k/n with its 95 % Wilson interval (``herramientas.evaluar_metricas.wilson``)."""
+    """k/n with its 95 % Wilson interval (``herramientas.evaluar.medidas.wilson``)."""
     intervalo = metricas.wilson(k, n)
     if intervalo is None:
         return "–"

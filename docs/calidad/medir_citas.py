@@ -38,8 +38,8 @@ from criterios.respaldo import (  # noqa: E402
     respaldada,
 )
 from grafo.citas import TECHO  # noqa: E402
-from herramientas.evaluar_casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso  # noqa: E402
-from herramientas.evaluar_metricas import bloque_puntuacion  # noqa: E402
+from herramientas.evaluar.casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso  # noqa: E402
+from herramientas.evaluar.medidas import bloque_puntuacion  # noqa: E402
 from puerta.certificacion import Candidata, certificar  # noqa: E402
 
 ESCORES = ("citas", "codigo", "modelo", "codigo_oraculo", "palabras", "techo")

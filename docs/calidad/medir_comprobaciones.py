@@ -24,8 +24,8 @@ from typing import Any
 from criterios import comprobar, fallos, reglas_casa
 from criterios import fidelidad as f
 from criterios.vocabulario import mapear_origen
-from herramientas import evaluar_metricas as metricas
-from herramientas.evaluar_casos import origen_de_caso
+from herramientas.evaluar import medidas as metricas
+from herramientas.evaluar.casos import origen_de_caso
 
 CASOS = Path(__file__).resolve().parents[2] / "ejemplos" / "evaluacion" / "casos.jsonl"
 Check = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
@@ -54,7 +54,7 @@ UMBRALES = (0.2, 0.3, 0.4, 0.5)
 
 
 def wilson(k: int, n: int) -> str:
-    """k/n with its 95 % Wilson interval (``herramientas.evaluar_metricas.wilson``), as text."""
+    """k/n with its 95 % Wilson interval (``herramientas.evaluar.medidas.wilson``), as text."""
     intervalo = metricas.wilson(k, n)
     if intervalo is None:
         return "indefinida"

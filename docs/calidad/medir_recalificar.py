@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from medir_puerta import auc, cargar
 
-from harness.fake_llm_client import FakeLLM
-from herramientas.evaluar_casos import CASOS_POR_DEFECTO, cargar_casos
+from harness.fake_llm.client import FakeLLM
+from herramientas.evaluar.casos import CASOS_POR_DEFECTO, cargar_casos
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -33,8 +33,11 @@ def _candidata(
 
 def _con(ref: Ficha, **cambios: Any) -> Ficha:
     """A copy of the reference with some fields replaced."""
-    ficha = {"titulo": ref["titulo"], "descripcion": ref["descripcion"],
-             "atributos": dict(ref["atributos"])}
+    ficha = {
+        "titulo": ref["titulo"],
+        "descripcion": ref["descripcion"],
+        "atributos": dict(ref["atributos"]),
+    }
     ficha.update(cambios)
     return ficha
 

@@ -1,7 +1,7 @@
 """Scriptable OpenAI-compatible LLM server for tests and benchmarks, run as a real process.
 
 ``python -m harness.fake_llm --host 127.0.0.1 --port 0 [--config FILE] [--record FILE]``;
-from Python, ``harness.fake_llm_client.FakeLLM`` starts and drives it. The package, one reason
+from Python, ``client.FakeLLM`` starts and drives it. The package, one reason
 to change per module:
 
 * ``prompt_contract``: what it reads from a request (agent, SKU, origin), named in one place:
@@ -12,6 +12,7 @@ to change per module:
 * ``limiter``: ``max_parallel``, resizable while requests wait;
 * ``server``: the aiohttp app (chat completions, ``/v1/models``, ``/_admin/*``), recording,
   outages, restart from the record file;
+* ``client``: the server started and driven as a real process (``FakeLLM``);
 * ``__main__``: the command line.
 
 Nothing is imported here, so ``python -m harness.fake_llm`` loads only what it runs.

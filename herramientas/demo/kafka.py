@@ -14,7 +14,7 @@ from infra.config import Settings
 
 async def produce_feed(settings: Settings, topic: str, progress: Progress) -> None:
     """Write every feed line in order, key = its SKU (or none), and note where each landed."""
-    from infra.kafka import build_writer
+    from infra.kafka.clients import build_writer
 
     producer = build_writer(settings, linger_ms=20)
     await producer.start()
@@ -39,8 +39,8 @@ async def watch_outcomes(
     deadline: float,
 ) -> bool:
     """Read the output topics from the start until the run is complete; False on timeout."""
-    from infra.kafka import build_reader
-    from infra.topics import topic_partitions
+    from infra.kafka.clients import build_reader
+    from infra.kafka.topics import topic_partitions
 
     partitions, _ = await topic_partitions(settings, list(progress.topics), "fichas-demo")
     consumer = build_reader(settings, "fichas-demo")

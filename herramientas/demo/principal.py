@@ -18,8 +18,8 @@ from types import FrameType
 from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
 from herramientas.demo import revisor
 from herramientas.demo.avance import LABELS, Progress, read_feed
+from herramientas.demo.estados_puerta import escribir_archivo, lineas_puerta, lineas_tokens
 from herramientas.demo.kafka import watch_outcomes, write_outcomes
-from herramientas.demo.puerta import escribir_archivo, lineas_puerta, lineas_tokens
 from herramientas.demo.resumen import render_summary, summarize
 from herramientas.demo.servicios import (
     REPO_DIR,

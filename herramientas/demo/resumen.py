@@ -66,7 +66,7 @@ def _pct(rate: float | None) -> str:
 
 def render_summary(summary: Summary, where: Sequence[str], puerta: Sequence[str] = ()) -> str:
     """The closing text: counts, approval per attempt, the gate per family (``puerta``, lines
-    from ``herramientas.demo.puerta``), latency, where the outcomes are."""
+    from ``herramientas.demo.estados_puerta``), latency, where the outcomes are."""
     c = summary.counts
     out = [
         "Resumen",

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.eventos import evento_dict
 from harness.topicos import Topics, committed_offsets, end_offsets, settings_for
-from infra.kafka_read import read_to_end
+from infra.kafka.read import read_to_end
 
 INVALIDOS: list[bytes] = [b"{no es json", b"\xff\xfe", json.dumps({"sku": "X"}).encode()]
 

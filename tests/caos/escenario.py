@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, worker_env

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import aprobacion
 from harness.topicos import produce, produce_with_headers
@@ -188,7 +188,7 @@ async def test_decisiones_de_personas_durante_rebalanceos(
     """People approve the fichas the loop sent to review while workers join and leave (some
     by SIGKILL) and newer versions of half of the SKUs arrive.
 
-    The worker is the one writer of ``fichas.publicadas`` (``stream.decisiones``): for a
+    The worker is the one writer of ``fichas.publicadas`` (``stream.flow.decisiones``): for a
     read_committed reader every approval is published at most once; an approval whose SKU got
     no newer version is published exactly once; and the last record of every SKU with a newer
     version is that newer version (an approval it overtook is closed, never written after it).

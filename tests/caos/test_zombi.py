@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, worker_env

@@ -39,9 +39,9 @@ from esquemas.constantes import (
     SKU_PATTERN,
     TOPIC_PUERTA,
 )
-from esquemas.puerta import ClavePuerta, id_puerta, id_retencion
+from esquemas.estado_puerta import ClavePuerta, id_puerta, id_retencion
 from infra.config import Settings
-from infra.topics import topic_configs
+from infra.kafka.topics import topic_configs
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRATO = REPO / "contrato"

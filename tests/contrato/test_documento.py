@@ -15,7 +15,7 @@ from esquemas.constantes import (
     CABECERA_VERSION,
 )
 from infra.config import Settings
-from infra.topics import topic_configs
+from infra.kafka.topics import topic_configs
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "contrato.md"

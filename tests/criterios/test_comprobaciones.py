@@ -413,7 +413,7 @@ def test_un_origen_ya_mapeado_da_el_mismo_resultado() -> None:
     from pathlib import Path
 
     from criterios import mapear_origen
-    from herramientas.evaluar_casos import origen_de_caso
+    from herramientas.evaluar.casos import origen_de_caso
 
     casos = Path(__file__).parents[2] / "ejemplos" / "evaluacion" / "casos.jsonl"
     comparadas = 0

@@ -18,7 +18,7 @@ from criterios.vocabulario import (
     mapear_origen,
     mapear_valor,
 )
-from herramientas.evaluar_casos import origen_de_caso, valor_comparable
+from herramientas.evaluar.casos import origen_de_caso, valor_comparable
 
 CASOS = Path(__file__).parents[2] / "ejemplos" / "evaluacion" / "casos.jsonl"
 

@@ -22,7 +22,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from harness.kafka_broker import KafkaBroker
 from infra.config import Settings
-from infra.topics import topic_configs
+from infra.kafka.topics import topic_configs
 
 pytestmark = pytest.mark.kafka
 

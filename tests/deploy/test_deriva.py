@@ -73,8 +73,10 @@ VARIABLE = re.compile(r"\$\{?(FICHAS_[A-Z0-9_]+)\}?")
 def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     """The parser of every command ``fichas`` hands over before its own (herramientas.cli.main);
     the rest (worker, procesar, producir) are subcommands of the main parser."""
-    from herramientas import calibrar, evaluar, informe, migrar
-    from revision import app
+    from herramientas import informe, migrar
+    from herramientas.calibrar import principal as calibrar
+    from herramientas.evaluar import principal as evaluar
+    from revision.web import app
 
     return {
         "revisor": app._parser,
@@ -324,7 +326,7 @@ def test_un_flag_que_el_codigo_no_tiene_se_detecta():
 
 def test_un_flag_quitado_del_parser_se_detecta(monkeypatch: pytest.MonkeyPatch):
     """The same manifests against a ``fichas revisor`` whose parser lost ``--proxies``."""
-    from revision import app
+    from revision.web import app
 
     original = app._parser
 

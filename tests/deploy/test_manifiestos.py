@@ -501,7 +501,7 @@ def test_configmap_y_topics():
 
 def test_kafkatopics_configurados_como_el_worker():
     """Compactado el catálogo, retención explícita el resto: lo mismo que crea el worker."""
-    from infra.topics import topic_configs
+    from infra.kafka.topics import topic_configs
 
     esperado = topic_configs(Settings())
     topics = {
@@ -857,7 +857,7 @@ def test_la_imagen_lleva_lo_que_leen_los_comandos():
     """`fichas evaluar` lee el conjunto etiquetado junto a los paquetes instalados: el contexto
     de la imagen lo incluye y el Dockerfile lo copia allí, con la misma ruta que usa el código."""
     import herramientas
-    from herramientas.evaluar_casos import CASOS_POR_DEFECTO
+    from herramientas.evaluar.casos import CASOS_POR_DEFECTO
 
     sitio = Path(herramientas.__file__).resolve().parents[1]
     assert CASOS_POR_DEFECTO == sitio / "ejemplos" / "evaluacion" / "casos.jsonl"
@@ -1061,7 +1061,7 @@ def test_compose_revisor():
 
 def test_compose_configura_los_topics_como_el_worker():
     """fichas.publicadas compactado; los demás con retención explícita, los valores del worker."""
-    from infra.topics import topic_configs
+    from infra.kafka.topics import topic_configs
 
     assert topics_de_compose() == topic_configs(Settings())
     assert topics_de_compose()["fichas.publicadas"]["cleanup.policy"] == "compact"
@@ -1720,7 +1720,7 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_puerta_bajo_objetivo": ("gauge", ("family", "key")),
         "fichas_revision_puertas_cerradas_total": ("counter", ("family", "key")),
         "fichas_revision_recall": ("gauge", ("family",)),
-        # The gate that opens itself (revision/apertura.py).
+        # The gate that opens itself (revision/certificador/apertura.py).
         "fichas_revision_apertura_evidencia_log10": ("gauge", ("family", "key")),
         "fichas_revision_apertura_umbral_bloqueo": ("gauge", ("family", "key")),
         "fichas_revision_apertura_faltan": ("gauge", ("family", "key")),
@@ -1730,7 +1730,8 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_apertura_lista": ("gauge", ("family", "key")),
         "fichas_revision_apertura_umbral_certificado": ("gauge", ("family", "key")),
         "fichas_revision_puertas_abiertas_total": ("counter", ("family", "key")),
-        # Which gate governs a family, and one certifier (issue 38: revision/gobierno.py, lease).
+        # Which gate governs a family, and one certifier (issue 38:
+        # revision/certificador/gobierno.py, lease).
         "fichas_revision_familia_gobierno": ("gauge", ("family", "key", "gate", "reason")),
         "fichas_revision_familia_aprobaciones_propias": ("gauge", ("family", "key")),
         "fichas_revision_familia_exclusion_log10": ("gauge", ("family", "key")),
@@ -1755,7 +1756,7 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_llm_logprobs": ("gauge", ()),
         "fichas_evaluator_scores_total": ("counter", ("family", "score")),
         "fichas_outcomes_total": ("counter", ("family", "key", "result")),
-        # The candidate loop in shadow (issue 41: stream/candidata.py).
+        # The candidate loop in shadow (issue 41: stream/candidata/bucle.py).
         "fichas_candidata_started_total": ("counter", ()),
         "fichas_candidata_skipped_total": ("counter", ("reason",)),
         "fichas_candidata_written_total": ("counter", ()),

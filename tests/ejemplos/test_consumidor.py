@@ -21,7 +21,7 @@ from esquemas import Ficha, FichaPublicada
 from esquemas.wire import cabeceras_resultado
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics
-from infra.topics import COMPACTED
+from infra.kafka.topics import COMPACTED
 
 pytestmark = pytest.mark.kafka
 

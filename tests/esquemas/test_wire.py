@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from esquemas import DecisionRevision, EstadoPuerta, FichaPublicada
-from esquemas.puerta import ClavePuerta
+from esquemas.estado_puerta import ClavePuerta
 from esquemas.wire import (
     cabeceras_decision,
     cabeceras_estado,

@@ -9,7 +9,7 @@ from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
 from grafo.ejecucion import thread_id
 from grafo.intentos import Rechazo
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.procesador import abrir_procesador
 
 

@@ -24,7 +24,7 @@ from grafo.mensajes import (
     prompt_evaluador_rubrica,
     prompt_generador,
 )
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 
 ORIGEN = {
     "sku": "CEG-1",

@@ -34,7 +34,7 @@ from grafo.mensajes import mensaje_evaluador, mensaje_generador, prompt_generado
 from harness.agente_grafo import AgenteGrafo
 from harness.eventos import evento_dict
 from harness.fake_llm.answers import completion_body
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.procesador import abrir_procesador
 
 REPO = Path(__file__).resolve().parents[2]

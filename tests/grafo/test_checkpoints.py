@@ -14,7 +14,7 @@ from esquemas import EventoCambio
 from grafo.checkpointer import SQLITE_FILE
 from grafo.ejecucion import thread_id
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.procesador import abrir_procesador
 
 MAX_FILAS = 9  # input, start, 3 x generar, 3 x evaluar, publicar (the target allows 12)

@@ -26,7 +26,7 @@ from grafo.citas import (
 from grafo.logprobs_probe import probe_logprobs
 from grafo.mensajes import prompt_evaluador_citas
 from grafo.puntuacion import probabilidades_verdadero
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from puerta.secuencial import REJILLA
 
 ORIGEN = mapear_origen(

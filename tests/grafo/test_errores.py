@@ -17,7 +17,7 @@ from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from grafo.errores import LLMFailure, classify
 from grafo.estado import origen_de
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from infra.network import free_port
 
 

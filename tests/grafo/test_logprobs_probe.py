@@ -13,7 +13,7 @@ import pytest
 from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from grafo.logprobs_probe import PROBE_SKU, LogprobsProbe, probe_logprobs, read_logprobs
 from grafo.puntuacion import TOP_LOGPROBS
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from infra.network import free_port
 
 LOGGER = "grafo.logprobs_probe"

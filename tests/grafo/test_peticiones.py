@@ -9,7 +9,7 @@ from typing import Any
 from esquemas import EventoCambio
 from grafo.mensajes import prompt_generador
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.procesador import abrir_procesador
 
 FICHA_1 = {

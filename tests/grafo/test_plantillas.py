@@ -23,11 +23,11 @@ from esquemas.constantes import (
     PLANTILLA_EVALUADOR,
     PLANTILLA_GENERADOR,
 )
-from esquemas.puerta import ClavePuerta
+from esquemas.estado_puerta import ClavePuerta
 from grafo import Plantillas, clave_puerta
 from grafo.mensajes import prompt_del_evaluador, prompt_generador
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.procesador import CRITERIOS_VERSION_PRUEBA, abrir_procesador
 
 

@@ -13,7 +13,7 @@ from grafo import Agentes, LLMSettings, build_chat_model, close_chat_model
 from grafo.ejecucion import thread_id
 from grafo.puntuacion import TOP_LOGPROBS
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.procesador import abrir_procesador
 
 CONFIANZA = 0.95  # the fake's P(the boolean written) when no score is scripted

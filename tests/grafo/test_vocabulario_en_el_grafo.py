@@ -12,7 +12,7 @@ import pytest
 
 from esquemas import EventoCambio, FichaPublicada
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.procesador import abrir_procesador
 
 PORTUGUES = {

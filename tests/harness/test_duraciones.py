@@ -10,7 +10,7 @@ XML = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" tests="4">
 <testcase classname="tests.stream.test_worker" name="test_a" time="30.5"/>
 <testcase classname="tests.stream.test_worker" name="test_b" time="10.0"/>
-<testcase classname="tests.revision.test_app.TestLogin" name="test_c" time="2.25"/>
+<testcase classname="tests.revision.web.test_app.TestLogin" name="test_c" time="2.25"/>
 <testcase classname="tests.grafo.test_bucle" name="test_d[x]" time="0.25"><skipped/></testcase>
 </testsuite></testsuites>
 """
@@ -26,7 +26,7 @@ def test_suma_por_archivo_tambien_clases(tmp_path: Path) -> None:
     totals = por_archivo(_report(tmp_path, "r.xml"))
     assert totals == {
         "tests/stream/test_worker.py": (2, 40.5),
-        "tests/revision/test_app.py": (1, 2.25),
+        "tests/revision/web/test_app.py": (1, 2.25),
         "tests/grafo/test_bucle.py": (1, 0.25),
     }
 
@@ -43,7 +43,7 @@ def test_tabla_de_dos_informes_ordenada_por_el_ultimo(tmp_path: Path) -> None:
     lines = tabla([antes, despues], top=2).splitlines()
     assert lines[0] == "| file | tests | s (antes.xml) | s (despues.xml) |"
     assert lines[2] == "| `tests/stream/test_worker.py` | 2 | 40 | 12 |"
-    assert lines[3] == "| `tests/revision/test_app.py` | 1 | 2 | 9 |"
+    assert lines[3] == "| `tests/revision/web/test_app.py` | 1 | 2 | 9 |"
     assert lines[-1] == "| all files | 4 | 43 | 21 |"
     assert len(lines) == 5  # top=2 leaves the third file out
 

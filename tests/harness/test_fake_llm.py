@@ -22,7 +22,7 @@ from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import SecretStr
 
 from grafo.puntuacion import puntuacion_veredicto
-from harness.fake_llm_client import FakeLLM, FakeLLMError
+from harness.fake_llm.client import FakeLLM, FakeLLMError
 
 FICHA_FORMAT: ResponseFormatJSONSchema = {
     "type": "json_schema",
@@ -125,7 +125,7 @@ def llm(shared_llm: FakeLLM) -> FakeLLM:
 def test_models_speaks_vllms_shape_and_swaps_weights_under_the_same_name(llm: FakeLLM) -> None:
     """``/v1/models`` as vLLM answers it (root, max_model_len, parent, permission), its identity
     changed at run time and kept across a restart; down with the chat route during an outage."""
-    from grafo.puerta import modelo_servido
+    from grafo.fuente_puerta import modelo_servido
 
     client = sync_client(llm)
     (modelo,) = client.models.list().data

@@ -18,8 +18,8 @@ from criterios import familias_conocidas
 from criterios.tablas import atributos_obligatorios
 from esquemas import EventoCambio
 from estadistica import percentile
-from harness.puerta import clave_fake
-from harness.puerta import estado as estado_puerta
+from harness.estados_puerta import clave_fake
+from harness.estados_puerta import estado as estado_puerta
 from herramientas.demo import avance, kafka, principal, resumen, servicios, vista
 from herramientas.demo.avance import (
     DLQ,
@@ -30,11 +30,11 @@ from herramientas.demo.avance import (
     FeedLine,
     Progress,
 )
-from herramientas.demo.puerta import lineas_puerta
+from herramientas.demo.estados_puerta import lineas_puerta
 from herramientas.demo.vista import LiveView
 from herramientas.informe import deduplicar, read_jsonl
 from infra.config import Settings
-from stream.metricas import PrometheusSensor
+from stream.metricas.prometheus import PrometheusSensor
 
 ENTRADA = "proveedor.cambios.demo-x"
 TOPICS = {
@@ -368,7 +368,7 @@ def test_summary_says_per_family_whether_the_gate_is_open(progress: Progress) ->
 
 def test_el_resumen_cuenta_los_tokens_del_llm() -> None:
     """The summary line the retries' cost is read from: tokens per agent, total, per ficha."""
-    from herramientas.demo.puerta import lineas_tokens
+    from herramientas.demo.estados_puerta import lineas_tokens
 
     metricas = (
         "# TYPE fichas_llm_tokens counter\n"

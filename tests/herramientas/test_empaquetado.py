@@ -28,7 +28,7 @@ def test_la_rueda_lleva_tablas_y_prompts(tmp_path: Path) -> None:
         "criterios/datos/vocabulario_v1.json",
         "grafo/prompts/generador.md",
         "grafo/prompts/evaluador.md",
-        "stream/worker.py",
+        "stream/flow/worker.py",
         "esquemas/evento.py",
         "infra/network.py",  # the command line's plumbing, outside harness/
         "estadistica/__init__.py",

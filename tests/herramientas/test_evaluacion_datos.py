@@ -12,7 +12,7 @@ import pytest
 
 from criterios import comprobar, fallos, familias_conocidas
 from esquemas import EventoCambio
-from herramientas.evaluar_casos import origen_de_caso, texto_inyectado
+from herramientas.evaluar.casos import origen_de_caso, texto_inyectado
 
 CARPETA = Path(__file__).parents[2] / "ejemplos" / "evaluacion"
 CASOS: list[dict[str, Any]] = [

@@ -19,7 +19,7 @@ import pytest
 
 from harness import forkserver
 from harness.eventos import evento_dict, evento_json
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from infra.network import free_port
 
 REPO = Path(__file__).parents[2]

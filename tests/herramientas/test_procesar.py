@@ -15,9 +15,9 @@ import pytest
 
 from harness import forkserver
 from harness.contrato import validar_salidas_procesar
+from harness.estados_puerta import clave_fake, estado
 from harness.eventos import evento_dict, evento_json
-from harness.fake_llm_client import FakeLLM
-from harness.puerta import clave_fake, estado
+from harness.fake_llm.client import FakeLLM
 
 pytestmark = pytest.mark.lento  # every test runs `fichas procesar` as a process
 

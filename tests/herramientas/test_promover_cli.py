@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from esquemas.constantes import MOTIVO_PUERTA_RETENIDA, MOTIVO_PUERTA_SUSTITUIDA
-from esquemas.puerta import EstadoPuerta, id_puerta, id_retencion
+from esquemas.estado_puerta import EstadoPuerta, id_puerta, id_retencion
+from harness.estados_puerta import clave_fake, crear_topic, escribir, estado, fichas_puerta
 from harness.kafka_broker import KafkaBroker
-from harness.puerta import clave_fake, crear_topic, escribir, estado, fichas_puerta
 from harness.topicos import Topics, settings_for
 from puerta.resolucion import resolver
 from puerta.retencion import registro_retencion

@@ -17,10 +17,10 @@ from esquemas.constantes import (
     MOTIVO_PUERTA_RETENIDA,
     ORIGEN_PERSONA,
 )
-from esquemas.puerta import EstadoPuerta, id_retencion
-from harness.fake_llm_client import FakeLLM
+from esquemas.estado_puerta import EstadoPuerta, id_retencion
+from harness.estados_puerta import abrir, clave_fake, crear_topic, fichas_puerta
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.puerta import abrir, clave_fake, crear_topic, fichas_puerta
 from harness.topicos import Topics, settings_for
 from puerta.resolucion import resolver
 from puerta.topico import leer_estados

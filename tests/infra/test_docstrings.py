@@ -146,3 +146,33 @@ def test_el_limite_cuenta_las_lineas_del_docstring(tmp_path: Path) -> None:
     assert _lineas(archivo) == 4
     archivo.write_text("X = 1\n")
     assert _lineas(archivo) == 0
+
+
+def _sin_nombrar(paquete: Path, raiz: Path = REPO) -> list[str]:
+    """The modules and subpackages of ``paquete`` its docstring does not name in double
+    backticks (``worker`` or ``stream.flow.worker``)."""
+    texto = ast.get_docstring(ast.parse((paquete / "__init__.py").read_text())) or ""
+    nombrados = {n.split(".")[-1] for n in re.findall(r"``([\w.]+)``", texto)}
+    hijos = sorted(
+        h.stem if h.suffix == ".py" else h.name
+        for h in paquete.iterdir()
+        if (h.suffix == ".py" and h.stem not in ("__init__", "__main__"))
+        or (h.is_dir() and (h / "__init__.py").exists())
+    )
+    return [f"{paquete.relative_to(raiz)}: {h}" for h in hijos if h not in nombrados]
+
+
+def test_el_docstring_de_cada_paquete_nombra_sus_modulos() -> None:
+    """A package's docstring lists its modules by role; one added without a line there fails."""
+    paquetes = sorted({f.parent for f in _modulos() if f.name == "__init__.py"})
+    faltan = [linea for p in paquetes for linea in _sin_nombrar(p)]
+    assert faltan == []
+
+
+def test_el_detector_ve_un_modulo_sin_nombrar(tmp_path: Path) -> None:
+    paquete = tmp_path / "p"
+    (paquete / "sub").mkdir(parents=True)
+    (paquete / "__init__.py").write_text('"""The p: ``a`` and ``p.sub``."""\n')
+    for hijo in ("a.py", "b.py", "sub/__init__.py"):
+        (paquete / hijo).write_text("")
+    assert _sin_nombrar(paquete, tmp_path) == ["p: b"]

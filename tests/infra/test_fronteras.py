@@ -1,5 +1,6 @@
-"""Every package imports only what the README's Layout table allows it; the shipped product
-never imports the test support: ``harness/``, ``tests/`` or ``bench/``.
+"""Every package imports only what the README's Layout table allows it, every subpackage only
+what the table "Inside the packages" allows it; the shipped product never imports the test
+support: ``harness/``, ``tests/`` or ``bench/``.
 
 Two views, because each misses what the other sees: the source of every product module (an
 import inside a function runs only on some paths), and a real interpreter that imports every
@@ -152,3 +153,69 @@ def test_el_detector_ve_una_importacion_dentro_de_una_funcion(tmp_path: Path) ->
     archivo = tmp_path / "m.py"
     archivo.write_text("def f():\n    from harness.red import free_port\n    return free_port\n")
     assert _importados(archivo) == [(2, "harness.red")]
+
+
+def _subpaquetes() -> dict[str, set[str]]:
+    """Per subpackage of the README's table "Inside the packages" (``stream.commit``), the
+    subpackages of its own package it may import ("nothing" is the empty set)."""
+    tabla = (REPO / "README.md").read_text(encoding="utf-8").split("### Inside the packages", 1)
+    filas: dict[str, set[str]] = {}
+    for fila in tabla[1].split("\n## ", 1)[0].splitlines():
+        celdas = [c.strip() for c in fila.strip().strip("|").split("|")]
+        carpeta = re.fullmatch(r"`(\w+)/(\w+)/`", celdas[0]) if len(celdas) >= 3 else None
+        if carpeta is not None:
+            filas[f"{carpeta.group(1)}.{carpeta.group(2)}"] = set(
+                re.findall(r"`([\w.]+)`", celdas[2])
+            )
+    return filas
+
+
+def _infracciones_internas(subpaquete: str, permitidos: set[str], raiz: Path = REPO) -> list[str]:
+    """Imports of ``subpaquete``'s files that reach its own package outside what it may import."""
+    paquete = subpaquete.split(".")[0]
+    carpeta = raiz / subpaquete.replace(".", "/")
+    return [
+        f"{archivo.relative_to(raiz)}:{linea}: {modulo}"
+        for archivo in sorted(carpeta.rglob("*.py"))
+        for linea, modulo in _nombres_importados(archivo)
+        if modulo.split(".")[0] == paquete
+        and not modulo.startswith(subpaquete + ".")
+        and modulo != subpaquete
+        and not any(modulo == p or modulo.startswith(p + ".") for p in permitidos)
+    ]
+
+
+def test_la_tabla_interna_nombra_cada_subpaquete() -> None:
+    """Every folder of ``stream`` and ``revision`` is a row, and every row is a folder."""
+    filas = set(_subpaquetes())
+    carpetas = {
+        f"{p}.{c.name}"
+        for p in ("stream", "revision")
+        for c in (REPO / p).iterdir()
+        if (c / "__init__.py").exists()
+    }
+    assert carpetas <= filas
+    assert [f for f in filas if not (REPO / f.replace(".", "/") / "__init__.py").exists()] == []
+
+
+def test_cada_subpaquete_importa_solo_los_de_encima() -> None:
+    infracciones = [
+        linea
+        for subpaquete, permitidos in _subpaquetes().items()
+        for linea in _infracciones_internas(subpaquete, permitidos)
+    ]
+    assert infracciones == []
+
+
+def test_el_detector_ve_un_subpaquete_que_importa_hacia_arriba(tmp_path: Path) -> None:
+    """The commit path importing the flow (what the table forbids) is caught; its own modules
+    and the sensor it may import are not."""
+    permitidos = _subpaquetes()["stream.commit"]
+    (tmp_path / "stream" / "commit").mkdir(parents=True)
+    (tmp_path / "stream" / "commit" / "m.py").write_text(
+        "from stream.commit.ledger import Ledger\n"
+        "from stream.metricas.sensor import WorkerSensor\n"
+        "def f():\n    from stream.flow.worker import Worker\n    return Worker\n"
+    )
+    fuera = _infracciones_internas("stream.commit", permitidos, tmp_path)
+    assert fuera == ["stream/commit/m.py:4: stream.flow.worker.Worker"]

@@ -12,7 +12,7 @@ import pytest
 
 from harness.pki import CertificateAuthority
 from infra.config import ConfigError, Settings, effective, load_settings
-from infra.kafka import client_options
+from infra.kafka.clients import client_options
 
 VARIABLES = Path(__file__).parents[2] / "deploy" / "variables.txt"
 

@@ -39,7 +39,7 @@ from aiokafka.structs import TopicPartition
 from harness import forkserver
 from harness.acls import acl_commands
 from harness.eventos import evento_json
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import SecuredKafkaBroker
 from harness.pki import CertificateAuthority
 from harness.procesos import REPO
@@ -48,9 +48,9 @@ from harness.revisor_http import RevisorHttp
 from harness.topicos import Topics, end_offsets, produce, read_all
 from harness.worker import WorkerProcess, settings_from_env, worker_env
 from infra.config import Settings
-from infra.kafka import build_admin, build_reader, committed_points
+from infra.kafka.clients import build_admin, build_reader, committed_points
+from infra.kafka.topics import ensure_topics
 from infra.network import free_port
-from infra.topics import ensure_topics
 
 pytestmark = [pytest.mark.kafka, pytest.mark.xdist_group("kafka_seguro")]
 

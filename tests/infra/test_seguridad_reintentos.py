@@ -10,7 +10,7 @@ import pytest
 from aiokafka.errors import TopicAuthorizationFailedError, TransactionalIdAuthorizationFailed
 
 from grafo import Backoff
-from stream.fallos import Reintentos
+from stream.flow.fallos import Reintentos
 
 
 async def test_un_paso_rechazado_avisa_al_worker_y_no_va_a_la_dlq(

@@ -24,7 +24,7 @@ unique constraint "pg_type_typname_nsp_index" DETAIL: Key (typname, typnamespace
 2200) already exists``. The race window is the few milliseconds between reading a version and
 inserting the next; the processes reach it within tens of milliseconds of each other only
 because they wait for the file after their imports and open the stores before anything else
-(``stream.serving.serve``). ``tests/migraciones/test_migrar.py`` races eight ``fichas migrar``
+(``stream.serving.main.serve``). ``tests/migraciones/test_migrar.py`` races eight ``fichas migrar``
 processes, which reach the database at once: without the lock 7 of 8 failed in 5 rounds of 5.
 """
 
@@ -46,8 +46,8 @@ from harness.topicos import Topics, create_input_topic
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
 from migraciones import version_postgres
-from revision.esquema import ESQUEMA as ESQUEMA_REVISION
-from versiones.esquema import ESQUEMA as ESQUEMA_VERSIONES
+from revision.almacen.migrations import ESQUEMA as ESQUEMA_REVISION
+from versiones.migrations import ESQUEMA as ESQUEMA_VERSIONES
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres]
 

@@ -19,7 +19,7 @@ import pytest
 from harness import forkserver
 from harness.basedatos import base_nueva
 from harness.procesos import LANZADOR, REPO, soltar
-from revision.esquema import ESQUEMA as ESQUEMA_REVISION
+from revision.almacen.migrations import ESQUEMA as ESQUEMA_REVISION
 
 VECES = 8
 

@@ -1,7 +1,7 @@
 """A database as the release before migrations left it: migrated, rows intact, and in use.
 
 The fixture is built from that release's own DDL (copied below from ``stream/versiones.py`` and
-``revision/almacen.py`` at commit 03668cc, the last without migrations), with rows in every
+``revision/almacen/cola.py`` at commit 03668cc, the last without migrations), with rows in every
 table the project owns; LangGraph's checkpoint tables are made by the library's ``setup()``, as
 that release did. Then ``fichas migrar`` runs; the rows must be there, unchanged, and a worker
 and the review app must come up on the result and use them: the app counts the old open item
@@ -30,7 +30,7 @@ from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
-from revision.esquema import ESQUEMA as ESQUEMA_REVISION
+from revision.almacen.migrations import ESQUEMA as ESQUEMA_REVISION
 
 REVISION = ESQUEMA_REVISION.ultima  # the review store's version after migrating
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.puerta import clave_fake, estado
+from harness.estados_puerta import clave_fake, estado
 from puerta.auditoria import estados_de_archivo
 
 

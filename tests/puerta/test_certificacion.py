@@ -230,7 +230,7 @@ def test_el_registro_cubierto_del_lote_descansa_en_la_conjunta() -> None:
     from datetime import UTC, datetime
 
     from esquemas.constantes import MOTIVO_PUERTA_CUBIERTA
-    from harness.puerta import clave_fake
+    from harness.estados_puerta import clave_fake
     from puerta.resolucion import resolver
 
     candidatas = [_c(0.97, True, "mochilas") for _ in range(120)]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from esquemas.constantes import FAMILIA_TODAS
-from esquemas.puerta import ClavePuerta, EstadoPuerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from puerta.alcance import Alcance
 from puerta.cobertura import MINIMO_PROPIO, cobertura, escritura, estado_cubierto
 from puerta.resolucion import puerta_para, resolver, umbral_aplicable

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from esquemas.constantes import FAMILIA_TODAS
-from esquemas.puerta import ClavePuerta, EstadoPuerta, id_puerta, id_retencion
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta, id_retencion
 from puerta.resolucion import puerta_para, resolver, umbral_aplicable
 from puerta.retencion import registro_retencion
 

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from esquemas.constantes import DELTA_PUERTA, FAMILIA_TODAS, MAX_NOTA_RETENCION, OBJETIVO_PUERTA
-from esquemas.puerta import ClavePuerta, id_retencion
+from esquemas.estado_puerta import ClavePuerta, id_retencion
 from puerta.retencion import registro_retencion, retencion
 
 CLAVE = ClavePuerta(

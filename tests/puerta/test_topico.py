@@ -10,10 +10,10 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from esquemas.constantes import FAMILIA_TODAS
-from esquemas.puerta import ClavePuerta, EstadoPuerta, id_puerta, id_retencion
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta, id_retencion
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import produce, read_all, settings_for
-from infra.topics import COMPACTED
+from infra.kafka.topics import COMPACTED
 from puerta.resolucion import resolver
 from puerta.retencion import registro_retencion
 from puerta.topico import LectorPuertas, escribir_estado, escribir_estados

@@ -20,14 +20,14 @@ from esquemas.constantes import (
     DECISION_RECHAZADA,
     MOTIVO_SIN_GARANTIA,
 )
-from esquemas.puerta import ClavePuerta
-from harness.puerta import clave_fake, estado
+from esquemas.estado_puerta import ClavePuerta
+from harness.estados_puerta import clave_fake, estado
 from harness.revisor import ficha_en_revision
 from harness.topicos import Topics, settings_for
-from revision import decisiones as dec
-from revision.almacen import ABIERTA, DECIDIDA, OBSOLETA, Almacen, Cierre
-from revision.flujo import Flujo, llegada_de
-from revision.item import id_item
+from revision.almacen import decisiones as dec
+from revision.almacen.cola import ABIERTA, DECIDIDA, OBSOLETA, Almacen, Cierre
+from revision.almacen.flujo import Flujo, llegada_de
+from revision.almacen.item import id_item
 
 VIVA = clave_fake()
 CANDIDATA = clave_fake(modelo="fake-candidata")
@@ -262,7 +262,7 @@ async def test_el_abridor_abre_la_clave_candidata_y_nunca_reabre_una_sustituida(
     from datetime import UTC, datetime
 
     from herramientas.promocion import planear
-    from revision.apertura import Apertura
+    from revision.certificador.apertura import Apertura
 
     topico = _Topico()
     apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir, "automatica")

@@ -18,14 +18,14 @@ from selenium.webdriver.common.by import By
 
 from criterios import CRITERIOS_VERSION
 from esquemas.constantes import ABIERTA_POR_AUTOMATICO, FAMILIA_TODAS, MOTIVO_SIN_GARANTIA
-from esquemas.puerta import ClavePuerta, id_puerta
-from harness.puerta import abrir
+from esquemas.estado_puerta import ClavePuerta, id_puerta
+from harness.estados_puerta import abrir
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.revisor_http import RevisorHttp
 from harness.topicos import Topics, settings_for
 from infra.network import free_port
 from puerta.topico import leer_estados
-from revision.item import id_item
+from revision.almacen.item import id_item
 from tests.revision.conftest import (
     CLAVE,
     OTRO_USUARIO,

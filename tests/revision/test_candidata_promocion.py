@@ -30,20 +30,20 @@ import pytest
 
 from esquemas import FichaEnRevision, FichaPublicada
 from esquemas.constantes import ABIERTA_POR_AUTOMATICO, MOTIVO_PUERTA_SUSTITUIDA
-from esquemas.puerta import ClavePuerta, EstadoPuerta, id_puerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
+from harness.estados_puerta import abrir, clave_fake, fichas_puerta, leer
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.procesos import soltar
-from harness.puerta import abrir, clave_fake, fichas_puerta, leer
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
 from harness.topicos import Topics, create_input_topic, produce, settings_for
 from harness.worker import WorkerProcess, worker_env
-from infra.kafka_read import read_to_end
+from infra.kafka.read import read_to_end
 from infra.network import free_port
-from revision.item import id_item
-from stream.candidata import a_candidata
+from revision.almacen.item import id_item
+from stream.candidata.bucle import a_candidata
 from tests.revision.conftest import CLAVE, USUARIO, esperar
 
 pytestmark = pytest.mark.kafka

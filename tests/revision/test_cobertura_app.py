@@ -1,8 +1,8 @@
-"""The certifier writes what the pooled gate covers (revision/apertura.py), without Kafka, on
-SQLite and PostgreSQL: a covered record only for a family with enough own evidence, none for a
-family excluded by its evidence or with too little of it; the excluded record once a covered
-family's evidence crosses; coverage following a pooled certification again; holds, the
-automatic scope and --sin-puerta-conjunta respected; what the page says governs each family;
+"""The certifier writes what the pooled gate covers (revision/certificador/apertura.py), without
+Kafka, on SQLite and PostgreSQL: a covered record only for a family with enough own evidence, none
+for a family excluded by its evidence or with too little of it; the excluded record once a covered
+family's evidence crosses; coverage following a pooled certification again; holds, the automatic
+scope and --sin-puerta-conjunta respected; what the page says governs each family;
 one certifier and one record per gate across two replicas (the lease, the marks)."""
 
 from __future__ import annotations
@@ -26,21 +26,21 @@ from esquemas.constantes import (
     MOTIVO_SIN_GARANTIA,
     OBJETIVO_PUERTA,
 )
-from esquemas.puerta import ClavePuerta, EstadoPuerta, id_puerta
-from harness.puerta import estado as estado_puerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
+from harness.estados_puerta import estado as estado_puerta
 from harness.revisor import ficha_en_revision
 from puerta.alcance import Alcance
 from puerta.cobertura import MINIMO_PROPIO
 from puerta.exclusion import ProcesoExclusion
 from puerta.resolucion import resolver
 from puerta.retencion import registro_retencion
-from revision import decisiones as dec
-from revision.almacen import Almacen, Cierre
-from revision.apertura import APERTURA_MANUAL, Apertura
-from revision.escritura import EscritorPuerta
-from revision.flujo import llegada_de
-from revision.gobierno import gobierno
-from revision.lease import Lease
+from revision.almacen import decisiones as dec
+from revision.almacen.cola import Almacen, Cierre
+from revision.almacen.flujo import llegada_de
+from revision.certificador.apertura import APERTURA_MANUAL, Apertura
+from revision.certificador.escritura import EscritorPuerta
+from revision.certificador.gobierno import gobierno
+from revision.certificador.lease import Lease
 
 ABRE = 45  # approvals in a row that open a gate of their own (38 needed; a margin)
 

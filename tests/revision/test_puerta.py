@@ -22,10 +22,10 @@ from selenium.webdriver.common.by import By
 
 from esquemas import FichaPublicada
 from esquemas.constantes import MOTIVO_PUERTA_COTA_BAJA, MOTIVO_SIN_GARANTIA
+from harness.estados_puerta import abrir, clave_fake
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.puerta import abrir, clave_fake
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env

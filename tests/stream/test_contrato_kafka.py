@@ -19,13 +19,13 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from harness.contrato import cabeceras, validar_registros
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env
 from infra.config import Settings
-from infra.kafka import build_reader
-from infra.topics import COMPACTED, ensure_topics, topic_configs, topic_partitions
+from infra.kafka.clients import build_reader
+from infra.kafka.topics import COMPACTED, ensure_topics, topic_configs, topic_partitions
 
 pytestmark = pytest.mark.kafka
 
@@ -107,7 +107,7 @@ async def test_un_topic_existente_sin_compactar_se_avisa_y_un_rechazo_para_el_ar
         topic_entrada=topics.entrada,
         topic_decisiones=topics.decisiones,
     )
-    with caplog.at_level(logging.WARNING, logger="infra.topics"):
+    with caplog.at_level(logging.WARNING, logger="infra.kafka.topics"):
         await ensure_topics(settings.model_copy(update={"particiones": 1}))
     aviso = [r.getMessage() for r in caplog.records if topics.publicadas in r.getMessage()]
     assert aviso and "cleanup.policy=delete; the contract says compact" in aviso[0]

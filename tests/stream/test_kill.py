@@ -28,12 +28,12 @@ from aiokafka.structs import TopicPartition
 
 from harness import kafka_dump
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
-from stream.producers import transactional_id
+from stream.commit.producers import transactional_id
 
 EVENTOS = 400
 INVALIDOS = 16  # one every 25 events

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 
 from harness.nucleo import nucleo, until
-from stream.retraso import LAG_INTERVAL_S
+from stream.flow.retraso import LAG_INTERVAL_S
 
 
 async def test_one_sku_runs_in_offset_order_while_other_skus_go_on(tmp_path: Path) -> None:
@@ -41,7 +41,7 @@ async def test_a_newer_version_supersedes_queued_and_late_ones(tmp_path: Path) -
     Mutation: ``versiones.dictamen_previo`` reads no stored version (the store's newer one not
     asked), so the late v2 is run by the graph (the claim then refuses it, but the LLM work is
     spent).
-    A second mutation caught: ``_newest_waiting`` in stream/lanes.py returns None.
+    A second mutation caught: ``_newest_waiting`` in stream/flow/lanes.py returns None.
     """
     async with nucleo(tmp_path) as n:
         await n.consumer.revoke([0])
@@ -82,7 +82,7 @@ async def test_the_commit_never_passes_an_unfinished_offset(tmp_path: Path) -> N
     """Offsets 1 and 2 finish while offset 0 is held: commits stay at 0; once 0 finishes the
     commit moves to 3.
 
-    Mutation: in ``PartitionOffsets.committable`` (stream/offsets.py) take
+    Mutation: in ``PartitionOffsets.committable`` (stream/commit/ledger.py) take
     ``target = self.highest_seen + 1`` whatever is pending, so the commit passes offset 0.
     """
     async with nucleo(tmp_path) as n:
@@ -116,7 +116,7 @@ async def test_a_poison_event_goes_to_the_dlq_and_its_lane_goes_on(tmp_path: Pat
         assert codes == ["error_procesamiento", "json_invalido"]
         await until(lambda: (n.commits(0) or [0])[-1] == 3)
         # Counted once the write's transaction returned to the handler, a moment after the
-        # records are visible (the transaction runs as a task of its own, stream.emitter).
+        # records are visible (the transaction runs as a task of its own, stream.commit.emitter).
         await until(lambda: n.sensor.dlq == 2)
 
 

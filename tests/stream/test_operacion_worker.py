@@ -19,12 +19,12 @@ import pytest
 
 from harness import forkserver
 from harness.eventos import evento_json
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.procesos import REPO
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, wait_outcomes, worker_env
-from infra.kafka import BROKER_RETRY_S
+from infra.kafka.clients import BROKER_RETRY_S
 from infra.network import free_port
 
 pytestmark = pytest.mark.kafka

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all, wait_committed
 from harness.worker import WorkerInProcess, worker_env

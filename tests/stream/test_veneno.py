@@ -17,11 +17,11 @@ from aiokafka import AIOKafkaProducer
 
 from esquemas.constantes import MAX_VERSION
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, wait_committed
 from harness.worker import WorkerInProcess, wait_outcomes, worker_env
-from stream.rechazo import MAX_KEY_BYTES
+from stream.flow.rechazo import MAX_KEY_BYTES
 
 
 def _msg(evento: dict[str, Any]) -> tuple[bytes, bytes]:

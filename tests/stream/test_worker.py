@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.contrato import validar_registros
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerInProcess, WorkerProcess, wait_outcomes, worker_env

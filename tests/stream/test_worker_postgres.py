@@ -20,7 +20,7 @@ import pytest
 
 from grafo.ejecucion import thread_id
 from harness.eventos import evento_dict
-from harness.fake_llm_client import FakeLLM
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, produce, read_all, wait_committed
 from harness.worker import WorkerInProcess, WorkerProcess, wait_outcomes, worker_env

@@ -1,0 +1,379 @@
+"""The gates' evidence in the store and the certifier that opens gates
+(revision/certificador/apertura.py), without Kafka, on SQLite and PostgreSQL: arrival positions,
+evidence on every decision, the decided-prefix rule, obsolete fichas skipped, per-key evidence,
+restarts after a closure, the
+automatic and the manual opening."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from criterios import CRITERIOS_VERSION
+from esquemas import DecisionRevision
+from esquemas.constantes import (
+    ABIERTA_POR_AUTOMATICO,
+    FAMILIA_TODAS,
+    MOTIVO_PUERTA_COTA_BAJA,
+    MOTIVO_RECHAZADA,
+    MOTIVO_SIN_GARANTIA,
+    ORIGEN_SECUENCIAL_SOMBRA,
+)
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
+from harness.revisor import estado_abierto, ficha_en_revision
+from revision.almacen import decisiones as dec
+from revision.almacen.cola import Almacen, Cierre
+from revision.almacen.flujo import llegada_de
+from revision.certificador.apertura import APERTURA_MANUAL, Apertura
+
+
+@pytest.fixture
+async def almacen(dsn: str | None, tmp_path: Path):
+    a = await Almacen.abrir(dsn, tmp_path)
+    yield a
+    await a.cerrar()
+
+
+def _clave() -> ClavePuerta:
+    """A key of its own per test (the PostgreSQL tables are shared by every test)."""
+    return ClavePuerta(
+        modelo=f"m-{uuid.uuid4().hex[:8]}",
+        prompt_evaluador_sha256="e" * 64,
+        criterios_version=CRITERIOS_VERSION,
+        modo_evaluador="veredicto",
+        prompt_generador_sha256="g" * 64,
+    )
+
+
+def _registro(
+    clave: ClavePuerta,
+    familia: str = "zapatillas",
+    puntuacion: float | None = 0.97,
+    motivo: str = MOTIVO_SIN_GARANTIA,
+) -> dict[str, Any]:
+    registro = ficha_en_revision(
+        f"A-{uuid.uuid4().hex[:10]}", familia=familia, motivo=motivo, puntuaciones=(0.2, puntuacion)
+    )
+    registro["clave"] = clave.model_dump(mode="json")
+    return registro
+
+
+def _de_clave(escritos: list[EstadoPuerta], clave: ClavePuerta) -> list[EstadoPuerta]:
+    """The states of one key (earlier tests' keys share the PostgreSQL tables)."""
+    return [e for e in escritos if e.clave == clave]
+
+
+async def _llegan(
+    almacen: Almacen,
+    registros: list[dict[str, Any]],
+    estados: dict[str, EstadoPuerta] | None = None,
+) -> None:
+    for r in registros:
+        await almacen.guardar_item(
+            r["event_id"],
+            "revision",
+            r["motivo"],
+            r["sku"],
+            r["version"],
+            r["familia"],
+            [],
+            r,
+            time.time(),
+            llegada=llegada_de(r, "revision", estados or {}),
+        )
+
+
+async def _decidir(almacen: Almacen, registro: dict[str, Any], decision: str) -> dict[str, Any]:
+    item = await almacen.item(registro["event_id"])
+    ahora = time.time()
+    stored = await almacen.decidir(
+        item,
+        Cierre(decision, [], "ana", ahora, dec.decision_de(item, decision, "ana", ahora), None),
+    )
+    assert stored is not None
+    return stored.registro
+
+
+class _Topico:
+    """Stands in for ``fichas.puerta`` as the app sees it: what was written is what is read."""
+
+    def __init__(self) -> None:
+        self.estados: dict[str, EstadoPuerta] = {}
+        self.escritos: list[EstadoPuerta] = []
+
+    async def escribir(self, estado: EstadoPuerta) -> None:
+        self.escritos.append(estado)
+
+    def leer(self) -> None:
+        """The reader catches up with what was written."""
+        for estado in self.escritos:
+            self.estados[estado.id] = estado
+
+
+def _apertura(almacen: Almacen, topico: _Topico, modo: str = "automatica") -> Apertura:
+    return Apertura(almacen, lambda: dict(topico.estados), topico.escribir, modo)
+
+
+def _de(apertura: Apertura, familia: str, clave: ClavePuerta):
+    return next(s for s in apertura.secuencias if s.id == id_puerta(familia, clave))
+
+
+async def test_evidencia_llegada_por_familia_y_clave_en_cada_decision(almacen):
+    """Arrival positions per (key, family); the evidence on the decision, the key on a person's
+    publication; no score or no key: no evidence; obsolete closures carry it too."""
+    clave = _clave()
+    zapatillas = [_registro(clave) for _ in range(3)]
+    botella = _registro(clave, familia="botellas", puntuacion=0.6, motivo=MOTIVO_RECHAZADA)
+    sin_puntuacion = _registro(clave, puntuacion=None)
+    sin_clave = ficha_en_revision(
+        f"A-{uuid.uuid4().hex[:10]}", motivo=MOTIVO_SIN_GARANTIA, puntuaciones=(0.9, 0.9)
+    )
+    await _llegan(
+        almacen, [zapatillas[0], botella, zapatillas[1], sin_puntuacion, zapatillas[2], sin_clave]
+    )
+
+    items = [await almacen.item(r["event_id"]) for r in zapatillas]
+    # every keyed item of the family takes a position, scored or not (sin_puntuacion is 2)
+    assert [i.evidencia["llegada"] for i in items] == [0, 1, 3]
+    assert items[0].evidencia == {
+        "familia": "zapatillas",
+        "clave": clave.model_dump(mode="json"),
+        "puntuacion": 0.97,
+        "codigo_ok": True,
+        "llegada": 0,
+    }
+    item_botella = await almacen.item(botella["event_id"])
+    assert item_botella.evidencia["llegada"] == 0  # its own family's sequence
+    assert item_botella.evidencia["codigo_ok"] is False  # rechazada: a code check failed
+    assert (await almacen.item(sin_puntuacion["event_id"])).evidencia is None
+    assert (await almacen.item(sin_clave["event_id"])).evidencia is None
+
+    registro = await _decidir(almacen, zapatillas[0], "aprobada")
+    evidencia = DecisionRevision.model_validate(registro).evidencia
+    assert evidencia is not None and evidencia.clave == clave and evidencia.llegada == 0
+    publicada = dec.publicacion(items[1], items[1].datos["ficha"], "ana", False, time.time(), "m")
+    assert publicada["clave"] == clave.model_dump(mode="json")
+    assert (await _decidir(almacen, sin_puntuacion, "rechazada"))["evidencia"] is None
+
+    nueva = dict(zapatillas[2], event_id=f"ev-{uuid.uuid4().hex[:8]}", version=2)
+    await _llegan(almacen, [nueva])  # closes version 1 as obsolete
+    obsoleta = await almacen.decision(zapatillas[2]["event_id"])
+    assert obsoleta.decision == "obsoleta" and obsoleta.registro["evidencia"]["llegada"] == 3
+
+    filas = [f for f in await almacen.secuencias() if f.clave == clave]
+    assert [f.event_id for f in filas][:3] == [
+        zapatillas[0]["event_id"],
+        botella["event_id"],
+        zapatillas[1]["event_id"],
+    ]
+    assert [f.orden for f in filas] == sorted(f.orden for f in filas)
+
+
+async def test_una_puerta_abierta_no_da_sombra(almacen):
+    """An item stored while its gate is open is not shadow-mode evidence (the gate selected
+    it): it is in no sequence. The pooled gate alone governs no family (v1.5): an item of a
+    family without a record of its own keeps arriving in shadow mode."""
+    clave = _clave()
+    abierto = estado_abierto(familia="zapatillas", modelo=clave.modelo).model_copy(
+        update={"clave": clave}
+    )
+    conjunta = estado_abierto(modelo=clave.modelo).model_copy(update={"clave": clave})
+    retenida, sombra = _registro(clave), _registro(clave, familia="botellas")
+    await _llegan(almacen, [retenida, sombra], {abierto.id: abierto, conjunta.id: conjunta})
+    assert (await almacen.item(retenida["event_id"])).evidencia is not None
+    filas = [f for f in await almacen.secuencias() if f.clave == clave]
+    assert [f.event_id for f in filas] == [sombra["event_id"]]
+
+
+async def test_el_prefijo_decidido_en_orden_de_llegada(almacen):
+    """Deciding the later fichas first does not advance the certifier; the first undecided
+    ficha blocks; an obsolete one is skipped; a code failure never blocks."""
+    clave = _clave()
+    topico = _Topico()
+    apertura = _apertura(almacen, topico)
+    fallida = _registro(clave, motivo=MOTIVO_RECHAZADA)
+    registros = [fallida] + [_registro(clave) for _ in range(45)]
+    await _llegan(almacen, registros)
+    for r in registros[2:]:
+        await _decidir(almacen, r, "aprobada")
+    assert _de_clave(await apertura.revisar(), clave) == []
+    sec = _de(apertura, "zapatillas", clave)
+    assert (sec.llegadas, sec.decididas, sec.pendientes) == (45, 0, 1)
+    assert sec.bloqueo == registros[1]["event_id"]  # the code failure before it does not block
+    assert not sec.certificada and sec.resultado.faltan is not None
+
+    nueva = dict(registros[1], event_id=f"ev-{uuid.uuid4().hex[:8]}", version=2)
+    await almacen.guardar_item(
+        nueva["event_id"],
+        "revision",
+        nueva["motivo"],
+        nueva["sku"],
+        2,
+        nueva["familia"],
+        [],
+        nueva,
+        time.time(),
+    )  # no key: no evidence
+    assert (await almacen.decision(registros[1]["event_id"])).decision == "obsoleta"
+
+    escritos = _de_clave(await apertura.revisar(), clave)
+    sec = _de(apertura, "zapatillas", clave)
+    assert (sec.decididas, sec.bloqueo) == (45, None)  # the obsolete one closed, skipped
+    assert sec.certificada and sec.resultado.n == 44 and sec.resultado.k == 0
+    assert {e.familia for e in escritos} == {"zapatillas", FAMILIA_TODAS}
+    for estado in escritos:
+        assert estado.abierta and estado.clave == clave
+        assert estado.abierta_por == ABIERTA_POR_AUTOMATICO
+        assert estado.origen_datos == ORIGEN_SECUENCIAL_SOMBRA
+        assert estado.umbral == sec.resultado.umbral and (estado.n, estado.k) == (44, 0)
+    # written once, even before the reader catches up
+    assert _de_clave(await apertura.revisar(), clave) == []
+    topico.leer()
+    assert _de_clave(await apertura.revisar(), clave) == []
+
+
+async def test_las_decisiones_de_otra_clave_no_abren(almacen):
+    """A key's evidence opens that key's gates only; another key's sequence stays its own."""
+    buena, otra = _clave(), _clave()
+    topico = _Topico()
+    apertura = _apertura(almacen, topico)
+    buenas = [_registro(buena) for _ in range(45)]
+    otras = [_registro(otra) for _ in range(5)]
+    await _llegan(almacen, buenas + otras)
+    for r in buenas + otras:
+        await _decidir(almacen, r, "aprobada")
+    escritos = await apertura.revisar()
+    assert len(_de_clave(escritos, buena)) == 2 and _de_clave(escritos, otra) == []
+    sec = _de(apertura, FAMILIA_TODAS, otra)
+    assert (sec.llegadas, sec.decididas, sec.certificada) == (5, 5, False)
+
+
+async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen):
+    """Closed by the online bound: the sequence starts again after the closure, so the old
+    decisions open nothing; new fichas, decided, open it again."""
+    clave = _clave()
+    topico = _Topico()
+    apertura = _apertura(almacen, topico)
+    viejas = [_registro(clave) for _ in range(45)]
+    await _llegan(almacen, viejas)
+    for r in viejas:
+        await _decidir(almacen, r, "aprobada")
+    assert len(_de_clave(await apertura.revisar(), clave)) == 2
+    topico.leer()
+    for estado in list(topico.estados.values()):
+        topico.estados[estado.id] = estado.model_copy(
+            update={
+                "abierta": False,
+                "umbral": None,
+                "motivo": MOTIVO_PUERTA_COTA_BAJA,
+                "abierta_por": None,
+                "actualizada_en": datetime.now(UTC),
+            }
+        )
+    topico.escritos.clear()
+    assert _de_clave(await apertura.revisar(), clave) == []
+    for familia in ("zapatillas", FAMILIA_TODAS):
+        sec = _de(apertura, familia, clave)
+        assert (sec.llegadas, sec.decididas, sec.certificada) == (0, 0, False)
+
+    otra = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)  # a restart
+    assert _de_clave(await otra.revisar(), clave) == []
+
+    nuevas = [_registro(clave) for _ in range(45)]
+    await _llegan(almacen, nuevas, topico.estados)
+    for r in nuevas[:30]:
+        await _decidir(almacen, r, "aprobada")
+    assert _de_clave(await apertura.revisar(), clave) == []
+    for r in nuevas[30:]:
+        await _decidir(almacen, r, "aprobada")
+    escritos = _de_clave(await apertura.revisar(), clave)
+    assert {e.familia for e in escritos} == {"zapatillas", FAMILIA_TODAS}
+    assert all(e.n == 45 for e in escritos)
+
+
+async def test_apertura_manual_un_clic_con_nombre(almacen):
+    """Manual: nothing opens by itself; the ready gate opens with the reviewer's name, once."""
+    clave = _clave()
+    topico = _Topico()
+    apertura = _apertura(almacen, topico, APERTURA_MANUAL)
+    registros = [_registro(clave) for _ in range(45)]
+    await _llegan(almacen, registros)
+    for r in registros:
+        await _decidir(almacen, r, "aprobada")
+    assert await apertura.revisar() == []  # manual: writes nothing, whatever the key
+    listas = {s.id for s in apertura.listas()}
+    assert id_puerta(FAMILIA_TODAS, clave) in listas
+    assert await apertura.abrir(id_puerta("otra", clave), "ana") is None
+    estado = await apertura.abrir(id_puerta(FAMILIA_TODAS, clave), "ana")
+    assert estado is not None and estado.abierta_por == "ana" and estado.abierta
+    topico.leer()
+    assert await apertura.abrir(id_puerta(FAMILIA_TODAS, clave), "luis") is None
+
+
+async def test_la_migracion_3_sobre_un_almacen_en_uso(tmp_path):
+    """A store at migration 2 with an item: after migrating it has the evidence tables, the
+    old item has no evidence, and a new one gets arrival position 0."""
+    import sqlite3
+
+    import migraciones
+    from revision.almacen.migrations import ESQUEMA
+
+    conn = sqlite3.connect(tmp_path / "revision.sqlite", isolation_level=None)
+    migraciones.migrar_sqlite(
+        conn, migraciones.Esquema(ESQUEMA.nombre, ESQUEMA.tabla, ESQUEMA.migraciones[:3])
+    )
+    conn.close()
+    vieja = _registro(_clave())
+    almacen = await Almacen.abrir(None, tmp_path)
+    try:
+        await almacen.guardar_item(
+            vieja["event_id"],
+            "revision",
+            vieja["motivo"],
+            vieja["sku"],
+            1,
+            vieja["familia"],
+            [],
+            vieja,
+            time.time(),
+        )
+        assert (await almacen.item(vieja["event_id"])).evidencia is None
+        nueva = _registro(_clave())
+        await _llegan(almacen, [nueva])
+        assert (await almacen.item(nueva["event_id"])).evidencia["llegada"] == 0
+    finally:
+        await almacen.cerrar()
+
+
+def test_llegada_de_sombra_por_la_puerta_que_rige():
+    """Shadow mode is read on the gate that governs the family under the record's key: the
+    family's own open gate, or its record covered by the open pooled gate; the pooled record
+    alone governs no family (v1.5); another key's open gate does not count; a sampled
+    publication is never shadow; a record without a key is evidence of nothing."""
+    clave = _clave()
+    registro = _registro(clave, familia="botellas")
+    conjunta = estado_abierto(modelo=clave.modelo).model_copy(update={"clave": clave})
+    propia = conjunta.model_copy(update={"familia": "botellas"})
+    cubierta = propia.model_copy(
+        update={
+            "motivo": "cubierta_por_conjunta",
+            "conjunta_actualizada_en": conjunta.actualizada_en,
+        }
+    )
+    otra = conjunta.model_copy(update={"clave": _clave()})
+    assert llegada_de(registro, "revision", {}).sombra
+    assert llegada_de(registro, "revision", {otra.id: otra}).sombra
+    assert llegada_de(registro, "revision", {conjunta.id: conjunta}).sombra
+    assert not llegada_de(registro, "revision", {propia.id: propia}).sombra
+    cubiertas = {conjunta.id: conjunta, cubierta.id: cubierta}
+    assert not llegada_de(registro, "revision", cubiertas).sombra
+    llegada = llegada_de(registro, "revision", {})
+    assert (llegada.clave, llegada.puntuacion, llegada.codigo_ok) == (clave, 0.97, True)
+    muestra = dict(registro, puntuacion=0.91)
+    assert llegada_de(muestra, "muestra", {}) == type(llegada)(clave, 0.91, True, False)
+    assert llegada_de(dict(registro, clave=None), "revision", {}) is None
