@@ -5,8 +5,8 @@ It starts what is missing (the local Kafka of ``scripts/kafka.sh``, the small CP
 shows every line's fate while the outcomes arrive, ends with a summary, and stops everything
 it started, whether the run completed, timed out or was interrupted. Modules: ``avance`` (the
 feed and each line's fate), ``kafka`` (writing the feed, reading outcomes), ``vista`` (the
-live table), ``resumen`` (the summary), ``estados_puerta`` (the gate file and lines), ``revisor`` (the
-review app at the end), ``servicios`` (Kafka, the model, the worker), ``principal`` (the
+live table), ``resumen`` (the summary), ``estados_puerta`` (the gate file and lines), ``revisor``
+(the review app at the end), ``servicios`` (Kafka, the model, the worker), ``principal`` (the
 command line).
 
 Invariants: a run never sees another's messages (its topics, group and data folder carry its
