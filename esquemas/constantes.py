@@ -95,7 +95,7 @@ ESQUEMAS: Final = (
     ESQUEMA_DECISION_REVISION,
     ESQUEMA_ESTADO_PUERTA,
 )
-ESQUEMA_VERSION: Final = "1.5"
+ESQUEMA_VERSION: Final = "1.6"
 
 # Kafka headers of every record the processor writes, so that a consumer can route on them
 # without parsing the value. Values are UTF-8 text; ``version`` is the decimal SKU version.

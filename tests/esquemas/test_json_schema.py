@@ -92,7 +92,7 @@ def test_cada_esquema_es_draft07_y_abierto_a_campos_nuevos(nombre: str) -> None:
     datos = json.loads((DIRECTORIO / f"{nombre}.json").read_text(encoding="utf-8"))
     jsonschema.Draft7Validator.check_schema(datos)
     assert datos["$schema"] == "http://json-schema.org/draft-07/schema#"
-    assert datos["title"] == nombre and datos["x-esquema-version"] == ESQUEMA_VERSION == "1.5"
+    assert datos["title"] == nombre and datos["x-esquema-version"] == ESQUEMA_VERSION == "1.6"
     assert "$defs" not in json.dumps(datos)
     assert '"additionalProperties": false' not in json.dumps(datos)
 

@@ -80,7 +80,7 @@ def test_un_resultado_lleva_sku_version_event_id_y_esquema() -> None:
         ("version", b"12"),
         ("event_id", b"e-1"),
         ("esquema", b"FichaPublicada"),
-        ("esquema_version", b"1.5"),
+        ("esquema_version", b"1.6"),
     ]
     revision = dict(cabeceras_resultado("fichas.revision_manual", EVENTO))
     assert revision["esquema"] == b"FichaEnRevision"
@@ -96,12 +96,12 @@ def test_una_decision_lleva_las_cabeceras_de_su_ficha_y_su_esquema() -> None:
         ("version", b"12"),
         ("event_id", b"e-1"),
         ("esquema", b"DecisionRevision"),
-        ("esquema_version", b"1.5"),
+        ("esquema_version", b"1.6"),
     ]
 
 
 def test_un_estado_de_puerta_lleva_solo_el_esquema() -> None:
-    assert cabeceras_estado() == [("esquema", b"EstadoPuerta"), ("esquema_version", b"1.5")]
+    assert cabeceras_estado() == [("esquema", b"EstadoPuerta"), ("esquema_version", b"1.6")]
 
 
 def test_la_dlq_reenvia_las_cabeceras_originales_y_nombra_su_esquema() -> None:
@@ -110,11 +110,11 @@ def test_la_dlq_reenvia_las_cabeceras_originales_y_nombra_su_esquema() -> None:
         ("traza", b"t-1"),
         ("vacia", b""),
         ("esquema", b"EventoRechazado"),
-        ("esquema_version", b"1.5"),
+        ("esquema_version", b"1.6"),
     ]
     assert cabeceras_rechazo(None) == [
         ("esquema", b"EventoRechazado"),
-        ("esquema_version", b"1.5"),
+        ("esquema_version", b"1.6"),
     ]
 
 

@@ -91,7 +91,7 @@ async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker
             await lector.stop()
     registros = await read_all(kafka.bootstrap, topic)
     assert [r["key"] for r in registros] == [abierta.id.encode()] * 2
-    assert registros[0]["headers"] == [("esquema", b"EstadoPuerta"), ("esquema_version", b"1.5")]
+    assert registros[0]["headers"] == [("esquema", b"EstadoPuerta"), ("esquema_version", b"1.6")]
 
 
 async def test_un_lector_nuevo_arranca_del_estado_mas_reciente_por_clave(

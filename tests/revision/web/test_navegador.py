@@ -116,7 +116,7 @@ def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):
         "version": "1",
         "event_id": item["event_id"],
         "esquema": "FichaPublicada",
-        "esquema_version": "1.5",
+        "esquema_version": "1.6",
     }
     assert con_cabeceras["key"] == b"ZAP-E2E-1"
     (con_cabeceras,) = [

@@ -111,7 +111,7 @@ def test_el_registro_publicado_es_la_publicacion_con_las_cabeceras_de_salida() -
         "version": b"3",
         "event_id": b"ev-1",
         "esquema": b"FichaPublicada",
-        "esquema_version": b"1.5",
+        "esquema_version": b"1.6",
     }
 
 

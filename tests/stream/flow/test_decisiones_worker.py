@@ -160,7 +160,7 @@ async def test_una_aprobacion_publica_la_ficha_de_la_persona(
         "version": "1",
         "event_id": revision["event_id"],
         "esquema": "FichaPublicada",
-        "esquema_version": "1.5",
+        "esquema_version": "1.6",
     }
     assert cuentas == {"publicada": 1, "obsoleta": 0, "sin_publicacion": 1, "rechazada": 1}
     (rechazada,) = dlq
