@@ -10,9 +10,10 @@
 # dev, report and local extras on linux x86_64, CPython 3.11 (pyproject.toml, [tool.uv]). uv
 # comes first, by pip, at the version and hashes the lock gives it (scripts/uv_requirement.py);
 # then `uv sync --locked` installs every locked file, checking its hash, removes what the lock
-# does not list, and refuses a lock that pyproject.toml no longer matches. A .venv that already
-# is the lock, synced from this pyproject.toml and uv.lock (scripts/venv_ok.py, ~0.1 s), is
-# left alone.
+# does not list, and refuses a lock that pyproject.toml no longer matches; the project itself
+# is built with the locked setuptools (the `build` group, `--no-build-isolation`). A .venv that
+# already is the lock, synced from this pyproject.toml and uv.lock (scripts/venv_ok.py,
+# ~0.1 s), is left alone.
 #
 # Environment: VENV (default .venv), PYTHON (the interpreter that creates it, default python3).
 set -euo pipefail
@@ -53,9 +54,14 @@ sync_venv() {
         return 0
     fi
     ensure_uv
-    say "uv sync --locked --all-extras"
-    if ! UV_PROJECT_ENVIRONMENT="$VENV" "$VENV/bin/uv" sync --locked --all-extras -q \
-        --python "$VENV/bin/python"; then
+    say "uv sync --locked --all-extras --group build"
+    # Two steps, so the project is built with the setuptools of uv.lock (the `build` group, what
+    # [build-system] asks for) rather than the newest one on PyPI: everything locked first
+    # (--inexact keeps the installed project), then the project without build isolation.
+    if ! UV_PROJECT_ENVIRONMENT="$VENV" "$VENV/bin/uv" sync --locked --all-extras --group build \
+        --no-install-project --inexact -q --python "$VENV/bin/python" ||
+        ! UV_PROJECT_ENVIRONMENT="$VENV" "$VENV/bin/uv" sync --locked --all-extras --group build \
+            --no-build-isolation -q --python "$VENV/bin/python"; then
         say "failed; if uv says the lockfile needs to be updated: run 'make lock' and commit uv.lock"
         exit 1
     fi

@@ -81,11 +81,35 @@ def requisitos_del_lock(lock: dict[str, Any]) -> set[Entrada]:
     }
 
 
+def grupos_de_pyproject(pyproject: dict[str, Any]) -> set[tuple[str, Entrada]]:
+    """Every requirement of pyproject.toml's ``[dependency-groups]``, with its group."""
+    res = set()
+    for grupo, lista in pyproject.get("dependency-groups", {}).items():
+        for texto in lista:
+            r = Requirement(texto)
+            marcador = str(r.marker) if r.marker else None
+            res.add((grupo, _entrada(r.name, r.extras, str(r.specifier), marcador)))
+    return res
+
+
+def grupos_del_lock(lock: dict[str, Any]) -> set[tuple[str, Entrada]]:
+    """What uv recorded of pyproject.toml's dependency groups when it wrote the lock."""
+    grupos = proyecto_en_el_lock(lock)["metadata"].get("requires-dev", {})
+    return {
+        (grupo, _entrada(r["name"], r.get("extras"), r.get("specifier", ""), r.get("marker")))
+        for grupo, lista in grupos.items()
+        for r in lista
+    }
+
+
 def diferencias(pyproject: dict[str, Any], lock: dict[str, Any]) -> list[str]:
     """Lines saying where the two disagree; empty when the lock is current."""
     quiere, tiene = requisitos_de_pyproject(pyproject), requisitos_del_lock(lock)
     lineas = [f"in pyproject.toml, not in uv.lock: {e}" for e in sorted(quiere - tiene)]
     lineas += [f"in uv.lock, no longer in pyproject.toml: {e}" for e in sorted(tiene - quiere)]
+    grupos, bloqueados = grupos_de_pyproject(pyproject), grupos_del_lock(lock)
+    lineas += [f"group in pyproject.toml, not in uv.lock: {e}" for e in sorted(grupos - bloqueados)]
+    lineas += [f"group in uv.lock, not in pyproject.toml: {e}" for e in sorted(bloqueados - grupos)]
     extras = sorted(pyproject["project"].get("optional-dependencies", {}))
     if sorted(proyecto_en_el_lock(lock)["metadata"].get("provides-extras", [])) != extras:
         lineas.append(f"extras differ: pyproject.toml has {extras}")
@@ -112,6 +136,35 @@ def test_un_cambio_en_pyproject_sin_make_lock_se_detecta():
     extra = _pyproject()
     extra["project"]["optional-dependencies"]["gpu"] = ["vllm"]
     assert len(diferencias(extra, lock)) == 2  # the requirement and the extra's name
+
+
+def test_el_backend_de_construccion_esta_en_el_lock():
+    """[build-system]'s requires are the `build` group, so uv.lock pins them with hashes (the
+    test above: every file by its sha256), and what builds the project builds it with them:
+    without build isolation, the group installed first (issue 50: setuptools and wheel were
+    whatever PyPI had that day)."""
+    pyproject = _pyproject()
+    sistema = {
+        _entrada(Requirement(t).name, (), str(Requirement(t).specifier), None)
+        for t in pyproject["build-system"]["requires"]
+    }
+    grupo = {e for g, e in grupos_de_pyproject(pyproject) if g == "build"}
+    assert sistema == grupo, "[build-system] requires and the `build` group differ"
+    versiones = {canonicalize_name(p["name"]): p for p in _lock()["package"]}
+    for nombre, _extras, spec, _marcador in sistema:
+        assert nombre in versiones, f"{nombre} (the build backend) is not in uv.lock. {ARREGLO}"
+        assert SpecifierSet(spec).contains(Version(versiones[nombre]["version"]))
+        assert versiones[nombre].get("wheels"), f"{nombre}: no wheel locked"
+    for fichero in ("Dockerfile", "scripts/venv.sh"):
+        texto = (RAIZ / fichero).read_text(encoding="utf-8")
+        assert "--group build" in texto and "--no-build-isolation" in texto, fichero
+
+
+def test_un_grupo_cambiado_sin_make_lock_se_detecta():
+    """The build group is compared too: a changed range of the backend needs `make lock`."""
+    cambiado = _pyproject()
+    cambiado["dependency-groups"]["build"] = ["setuptools>=99"]
+    assert any("group in pyproject.toml" in linea for linea in diferencias(cambiado, _lock()))
 
 
 def test_cada_requisito_tiene_en_el_lock_una_version_que_lo_cumple():
