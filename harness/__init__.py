@@ -9,7 +9,8 @@
 * the product as it runs: ``worker`` and ``nucleo`` (the worker as a process or in-process),
   ``procesos`` (a ``fichas`` subcommand as a process; ``forkserver`` forks those), ``revisor``
   and ``revisor_http`` (the review app and a scripted reviewer), ``estados_puerta`` (gate keys
-  and states on a topic), ``secuencia`` (a gate's sequence recomputed from every stored row);
+  and states on a topic), ``secuencia`` (a gate's sequence recomputed from every stored row),
+  ``contenedor`` (the production image as containers, run as the manifests run it);
 * checks and data: ``contrato`` (outcomes against the committed schemas), ``eventos`` (valid
   events), ``kustomize`` (manifests), ``duraciones`` (time per test file).
 

@@ -4,9 +4,10 @@ The fake LLM runs once per session (starting a process per test would dominate t
 each test resets its records and per-SKU counters and sets its own script.
 
 A test that uses a service's fixture gets that service's marker here (``kafka``, ``postgres``,
-``navegador``, ``llm_local``), so the README's fast loop (``-m "not kafka and not postgres and
-not navegador and not llm_local and not caos and not lento"``) needs no marker written by hand
-for them; tests that start a service themselves carry the marker in their file.
+``navegador``, ``llm_local``, ``imagen``), so the README's fast loop (``-m "not kafka and not
+postgres and not navegador and not llm_local and not caos and not lento"``) needs no marker
+written by hand for them; tests that start a service themselves carry the marker in their file.
+A test of the built image is also ``lento`` (a build takes minutes with no service running).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ MARCADORES_POR_FIXTURE = {
     "postgres_dsn": "postgres",
     "navegador": "navegador",
     "local_llm_url": "llm_local",
+    "imagen": "imagen",
 }
 
 
@@ -75,6 +77,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(marcador)
             if fixture == "local_llm_url":
                 item.add_marker(pytest.mark.xdist_group("llm_local"))
+            if fixture == "imagen":  # one pytest-xdist worker builds it and runs every container
+                item.add_marker(pytest.mark.lento)
+                item.add_marker(pytest.mark.xdist_group("imagen"))
     items.sort(key=_primero)
 
 
@@ -212,6 +217,15 @@ def local_llm_url() -> Iterator[str]:
             proc.kill()
             proc.wait()
             raise
+
+
+@pytest.fixture(scope="session")
+def imagen() -> str:
+    """The production image, built by ``scripts/imagen.sh`` once per session (a build whose
+    context has not changed is skipped): its reference, for ``harness.contenedor``."""
+    from harness.contenedor import imagen as construida
+
+    return construida()
 
 
 @pytest.fixture(scope="session")

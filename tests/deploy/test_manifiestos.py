@@ -38,6 +38,7 @@ import pytest
 import yaml
 
 from harness import kustomize
+from harness.contenedor import instrucciones_dockerfile
 from infra.config import Settings
 
 RAIZ = Path(__file__).resolve().parents[2]
@@ -863,10 +864,15 @@ def test_la_imagen_lleva_lo_que_leen_los_comandos():
     assert CASOS_POR_DEFECTO == sitio / "ejemplos" / "evaluacion" / "casos.jsonl"
     patrones = [ln.strip() for ln in DOCKERIGNORE.read_text().splitlines() if ln.strip()]
     assert not any(p.startswith("ejemplos") for p in patrones if not p.startswith("#"))
-    runs = " ".join(resto for i, resto in instrucciones_dockerfile() if i == "RUN")
-    assert "herramientas.__file__" in runs and "parents[1]" in runs
-    assert 'cp -r ejemplos "${sitio}/ejemplos"' in runs
-    assert 'test -f "${sitio}/ejemplos/evaluacion/casos.jsonl"' in runs
+    ins = instrucciones_dockerfile()
+    (n,) = [n for n, (i, r) in enumerate(ins) if i == "RUN" and "parents[1]" in r]
+    paso = ins[n][1]
+    assert "herramientas.__file__" in paso
+    # Desde `/`: en /src, `python -c` importaría el árbol de fuentes (issue 50; el paso falla
+    # entonces, tests/deploy/test_imagen.py lo comprueba con la imagen construida).
+    assert [r for i, r in ins[:n] if i == "WORKDIR"][-1] == "/"
+    assert 'cp -r /src/ejemplos "${sitio}/ejemplos"' in paso
+    assert 'test -f "${sitio}/ejemplos/evaluacion/casos.jsonl"' in paso
 
 
 def test_los_comentarios_de_despliegue_apuntan_dentro_del_repositorio():
@@ -1093,24 +1099,6 @@ def test_env_de_compose_en_variables_txt():
 # --------------------------------------------------------------------------- Dockerfile
 
 
-def instrucciones_dockerfile() -> list[tuple[str, str]]:
-    lineas: list[str] = []
-    actual = ""
-    for ln in DOCKERFILE.read_text(encoding="utf-8").splitlines():
-        if not actual and (not ln.strip() or ln.lstrip().startswith("#")):
-            continue
-        if ln.rstrip().endswith("\\"):
-            actual += ln.rstrip()[:-1] + " "
-            continue
-        lineas.append(actual + ln)
-        actual = ""
-    res = []
-    for ln in lineas:
-        instr, _, resto = ln.strip().partition(" ")
-        res.append((instr.upper(), resto.strip()))
-    return res
-
-
 def test_dockerfile_estructura():
     ins = instrucciones_dockerfile()
     args = dict(resto.split("=", 1) for i, resto in ins if i == "ARG" and "=" in resto)
@@ -1119,11 +1107,16 @@ def test_dockerfile_estructura():
     assert froms[0].endswith(" AS builder")
     final = froms[-1].split()[0]
     final = _INTERP.sub(lambda m: args.get(m.group(1), ""), final)
-    assert final == "python:3.11-slim"
+    # La base, fijada por el digest de su índice (scripts/imagen.sh la cambia por una de paquetes
+    # de Debian donde el registro no responde).
+    assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}", final), final
+    assert froms[0].split()[0] == froms[-1].split()[0], "las dos etapas, sobre la misma base"
     runs = " ".join(resto for i, resto in ins if i == "RUN")
     # Las versiones de uv.lock, con sus hashes, sin modo editable (tests/infra/test_lock.py).
     assert re.search(r"uv sync --locked --no-editable .*--extra \"\$FICHAS_EXTRAS\"", runs)
-    assert "python -m venv /opt/venv" in runs
+    # Sin pip ni setuptools en el venv de la imagen: lo que lleva, lo dice uv.lock.
+    assert "python -m venv --without-pip /opt/venv" in runs
+    assert "uv pip uninstall --python /opt/venv/bin/python setuptools" in runs
     assert any(i == "COPY" and "--from=builder" in r and "/opt/venv" in r for i, r in ins)
     user = [resto for i, resto in ins if i == "USER"]
     assert user and user[-1].split(":")[0] not in {"0", "root"}

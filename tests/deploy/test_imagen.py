@@ -1,0 +1,399 @@
+"""The production image, built by ``scripts/imagen.sh`` and run as real containers.
+
+Each container runs as ``k8s/base`` runs it (``harness.contenedor``: its user and group, a
+read-only root, no capabilities, no privilege escalation, its emptyDirs, its command and
+arguments, its ConfigMap), on the host's network so that it reaches the session's broker,
+PostgreSQL and fake LLM on 127.0.0.1; what points at the cluster (brokers, the LLM, the
+Secrets' files, replication for one broker) the test points at its own services. The image is
+built once per session (the ``imagen`` fixture; marker ``imagen``); docs/despliegue.md, "The
+image", says how and what it costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from criterios import comprobar, fallos, mapear_origen
+from esquemas.constantes import MOTIVO_SIN_GARANTIA
+from esquemas.ficha import Ficha, Veredicto
+from esquemas.salidas import FichaEnRevision, Intento, Origen
+from grafo.retry import Backoff
+from harness import contenedor as c
+from harness.basedatos import base_nueva
+from harness.eventos import evento_json
+from harness.fake_llm.client import FakeLLM
+from harness.kafka_broker import KafkaBroker
+from harness.topicos import Topics, create_input_topic, produce, read_all, wait_records
+from harness.worker import settings_from_env
+from herramientas.evaluar.casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
+from infra.network import free_port
+from revision.almacen.cola import Almacen, Cierre, Llegada
+from revision.almacen.decisiones import decision_de
+from revision.almacen.migrations import ESQUEMA as ESQUEMA_REVISION
+from stream.gobierno.identidad import clave_servida
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture(scope="module")
+def objetos() -> list[dict[str, Any]]:
+    """``k8s/base`` rendered once for the module."""
+    return c.manifiestos()
+
+
+@pytest.fixture
+def base_migrada(postgres_dsn: str) -> Iterator[str]:
+    """A new database on the suite's PostgreSQL, for one test."""
+    with base_nueva(postgres_dsn, prefijo="fichas_imagen") as dsn:
+        yield dsn
+
+
+def _servicios(dsn: str, **mas: str) -> dict[str, str]:
+    """What a container gets from its cluster, pointed at this session's services instead."""
+    return {
+        "FICHAS_POSTGRES_DSN": dsn,
+        "FICHAS_KAFKA_SEGURIDAD": "PLAINTEXT",
+        "FICHAS_KAFKA_SASL_MECANISMO": "",
+        "FICHAS_KAFKA_CONTRASENA_ARCHIVO": "",
+        "FICHAS_KAFKA_CA_ARCHIVO": "",
+        "FICHAS_REPLICACION": "1",
+        "FICHAS_PARTICIONES": "2",
+        "FICHAS_LLM_MODELO": "fake",
+        "FICHAS_LLM_API_KEY": "clave-de-prueba",
+        **mas,
+    }
+
+
+def _en_contenedor(
+    objetos: list[dict[str, Any]],
+    kind: str,
+    nombre: str,
+    cual: str,
+    cambios: dict[str, str],
+    log: Path,
+    puerto: int | None = None,
+    argumentos: list[str] | None = None,
+) -> c.Contenedor:
+    """Container ``cual`` of workload ``nombre`` as the manifest runs it, not started."""
+    spec = c.pod(objetos, kind, nombre)
+    uno = c.contenedor(spec, cual)
+    return c.Contenedor(
+        c.opciones(spec, uno),
+        argumentos if argumentos is not None else c.argumentos(uno),
+        c.entorno(objetos, uno, cambios),
+        log,
+        puerto,
+    )
+
+
+def _migrar(objetos: list[dict[str, Any]], dsn: str, log: Path) -> str:
+    """The worker pod's ``migrar`` init container, run to its end: its output."""
+    init = _en_contenedor(objetos, "Deployment", "fichas", "migrar", _servicios(dsn), log)
+    init.start()
+    try:
+        assert init.wait(timeout=300) == 0, init.log_tail()
+    finally:
+        init.close()
+    return init.salida()
+
+
+def _gracia(objetos: list[dict[str, Any]], kind: str, nombre: str) -> int:
+    """The pod's ``terminationGracePeriodSeconds``: what the kubelet waits after SIGTERM."""
+    return int(c.pod(objetos, kind, nombre)["terminationGracePeriodSeconds"])
+
+
+def test_ninguna_capa_guarda_la_ca_de_la_maquina(imagen: str, tmp_path: Path) -> None:
+    """The build had the machine's CA bundle as a secret (marked by a line of its own); no
+    layer of the image, the base's included, holds that line, and the image runs as the
+    manifests expect: user 10001, ``fichas worker`` by default, its health check kept."""
+    archivo = tmp_path / "imagen.tar"
+    guardada = c.podman("save", "--format=docker-archive", f"--output={archivo}", imagen)
+    assert guardada.returncode == 0, guardada.stderr
+    marca = c.marca_ca().encode()
+    capas = 0
+    with tarfile.open(archivo) as exterior:
+        for miembro in exterior:
+            if not miembro.isfile() or not miembro.name.endswith(".tar"):
+                continue
+            capas += 1
+            datos = exterior.extractfile(miembro)
+            assert datos is not None
+            with tarfile.open(fileobj=datos, mode="r|*") as capa:
+                for f in capa:
+                    contenido = capa.extractfile(f) if f.isfile() else None
+                    if contenido is not None:
+                        assert marca not in contenido.read(), f"{miembro.name}: {f.name}"
+    assert capas >= 3
+    datos_imagen = json.loads(c.podman("image", "inspect", imagen).stdout)[0]
+    config = datos_imagen["Config"]
+    assert config["User"] == "10001:10001"
+    assert config["Entrypoint"] == ["fichas"] and config["Cmd"] == ["worker"]
+    assert config["StopSignal"] == "SIGTERM"
+    assert "/health/live" in " ".join(datos_imagen["Healthcheck"]["Test"])
+
+
+def test_la_construccion_falla_si_importa_el_arbol_de_fuentes(imagen: str, tmp_path: Path) -> None:
+    """The Dockerfile's check of where ``herramientas`` comes from, run on the built image with
+    the source tree at /src as the builder has it: from ``/`` it passes; from /src, where
+    ``python -c`` imports the source tree (the trap of issue 50), it stops the build."""
+    ins = c.instrucciones_dockerfile()
+    (n,) = [n for n, (i, r) in enumerate(ins) if i == "RUN" and "herramientas.__file__" in r]
+    paso, directorio = ins[n][1], [r for i, r in ins[:n] if i == "WORKDIR"][-1]
+    fuentes = f"--volume={c.REPO}:/src:ro"
+    comun = ["--rm", "--pull=never", "--user=0", fuentes, "--entrypoint=/bin/sh", imagen]
+    bien = c.ejecutar(*comun, "-c", f"cd {directorio} && {paso}")
+    assert bien.returncode == 0, bien.stderr
+    trampa = c.ejecutar(*comun, "-c", f"cd /src && {paso}")
+    assert trampa.returncode != 0
+    assert "herramientas se importa de /src, no del venv" in trampa.stderr
+
+
+def test_migrar_como_contenedor_de_inicio(
+    imagen: str, objetos: list[dict[str, Any]], base_migrada: str, tmp_path: Path
+) -> None:
+    """The init container migrates a new database, and a second pod's finds it current."""
+    primera = _migrar(objetos, base_migrada, tmp_path / "migrar1.log")
+    ultima = ESQUEMA_REVISION.ultima
+    assert f"revision (postgres): schema version none -> {ultima} (migrated)" in primera
+    assert "versiones (postgres): schema version none -> 1 (migrated)" in primera
+    segunda = _migrar(objetos, base_migrada, tmp_path / "migrar2.log")
+    assert f"revision (postgres): schema version {ultima} -> {ultima} (up to date)" in segunda
+    with psycopg.connect(base_migrada) as conn:
+        assert conn.execute("select count(*) from fichas_migraciones").fetchone()[0] >= 2
+
+
+@pytest.mark.kafka
+async def test_worker_convierte_eventos_de_un_topico_en_resultados(
+    imagen: str,
+    objetos: list[dict[str, Any]],
+    base_migrada: str,
+    kafka: KafkaBroker,
+    fake_llm: FakeLLM,
+    topics: Topics,
+    tmp_path: Path,
+) -> None:
+    """Five events and a broken one on a real topic; the worker container sends the five to
+    people (shadow mode: no gate is open for its key, the ConfigMap's FICHAS_PUERTA) and the
+    broken one to the DLQ, then stops on SIGTERM with 0."""
+    _migrar(objetos, base_migrada, tmp_path / "migrar.log")
+    await create_input_topic(kafka.bootstrap, topics.entrada)
+    skus = [f"IMG-{n:03d}" for n in range(5)]
+    eventos = [(s.encode(), evento_json(s).encode()) for s in skus]
+    await produce(kafka.bootstrap, topics.entrada, [*eventos, (b"IMG-ROTO", b"{no es json")])
+    puerto = free_port()
+    cambios = _servicios(
+        base_migrada,
+        FICHAS_KAFKA_BROKERS=kafka.bootstrap,
+        FICHAS_LLM_URL=fake_llm.url,
+        FICHAS_METRICAS_PUERTO=str(puerto),
+        **topics.env(),
+    )
+    worker = _en_contenedor(
+        objetos, "Deployment", "fichas", "worker", cambios, tmp_path / "w.log", puerto
+    )
+    worker.start()
+    try:
+        worker.wait_ready()
+        salidas = await wait_records(
+            kafka.bootstrap, (topics.revision, topics.dlq), 6, 180, worker.log_tail
+        )
+        assert "fichas_events_total" in worker.get("/metrics")
+        assert worker.terminate(timeout=_gracia(objetos, "Deployment", "fichas")) == 0
+    finally:
+        worker.close()
+    revision = [s["value"] for s in salidas if s["topic"] == topics.revision]
+    assert sorted(r["sku"] for r in revision) == skus
+    assert {r["motivo"] for r in revision} == {MOTIVO_SIN_GARANTIA}
+    assert [s["key"] for s in salidas if s["topic"] == topics.dlq] == [b"IMG-ROTO"]
+    assert "stopping: waiting up to" in worker.log_tail(400)
+
+
+@pytest.mark.kafka
+async def test_sigterm_termina_lo_empezado_dentro_de_la_gracia(
+    imagen: str,
+    objetos: list[dict[str, Any]],
+    base_migrada: str,
+    kafka: KafkaBroker,
+    fake_llm: FakeLLM,
+    topics: Topics,
+    tmp_path: Path,
+) -> None:
+    """SIGTERM reaches ``fichas`` as the container's first process (podman passes it on, as
+    the kubelet sends it): with fichas in flight on a slow LLM, the worker finishes the ones
+    it started and exits 0 within the pod's terminationGracePeriodSeconds."""
+    _migrar(objetos, base_migrada, tmp_path / "migrar.log")
+    fake_llm.configure({"latency_ms": 1500})
+    await create_input_topic(kafka.bootstrap, topics.entrada)
+    skus = [f"SIG-{n:03d}" for n in range(30)]
+    await produce(
+        kafka.bootstrap, topics.entrada, [(s.encode(), evento_json(s).encode()) for s in skus]
+    )
+    puerto = free_port()
+    cambios = _servicios(
+        base_migrada,
+        FICHAS_KAFKA_BROKERS=kafka.bootstrap,
+        FICHAS_LLM_URL=fake_llm.url,
+        FICHAS_METRICAS_PUERTO=str(puerto),
+        FICHAS_CONCURRENCIA="4",
+        **topics.env(),
+    )
+    worker = _en_contenedor(
+        objetos, "Deployment", "fichas", "worker", cambios, tmp_path / "w.log", puerto
+    )
+    worker.start()
+    try:
+        worker.wait_ready()
+        fake_llm.wait_for_requests(2, timeout=120, agent="generador")
+        assert worker.terminate(timeout=_gracia(objetos, "Deployment", "fichas")) == 0
+    finally:
+        worker.close()
+    empezadas = {r["sku"] for r in fake_llm.requests(agent="generador", bodies=False)}
+    hechas = {r["value"]["sku"] for r in await read_all(kafka.bootstrap, topics.revision)}
+    assert empezadas and hechas == empezadas, worker.log_tail()
+    assert len(hechas) < len(skus)
+
+
+@pytest.mark.kafka
+def test_revisor_responde_listo(
+    imagen: str,
+    objetos: list[dict[str, Any]],
+    base_migrada: str,
+    kafka: KafkaBroker,
+    topics: Topics,
+    tmp_path: Path,
+) -> None:
+    """The review app's container, with the Deployment's arguments (its port moved to a free
+    one: the network is the host's), answers ``/health/ready``, and stops on SIGTERM with 0."""
+    _migrar(objetos, base_migrada, tmp_path / "migrar.log")
+    spec = c.pod(objetos, "Deployment", "fichas-revisor")
+    args = c.argumentos(c.contenedor(spec, "revisor"))
+    puerto = free_port()
+    args[args.index("--port") + 1] = str(puerto)
+    cambios = _servicios(base_migrada, FICHAS_KAFKA_BROKERS=kafka.bootstrap, **topics.env())
+    app = _en_contenedor(
+        objetos,
+        "Deployment",
+        "fichas-revisor",
+        "revisor",
+        cambios,
+        tmp_path / "r.log",
+        puerto,
+        args,
+    )
+    app.start()
+    try:
+        app.wait_ready()
+        assert app.get("/health/ready") == "ok"
+        assert app.terminate(timeout=_gracia(objetos, "Deployment", "fichas-revisor")) == 0
+    finally:
+        app.close()
+
+
+def _decididas(n: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(case, candidate) of the labelled set that pass every code check and people approved."""
+    res = []
+    for caso in cargar_casos(CASOS_POR_DEFECTO):
+        origen = mapear_origen(origen_de_caso(caso)).origen
+        res += [
+            (caso, cand)
+            for cand in caso["candidatas"]
+            if cand["aprobada"] and not fallos(comprobar(cand["ficha"], origen))
+        ]
+    return res[:n]
+
+
+async def _guardar_decididas(dsn: str, clave: Any, n: int, data_dir: Path) -> None:
+    """``n`` fichas of the running generator under an older evaluator, sent to people in
+    shadow mode and approved by them: what ``--recalificar`` scores again."""
+    almacen = await Almacen.abrir(dsn, data_dir)
+    try:
+        for i, (caso, cand) in enumerate(_decididas(n)):
+            sku = f"CAL-{i:03d}"
+            ficha = Ficha.model_validate(cand["ficha"])
+            evento = caso["evento"]
+            datos = FichaEnRevision(
+                event_id=sku,
+                sku=sku,
+                version=1,
+                familia=evento["familia"],
+                ficha=ficha,
+                intentos=1,
+                motivo=MOTIVO_SIN_GARANTIA,
+                problemas=[],
+                historial=[
+                    Intento(
+                        intento=1,
+                        ficha=ficha,
+                        veredicto=Veredicto(aprobada=True, problemas=[]),
+                        puntuacion=0.4,
+                    )
+                ],
+                criterios_version=clave.criterios_version,
+                enviada_en="2026-11-29T10:00:00Z",
+                origen=Origen(
+                    ficha_proveedor=evento["ficha_proveedor"], cifras=evento.get("cifras", {})
+                ),
+                clave=clave,
+            ).model_dump(mode="json")
+            llegada = Llegada(clave, 0.4, True, True)
+            await almacen.guardar_item(
+                sku,
+                "revision",
+                MOTIVO_SIN_GARANTIA,
+                sku,
+                1,
+                datos["familia"],
+                [],
+                datos,
+                float(i),
+                llegada,
+            )
+            item = await almacen.item(sku)
+            assert item is not None
+            registro = decision_de(item, "aprobada", "ana", 1000.0 + i)
+            await almacen.decidir(item, Cierre("aprobada", [], "ana", 1000.0 + i, registro, None))
+    finally:
+        await almacen.cerrar()
+
+
+def test_el_job_calibrar_recalifica_el_almacen(
+    imagen: str,
+    objetos: list[dict[str, Any]],
+    base_migrada: str,
+    fake_llm: FakeLLM,
+    tmp_path: Path,
+) -> None:
+    """The calibrar Job's command (``/bin/sh -c`` and its script, as the manifest writes it):
+    people's decisions in the review store, taken under an older evaluator, scored again by
+    the running one (the fake LLM), printed as an audit and written nowhere (``--dry-run``)."""
+    _migrar(objetos, base_migrada, tmp_path / "migrar.log")
+    # Kafka stays the cluster's (the ConfigMap's): this variant of the Job never reaches it.
+    cambios = _servicios(base_migrada, FICHAS_LLM_URL=fake_llm.url)
+    job = _en_contenedor(objetos, "Job", "fichas-calibrar", "calibrar", cambios, tmp_path / "j.log")
+    viva = asyncio.run(clave_servida(settings_from_env(job.env), Backoff(max_wait_s=30)))
+    vieja = viva.model_copy(update={"prompt_evaluador_sha256": "a" * 64})
+    asyncio.run(_guardar_decididas(base_migrada, vieja, 6, tmp_path))
+    fake_llm.configure({"default": {"evaluador": {"accion": "aprobar", "puntuacion": 0.97}}})
+    fake_llm.reset()
+    job.start()
+    try:
+        assert job.wait(timeout=300) == 0, job.log_tail()
+    finally:
+        job.close()
+    salida = job.salida()
+    assert "re-scored by the running evaluator: 6 from almacen" in salida, salida
+    assert int(fake_llm.stats()["by_agent"].get("evaluador", 0)) == 6
+    # --dry-run: the states printed (for the running key, not the older one), no audit file.
+    assert "audit file:" not in salida
+    estados = json.loads(salida.strip().splitlines()[-1])
+    assert estados and {json.dumps(e["clave"], sort_keys=True) for e in estados} == {
+        json.dumps(viva.model_dump(mode="json"), sort_keys=True)
+    }
