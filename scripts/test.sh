@@ -11,7 +11,10 @@
 #     contrato/asyncapi.cjs validates the AsyncAPI document and generates client models with;
 #   - the Kafka jars from Maven Central (cached in .cache/kafka), kustomize built from its Go
 #     module (cached in .cache/kustomize; tests/deploy renders the overlays with it), a
-#     PostgreSQL cluster.
+#     PostgreSQL cluster;
+#   - podman, crun, uidmap, fuse-overlayfs and mmdebstrap, and the production image built with
+#     them (scripts/imagen.sh; its base cached in .cache/imagen), which
+#     tests/deploy/test_imagen.py runs as containers.
 # Then: ruff and mypy on the packages (beside the first run), and the whole pytest suite in two
 # runs, below (Kafka
 # tests start their own broker on a free port; the Postgres tests use the cluster started here).
@@ -38,6 +41,12 @@ install_system_packages() {
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
     command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+    # The image and its containers (scripts/imagen.sh; docs/despliegue.md, "The image").
+    command -v podman >/dev/null 2>&1 || missing+=(podman)
+    command -v crun >/dev/null 2>&1 || missing+=(crun)
+    command -v newuidmap >/dev/null 2>&1 || missing+=(uidmap)
+    command -v fuse-overlayfs >/dev/null 2>&1 || missing+=(fuse-overlayfs)
+    command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
     if ((${#missing[@]})); then
         say "installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
@@ -68,8 +77,10 @@ install_node_tools() {
 
 # Installs overlap where they do not depend on each other (issue 40: the suite under 15 min on
 # a fresh machine): the virtualenv and kustomize need nothing from apt, so they run beside it;
-# the AsyncAPI tools are needed only by the second pytest run, so npm runs beside ruff, mypy and
-# the model's tests. Each step's log goes to .cache/test-logs/ and is printed if it fails.
+# the AsyncAPI tools and the image are needed only by the second pytest run, so npm and the
+# image's build run beside ruff, mypy and the model's tests (the build starts once apt has
+# installed podman; a run with arguments builds the image only if a test asks for it). Each
+# step's log goes to .cache/test-logs/ and is printed if it fails.
 # Every phase's wall time is printed at the end ("test.sh: phases: ..."): the README's
 # per-phase table comes from those lines.
 LOGS=.cache/test-logs
@@ -113,6 +124,7 @@ background venv install_python
 background kustomize bash scripts/kustomize.sh fetch
 install_system_packages
 background npm install_node_tools
+(($#)) || background imagen bash scripts/imagen.sh build
 bash scripts/kafka.sh fetch
 bash scripts/postgres.sh start
 await venv
@@ -162,9 +174,10 @@ else
     phase "pytest model"
     say "pytest: the real small model's tests (marker llm_local), beside ruff and mypy"
     pytest_run modelo -m llm_local
-    phase "lint+npm wait"
+    phase "lint+npm+image wait"
     await lint
     await npm
+    await imagen
     jobs="${FICHAS_TEST_JOBS:-3}"
     phase "pytest rest"
     say "pytest: the rest on $jobs pytest-xdist workers"
