@@ -16,20 +16,17 @@ from __future__ import annotations
 
 import functools
 import re
-import signal
 import subprocess
-import time
-import urllib.request
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.kustomize import renderizar
+from harness.procesos import CommandProcess
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "imagen.sh"
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 @functools.cache
@@ -63,6 +60,15 @@ def instrucciones_dockerfile(dockerfile: Path = REPO / "Dockerfile") -> list[tup
     return res
 
 
+@functools.cache
+def motor() -> str:
+    """The engine ``scripts/imagen.sh`` uses here: podman, or docker where only it answers."""
+    salida = subprocess.run(
+        ["bash", str(SCRIPT), "motor"], capture_output=True, text=True, timeout=60, check=True
+    )
+    return salida.stdout.strip()
+
+
 def marca_ca() -> str:
     """The line ``scripts/imagen.sh`` puts on top of the CA bundle it passes as a secret."""
     texto = SCRIPT.read_text(encoding="utf-8")
@@ -79,10 +85,15 @@ def podman(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]
 
 
 def ejecutar(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``podman run ARGS`` to its end, as containers run here (``imagen.sh run``)."""
-    return subprocess.run(
-        ["bash", str(SCRIPT), "run", *args], capture_output=True, text=True, timeout=timeout
-    )
+    """``podman run --rm ARGS`` to its end, as containers run here (``imagen.sh run``); a
+    container still running at ``timeout`` is removed, not left behind."""
+    nombre = f"fichas-prueba-{uuid.uuid4().hex[:10]}"
+    argv = ["bash", str(SCRIPT), "run", "--rm", f"--name={nombre}", *args]
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        podman("rm", "--force", "--ignore", nombre, timeout=60)
+        raise
 
 
 def manifiestos() -> list[dict[str, Any]]:
@@ -123,7 +134,8 @@ def opciones(spec: dict[str, Any], c: dict[str, Any]) -> list[str]:
     # The kubelet runs the pod's probes, never the image's HEALTHCHECK.
     res = ["--network=host", "--pull=never", "--no-healthcheck", f"--user={uid}:{gid}"]
     if seguridad.get("readOnlyRootFilesystem"):
-        res += ["--read-only", "--read-only-tmpfs=false"]
+        # podman would add tmpfs of its own on /tmp, /var/tmp and /run; the kubelet does not.
+        res += ["--read-only", *(["--read-only-tmpfs=false"] if motor() == "podman" else [])]
     capacidades = seguridad.get("capabilities", {})
     res += [f"--cap-drop={x.lower()}" for x in capacidades.get("drop", [])]
     res += [f"--cap-add={x.lower()}" for x in capacidades.get("add", [])]
@@ -172,12 +184,16 @@ def entorno(
     return res
 
 
-class Contenedor:
-    """One container of the image, ``scripts/imagen.sh run --rm`` in a process of its own.
+class Contenedor(CommandProcess):
+    """One container of the image, ``scripts/imagen.sh run --rm`` in a process of its own, with
+    the handle of a ``fichas`` process (``wait_ready``, ``metrics``, ``terminate``: SIGTERM as
+    the kubelet stops a pod, podman passing it on).
 
     Its standard output goes to ``salida_path`` (``log_path`` with ``.out``), its standard
     error (the logs) to ``log_path``: kept apart, a long line of one is never cut by the other.
     """
+
+    name = "container"
 
     def __init__(
         self,
@@ -185,68 +201,44 @@ class Contenedor:
         argumentos_run: list[str],
         env: Mapping[str, str],
         log_path: Path,
-        puerto: int | None = None,
+        puerto: int = 0,
     ) -> None:
+        super().__init__(dict(env), puerto, log_path)
         self.nombre = f"fichas-prueba-{uuid.uuid4().hex[:10]}"
         self.opciones = opciones_run
         self.argumentos = argumentos_run
-        self.env = dict(env)
-        self.log_path = log_path
         self.salida_path = log_path.with_suffix(".out")
-        self.puerto = puerto
-        self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, extra_env: dict[str, str] | None = None, barrera: Path | None = None) -> None:
         """Start the container; its environment goes in a file (mode 0600), not on argv."""
+        assert barrera is None, "a container is not started at a barrier"
         env_file = self.log_path.with_suffix(".env")
         env_file.touch(mode=0o600)
-        env_file.write_text("".join(f"{k}={v}\n" for k, v in self.env.items()), encoding="utf-8")
+        variables = {**self.env, **(extra_env or {})}
+        env_file.write_text("".join(f"{k}={v}\n" for k, v in variables.items()), encoding="utf-8")
         argv = ["bash", str(SCRIPT), "run", "--rm", f"--name={self.nombre}"]
         argv += [*self.opciones, f"--env-file={env_file}", imagen(), *self.argumentos]
         with self.log_path.open("ab") as log, self.salida_path.open("ab") as salida:
             self.proc = subprocess.Popen(argv, stdout=salida, stderr=log, stdin=subprocess.DEVNULL)
 
-    def alive(self) -> bool:
-        """Started and not exited."""
-        return self.proc is not None and self.proc.poll() is None
-
     def wait(self, timeout: float) -> int:
         """The container's exit code (podman run's own)."""
         assert self.proc is not None
-        return self.proc.wait(timeout=timeout)
+        return int(self.proc.wait(timeout=timeout))
 
-    def wait_ready(self, timeout: float = 180) -> None:
-        """Until ``/health/ready`` on the container's port answers 200."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.alive(), self.log_tail()
-            try:
-                with _OPENER.open(f"http://127.0.0.1:{self.puerto}/health/ready", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.3)
-        raise AssertionError(f"container never ready in {timeout} s\n{self.log_tail()}")
-
-    def get(self, ruta: str) -> str:
-        """An HTTP GET on the container's port (``/metrics``, ``/health/...``)."""
-        with _OPENER.open(f"http://127.0.0.1:{self.puerto}{ruta}", timeout=10) as resp:
-            return str(resp.read().decode())
-
-    def terminate(self, timeout: float) -> int:
-        """SIGTERM, as the kubelet stops a pod; the exit code within ``timeout`` seconds."""
+    def kill(self) -> None:
+        """SIGKILL to the container (podman's process would leave it running)."""
+        podman("kill", self.nombre, timeout=60)
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=timeout)
+        self.proc.wait(timeout=60)
 
     def close(self) -> None:
         """Kill the container if it still runs (a failed test must not leave it behind)."""
         if self.alive():
-            podman("kill", self.nombre, timeout=60)
-            assert self.proc is not None
             try:
-                self.proc.wait(timeout=60)
+                self.kill()
             except subprocess.TimeoutExpired:
+                assert self.proc is not None
                 self.proc.kill()
         podman("rm", "--force", "--ignore", self.nombre, timeout=60)
 

@@ -5,6 +5,7 @@
 #   scripts/imagen.sh install       podman, crun, uidmap, fuse-overlayfs, mmdebstrap (Debian's)
 #   scripts/imagen.sh build         the image; prints its reference (localhost/fichas:VERSION)
 #   scripts/imagen.sh ref           that reference, nothing built
+#   scripts/imagen.sh motor         the engine it uses: podman or docker
 #   scripts/imagen.sh base          the base only: prints what the Dockerfile's FROM gets
 #   scripts/imagen.sh run ARGS...   `podman run ARGS...` the way these machines run containers
 #   scripts/imagen.sh podman ARGS   any podman command on this checkout's image store
@@ -248,6 +249,7 @@ main() {
     case "${1:-}" in
     install) install ;;
     ref) echo "$REF" ;;
+    motor) motor ;;
     base)
         configure
         base
@@ -267,7 +269,7 @@ main() {
         exec "$(motor)" "$@"
         ;;
     *)
-        say "usage: scripts/imagen.sh install|build|ref|base|run ARGS...|podman ARGS..."
+        say "usage: scripts/imagen.sh install|build|ref|motor|base|run ARGS...|podman ARGS..."
         exit 2
         ;;
     esac
