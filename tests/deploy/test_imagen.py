@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,34 +147,37 @@ def _gracia(objetos: Objetos, kind: str, nombre: str) -> int:
     return int(c.pod(objetos, kind, nombre)["terminationGracePeriodSeconds"])
 
 
+def _con_marca(capas: list[Path], marca: bytes) -> list[str]:
+    """Every regular file of these layer folders that holds ``marca``."""
+    return [
+        str(f)
+        for capa in capas
+        for f in capa.rglob("*")
+        if f.is_file() and not f.is_symlink() and marca in f.read_bytes()
+    ]
+
+
 def test_ninguna_capa_guarda_la_ca_de_la_maquina(imagen: str, tmp_path: Path) -> None:
     """The build had the machine's CA bundle as a secret (marked by a line of its own); no
-    layer of the image, the base's included, holds that line, and the image runs as the
+    layer of the image, the base's included, holds that line (each layer read as the image
+    store keeps it, files a later layer deletes included), and the image runs as the
     manifests expect: user 10001, ``fichas worker`` by default, its health check kept."""
-    archivo = tmp_path / "imagen.tar"
-    guardada = c.podman("save", "--format=docker-archive", f"--output={archivo}", imagen)
-    assert guardada.returncode == 0, guardada.stderr
+    datos = json.loads(c.podman("image", "inspect", imagen).stdout)[0]
+    assert datos["GraphDriver"]["Name"] == "overlay"
+    rutas = datos["GraphDriver"]["Data"]
+    capas = [Path(rutas["UpperDir"]), *map(Path, rutas.get("LowerDir", "").split(":"))]
+    assert len(capas) == len(datos["RootFS"]["Layers"]) >= 3
     marca = c.marca_ca().encode()
-    capas = 0
-    with tarfile.open(archivo) as exterior:
-        for miembro in exterior:
-            if not miembro.isfile() or not miembro.name.endswith(".tar"):
-                continue
-            capas += 1
-            datos = exterior.extractfile(miembro)
-            assert datos is not None
-            with tarfile.open(fileobj=datos, mode="r|*") as capa:
-                for f in capa:
-                    contenido = capa.extractfile(f) if f.isfile() else None
-                    if contenido is not None:
-                        assert marca not in contenido.read(), f"{miembro.name}: {f.name}"
-    assert capas >= 3
-    datos_imagen = json.loads(c.podman("image", "inspect", imagen).stdout)[0]
-    config = datos_imagen["Config"]
+    prueba = tmp_path / "capa" / "etc" / "ssl"
+    prueba.mkdir(parents=True)
+    (prueba / "ca.pem").write_bytes(marca + b"\n")
+    assert _con_marca([tmp_path / "capa"], marca), "the search finds a baked-in bundle"
+    assert _con_marca(capas, marca) == []
+    config = datos["Config"]
     assert config["User"] == "10001:10001"
     assert config["Entrypoint"] == ["fichas"] and config["Cmd"] == ["worker"]
     assert config["StopSignal"] == "SIGTERM"
-    assert "/health/live" in " ".join(datos_imagen["Healthcheck"]["Test"])
+    assert "/health/live" in " ".join(datos["Healthcheck"]["Test"])
 
 
 def test_la_construccion_falla_si_importa_el_arbol_de_fuentes(imagen: str, tmp_path: Path) -> None:
