@@ -1,6 +1,6 @@
 """The processor's output events, in the exact shape ``contrato.md`` gives other teams.
 
-They are built once, inside the graph (``publicar``/``descartar``), and stored in the
+They are built once, inside the graph (``publicar``/``enviar_a_revision``), and stored in the
 checkpoint as plain dicts. A redelivered event therefore re-emits the byte-identical
 outcome, timestamps included, which is what lets consumers deduplicate on ``event_id``.
 """

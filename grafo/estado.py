@@ -24,7 +24,9 @@ class EstadoFicha(TypedDict, total=False):
     puerta: dict[str, Any] | None  # the gate (PuertaAplicada, JSON) at the latest evaluation
     intentos: Annotated[int, operator.add]
     historial: Annotated[list[dict[str, Any]], operator.add]
-    salida: dict[str, Any]  # {"destino": ..., "evento": {...}} written by publicar/descartar
+    salida: dict[
+        str, Any
+    ]  # {"destino": ..., "evento": {...}} written by publicar/enviar_a_revision
 
 
 def origen_de(evento: dict[str, Any], atributos_obligatorios: tuple[str, ...]) -> dict[str, Any]:

@@ -6,8 +6,8 @@ the publication gate (``grafo.fuente_puerta``) into the state; ``decidir`` reads
 score, the code checks, the gate snapshot, the attempt counter and whether an answer was
 invalid, and nothing else — a function without a model or I/O, so the model can neither
 lengthen nor shorten the loop, and a run resumed from its checkpoint decides as it would have.
-``publicar`` and ``descartar`` do no I/O: they put the contract's outcome event in the state,
-and the caller emits it. Building the event inside the graph means its timestamp is
+``publicar`` and ``enviar_a_revision`` do no I/O: they put the contract's outcome event in the
+state, and the caller emits it. Building the event inside the graph means its timestamp is
 checkpointed, so a redelivered event re-emits the identical outcome.
 
 The code checks are not a node of their own: a node costs a superstep and a
@@ -49,7 +49,7 @@ from grafo.estado import EstadoFicha
 from grafo.fuente_puerta import FuentePuerta, PuertaCerrada
 from grafo.mensajes import problemas_acumulados
 
-Ruta = Literal["generar", "evaluar", "publicar", "descartar"]
+Ruta = Literal["generar", "evaluar", "publicar", "enviar_a_revision"]
 _log = logging.getLogger(__name__)
 
 
@@ -60,7 +60,7 @@ def decidir(state: EstadoFicha, max_intentos: int, modo: ModoPuerta) -> Ruta:
 
     | latest attempt                        | attempts left | route                         |
     | ------------------------------------- | ------------- | ----------------------------- |
-    | an invalid answer                     | any           | descartar                     |
+    | an invalid answer                     | any           | enviar_a_revision             |
     | code checks fail, or the judge rejects | yes          | generar (with the problems)   |
     | code checks fail, or the judge rejects | no           | final ficha, routed below     |
     | code checks pass and the judge approves | any         | final ficha, routed below     |
@@ -73,16 +73,16 @@ def decidir(state: EstadoFicha, max_intentos: int, modo: ModoPuerta) -> Ruta:
     them only after the loop has done its work.
     """
     if state.get("invalida"):
-        return "descartar"
+        return "enviar_a_revision"
     aprobada = bool(state["veredicto"]["aprobada"])
     if not aprobada and state["intentos"] < max_intentos:
         return "generar"
     if modo == PUERTA_VEREDICTO:
-        return "publicar" if aprobada else "descartar"
+        return "publicar" if aprobada else "enviar_a_revision"
     puerta = state.get("puerta")
     if puerta is not None and supera_umbral(state, puerta["umbral"]):
         return "publicar"
-    return "descartar"
+    return "enviar_a_revision"
 
 
 def codigo_aprobado(state: EstadoFicha) -> bool:
@@ -99,7 +99,7 @@ def supera_umbral(state: EstadoFicha, umbral: float) -> bool:
 
 def tras_generar(state: EstadoFicha) -> Ruta:
     """After generar: an answer that is not a valid Ficha goes straight to manual review."""
-    return "descartar" if state.get("invalida") else "evaluar"
+    return "enviar_a_revision" if state.get("invalida") else "evaluar"
 
 
 def forzar_rechazo(
@@ -254,7 +254,7 @@ class Nodos:
         datos = salida.model_dump(mode="json", exclude={"origen"})
         return {"salida": {"destino": DESTINO_PUBLICADAS, "evento": datos}}
 
-    def descartar(self, state: EstadoFicha) -> dict[str, Any]:
+    def enviar_a_revision(self, state: EstadoFicha) -> dict[str, Any]:
         """Build the ``FichaEnRevision`` event with the last ficha, the reason and the history."""
         evento = state["evento"]
         historial = [

@@ -302,7 +302,7 @@ class SensorDouble(NullSensor):
     def on_dlq(self) -> None:
         self.dlq += 1
 
-    def on_obsoleto(self) -> None:
+    def on_obsolete(self) -> None:
         self.obsoletos += 1
 
     def set_in_flight(self, n: int) -> None:

@@ -281,7 +281,7 @@ def _estados_offline(settings: Settings, archivo: Path | None) -> dict[str, Esta
     return dict(estados_de_archivo(archivo)) if archivo is not None else {}
 
 
-def _puerta_offline(
+def _puerta_sin_kafka(
     settings: Settings,
     clave: ClavePuerta,
     estados: dict[str, EstadoPuerta],
@@ -350,7 +350,7 @@ def _procesar(
         # The key names the model the server serves, as the worker's does
         # (stream.gobierno.identidad).
         clave = await clave_servida(settings, policy)
-        puerta = _puerta_offline(settings, clave, estados, archivo_puerta)
+        puerta = _puerta_sin_kafka(settings, clave, estados, archivo_puerta)
         async with build_processor(settings, clave, policy=policy, puerta=puerta) as proc:
             return await procesar_fichero(
                 leida, proc, settings.concurrencia, huellas=(guardada, actual)

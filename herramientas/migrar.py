@@ -27,8 +27,8 @@ from migraciones import (
     EsperaAgotada,
     cerrojo_postgres,
     cerrojo_sqlite,
+    migrar_archivo,
     migrar_postgres,
-    migrate_file,
 )
 from migraciones.cerrojo import ESPERA_MAX_S
 
@@ -89,7 +89,7 @@ async def migrar(postgres_dsn: str | None, data_dir: Path, espera_max_s: float) 
     async with cerrojo_sqlite(data_dir, espera_max_s):
         return [
             checkpointer.preparar_sqlite(data_dir / checkpointer.SQLITE_FILE),
-            *(migrate_file(data_dir, opciones) for opciones in propios),
+            *(migrar_archivo(data_dir, opciones) for opciones in propios),
         ]
 
 

@@ -49,7 +49,7 @@ CANDIDATE_OVERRIDES = (
     "candidata_prompt_generador_archivo",
     "candidata_prompt_evaluador_archivo",
 )
-PREFIX_CANDIDATA = "candidata_"
+PREFIJO_CANDIDATA = "candidata_"
 
 
 class Settings(BaseSettings):
@@ -396,7 +396,7 @@ def _differing_overrides(data: dict[str, object]) -> list[str]:
         name
         for name in CANDIDATE_OVERRIDES
         if data.get(name) is not None
-        and data.get(name) != data.get(name.removeprefix(PREFIX_CANDIDATA))
+        and data.get(name) != data.get(name.removeprefix(PREFIJO_CANDIDATA))
     ]
 
 
@@ -406,7 +406,7 @@ def candidata(settings: Settings) -> Settings | None:
     if settings.candidata_proporcion <= 0:
         return None
     cambios: dict[str, object] = {
-        name.removeprefix(PREFIX_CANDIDATA): getattr(settings, name)
+        name.removeprefix(PREFIJO_CANDIDATA): getattr(settings, name)
         for name in CANDIDATE_OVERRIDES
         if getattr(settings, name) is not None
     }

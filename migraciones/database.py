@@ -183,7 +183,7 @@ class StoreOptions:
     application_name: str | None = None
 
 
-def migrate_file(data_dir: Path, options: StoreOptions) -> Cambio:
+def migrar_archivo(data_dir: Path, options: StoreOptions) -> Cambio:
     """Migrate the store's SQLite file in ``data_dir``; the caller holds the folder's lock."""
     conn = connect_sqlite(data_dir / options.sqlite_file, synchronous=options.synchronous)
     try:
@@ -212,6 +212,6 @@ async def open_database(
         )
         return PostgresDatabase(pool)
     async with cerrojo_sqlite(data_dir):
-        await asyncio.to_thread(migrate_file, data_dir, options)
+        await asyncio.to_thread(migrar_archivo, data_dir, options)
     conn = connect_sqlite(data_dir / options.sqlite_file, synchronous=options.synchronous)
     return SqliteDatabase(conn, on_thread=options.on_thread)

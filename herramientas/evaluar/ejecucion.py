@@ -387,14 +387,14 @@ async def correr_bucle(
     from esquemas import EventoCambio
     from grafo import Backoff
     from stream.gobierno.identidad import clave_servida
-    from stream.gobierno.runtime import build_processor, puerta_offline
+    from stream.gobierno.runtime import build_processor, puerta_sin_kafka
 
     por_id = {c["id"]: c for c in casos}
     politica = Backoff(max_wait_s=espera_llm)
     # The gate of FICHAS_PUERTA and FICHAS_PUERTA_ARCHIVO, as ``fichas procesar`` applies it,
     # under the key of the model the server serves (as the worker reads it).
     clave = await clave_servida(settings, politica)
-    puerta = puerta_offline(settings, clave)
+    puerta = puerta_sin_kafka(settings, clave)
     async with build_processor(
         settings, clave, sensor=SensorCuentas(), policy=politica, puerta=puerta
     ) as proc:

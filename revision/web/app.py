@@ -313,7 +313,7 @@ def crear_app(ctx: Contexto, acceso: Acceso) -> web.Application:
     app.router.add_post("/item/aprobar", acciones.aprobar)
     app.router.add_post("/item/rechazar", acciones.rechazar)
     app.router.add_post("/item/muestra", acciones.muestra)
-    app.router.add_get("/puertas", puertas.puertas_get)
+    app.router.add_get("/puertas", puertas.puertas_ver)
     app.router.add_post("/puertas/abrir", puertas.puertas_abrir)
     app.router.add_post("/puertas/retener", puertas.puertas_retener)
     app.router.add_post("/puertas/liberar", puertas.puertas_liberar)

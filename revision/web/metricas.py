@@ -131,7 +131,7 @@ async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
     )
 
 
-class RevisionCollector(Collector):
+class ReviewCollector(Collector):
     """Builds the families from the figures read for the current scrape."""
 
     def __init__(
@@ -419,7 +419,7 @@ class MetricasRevision(CollectorRegistry):
     ) -> None:
         super().__init__()
         self.almacen = almacen
-        self.colector = RevisionCollector(vigilancia, proporcion, apertura, lease)
+        self.colector = ReviewCollector(vigilancia, proporcion, apertura, lease)
         self.register(self.colector)
 
     async def actualizar(self) -> None:

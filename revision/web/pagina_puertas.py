@@ -180,7 +180,7 @@ def e_valor(valor: float) -> str:
     return f"{valor:.3g}"
 
 
-async def puertas_get(request: web.Request) -> web.Response:
+async def puertas_ver(request: web.Request) -> web.Response:
     """The page, computed afresh from the store."""
     ctx = request.app[CTX]
     apertura = ctx.apertura

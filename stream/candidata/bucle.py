@@ -263,7 +263,7 @@ async def abrir_candidata(
     comprobar(settings, ajustes)
     sensor = SensorCandidata(series)
     clave = ClaveEnUso(ajustes, SIN_LEER, verificada=False)
-    vigia = VigiaIdentidad(ajustes, clave, on_clave=sensor.on_clave, etiqueta=CANDIDATA)
+    vigia = VigiaIdentidad(ajustes, clave, on_key=sensor.on_key, etiqueta=CANDIDATA)
     fallo = await vigia.primera()
     async with build_processor(
         ajustes, clave, sensor=sensor, policy=POLITICA_LLM, candidata=prefijo_hilo(ajustes)

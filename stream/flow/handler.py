@@ -7,7 +7,7 @@ The steps, in the order they run (docs/stream.md gives the why of each):
    newer version makes the event obsolete; a stored outcome of this very event is re-emitted
    (a redelivery); one of another event with the same ``event_id`` sends it to the DLQ.
 2. Otherwise: wait while the LLM is down, take a graph slot, run the graph (``grafo.Procesador``),
-   and claim its outcome (``reclamar``, the compare-and-set, asking the same rule again under
+   and claim its outcome (``claim``, the compare-and-set, asking the same rule again under
    the SKU's lock).
 3. ``_settle``, the one place the event ends: emit the new or the stored outcome, write the DLQ
    record, or nothing (obsolete); then delete the event's checkpoint thread, since the outcome
@@ -111,7 +111,7 @@ class Handler:
             resultado.destino,
             resultado.salida,
         )
-        reclamo = await self.steps.run(lambda: self.versions.reclamar(guardado), "store")
+        reclamo = await self.steps.run(lambda: self.versions.claim(guardado), "store")
         return reclamo, resultado
 
     async def _run_graph(self, evento: EventoCambio) -> Resultado:
@@ -146,7 +146,7 @@ class Handler:
             self.sensor.on_outcome(_replayed(guardado), time.monotonic() - item.ticket.received)
         await self._forget_thread(evento)
         if reclamo.dictamen is Dictamen.OBSOLETO:
-            self.sensor.on_obsoleto()
+            self.sensor.on_obsolete()
             return Desenlace.OBSOLETO
         return Desenlace.EMITIDO
 

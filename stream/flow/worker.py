@@ -279,7 +279,7 @@ class Worker:
 
         async def prune() -> None:
             try:
-                deleted = await self._versions.podar(retention_s)
+                deleted = await self._versions.prune(retention_s)
             except Exception:
                 log.exception("pruning the version store failed; next time")
                 return

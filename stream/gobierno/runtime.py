@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 CANDIDATA = " (candidate)"  # after the candidate's LLM URL in its log lines
 
 
-def puerta_offline(
+def puerta_sin_kafka(
     settings: Settings, clave: ClavePuerta, archivo: Path | None = None
 ) -> PuertaResuelta:
     """The gate of a run without Kafka (``fichas procesar``, ``fichas evaluar --modo bucle``)

@@ -68,13 +68,13 @@ RESULTS = ("publicada", "revision_manual", "dlq", "obsoleto", "reentregada")
 # How the worker ended a person's decision (stream.flow.decisiones.Aplicacion).
 DECISION_RESULTS = ("publicada", "obsoleta", "sin_publicacion", "rechazada")
 AGENTS = ("generador", "evaluador")
-NODES = ("generar", "evaluar", "publicar", "descartar")
+NODES = ("generar", "evaluar", "publicar", "enviar_a_revision")
 LLM_ERROR_KINDS = ("connection", "timeout", "rate_limit", "server", "request", "invalid_output")
 TOKEN_TYPES = ("prompt", "completion")
 OTHER_CRITERION = "otro"
 STEPS = ("store", "graph", "produce")
 SCORE_STATES = ("present", "missing")
-FICHA_RESULTS = ("publicada", "revision_manual")
+OUTCOME_RESULTS = ("publicada", "revision_manual")
 
 # Why a routed event got no candidate run (stream.candidata.bucle), and why a started one wrote
 # nothing.

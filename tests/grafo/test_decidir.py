@@ -42,11 +42,11 @@ def _estado(
         (True, 3, 3, False, "publicar"),
         (False, 1, 3, False, "generar"),
         (False, 2, 3, False, "generar"),
-        (False, 3, 3, False, "descartar"),
-        (False, 4, 3, False, "descartar"),
-        (False, 1, 1, False, "descartar"),
-        (True, 1, 3, True, "descartar"),
-        (False, 1, 3, True, "descartar"),
+        (False, 3, 3, False, "enviar_a_revision"),
+        (False, 4, 3, False, "enviar_a_revision"),
+        (False, 1, 1, False, "enviar_a_revision"),
+        (True, 1, 3, True, "enviar_a_revision"),
+        (False, 1, 3, True, "enviar_a_revision"),
     ],
 )
 def test_decidir_modo_veredicto(
@@ -79,22 +79,28 @@ CERTIFICADA = [
         dict(aprobada=True, puntuacion=UMBRAL - 1e-9, puerta=PUERTA),
         1,
         3,
-        "descartar",
+        "enviar_a_revision",
         id="s=umbral-eps",
     ),
     # no score is "not approvable", even at λ = 0: kills "None counts as 0" and "None passes".
     pytest.param(
-        dict(aprobada=True, puntuacion=None, puerta=PUERTA), 1, 3, "descartar", id="sin-puntuacion"
+        dict(aprobada=True, puntuacion=None, puerta=PUERTA),
+        1,
+        3,
+        "enviar_a_revision",
+        id="sin-puntuacion",
     ),
     pytest.param(
         dict(aprobada=True, puntuacion=None, puerta={"umbral": 0.0}),
         1,
         3,
-        "descartar",
+        "enviar_a_revision",
         id="sin-puntuacion-l0",
     ),
     # the judge rejects on the last attempt: review; kills "intentos > max" for ">=".
-    pytest.param(dict(puntuacion=0.5, puerta=PUERTA), 3, 3, "descartar", id="ultimo-intento"),
+    pytest.param(
+        dict(puntuacion=0.5, puerta=PUERTA), 3, 3, "enviar_a_revision", id="ultimo-intento"
+    ),
     pytest.param(dict(puntuacion=0.5, puerta=PUERTA), 2, 3, "generar", id="penultimo-intento"),
     # code failure with an open gate and a high score retries: kills "publish on score
     # alone" (the code checks must veto).
@@ -109,7 +115,7 @@ CERTIFICADA = [
         dict(puntuacion=0.99, puerta=PUERTA, comprobaciones=FALLA),
         3,
         3,
-        "descartar",
+        "enviar_a_revision",
         id="codigo-falla-ultimo",
     ),
     # no code checks recorded is not "they passed": kills "missing checks = passed".
@@ -117,7 +123,7 @@ CERTIFICADA = [
         dict(aprobada=True, puntuacion=0.99, puerta=PUERTA, comprobaciones=None),
         1,
         3,
-        "descartar",
+        "enviar_a_revision",
         id="sin-comprobaciones",
     ),
     # closed gate (shadow mode): the loop still retries a rejection; kills the v1.2 rule
@@ -130,11 +136,11 @@ CERTIFICADA = [
         "generar",
         id="cerrada-codigo-falla",
     ),
-    pytest.param(dict(puntuacion=0.2, puerta=None), 3, 3, "descartar", id="cerrada-ultimo"),
+    pytest.param(dict(puntuacion=0.2, puerta=None), 3, 3, "enviar_a_revision", id="cerrada-ultimo"),
     # closed gate, the judge approves: review, never published; kills "closed gate falls back
     # to the judge's yes".
     pytest.param(
-        dict(aprobada=True, puntuacion=1.0, puerta=None), 1, 3, "descartar", id="cerrada-si"
+        dict(aprobada=True, puntuacion=1.0, puerta=None), 1, 3, "enviar_a_revision", id="cerrada-si"
     ),
     # where the final ficha goes, the score decides, not the judge's yes/no: kills
     # "certificada publishes on aprobada". A rejection still retries first: kills "retries
@@ -147,7 +153,11 @@ CERTIFICADA = [
     ),
     # an invalid answer goes to review whatever the gate: kills a dropped invalida check.
     pytest.param(
-        dict(invalida=True, puntuacion=0.99, puerta=PUERTA), 1, 3, "descartar", id="invalida"
+        dict(invalida=True, puntuacion=0.99, puerta=PUERTA),
+        1,
+        3,
+        "enviar_a_revision",
+        id="invalida",
     ),
 ]
 
@@ -182,7 +192,7 @@ def test_la_puerta_no_cambia_los_reintentos(
     }
     reintenta = {nombre: ruta == "generar" for nombre, ruta in rutas.items()}
     assert len(set(reintenta.values())) == 1, rutas
-    assert rutas["cerrada"] in {"generar", "descartar"}
+    assert rutas["cerrada"] in {"generar", "enviar_a_revision"}
 
 
 def test_decidir_es_pura() -> None:
@@ -195,7 +205,9 @@ def test_decidir_es_pura() -> None:
 def test_tras_generar() -> None:
     assert tras_generar({"invalida": None}) == "evaluar"
     assert tras_generar({}) == "evaluar"
-    assert tras_generar({"invalida": {"agente": "generador", "detalle": "x"}}) == "descartar"
+    assert (
+        tras_generar({"invalida": {"agente": "generador", "detalle": "x"}}) == "enviar_a_revision"
+    )
 
 
 def test_forzar_rechazo_veta_la_aprobacion_del_evaluador() -> None:

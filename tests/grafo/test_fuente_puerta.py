@@ -106,7 +106,7 @@ class _Fuente:
 
 
 def _nodos(modo: Any = "certificada", fuente: Any = None) -> Nodos:
-    # publicar, descartar and the gate snapshot never call the agents.
+    # publicar, enviar_a_revision and the gate snapshot never call the agents.
     return Nodos(
         cast(Agentes, None),
         modelo="fake",
@@ -172,7 +172,7 @@ def test_publicar_en_modo_veredicto_sin_puerta() -> None:
 )
 def test_motivo_de_revision(modo: Any, ok: bool, invalida: bool, motivo: str) -> None:
     extra = {"invalida": {"agente": "evaluador", "detalle": "x"}} if invalida else {}
-    salida = _nodos(modo).descartar(_estado(0.4, ok, **extra))["salida"]
+    salida = _nodos(modo).enviar_a_revision(_estado(0.4, ok, **extra))["salida"]
     assert FichaEnRevision.model_validate(salida["evento"]).motivo == motivo
 
 

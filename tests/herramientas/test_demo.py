@@ -347,8 +347,8 @@ def test_interrupt_stops_what_was_started(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 def test_summary_says_per_family_whether_the_gate_is_open(progress: Progress) -> None:
     sensor = PrometheusSensor()
-    sensor.on_modo_puerta("certificada", "k1", ("zapatillas", "moviles"))
-    sensor.set_puerta("zapatillas", estado_puerta(clave_fake(), umbral=0.8125, n=61, k=2))
+    sensor.on_gate_mode("certificada", "k1", ("zapatillas", "moviles"))
+    sensor.set_gate("zapatillas", estado_puerta(clave_fake(), umbral=0.8125, n=61, k=2))
     lineas = lineas_puerta(generate_latest(sensor.registry).decode(), ["zapatillas", "moviles"])
     assert lineas[1:] == [
         "    moviles: cerrada (n 0, k 0); todo a revisión",
@@ -356,12 +356,12 @@ def test_summary_says_per_family_whether_the_gate_is_open(progress: Progress) ->
     ]
     text = resumen.render_summary(resumen.summarize(progress), [], lineas)
     assert "zapatillas: abierta, λ 0.8125, n 61, k 2" in text
-    sensor.set_puerta("zapatillas", None)  # a person holds it: closed whatever its state
-    sensor.set_retenida("zapatillas", True)
+    sensor.set_gate("zapatillas", None)  # a person holds it: closed whatever its state
+    sensor.set_gate_held("zapatillas", True)
     lineas = lineas_puerta(generate_latest(sensor.registry).decode(), ["zapatillas"])
     assert lineas[1:] == ["    zapatillas: retenida por una persona; todo a revisión"]
     veredicto = PrometheusSensor()
-    veredicto.on_modo_puerta("veredicto", "k1", ("zapatillas",))
+    veredicto.on_gate_mode("veredicto", "k1", ("zapatillas",))
     texto = generate_latest(veredicto.registry).decode()
     assert "SIN certificar" in lineas_puerta(texto, ["zapatillas"])[0]
 
