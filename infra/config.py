@@ -115,8 +115,8 @@ class Settings(BaseSettings):
     # ``fichas procesar`` only (no Kafka): the gate audit file; unset means every gate closed.
     puerta_archivo: Path | None = None
     # The candidate loop (issue 41, docs/stream.md "The candidate loop"): FICHAS_CANDIDATA_<NAME>
-    # overrides FICHAS_<NAME> for the candidate only (``candidata``); unset (or empty) keeps
-    # the live value. Declared before the share, whose check reads them.
+    # overrides FICHAS_<NAME> for the candidate only (``stream.candidata.ajustes``); unset (or
+    # empty) keeps the live value. Declared before the share, whose check reads them.
     candidata_llm_url: str | None = None
     candidata_llm_modelo: str | None = None
     candidata_llm_max_tokens: int | None = Field(default=None, ge=64)
@@ -398,30 +398,6 @@ def _differing_overrides(data: dict[str, object]) -> list[str]:
         if data.get(name) is not None
         and data.get(name) != data.get(name.removeprefix(PREFIJO_CANDIDATA))
     ]
-
-
-def candidata(settings: Settings) -> Settings | None:
-    """The candidate loop's settings: the live ones with every ``FICHAS_CANDIDATA_*``
-    override applied, or None when there is no candidate (share 0)."""
-    if settings.candidata_proporcion <= 0:
-        return None
-    cambios: dict[str, object] = {
-        name.removeprefix(PREFIJO_CANDIDATA): getattr(settings, name)
-        for name in CANDIDATE_OVERRIDES
-        if getattr(settings, name) is not None
-    }
-    modo = cambios.get("evaluador", settings.evaluador)
-    cambios["evaluador_rubrica"] = modo == MODO_RUBRICA
-    cambios["candidata_proporcion"] = 0.0  # the candidate has no candidate of its own
-    return settings.model_copy(update=cambios)
-
-
-def candidata_concurrencia(settings: Settings) -> int:
-    """The candidate's budget of runs in flight per worker (``FICHAS_CANDIDATA_CONCURRENCIA``,
-    unset: a tenth of ``FICHAS_CONCURRENCIA``, at least 1)."""
-    if settings.candidata_concurrencia is not None:
-        return settings.candidata_concurrencia
-    return max(1, settings.concurrencia // 10)
 
 
 def _only_with(

@@ -5,7 +5,9 @@ factory (``open_pool``), SQLite's WAL file (``connect_sqlite``). What differs be
 stores is an explicit argument, never a second opener: the pool's size, whether it checks a
 connection before lending it, the connection options a caller's library needs (the
 checkpointer's ``dict_row``); SQLite's ``synchronous``. Each store's values, and why, are
-listed once in ``migraciones.database`` (docs/arquitectura.md, "The store layer").
+listed once in ``migraciones.database`` (docs/arquitectura.md, "The store layer"). Which
+errors of the two drivers mean "the database is not answering now" is here too
+(``database_unavailable``), so a caller that retries names no driver's classes.
 """
 
 from __future__ import annotations
@@ -78,3 +80,17 @@ def connect_sqlite(path: Path, *, synchronous: Synchronous) -> sqlite3.Connectio
     conn.execute("pragma journal_mode=wal")
     conn.execute(f"pragma synchronous={synchronous}")
     return conn
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` is a store's database not answering right now, which retrying cures:
+    SQLite locked, busy or failing its disk I/O (``sqlite3.OperationalError``); PostgreSQL's
+    connection lost or refused, a pool or statement timeout (``psycopg.OperationalError``),
+    the server shutting down (``AdminShutdown``)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return True
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return False
+    return isinstance(exc, psycopg.OperationalError | psycopg.errors.AdminShutdown)

@@ -32,8 +32,8 @@ from esquemas.constantes import DESTINO_REVISION
 from esquemas.estado_puerta import ClavePuerta
 from esquemas.wire import cabeceras_resultado, encode_value
 from grafo import Backoff, Procesador, Resultado
-from infra import config as infra_config
 from infra.config import ConfigError, Settings
+from stream.candidata.ajustes import candidata, candidata_concurrencia
 from stream.candidata.metricas import SensorCandidata
 from stream.commit.producers import Record
 from stream.gobierno.clave import clave_de
@@ -256,7 +256,7 @@ async def abrir_candidata(
     0): refused at once (``ConfigError``) if its key is the live key by its settings; its own
     served-model watcher, graph and checkpoint threads, sensor and producer; on exit its runs
     are cancelled (lost) and everything closed."""
-    ajustes = infra_config.candidata(settings)
+    ajustes = candidata(settings)
     if ajustes is None:
         yield None
         return
@@ -273,8 +273,8 @@ async def abrir_candidata(
         escritor = EscritorCandidata(
             producer_factory, f"{settings.grupo}.candidata.{uuid.uuid4().hex[:12]}"
         )
-        presupuesto = infra_config.candidata_concurrencia(settings)
-        candidata = Candidata(settings, procesador, clave, viva, escritor, sensor, presupuesto)
+        presupuesto = candidata_concurrencia(settings)
+        bucle = Candidata(settings, procesador, clave, viva, escritor, sensor, presupuesto)
         log.info(
             "candidate loop: %.0f %% of SKUs, at most %d runs in flight; key %s (live %s)",
             100 * settings.candidata_proporcion,
@@ -283,9 +283,9 @@ async def abrir_candidata(
             viva.clave.texto(),
         )
         try:
-            yield candidata
+            yield bucle
         finally:
-            await candidata.cerrar()
+            await bucle.cerrar()
             vigilar.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await vigilar

@@ -26,7 +26,8 @@ from grafo.mensajes import prompt_del_evaluador, prompt_generador
 from harness import forkserver
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
-from infra.config import ConfigError, Settings, candidata, candidata_concurrencia, load_settings
+from infra.config import ConfigError, Settings, load_settings
+from stream.candidata.ajustes import candidata, candidata_concurrencia
 from stream.candidata.bucle import (
     a_candidata,
     comprobar,
