@@ -25,12 +25,12 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
+import importlib
 import io
 import os
 import re
 import shlex
 import tempfile
-from collections.abc import Callable
 from contextlib import redirect_stderr
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,33 +70,18 @@ SECRETOS_TLS_MUTUO = (*SECRETOS, K8S / "componentes" / "kafka-tls-mutuo" / "secr
 VARIABLE = re.compile(r"\$\{?(FICHAS_[A-Z0-9_]+)\}?")
 
 
-def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
-    """The parser of every command ``fichas`` hands over before its own (herramientas.cli.main);
-    the rest (worker, procesar, producir) are subcommands of the main parser."""
-    from herramientas import informe, migrar
-    from herramientas.calibrar import principal as calibrar
-    from herramientas.evaluar import principal as evaluar
-    from revision.web import app
-
-    return {
-        "revisor": app._parser,
-        "migrar": migrar._parser,
-        "calibrar": calibrar._parser,
-        "evaluar": evaluar._parser,
-        "informe": informe._parser,
-    }
-
-
 def analizar(argv: list[str]) -> str | None:
-    """Parse ``fichas ARGS`` as ``fichas`` would: None when it parses, argparse's error if not."""
+    """Parse ``fichas ARGS`` as ``fichas`` would (``herramientas.cli``'s table, then the
+    subcommand's own parser): None when it parses, argparse's error if not."""
     from herramientas import cli
 
     assert argv[0] == "fichas", argv
-    propios = _parsers()
-    if len(argv) > 1 and argv[1] in propios:
-        parser, args = propios[argv[1]](), argv[2:]
-    else:
+    subcomando = cli.subcomando_de(argv[1:])
+    if subcomando is None:
         parser, args = cli._parser(), argv[1:]
+    else:
+        modulo = importlib.import_module(subcomando.modulo)
+        parser, args = modulo._parser(), argv[1 + len(subcomando.palabras) :]
     salida = io.StringIO()
     try:
         with redirect_stderr(salida):
