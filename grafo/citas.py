@@ -1,21 +1,13 @@
 """The evaluator as a quoter: the model copies, code judges (``FICHAS_EVALUADOR=citas``).
 
-Small models copy text well and judge a ficha as a whole badly (docs/calidad.md). Here the
-model only points: for each claim of the ficha (``criterios.respaldo.afirmaciones``) it copies
-the fragment of the cleaned origin that says the same, or leaves it empty, then says whether
-the claim is supported. Code accepts a quote only if it is in the origin and shares a lemma, a
-house-vocabulary value or a figure with its claim, covering at least half of it
-(``criterios.respaldo.respaldada``). The request's JSON schema lists the origin's fragments as
-the only strings a quote may be, and asks for exactly one quote per claim.
-
-The score, ``P(approvable)``-like in [0, 1]: the product over claims of 1 for a claim code
-found supported and ``TECHO`` × P(respaldada = true) (the model's belief, from its logprobs)
-for any other, times ``TECHO`` per attribute whose value the origin does not give and for a
-description that says nothing the title does not. A ficha with all that supported scores 1,
-at the opener's strictest threshold (0.95) by construction; any other scores below ``TECHO``
-< 0.95. None without logprobs, or when an unsupported claim has none readable. Each finding
-is a problem (C04 quoting the claim or attribute, C06), so a retry knows what to fix.
-The alternatives measured, and why this one: docs/calidad.md («El evaluador citas»).
+For each claim of the ficha (``criterios.respaldo.afirmaciones``) the model copies the fragment
+of the cleaned origin that says the same, or none, and says whether it is supported; code
+accepts a quote only if it is in the origin and backs its claim (``criterios.respaldo``). The
+score is the product over claims of 1 for a claim code found supported and ``TECHO`` × the
+model's belief for any other (and ``TECHO`` per unsupported attribute or empty description),
+None without logprobs; each finding is a problem (C04, C06) a retry can act on. The formula,
+the alternatives measured and why this one: docs/calidad.md («El evaluador citas»),
+docs/grafo.md, "The quoting evaluator".
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """The nodes of the loop and the pure routing functions between them.
 
-``generar`` and ``evaluar`` call the agents; ``evaluar`` first runs the code checks
-(``criterios.comprobar``) and shows their results to the evaluator, then takes a snapshot of
-the publication gate (``grafo.fuente_puerta``) into the state; ``decidir`` reads the verdict and
-score, the code checks, the gate snapshot, the attempt counter and whether an answer was
-invalid, and nothing else — a function without a model or I/O, so the model can neither
-lengthen nor shorten the loop, and a run resumed from its checkpoint decides as it would have.
-``publicar`` and ``enviar_a_revision`` do no I/O: they put the contract's outcome event in the
-state, and the caller emits it. Building the event inside the graph means its timestamp is
-checkpointed, so a redelivered event re-emits the identical outcome.
-
-The code checks are not a node of their own: a node costs a superstep and a
-checkpoint, and a checkpoint after a pure, sub-millisecond function buys nothing on resume —
-the checkpoint after ``generar`` is the one that saves an LLM call. Run again after a crash,
-the checks give the same result for the same ficha and criteria.
+``generar`` and ``evaluar`` call the agents (``evaluar`` runs the code checks first and takes a
+snapshot of the gate into the state); ``decidir`` reads only the state (verdict, score, checks,
+gate snapshot, attempts, an invalid answer), without a model or I/O, so the model can neither
+lengthen nor shorten the loop and a resumed run decides as it would have; ``publicar`` and
+``enviar_a_revision`` build the contract's outcome event in the state, its timestamp
+checkpointed, and do no I/O. Why the code checks are not a node, and each routing rule:
+docs/grafo.md.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ dispatch both read; each module parses its own arguments and is imported only wh
 packages build; ``procesar``, ``producir``, ``informe``, ``migrar``, ``llm_local``,
 ``retencion`` and ``promocion`` (``fichas puerta``) are one module each; ``calibrar``,
 ``evaluar`` and ``demo`` are packages; ``arranque`` is the start the commands share (exit
-codes, settings, logs); ``definiciones`` and ``graficos`` are shared by the reports.
+codes, settings, logs); ``informe_grafico`` draws the report's chart; ``definiciones`` and
+``graficos`` are shared by the reports.
 
 Stands on top of the product. Imports ``esquemas``, ``criterios``, ``migraciones``,
 ``versiones``, ``infra``, ``estadistica``, ``grafo``, ``stream``, ``puerta`` and ``revision``;

@@ -1,22 +1,11 @@
 """``fichas informe``: what the outcomes say about the loop, read after the fact.
 
-Prometheus answers "how is it going now"; this answers "was the extra attempt worth it" from
-the outcomes themselves, so it works on a ``fichas procesar`` run, on a copy of the output
-topics, or on the live topics (``--kafka``) without any metrics history. Everything except
-reading the input is a pure function over ``(destino, evento)`` pairs, which is what the tests
-exercise.
-
-What each outcome tells: a ``FichaEnRevision`` carries its whole ``historial`` (every attempt
-and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, which still means
-it reached attempts 1..k, was approved at k and rejected before. Why those earlier attempts
-were rejected is not in the published event, so the report counts them apart as rejections
-without detail instead of guessing a criterion.
-
-Reading it safely: every bar says how many fichas it stands on (``aprobadas/llegaron``), the
-threshold's value is in the legend, criteria carry their name from the criteria table next to
-the code, and every manual-review reason is charted. No recommendation about
-``FICHAS_MAX_INTENTOS`` is made unless at least ``MUESTRA_MINIMA`` fichas reached the attempt
-being judged (``--muestra-minima``): below that, one ficha more or less flips the verdict.
+It reads a ``fichas procesar`` run, a copy of the output topics or the live topics
+(``--kafka``), without any metrics history; everything but reading the input is a pure function
+over ``(destino, evento)`` pairs. A published ficha's earlier attempts count as rejections
+without detail (its event carries only ``intentos``); no recommendation on
+``FICHAS_MAX_INTENTOS`` below ``MUESTRA_MINIMA`` fichas.
+How to read it: docs/operacion.md, "fichas informe"; its chart: ``herramientas.informe_grafico``.
 """
 
 from __future__ import annotations
@@ -37,7 +26,6 @@ from esquemas.constantes import (
     DESTINO_REVISION,
 )
 from grafo.intentos import contar_rechazos, resumen_intentos
-from herramientas import graficos
 from herramientas.definiciones import (
     Salida,
     TasaIntento,
@@ -242,7 +230,7 @@ def etiqueta_criterio(criterio: str, nombres: Mapping[str, str]) -> str:
     return f"{criterio} {nombre_corto(regla)}" if regla else criterio
 
 
-def _pct(valor: float | None) -> str:
+def porcentaje(valor: float | None) -> str:
     """A rate as a percentage with one decimal, or a dash when undefined."""
     return "-" if valor is None else f"{valor:.1%}"
 
@@ -264,7 +252,7 @@ def render_text(informe: Informe) -> str:
     ]
     for fila in informe.por_intento:
         lineas.append(
-            f"  {fila.intento:>7}{fila.llegaron:>10}{fila.aprobadas:>11}{_pct(fila.tasa):>9}"
+            f"  {fila.intento:>7}{fila.llegaron:>10}{fila.aprobadas:>11}{porcentaje(fila.tasa):>9}"
         )
     if not informe.por_intento:
         lineas.append("  (sin intentos)")
@@ -287,89 +275,9 @@ def render_text(informe: Informe) -> str:
     if not informe.motivos:
         lineas.append("  (ninguna ficha en revisión manual)")
 
-    lineas += ["", f"Umbral del último intento: {_pct(informe.umbral)}", informe.conclusion]
+    lineas += ["", f"Umbral del último intento: {porcentaje(informe.umbral)}", informe.conclusion]
     lineas += [f"Aviso: {aviso}" for aviso in informe.avisos]
     return "\n".join(lineas) + "\n"
-
-
-def render_png(informe: Informe, path: Path | str) -> None:
-    """Three bar charts: approval per attempt (with n and the threshold), rejections by
-    criterion (named), and manual-review reasons.
-
-    In the command line's one chart style (``herramientas.graficos``).
-    """
-    from matplotlib.ticker import MaxNLocator
-
-    fig = graficos.figura(15, 4.8)
-    tasas, rechazos, motivos = fig.subplots(1, 3)
-
-    intentos = [str(f.intento) for f in informe.por_intento]
-    valores = [100 * (f.tasa or 0.0) for f in informe.por_intento]
-    barras = tasas.bar(intentos, valores, color=graficos.AZUL)
-    tasas.bar_label(
-        barras,
-        labels=[f"{_pct(f.tasa)}\n{f.aprobadas}/{f.llegaron}" for f in informe.por_intento],
-    )
-    tasas.axhline(
-        100 * informe.umbral,
-        color=graficos.ROJO,
-        linestyle="--",
-        label=f"umbral {_pct(informe.umbral)}",
-    )
-    tasas.set_ylim(0, 115)
-    tasas.set_xlabel("intento (etiqueta: aprobadas/llegaron)")
-    tasas.set_ylabel("% aprobadas de las que llegan")
-    tasas.set_title("Aprobación por intento")
-    tasas.legend(loc="upper right")
-
-    nombres = nombres_criterios()
-    criterios = [etiqueta_criterio(c, nombres).replace(" ", "\n", 1) for c in informe.rechazos]
-    cuentas = list(informe.rechazos.values())
-    colores = [graficos.NARANJA] * len(criterios)
-    if informe.salidas_invalidas:
-        criterios.append("salida\ninválida")
-        cuentas.append(informe.salidas_invalidas)
-        colores.append(graficos.MORADO)
-    if informe.rechazos_sin_detalle:  # grey: counted, but no criterion is known for them
-        criterios.append("sin detalle\n(publicadas)")
-        cuentas.append(informe.rechazos_sin_detalle)
-        colores.append(graficos.GRIS)
-    _barras(rechazos, criterios, cuentas, colores, "sin rechazos", MaxNLocator)
-    rechazos.set_xlabel("criterio")
-    rechazos.set_ylabel("rechazos")
-    rechazos.set_title("Rechazos por criterio")
-
-    _barras(
-        motivos,
-        list(informe.motivos),
-        list(informe.motivos.values()),
-        [graficos.VERDE] * len(informe.motivos),
-        "ninguna ficha en revisión",
-        MaxNLocator,
-    )
-    motivos.set_xlabel("motivo")
-    motivos.set_ylabel("fichas")
-    motivos.set_title("Motivos de revisión manual")
-
-    graficos.guardar(fig, path)
-
-
-def _barras(
-    ejes: Any,
-    etiquetas: list[str],
-    cuentas: list[int],
-    colores: list[str],
-    vacio: str,
-    locator: Any,
-) -> None:
-    """Bars with their counts on top, or a centred note when there is nothing to draw."""
-    if etiquetas:
-        barras = ejes.bar(etiquetas, cuentas, color=colores)
-        ejes.bar_label(barras)
-        ejes.yaxis.set_major_locator(locator(integer=True))
-        ejes.tick_params(axis="x", labelsize=8)
-    else:
-        ejes.text(0.5, 0.5, vacio, ha="center", va="center")
 
 
 # -- Kafka -----------------------------------------------------------------------------------
@@ -527,6 +435,8 @@ def main_informe(
     informe.avisos += avisos
     out.write(render_text(informe))
     if args.png is not None:
+        from herramientas.informe_grafico import render_png
+
         render_png(informe, args.png)
         out.write(f"Gráfico: {args.png}\n")
     return _informe_revision(out) if args.revision else 0

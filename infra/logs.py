@@ -1,21 +1,12 @@
 """Logging of every ``fichas`` command: JSON lines for machines, plain lines for people.
 
-* Format: one JSON object per line (``python-json-logger``) unless standard error is a
-  terminal, where a person reads it; then ``time LEVEL logger: message [sku=... ...]``.
-* Event fields: every line logged while an event is being handled carries ``sku``,
-  ``event_id``, ``version`` and, inside the graph, ``intento``: ``configure`` takes the
-  function that reads them (``grafo.contexto.campos``, context variables, so no code passes
-  them around just to log them); a command that handles no events passes none.
-* Noise: a few library records are re-levelled. aiokafka logs the broker's normal
-  "coordinator not ready yet" answer of a first start as ERROR although it retries it itself;
-  it becomes INFO, as does the "coordinator dead" WARNING that follows it. A failed connection
-  to a broker becomes WARNING: the worker's own messages say what it means (start-up waits,
-  then exits; later, aiokafka reconnects). With TLS and SASL, aiokafka's INFO lines on every
-  connection ("Authenticated as ...", "Loading SSL CA from ...") become DEBUG, and so does
-  uvloop's "Fatal error on SSL protocol" about a transport already closed: a write racing the
-  close of a process that is exiting anyway, not an error of its own.
-* Language: operators read English (logs, CLI help and errors); catalogue people read
-  Spanish (DLQ messages, review reasons, the report). See docs/operacion.md.
+One JSON object per line (``python-json-logger``), or ``time LEVEL logger: message [sku=...]``
+when standard error is a terminal. Every line logged while an event is handled carries its
+``sku``, ``event_id``, ``version`` (and ``intento`` inside the graph): ``configure`` takes the
+function that reads them (``grafo.contexto.campos``). A few library records are re-levelled
+(``_RELEVEL``): aiokafka's normal start-up noise, connection lines on TLS and SASL. Operators
+read English, catalogue people Spanish. What each line means and why a record is re-levelled:
+docs/operacion.md, "Logs".
 """
 
 from __future__ import annotations

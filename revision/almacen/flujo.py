@@ -1,22 +1,13 @@
 """The app's side of the stream: the consumer that fills the queue and the outbox that sends.
 
-Consumer: the review topic, the sample topic and the published topic, with the app's own
-consumer group. Review and sample records become items (one per id, ``revision.almacen.item``);
-every record also tells its SKU's newest version, which closes older open items (supersession).
-Offsets are committed after the batch is stored: a crash redelivers, redelivery changes nothing.
-
-Outbox: a decision is committed to the store first; then its one record, the
-``DecisionRevision`` (for an approval, with the ``FichaPublicada`` to publish in
-``publicacion``), is sent to ``fichas.decisiones`` with an idempotent producer, and the row is
-marked sent only after it is acknowledged. At start-up, and every few seconds, rows left unsent
-(the app died, the broker was down) are sent again, with the same ``event_id`` and bytes.
-
-Kafka refusing the app (a missing ACL) is not retried: it is kept in ``rechazo`` and the app
-stops with exit 2 (``infra.kafka.access``); stored rows stay, unsent ones go at the next start.
-
-The app never writes ``fichas.publicadas``: the worker that owns the SKU's partition publishes
-the person's ficha, in the SKU's order and under its version rule (``stream.flow.decisiones``; why:
-docs/revision.md, "Un solo escritor por SKU"); a candidate's decision is never sent.
+Consumer: the review, sample and published topics, in the app's own group; review and sample
+records become items (``revision.almacen.item``), every record's version closes older open
+items of its SKU, offsets are committed after the batch is stored (redelivery changes
+nothing). Outbox: a decision is stored first, then its ``DecisionRevision`` is sent to
+``fichas.decisiones`` with an idempotent producer and marked sent once acknowledged; unsent rows
+are sent again at start-up and every few seconds. Kafka refusing the app stops it (exit 2).
+The app never writes ``fichas.publicadas``, and never sends a candidate's decision. Why:
+docs/revision.md, "Garantías y cómo se consiguen" and "Un solo escritor por SKU".
 """
 
 from __future__ import annotations

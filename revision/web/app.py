@@ -1,21 +1,12 @@
 """``fichas revisor``: run the web app; ``fichas revisor usuarios NOMBRE``: add a reviewer.
 
-The app binds to 127.0.0.1 unless ``--host`` says otherwise (containers pass ``0.0.0.0``):
-a review tool that publishes to the catalogue is not something to expose by accident.
-
-The app's own security settings are options of this command, next to ``--cookie-segura``,
-rather than ``FICHAS_*`` variables: only this process reads them, and the worker's settings
-(shared ConfigMap, ``deploy/variables.txt``) stay the contract's. ``--proxies`` names the
-reverse proxies whose ``X-Forwarded-For`` is believed; ``--inactividad-min`` the idle timeout.
-``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions.
-``--apertura automatica|manual`` says whether the app opens a certified gate itself or offers a
-reviewer the click; ``--apertura-familias`` and ``--sin-puerta-conjunta`` narrow what it opens
-by itself (``puerta.alcance``); only the replica holding the certifier's lease writes gates
-(``revision.certificador.lease``). Why: docs/revision.md, "Decisiones de diseño" and "El
-certificador".
-
-``crear_app`` wires every route to its handler, in one list a reader can scan; the handlers
-live in the modules of the web layer (``revision.web.base`` says which does what).
+The app's security settings are options of this command (``--host``, 127.0.0.1 by default;
+``--cookie-segura``, ``--proxies``, ``--inactividad-min``; ``usuarios --baja``), not
+``FICHAS_*`` variables, since only this process reads them; ``--apertura``,
+``--apertura-familias`` and ``--sin-puerta-conjunta`` say what the certifier opens by itself.
+``crear_app`` wires every route to its handler in one list; the handlers live in the web
+layer's modules (``revision.web.base`` says which does what). Why: docs/revision.md,
+"Decisiones de diseño" and "El certificador".
 """
 
 from __future__ import annotations

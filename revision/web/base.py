@@ -1,19 +1,12 @@
 """What every page of the reviewer web app shares: the context, the templates, the headers.
 
-The app is server-rendered pages (aiohttp + Jinja2, autoescaped) and plain forms, split by
-what makes each part change:
-
-- ``revision.web.acceso``: who gets in (login, logout, sessions, CSRF, cookies, the middleware
-  that guards every route but the public ones);
-- ``revision.web.paginas``: what a reviewer sees (the queue, one item);
-- ``revision.web.acciones``: what a reviewer's click does (approve, reject, the sample's verdict);
-- ``revision.web.pagina_puertas``: the gates' page;
-- ``revision.web.operacion``: what machines read (``/metrics``, ``/health/*``);
-- ``revision.web.app``: the command, and the routes wired to those handlers.
-
-This module is what they all build on and imports none of them: the handlers' context
-(``Contexto``, reached through ``request.app[CTX]``), rendering a template (``pagina``), the
-security headers every response carries (``cabeceras``).
+Server-rendered pages (aiohttp + Jinja2, autoescaped) and plain forms, one module per reason to
+change: ``revision.web.acceso`` (who gets in), ``paginas`` (the queue, one item), ``acciones``
+(what a click does), ``pagina_puertas`` (the gates), ``operacion`` (``/metrics``,
+``/health/*``), ``app`` (the command and its routes). This module is what they all build on
+and imports none of them: the handlers' context (``Contexto``, ``request.app[CTX]``),
+rendering (``pagina``), the security headers on every response (``cabeceras``).
+docs/revision.md, "Quién puede hacerlo".
 """
 
 from __future__ import annotations

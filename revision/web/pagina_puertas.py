@@ -1,22 +1,13 @@
 """The "Puertas" page: every gate's state and, while it shadows, how far it is from opening.
 
-Routes (all need a session; a POST needs the session's CSRF token, as every form):
-- ``GET /puertas``: one block per gate the app knows, from ``fichas.puerta`` (state, key, λ,
-  n, k, who opened it, the online bound of ``revision.certificador.vigilancia``, a person's hold)
-  and from the certifier (``revision.certificador.apertura``: the decided prefix against the
-  arrivals, the evidence per λ, how many consecutive approvals would open it); above them, "Qué
-  puerta rige cada familia" (``revision.certificador.gobierno``), the automatic scope, which replica
-  certifies, and "Viva y candidata" (``revision.certificador.comparacion``);
-- ``POST /puertas/abrir``: in ``--apertura manual`` (or, for a family outside
-  ``--apertura-familias``, in automatic mode), a reviewer opens a gate the certifier shows ready,
-  or covers a family the pooled gate covers; the certifier checks again before writing, once per
-  mark whatever replica serves the click, and records the reviewer's name;
-- ``POST /puertas/retener`` and ``/puertas/liberar``: a reviewer holds a gate closed, or
-  releases it, with a reason: the hold record (``puerta.retencion``) signed with the session's
-  name goes to the gate's hold id on ``fichas.puerta``, and the page waits (a few seconds) until
-  the app's reader shows it before confirming.
-
-A module of its own (not ``paginas``): the page changes with the gate, the queue does not.
+``GET /puertas`` shows one block per gate the app knows (``fichas.puerta``, the online bound,
+a person's hold) with the certifier's view of it (``revision.certificador.apertura``), which
+gate governs each family, the automatic scope, the certifying replica and the live key against
+the candidate. ``POST /puertas/abrir`` lets a reviewer open a gate the certifier shows ready
+(manual opening, or a family outside the automatic scope); ``/puertas/retener`` and
+``/puertas/liberar`` write a person's hold or release and wait until the app's reader sees it.
+Every route needs a session and every POST its CSRF token. Its own module: the page changes
+with the gate, the queue does not. docs/revision.md, "Puerta de publicación".
 """
 
 from __future__ import annotations

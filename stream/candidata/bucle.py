@@ -1,18 +1,12 @@
 """The candidate loop in shadow beside the live one (issue 41): routing, budget, run, write.
 
-``a_candidata`` routes by a hash of the SKU alone, so a SKU goes the same way on every
-version, every worker and every redelivery, and nothing a label could influence chooses it.
-``Candidata.ofrecer`` is called by the handler when the live run of a routed event starts: it
-starts the candidate run beside it, or skips it (counted) when the budget
-(``FICHAS_CANDIDATA_CONCURRENCIA``) is full, the candidate's served model is not verified, or
-its key equals the live key. It never waits: the live outcome and its offset commit never
-depend on the candidate. The candidate's final ficha is a ``FichaEnRevision`` marked
-``candidata`` under the candidate's key, written to the review topic in a transaction of its
-own (``EscritorCandidata``, no offset); nothing of it is written anywhere else, whatever gate
-is open under its key (its graph runs with every gate closed: ``stream.gobierno.runtime``). Best
-effort: a stop or a crash loses the runs in flight (counted); a redelivery may write an item twice,
-which the reviewer app deduplicates on ``event_id`` + ``clave``. Why: docs/stream.md, "The candidate
-loop"; what an on-call sees: docs/operacion.md.
+``a_candidata`` routes by a hash of the SKU alone; ``Candidata.ofrecer`` starts the candidate
+run beside a routed event's live run, or skips it (counted: budget full, served model not
+verified, same key as the live one), and never makes the live outcome wait. Its final ficha is
+a ``FichaEnRevision`` marked ``candidata``, written to the review topic in a transaction of its
+own (``EscritorCandidata``), nothing else; its graph runs with every gate closed. Best effort: a
+stop or a crash loses the runs in flight. Why: docs/stream.md, "The candidate loop"; what an
+on-call sees: docs/operacion.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """People's decisions in the worker: the one writer of a SKU also publishes what a person approved.
 
-The app writes only decisions, on ``fichas.decisiones``; the worker that owns input partition
-*p* also owns ``fichas.decisiones``-*p* (``infra.kafka.clients.CO_PARTITIONING_ASSIGNORS``) and
-queues each decision in its SKU's lane behind the SKU's earlier events, because only the one writer
-of a SKU can keep the compacted ``fichas.publicadas`` in version order (docs/stream.md, "One writer
-per SKU", holds the why and the race it closes). There:
-
-* a decision without ``publicacion`` writes nothing: its offset is finished like an event's;
-* one with ``publicacion`` is published unless a newer version of the SKU was handled (the
-  store or the lane: ``versiones.regla.obsoleta``): the stored version is raised, and the
-  ``FichaPublicada`` is written byte for byte as the app built it through the producer of the
-  input partition with the same number (``NotOwner`` leaves it to the owner); otherwise it is
-  closed as obsolete, nothing written, and the log says so. At an equal version, the person wins;
-* a decision that does not parse, is keyed by another SKU, or whose ``publicacion`` is about
-  another ``event_id``, SKU or version goes to the DLQ with its ``origen``; the worker goes on.
-
-Each decision is an ``InFlight`` ticket of its partition: its offset is committed only once it is
-handled, by the same ledger as the events'.
+The worker that owns input partition *p* owns ``fichas.decisiones``-*p* too and queues each
+decision in its SKU's lane behind the SKU's earlier events. A decision with ``publicacion`` is
+published byte for byte unless a newer version was handled (then closed as obsolete; at an
+equal version the person wins); one without writes nothing; one that does not parse or does
+not match its key goes to the DLQ. Each decision is an ``InFlight`` ticket of its partition,
+committed by the same ledger as the events. Why and the race it closes: docs/stream.md, "One
+writer per SKU".
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """One valid event, handled to one ``Desenlace``: emitted, obsolete, or in the DLQ.
 
-The steps, in the order they run (docs/stream.md gives the why of each):
-
-1. Before the graph: with the ``event_id``'s outcome record and the SKU's newest version
-   (``versiones.almacen``, and the lane), the claim rule (``dictaminar``) is asked once: a
-   newer version makes the event obsolete; a stored outcome of this very event is re-emitted
-   (a redelivery); one of another event with the same ``event_id`` sends it to the DLQ.
-2. Otherwise: wait while the LLM is down, take a graph slot, run the graph (``grafo.Procesador``),
-   and claim its outcome (``claim``, the compare-and-set, asking the same rule again under
-   the SKU's lock).
-3. ``_settle``, the one place the event ends: emit the new or the stored outcome, write the DLQ
-   record, or nothing (obsolete); then delete the event's checkpoint thread, since the outcome
-   record answers redeliveries from now on.
-
-Invariants: a step that keeps failing for a non-transient reason sends the event to the DLQ
-(``error_procesamiento``); nothing is written for a partition this worker no longer owns (the
-emitter raises ``NotOwner``, the lane abandons the item); the handler never touches the commit
-ledger (the lane's ``InFlight.settle`` does) nor the event's log context (the lane enters it).
+Before the graph the claim rule (``versiones.regla.dictaminar``) is asked once with the
+event's outcome record and the SKU's newest version; otherwise the graph runs and its outcome
+is claimed (``claim``, the compare-and-set); ``_settle`` is the one place the event ends (emit,
+DLQ, or nothing) and its checkpoint thread is deleted. A step that keeps failing for a
+non-transient reason sends the event to the DLQ; nothing is written for a partition this
+worker no longer owns (``NotOwner``). The lane, not the handler, settles the ledger and enters
+the event's log context. Why each step: docs/stream.md, "How one message flows".
 """
 
 from __future__ import annotations
