@@ -1,6 +1,7 @@
 """Definitions shared by ``fichas informe`` and ``fichas evaluar``: one place says what
 "approval rate at attempt k" means, so the report on live outcomes and the evaluation on the
-labelled set can never count it in two ways.
+labelled set can never count it in two ways; and the labels the reports print (a criterion's
+short name, a rate as a percentage).
 
 What each outcome tells: a ``FichaEnRevision`` carries its whole ``historial`` (every attempt
 and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, which still means
@@ -75,3 +76,33 @@ def tasas_por_intento(salidas: Iterable[Salida]) -> list[TasaIntento]:
         llegaron.update(llegadas)
         aprobadas.update(aprobadas_en)
     return [TasaIntento(n, llegaron[n], aprobadas[n]) for n in sorted(k for k in llegaron if k > 0)]
+
+
+# -- labels every report prints ----------------------------------------------------------
+
+
+def nombres_criterios() -> dict[str, str]:
+    """Criterion id -> its rule, from the criteria table (never repeated here)."""
+    from criterios.tablas import cargar_criterios
+
+    return {c.id: c.regla for c in cargar_criterios()}
+
+
+def nombre_corto(regla: str, ancho: int = 26) -> str:
+    """The rule's name: the part before a colon, else its first words up to ``ancho``."""
+    nombre = regla.split(":", 1)[0].rstrip(".")
+    if len(nombre) <= ancho:
+        return nombre
+    corto = nombre[:ancho].rsplit(" ", 1)[0]
+    return corto + "…"
+
+
+def etiqueta_criterio(criterio: str, nombres: Mapping[str, str]) -> str:
+    """``C04 Fiel al origen`` when the table knows the id, else the id alone."""
+    regla = nombres.get(criterio)
+    return f"{criterio} {nombre_corto(regla)}" if regla else criterio
+
+
+def porcentaje(valor: float | None) -> str:
+    """A rate as a percentage with one decimal, or a dash when undefined."""
+    return "-" if valor is None else f"{valor:.1%}"

@@ -31,6 +31,8 @@ from herramientas.definiciones import (
     TasaIntento,
     historial_de,
     intentos_de,
+    nombres_criterios,
+    porcentaje,
     tasas_por_intento,
 )
 
@@ -206,33 +208,6 @@ def _conclusion(
 
 
 # -- rendering -------------------------------------------------------------------------------
-
-
-def nombres_criterios() -> dict[str, str]:
-    """Criterion id -> its rule, from the criteria table (never repeated here)."""
-    from criterios.tablas import cargar_criterios
-
-    return {c.id: c.regla for c in cargar_criterios()}
-
-
-def nombre_corto(regla: str, ancho: int = 26) -> str:
-    """The rule's name: the part before a colon, else its first words up to ``ancho``."""
-    nombre = regla.split(":", 1)[0].rstrip(".")
-    if len(nombre) <= ancho:
-        return nombre
-    corto = nombre[:ancho].rsplit(" ", 1)[0]
-    return corto + "…"
-
-
-def etiqueta_criterio(criterio: str, nombres: Mapping[str, str]) -> str:
-    """``C04 Fiel al origen`` when the table knows the id, else the id alone."""
-    regla = nombres.get(criterio)
-    return f"{criterio} {nombre_corto(regla)}" if regla else criterio
-
-
-def porcentaje(valor: float | None) -> str:
-    """A rate as a percentage with one decimal, or a dash when undefined."""
-    return "-" if valor is None else f"{valor:.1%}"
 
 
 def render_text(informe: Informe) -> str:

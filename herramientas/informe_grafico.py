@@ -8,13 +8,29 @@ drawn, and it is the only part that needs matplotlib (the ``report`` extra).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from herramientas import graficos
-from herramientas.informe import Informe, etiqueta_criterio, nombres_criterios, porcentaje
+from herramientas.definiciones import (
+    TasaIntento,
+    etiqueta_criterio,
+    nombres_criterios,
+    porcentaje,
+)
 
 
-def render_png(informe: Informe, path: Path | str) -> None:
+class Figuras(Protocol):
+    """What the chart reads of a report (``herramientas.informe.Informe`` has it)."""
+
+    por_intento: list[TasaIntento]
+    rechazos: dict[str, int]
+    rechazos_sin_detalle: int
+    salidas_invalidas: int
+    motivos: dict[str, int]
+    umbral: float
+
+
+def render_png(informe: Figuras, path: Path | str) -> None:
     """Three bar charts: approval per attempt (with n and the threshold), rejections by
     criterion (named), and manual-review reasons.
 
