@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from infra.config import ConfigError, Settings, effective, load_settings
+from infra.config import Settings, effective, load_settings_or_report
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
@@ -19,14 +19,16 @@ EXIT_BROKER_UNREACHABLE = 4
 log = logging.getLogger("fichas")
 
 
+def leer_ajustes(comando: str) -> Settings | None:
+    """The settings; None after one line per bad variable on standard error
+    (``fichas COMANDO: ...``): the caller exits 2."""
+    return load_settings_or_report(f"fichas {comando}")
+
+
 def ajustes(comando: str) -> Settings | None:
-    """The settings with the logs configured and the configuration logged; None after one
-    line per bad variable on standard error (``fichas COMANDO: ...``): the caller exits 2."""
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        for line in exc.lines:
-            print(f"fichas {comando}: {line}", file=sys.stderr)
+    """``leer_ajustes``, then the logs configured and the configuration logged."""
+    settings = leer_ajustes(comando)
+    if settings is None:
         return None
     from grafo.contexto import campos  # the event a line is about, inside the worker's lanes
     from infra import logs

@@ -1,7 +1,8 @@
 """Definitions shared by ``fichas informe`` and ``fichas evaluar``: one place says what
 "approval rate at attempt k" means, so the report on live outcomes and the evaluation on the
-labelled set can never count it in two ways; and the labels the reports print (a criterion's
-short name, a rate as a percentage).
+labelled set can never count it in two ways; the report's figures (``Informe``), which the
+report, its chart and the demo's summary read; and the labels the reports print (a
+criterion's short name, a rate as a percentage).
 
 What each outcome tells: a ``FichaEnRevision`` carries its whole ``historial`` (every attempt
 and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, which still means
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
@@ -76,6 +77,25 @@ def tasas_por_intento(salidas: Iterable[Salida]) -> list[TasaIntento]:
         llegaron.update(llegadas)
         aprobadas.update(aprobadas_en)
     return [TasaIntento(n, llegaron[n], aprobadas[n]) for n in sorted(k for k in llegaron if k > 0)]
+
+
+@dataclass
+class Informe:
+    """Everything ``render_text`` and ``render_png`` show; built by ``calcular_informe``."""
+
+    destinos: dict[str, int]
+    por_intento: list[TasaIntento]
+    rechazos: dict[str, int]
+    rechazos_sin_detalle: int
+    salidas_invalidas: int
+    motivos: dict[str, int]
+    umbral: float
+    ultimo: TasaIntento | None
+    compensa: bool | None
+    conclusion: str
+    duplicadas: int = 0
+    ignoradas: int = 0
+    avisos: list[str] = field(default_factory=list)
 
 
 # -- labels every report prints ----------------------------------------------------------

@@ -16,7 +16,6 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -27,6 +26,7 @@ from esquemas.constantes import (
 )
 from grafo.intentos import contar_rechazos, resumen_intentos
 from herramientas.definiciones import (
+    Informe,
     Salida,
     TasaIntento,
     historial_de,
@@ -44,25 +44,6 @@ MUESTRA_MINIMA = 20  # fichas that reached the last attempt, before recommending
 PNG_EXTRA = "pip install 'fichas[report]'  (matplotlib)"
 
 __all__ = ["Informe", "Salida", "TasaIntento", "calcular_informe"]
-
-
-@dataclass
-class Informe:
-    """Everything ``render_text`` and ``render_png`` show; built by ``calcular_informe``."""
-
-    destinos: dict[str, int]
-    por_intento: list[TasaIntento]
-    rechazos: dict[str, int]
-    rechazos_sin_detalle: int
-    salidas_invalidas: int
-    motivos: dict[str, int]
-    umbral: float
-    ultimo: TasaIntento | None
-    compensa: bool | None
-    conclusion: str
-    duplicadas: int = 0
-    ignoradas: int = 0
-    avisos: list[str] = field(default_factory=list)
 
 
 # -- reading ---------------------------------------------------------------------------------

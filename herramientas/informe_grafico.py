@@ -8,29 +8,18 @@ drawn, and it is the only part that needs matplotlib (the ``report`` extra).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from herramientas import graficos
 from herramientas.definiciones import (
-    TasaIntento,
+    Informe,
     etiqueta_criterio,
     nombres_criterios,
     porcentaje,
 )
 
 
-class Figuras(Protocol):
-    """What the chart reads of a report (``herramientas.informe.Informe`` has it)."""
-
-    por_intento: list[TasaIntento]
-    rechazos: dict[str, int]
-    rechazos_sin_detalle: int
-    salidas_invalidas: int
-    motivos: dict[str, int]
-    umbral: float
-
-
-def render_png(informe: Figuras, path: Path | str) -> None:
+def render_png(informe: Informe, path: Path | str) -> None:
     """Three bar charts: approval per attempt (with n and the threshold), rejections by
     criterion (named), and manual-review reasons.
 

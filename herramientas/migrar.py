@@ -96,13 +96,10 @@ async def migrar(postgres_dsn: str | None, data_dir: Path, espera_max_s: float) 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``fichas migrar``."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from infra.config import ConfigError, load_settings
+    from herramientas.arranque import leer_ajustes
 
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        for line in exc.lines:
-            print(f"fichas migrar: {line}", file=sys.stderr)
+    settings = leer_ajustes("migrar")
+    if settings is None:
         return EXIT_USAGE
     donde = "PostgreSQL" if settings.postgres_dsn else f"SQLite in {settings.data_dir}"
     print(f"fichas migrar: {donde}", flush=True)

@@ -11,6 +11,7 @@ on the line of the variable to fix; the password itself is read from its file, n
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -436,6 +437,17 @@ def load_settings() -> Settings:
         return Settings()
     except ValidationError as exc:
         raise ConfigError([_problem(error) for error in exc.errors()]) from None
+
+
+def load_settings_or_report(program: str) -> Settings | None:
+    """The settings; None after one line per bad variable on standard error, as
+    ``PROGRAM: FICHAS_X=...: expected ...`` (the caller exits 2, without a traceback)."""
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(f"{program}: {line}", file=sys.stderr)
+        return None
 
 
 def effective(settings: Settings) -> dict[str, object]:

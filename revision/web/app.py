@@ -25,7 +25,7 @@ from importlib.resources import files
 from aiohttp import web
 
 from esquemas.estado_puerta import EstadoPuerta
-from infra.config import ConfigError, Settings, load_settings
+from infra.config import Settings, load_settings_or_report
 from infra.kafka.access import refusal
 from infra.kafka.clients import check_access
 from puerta.alcance import Alcance
@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["usuarios"]:
         return usuarios(argv[1:])
     args = _parser().parse_args(argv)
-    settings = _settings("fichas revisor")
+    settings = load_settings_or_report("fichas revisor")
     if settings is None:
         return EXIT_USAGE
     from infra import eventloop, logs
@@ -217,7 +217,7 @@ def usuarios(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    settings = _settings("fichas revisor usuarios")
+    settings = load_settings_or_report("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
     asyncio.run(guardar_usuario(settings, args.nombre, hash_clave(clave)))
@@ -227,7 +227,7 @@ def usuarios(argv: Sequence[str]) -> int:
 
 def _baja(nombre: str) -> int:
     """``--baja``: 0 when the reviewer is now disabled, 1 when there was no such reviewer."""
-    settings = _settings("fichas revisor usuarios")
+    settings = load_settings_or_report("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
     if not asyncio.run(_dar_de_baja(settings, nombre)):
@@ -253,16 +253,6 @@ async def guardar_usuario(settings: Settings, nombre: str, hash_: str) -> None:
         await cuentas.guardar_usuario(nombre, hash_)
     finally:
         await cuentas.cerrar()
-
-
-def _settings(programa: str) -> Settings | None:
-    """The validated settings, or None after one line per bad variable on stderr."""
-    try:
-        return load_settings()
-    except ConfigError as exc:
-        for line in exc.lines:
-            print(f"{programa}: {line}", file=sys.stderr)
-        return None
 
 
 async def vigilancia_de(
