@@ -143,30 +143,14 @@ class KafkaBroker:
         """Wait until a running broker answers again (e.g. after a restart elsewhere)."""
         self._script("wait")
 
-    # -- topics, with aiokafka's admin client (the same library the project uses)
+    # -- topics, with the product's admin client (harness.topicos)
 
     async def create_topic_async(
         self, name: str, partitions: int = 4, *, replication_factor: int = 1
     ) -> None:
-        from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-        from aiokafka.errors import TopicAlreadyExistsError
+        from harness.topicos import crear_topic
 
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
-        await admin.start()
-        try:
-            try:
-                resp = await admin.create_topics(
-                    [NewTopic(name, partitions, replication_factor)], timeout_ms=30000
-                )
-            except TopicAlreadyExistsError:
-                return
-            # Older aiokafka returns per-topic errors in the response instead of raising.
-            for topic_error in getattr(resp, "topic_errors", []) or []:
-                code = topic_error[1]
-                if code not in (0, TopicAlreadyExistsError.errno):
-                    raise RuntimeError(f"create topic {name!r} failed: {topic_error}")
-        finally:
-            await admin.close()
+        await crear_topic(self.bootstrap, name, partitions, replicas=replication_factor)
 
     def create_topic(self, name: str, partitions: int = 4, *, replication_factor: int = 1) -> None:
         """Create a topic (no-op if it exists). Blocking; usable from sync or async code."""
@@ -175,9 +159,10 @@ class KafkaBroker:
         )
 
     async def list_topics_async(self) -> list[str]:
-        from aiokafka.admin import AIOKafkaAdminClient
+        from harness.topicos import settings_for
+        from infra.kafka.clients import build_admin
 
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        admin = build_admin(settings_for(self.bootstrap))
         await admin.start()
         try:
             return sorted(await admin.list_topics())

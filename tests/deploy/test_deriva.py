@@ -40,6 +40,7 @@ from unittest import mock
 import pytest
 import yaml
 
+from harness.entorno import entorno as entorno_de_prueba
 from harness.kustomize import renderizar
 from harness.pki import CertificateAuthority
 from infra.config import ConfigError, Settings, load_settings
@@ -236,7 +237,7 @@ def problemas(
                 if falta is not None:
                     lineas.append(f"{c.donde}: {falta}")
                 entorno[variable] = _locales().get(variable, ruta)
-        propio = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+        propio = entorno_de_prueba()
         with mock.patch.dict(os.environ, {**propio, **entorno}, clear=True):
             try:
                 load_settings()

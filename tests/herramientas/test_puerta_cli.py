@@ -18,6 +18,7 @@ from esquemas.constantes import (
     ORIGEN_PERSONA,
 )
 from esquemas.estado_puerta import EstadoPuerta, id_retencion
+from harness.entorno import entorno
 from harness.estados_puerta import abrir, clave_fake, crear_topic, fichas_puerta
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
@@ -29,12 +30,7 @@ pytestmark = pytest.mark.kafka
 
 
 def _env(kafka: KafkaBroker, llm: FakeLLM, topics: Topics) -> dict[str, str]:
-    return {
-        **topics.env(),
-        "FICHAS_KAFKA_BROKERS": kafka.bootstrap,
-        "FICHAS_LLM_URL": llm.url,
-        "FICHAS_LLM_MODELO": "fake",
-    }
+    return entorno(kafka=kafka, llm=llm, topics=topics)
 
 
 def _estados(kafka: KafkaBroker, topics: Topics) -> dict[str, EstadoPuerta]:

@@ -12,6 +12,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta, id_retencion
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.topicos import produce, read_all, settings_for
 from infra.kafka.topics import COMPACTED
 from puerta.resolucion import resolver
@@ -53,13 +54,6 @@ async def _crear(bootstrap: str, topic: str, particiones: int = 3) -> None:
         await admin.close()
 
 
-async def _hasta(condicion, segundos: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    fin = asyncio.get_running_loop().time() + segundos
-    while not condicion():
-        assert asyncio.get_running_loop().time() < fin, "not seen in time"
-        await asyncio.sleep(0.05)
-
-
 def _topic() -> str:
     return f"t{uuid.uuid4().hex[:8]}.fichas.puerta"
 
@@ -79,12 +73,16 @@ async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker
         inicio = asyncio.get_running_loop().time()
         await escribir_estado(settings_for(kafka.bootstrap), abierta, topic)
         for lector in lectores:
-            await _hasta(lambda lector=lector: lector.estados().get(abierta.id) == abierta)
+            await until(
+                lambda lector=lector: lector.estados().get(abierta.id) == abierta, 10, every=0.05
+            )
         assert asyncio.get_running_loop().time() - inicio < 5
         cerrada = _estado("tv", False)
         await escribir_estado(settings_for(kafka.bootstrap), cerrada, topic)
         for lector in lectores:
-            await _hasta(lambda lector=lector: not lector.estados()[abierta.id].abierta)
+            await until(
+                lambda lector=lector: not lector.estados()[abierta.id].abierta, 10, every=0.05
+            )
         assert vistos == [abierta, cerrada]
     finally:
         for lector in lectores:
@@ -142,7 +140,7 @@ async def test_un_registro_invalido_se_salta(kafka: KafkaBroker) -> None:
         assert lector.invalidos == 3
         # still following after the junk
         await escribir_estado(settings_for(kafka.bootstrap), otro, topic)
-        await _hasta(lambda: otro.id in lector.estados())
+        await until(lambda: otro.id in lector.estados(), 10, every=0.05)
     finally:
         await lector.stop()
 
@@ -160,7 +158,7 @@ async def test_sin_topic_esta_al_dia_cerrado_y_lo_sigue_cuando_aparece(
         await _crear(kafka.bootstrap, topic)
         estado = _estado("tv", True, 0.8)
         await escribir_estado(settings_for(kafka.bootstrap), estado, topic)
-        await _hasta(lambda: lector.estados() == {estado.id: estado}, 20)
+        await until(lambda: lector.estados() == {estado.id: estado}, 20, every=0.05)
     finally:
         await lector.stop()
 
@@ -188,7 +186,9 @@ async def test_una_retencion_vive_en_su_clave_y_ninguna_apertura_la_pisa(
         assert resolver("tv", CLAVE, lector.estados()).razon == "retenida"
         liberada = registro_retencion("tv", CLAVE, False, "luis", None, datetime.now(UTC))
         await escribir_estado(settings_for(kafka.bootstrap), liberada, topic)
-        await _hasta(lambda: resolver("tv", CLAVE, lector.estados()).razon == "propia")
+        await until(
+            lambda: resolver("tv", CLAVE, lector.estados()).razon == "propia", 10, every=0.05
+        )
     finally:
         await lector.stop()
     claves = [r["key"] for r in await read_all(kafka.bootstrap, topic)]

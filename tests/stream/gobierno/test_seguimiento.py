@@ -6,7 +6,6 @@ reads the outcomes from the output topics: what subscribers and reviewers would 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from harness.estados_puerta import abrir, cerrar, clave_fake
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.topicos import Topics, create_input_topic, produce, read_all
 from harness.worker import WorkerInProcess, wait_outcomes, worker_env
 
@@ -174,17 +174,6 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
     assert sin_garantia == 2 and umbral == UMBRAL
 
 
-async def _esperar_metrica(
-    worker: WorkerInProcess, nombre: str, valor: float, timeout: float, **labels: str
-) -> float:
-    """Seconds until the worker's metric shows ``valor``."""
-    inicio = time.monotonic()
-    while worker.metric(nombre, **labels) != valor:
-        assert time.monotonic() - inicio < timeout, worker.log_tail()
-        await asyncio.sleep(0.2)
-    return time.monotonic() - inicio
-
-
 async def test_cerrada_en_el_topic_deja_de_publicar_y_un_worker_nuevo_arranca_cerrado(
     kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
 ) -> None:
@@ -200,7 +189,14 @@ async def test_cerrada_en_el_topic_deja_de_publicar_y_un_worker_nuevo_arranca_ce
         assert worker.metric("fichas_puerta_abierta", **gate) == 1
         # The monitor closes the family's gate: the worker stops publishing within seconds.
         await cerrar(kafka.bootstrap, clave, topics.puerta, familia="zapatillas")
-        segundos = await _esperar_metrica(worker, "fichas_puerta_abierta", 0, 15, **gate)
+        inicio = time.monotonic()
+        await until(
+            lambda: worker.metric("fichas_puerta_abierta", **gate) == 0,
+            15,
+            every=0.2,
+            explain=worker.log_tail,
+        )
+        segundos = time.monotonic() - inicio
         await produce(kafka.bootstrap, topics.entrada, [_m("R2")])
         segunda = await wait_outcomes(kafka, topics, 2, worker, timeout=120)
     finally:
