@@ -159,6 +159,12 @@ MOTIVO_PUERTA_LIBERADA: Final = "liberada"
 # v1.5 (issue 41): a gate closed because its key was replaced by a promoted candidate key
 # (``fichas puerta promover``): the old key publishes nothing any more, its certification stands.
 MOTIVO_PUERTA_SUSTITUIDA: Final = "sustituida"
+# v1.6 (issue 47): closed by the change detector on the sampled verdicts (a drop in precision
+# seen whatever came before it; docs/puerta.md, "Closing: a change detector").
+MOTIVO_PUERTA_CAMBIO: Final = "cambio_detectado"
+# The closures by what people say of published fichas: they restart the gate's sequence, and a
+# family whose covered record one of them closed is not covered again without its own gate.
+MOTIVOS_VIGILANCIA: Final = ("cota_en_linea_bajo_objetivo", "cambio_detectado")
 MotivoPuerta = Literal[
     "certificada",
     "sin_datos_suficientes",
@@ -169,6 +175,7 @@ MotivoPuerta = Literal[
     "retenida",
     "liberada",
     "sustituida",
+    "cambio_detectado",
 ]
 MOTIVOS_RETENCION: Final = (MOTIVO_PUERTA_RETENIDA, MOTIVO_PUERTA_LIBERADA)
 SUFIJO_RETENCION: Final = "retencion"  # a hold record's key: ``<gate id>|retencion``

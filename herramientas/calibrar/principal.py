@@ -62,7 +62,6 @@ from puerta.certificacion import (
     estado_puerta,
     minimo_aprobaciones,
 )
-from puerta.cobertura import MINIMO_PROPIO
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
@@ -703,7 +702,9 @@ RAZONES_COBERTURA = {
     "conjunta_cerrada": "not covered: the pooled gate did not certify",
     "excluida": "not covered: its own approvals at the pooled threshold show its precision "
     "below the objective",
-    "pocas_aprobaciones": "not covered: too few approvals of its own at the pooled threshold",
+    "umbral_propio": "not covered: without its own data the pooled walk certifies another "
+    "threshold, so its own test there would not be at a threshold fixed before its labels",
+    "sin_certificar": "not covered: its own approvals at the pooled threshold do not certify it",
 }
 
 
@@ -716,7 +717,7 @@ def lineas_cobertura(coberturas: Mapping[str, CoberturaLote], delta: float) -> l
             continue
         cifras = (
             f" (own approvals at λ {cob.umbral:.6g}: n={cob.n}, k={cob.k}, p={cob.p:.4g} "
-            f"against δ {delta}; at least {MINIMO_PROPIO} needed)"
+            f"against δ {delta})"
             if cob.umbral is not None
             else ""
         )

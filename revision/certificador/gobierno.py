@@ -21,13 +21,14 @@ from typing import Literal
 from esquemas.constantes import (
     DELTA_PUERTA,
     FAMILIA_TODAS,
-    MOTIVO_PUERTA_COTA_BAJA,
     MOTIVO_PUERTA_EXCLUIDA,
+    MOTIVOS_VIGILANCIA,
 )
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from puerta.alcance import Alcance
-from puerta.cobertura import MINIMO_PROPIO, Cobertura, cobertura
+from puerta.cobertura import Cobertura, cobertura
 from puerta.resolucion import Resolucion, resolver
+from puerta.secuencial import EstadoSecuencia
 from revision.certificador.secuencias import Secuencia
 
 PuertaQueRige = Literal["propia", "conjunta", "ninguna"]
@@ -39,7 +40,7 @@ RazonGobierno = Literal[
     "cubierta_pendiente",
     "cerrada_cota",
     "excluida",
-    "pocas_aprobaciones",
+    "sin_certificar",
     "fuera_de_alcance",
     "sin_conjunta",
     "conjunta_cerrada",
@@ -50,7 +51,8 @@ RazonGobierno = Literal[
 _DE_COBERTURA: dict[str, RazonGobierno] = {
     "cubierta": "cubierta_pendiente",
     "excluida": "excluida",
-    "pocas_aprobaciones": "pocas_aprobaciones",
+    "sin_certificar": "sin_certificar",
+    "cerrada_por_vigilancia": "cerrada_cota",
     "fuera_de_alcance": "fuera_de_alcance",
     "sin_conjunta": "sin_conjunta",
     "conjunta_cerrada": "conjunta_cerrada",
@@ -74,7 +76,6 @@ class Gobierno:
     razon: RazonGobierno
     resolucion: Resolucion
     cobertura: Cobertura | None
-    minimo: int = MINIMO_PROPIO
     manual: bool = False
 
     @property
@@ -131,11 +132,11 @@ class Gobierno:
                 f"precisión bajo el objetivo ({n} aprobaciones decididas, {k} rechazadas"
                 f"{_exclusion(cob)}). Todo va a revisión."
             )
-        if self.razon == "pocas_aprobaciones" and cob is not None:
+        if self.razon == "sin_certificar" and cob is not None:
             return (
-                f"Poca evidencia propia: {cob.n} de {self.minimo} aprobaciones decididas a "
-                f"λ = {cob.umbral} de la conjunta ({cob.k} rechazadas){_exclusion(cob)}. "
-                "Todo va a revisión hasta reunirlas."
+                f"Sin certificar a λ = {cob.umbral} de la conjunta: su propia evidencia desde "
+                f"que la conjunta se certificó ({cob.n} fichas, {cob.k} no aprobadas tal cual) "
+                f"aún no la certifica{_exclusion(cob)}. Todo va a revisión hasta entonces."
             )
         if self.razon == "cubierta_pendiente" and cob is not None:
             if self.manual:
@@ -177,18 +178,19 @@ def gobierno(
     secuencia: Secuencia | None,
     alcance: Alcance,
     manual: bool = False,
-    minimo: int = MINIMO_PROPIO,
+    desde_conjunta: EstadoSecuencia | None = None,
 ) -> Gobierno:
-    """The gate that governs ``familia`` under ``clave`` now, and why."""
+    """The gate that governs ``familia`` under ``clave`` now, and why (``desde_conjunta``: the
+    family's coverage sequence since the pooled certification, ``puerta.cobertura``)."""
     res = resolver(familia, clave, estados)
     cob = (
-        cobertura(familia, clave, estados, secuencia.estado, alcance, minimo)
+        cobertura(familia, clave, estados, secuencia.estado, alcance, desde_conjunta)
         if secuencia is not None
         else None
     )
 
     def resultado(puerta: PuertaQueRige, razon: RazonGobierno) -> Gobierno:
-        return Gobierno(familia, clave, puerta, razon, res, cob, minimo, manual)
+        return Gobierno(familia, clave, puerta, razon, res, cob, manual)
 
     if res.razon == "propia":
         return resultado("propia", "propia")
@@ -199,11 +201,11 @@ def gobierno(
     propia = res.propia
     if cob is not None and cob.razon == "cubierta":
         return resultado("ninguna", "cubierta_pendiente")
-    if propia is not None and not propia.abierta and propia.motivo == MOTIVO_PUERTA_COTA_BAJA:
+    if propia is not None and not propia.abierta and propia.motivo in MOTIVOS_VIGILANCIA:
         return resultado("ninguna", "cerrada_cota")
     if propia is not None and not propia.abierta and propia.motivo == MOTIVO_PUERTA_EXCLUIDA:
         return resultado("ninguna", "excluida")
-    if cob is not None and cob.razon == "pocas_aprobaciones" and secuencia is not None:
+    if cob is not None and cob.razon == "sin_certificar" and secuencia is not None:
         if not secuencia.decididas:
             return resultado("ninguna", "sin_evidencia")
     if cob is not None and cob.razon in _DE_COBERTURA:
