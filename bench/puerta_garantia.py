@@ -23,7 +23,7 @@ first sequences of every cell are run again through the product's own code (``pu
 the run stops with an error if an opening or closing time differs. Counts, not times: the load
 of the machine does not change them.
 
-Run: ``python -m bench.puerta_garantia`` (about 10 minutes of CPU; ``--rapido`` for a small run).
+Run: ``python -m bench.puerta_garantia`` (about 8 minutes of CPU; ``--rapido`` for a small run).
 The tables are in docs/puerta.md, "The guarantee, measured".
 """
 
