@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from esquemas.decode import decode
 from esquemas.estado_puerta import EstadoPuerta
 from puerta.certificacion import Certificacion
-from puerta.lectura import Ilegible, Instantanea, leer_datos
+from puerta.lectura import Ilegible, Instantanea, leer_datos, nombra_puerta
 
 log = logging.getLogger(__name__)
 
@@ -92,22 +92,13 @@ def estados_de_archivo(ruta: Path) -> dict[str, EstadoPuerta]:
 
 def _estados(datos: Any, ruta: Path) -> dict[str, EstadoPuerta]:
     """The states of a parsed gate file in any of the accepted shapes, read as the topic's
-    (``puerta.lectura``): a state with a value this version does not know closes its gate (a
-    hold: held), with a warning; one that is not a gate state at all is refused."""
-    if isinstance(datos, dict) and isinstance(datos.get("puertas"), list):
-        datos = [p.get("estado") if isinstance(p, dict) else p for p in datos["puertas"]]
-    elif isinstance(datos, dict) and "estados" in datos:
-        datos = datos["estados"]
-    elif isinstance(datos, dict) and "estado" in datos:
-        datos = [datos["estado"]]
-    elif isinstance(datos, dict):
-        datos = [datos]
-    if not isinstance(datos, list):
-        raise ValueError(f"{ruta}: expected gate states (EstadoPuerta), got {type(datos).__name__}")
+    (``puerta.lectura``), each at the ``id`` its audit entry names or else at its own: a state
+    with a value this version does not know closes its gate (a hold: held), with a warning; one
+    that is not a gate state at all is refused."""
     instantanea = Instantanea()
-    for dato in datos:
+    for id_entrada, dato in _entradas(datos, ruta):
         try:
-            id_estado = decode(EstadoPuerta, dato).value.id
+            id_estado = id_entrada or decode(EstadoPuerta, dato).value.id
         except ValidationError as exc:
             raise ValueError(f"{ruta}: not a gate state: {exc.errors()[0]['msg']}") from exc
         lectura = leer_datos(id_estado, dato)
@@ -116,3 +107,26 @@ def _estados(datos: Any, ruta: Path) -> dict[str, EstadoPuerta]:
             log.warning("%s: gate %s %s: %s", ruta, id_estado, efecto, lectura.razon)
         instantanea.aplicar(id_estado, lectura)
     return instantanea.estados()
+
+
+def _entradas(datos: Any, ruta: Path) -> list[tuple[str | None, Any]]:
+    """(the id an audit entry names, if any, and the state) of each state in the file."""
+    if isinstance(datos, dict) and isinstance(datos.get("puertas"), list):
+        return [
+            (_id(p.get("id")), p.get("estado")) if isinstance(p, dict) else (None, p)
+            for p in datos["puertas"]
+        ]
+    if isinstance(datos, dict) and "estados" in datos:
+        datos = datos["estados"]
+    elif isinstance(datos, dict) and "estado" in datos:
+        datos = [datos["estado"]]
+    elif isinstance(datos, dict):
+        datos = [datos]
+    if not isinstance(datos, list):
+        raise ValueError(f"{ruta}: expected gate states (EstadoPuerta), got {type(datos).__name__}")
+    return [(None, d) for d in datos]
+
+
+def _id(valor: Any) -> str | None:
+    """An entry's ``id`` when it names a gate or a hold."""
+    return valor if isinstance(valor, str) and nombra_puerta(valor) else None

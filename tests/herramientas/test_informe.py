@@ -17,6 +17,7 @@ import pytest
 from esquemas import FichaEnRevision, FichaPublicada
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import settings_for
+from harness.version_siguiente import siguiente
 from herramientas.informe import (
     calcular_informe,
     deduplicar,
@@ -255,3 +256,34 @@ def test_kafka_mode_reports_a_missing_topic(kafka: KafkaBroker) -> None:
     assert (salidas, duplicadas, ignoradas) == ([], 0, 0)
     assert avisos == [f"el topic {missing} no existe o no tiene particiones"]
     assert missing not in kafka.list_topics()  # reading never creates it
+
+
+@pytest.mark.kafka
+def test_kafka_mode_reads_the_next_contract_version(
+    kafka: KafkaBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """v1.6, "Readers never fail open": outcomes of a later version (a field at every level, a
+    motivo this version does not know) are counted like any other; a record that is not an
+    outcome of its topic is ignored, as before."""
+    sufijo = uuid.uuid4().hex[:8]
+    publicadas, revision = f"pub-{sufijo}", f"rev-{sufijo}"
+    kafka.create_topic(publicadas, partitions=1)
+    kafka.create_topic(revision, partitions=1)
+    nueva = siguiente(
+        FichaEnRevision, en_revision("r1", "rechazada", [["C04"]]), {"motivo": "deriva"}
+    )
+    records: list[tuple[str, str, bytes | str]] = [
+        (publicadas, "ZAP-p1", json.dumps(siguiente(FichaPublicada, publicada("p1", 2)))),
+        (revision, "ZAP-r1", json.dumps(nueva)),
+        (revision, "ZAP-xx", json.dumps({"event_id": "xx", "motivo": "rechazada"})),
+    ]
+    asyncio.run(_produce(kafka.bootstrap, records))
+    monkeypatch.setenv("FICHAS_TOPIC_PUBLICADAS", publicadas)
+    monkeypatch.setenv("FICHAS_TOPIC_REVISION", revision)
+    out = io.StringIO()
+    assert main_informe(["--kafka", kafka.bootstrap, "--timeout", "60"], stdout=out) == 0
+    texto = out.getvalue()
+    filas = _filas(texto)
+    assert "Salidas: 2 (duplicadas descartadas: 0, líneas ignoradas: 1)" in texto
+    assert ["deriva", "1"] in filas and ["C04", "1"] in [f[:2] for f in filas]
+    assert ["1", "2", "0", "0.0%"] in filas and ["2", "1", "1", "100.0%"] in filas
