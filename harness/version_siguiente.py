@@ -104,36 +104,31 @@ def completos(
         umbral=0.9, objetivo=0.9, clave=clave, familia=familia, certificada_en=ahora, n=40, k=0
     )
     origen = Origen(ficha_proveedor={"titulo": "t"}, cifras={"peso_g": 280})
+    comunes: dict[str, Any] = {
+        "event_id": f"{sku}-v1",
+        "sku": sku,
+        "version": 1,
+        "familia": familia,
+        "ficha": ficha,
+        "intentos": 1,
+        "criterios_version": clave.criterios_version,
+        "origen": origen,
+        "clave": clave,
+    }
     publicada = FichaPublicada(
-        event_id=f"{sku}-v1",
-        sku=sku,
-        version=1,
-        familia=familia,
-        ficha=ficha,
-        intentos=1,
-        criterios_version=clave.criterios_version,
+        **comunes,
         modelo=clave.modelo,
         publicada_en=ahora,
         revision=RevisionHumana(revisor="ana", decision="aprobada", decidida_en=ahora),
-        origen=origen,
         puerta=puerta,
         puntuacion=0.97,
-        clave=clave,
     )
     revision = FichaEnRevision(
-        event_id=f"{sku}-v1",
-        sku=sku,
-        version=1,
-        familia=familia,
-        ficha=ficha,
-        intentos=1,
+        **comunes,
         motivo="sin_garantia",
         problemas=veredicto.problemas,
         historial=[Intento(intento=1, ficha=ficha, veredicto=veredicto, puntuacion=0.97)],
-        criterios_version=clave.criterios_version,
         enviada_en=ahora,
-        origen=origen,
-        clave=clave,
     )
     decision = DecisionRevision(
         event_id=f"{sku}-v1",

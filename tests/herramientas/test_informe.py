@@ -217,6 +217,22 @@ async def _produce(bootstrap: str, records: list[tuple[str, str, bytes | str]]) 
         await producer.stop()
 
 
+def _informe_kafka(
+    kafka: KafkaBroker,
+    monkeypatch: pytest.MonkeyPatch,
+    publicadas: str,
+    revision: str,
+    records: list[tuple[str, str, bytes | str]],
+) -> tuple[str, list[list[str]]]:
+    """``fichas informe --kafka`` over ``records`` written to the two topics: text and rows."""
+    asyncio.run(_produce(kafka.bootstrap, records))
+    monkeypatch.setenv("FICHAS_TOPIC_PUBLICADAS", publicadas)
+    monkeypatch.setenv("FICHAS_TOPIC_REVISION", revision)
+    out = io.StringIO()
+    assert main_informe(["--kafka", kafka.bootstrap, "--timeout", "60"], stdout=out) == 0
+    return out.getvalue(), _filas(out.getvalue())
+
+
 @pytest.mark.kafka
 def test_kafka_mode_reads_both_topics_to_their_end(
     kafka: KafkaBroker, monkeypatch: pytest.MonkeyPatch
@@ -232,14 +248,7 @@ def test_kafka_mode_reads_both_topics_to_their_end(
         (publicadas, "ZAP-xx", b"\xff not json"),
         (revision, "ZAP-r1", json.dumps(en_revision("r1", "rechazada", [["C04"], ["C06"]]))),
     ]
-    asyncio.run(_produce(kafka.bootstrap, records))
-    monkeypatch.setenv("FICHAS_TOPIC_PUBLICADAS", publicadas)
-    monkeypatch.setenv("FICHAS_TOPIC_REVISION", revision)
-
-    out = io.StringIO()
-    assert main_informe(["--kafka", kafka.bootstrap, "--timeout", "60"], stdout=out) == 0
-    texto = out.getvalue()
-    filas = _filas(texto)
+    texto, filas = _informe_kafka(kafka, monkeypatch, publicadas, revision, records)
     assert "Salidas: 3 (duplicadas descartadas: 1, líneas ignoradas: 1)" in texto
     assert ["fichas.publicadas", "2"] in filas
     assert ["fichas.revision_manual", "1"] in filas
@@ -277,13 +286,7 @@ def test_kafka_mode_reads_the_next_contract_version(
         (revision, "ZAP-r1", json.dumps(nueva)),
         (revision, "ZAP-xx", json.dumps({"event_id": "xx", "motivo": "rechazada"})),
     ]
-    asyncio.run(_produce(kafka.bootstrap, records))
-    monkeypatch.setenv("FICHAS_TOPIC_PUBLICADAS", publicadas)
-    monkeypatch.setenv("FICHAS_TOPIC_REVISION", revision)
-    out = io.StringIO()
-    assert main_informe(["--kafka", kafka.bootstrap, "--timeout", "60"], stdout=out) == 0
-    texto = out.getvalue()
-    filas = _filas(texto)
+    texto, filas = _informe_kafka(kafka, monkeypatch, publicadas, revision, records)
     assert "Salidas: 2 (duplicadas descartadas: 0, líneas ignoradas: 1)" in texto
     assert ["deriva", "1"] in filas and ["C04", "1"] in [f[:2] for f in filas]
     assert ["1", "2", "0", "0.0%"] in filas and ["2", "1", "1", "100.0%"] in filas
