@@ -121,6 +121,17 @@ def _filas(texto: str) -> list[list[str]]:
     return [line.split() for line in texto.splitlines()]
 
 
+def test_lineas_de_la_version_siguiente_cuentan_con_su_destino_nuevo() -> None:
+    """v1.6: a ``fichas procesar`` line of a later version, with a destination this version
+    does not know and an outcome with a field at every level, is counted, not ignored."""
+    evento = siguiente(FichaEnRevision, en_revision("n1", "rechazada", [["C04"]]), {"motivo": "x"})
+    lineas = [json.dumps({"destino": "fichas.descartadas", "evento": evento}), *LINEAS]
+    salidas, _, ignoradas = deduplicar(read_jsonl(lineas))
+    informe = calcular_informe(salidas, ignoradas=ignoradas)
+    assert informe.destinos["fichas.descartadas"] == 1 and ignoradas == 1
+    assert "fichas.descartadas" in render_text(informe)
+
+
 def test_report_numbers() -> None:
     salidas, duplicadas, ignoradas = deduplicar(read_jsonl(LINEAS))
     informe = calcular_informe(
