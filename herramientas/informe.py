@@ -43,6 +43,7 @@ from herramientas.definiciones import (
     TasaIntento,
     historial_de,
     intentos_de,
+    leer_salida,
     tasas_por_intento,
 )
 
@@ -382,7 +383,8 @@ async def read_kafka(
 
     A group-less consumer with manual assignment: it commits nothing and joins no group, so
     running the report never moves the worker's offsets. The end offsets are taken once at
-    the start, so a live topic still gives a finite read. Returns the deduplicated outcomes,
+    the start, so a live topic still gives a finite read. Each record is read as this version
+    reads it (``herramientas.definiciones.leer_salida``). Returns the deduplicated outcomes,
     duplicates, ignored records and warnings (e.g. a topic that does not exist).
     """
     from infra.kafka.read import read_to_end
@@ -393,11 +395,8 @@ async def read_kafka(
 
     objetos: list[Any] = []
     for topic, valor in registros:
-        try:
-            evento = json.loads(valor) if valor is not None else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            evento = None
         # The topic says the destination even if it was renamed by configuration.
+        evento = leer_salida(topics[topic], valor)
         objetos.append({"destino": topics[topic], "evento": evento} if evento else None)
     salidas, duplicadas, ignoradas = deduplicar(objetos)
     return salidas, duplicadas, ignoradas, avisos

@@ -13,7 +13,8 @@ people is certified (docs/puerta.md, which holds the proofs and the measurements
   detector on the sampled verdicts, and the two together deciding a closure (pure);
 - ``alcance``, ``retencion``, ``resolucion``: what the app may open by itself, a person's hold,
   which gate governs a family under the running key, and why (pure);
-- ``topico``: the compacted topic ``fichas.puerta`` (Kafka); ``auditoria``: the audit file.
+- ``lectura``: a gate record as this version reads it, fail closed (pure); ``topico``: the
+  compacted topic ``fichas.puerta`` (Kafka); ``auditoria``: the audit file.
 
 Imports ``esquemas`` and, in ``topico`` only, ``infra`` (settings, the Kafka clients built in
 one place); the worker, the reviewer app and the command line tools all use it.

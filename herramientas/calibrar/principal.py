@@ -46,6 +46,7 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
+from esquemas.decode import Decoded, decode
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from esquemas.salidas import DecisionRevision
 from herramientas.calibrar import recalificar
@@ -205,8 +206,14 @@ FUERA = {
     "anterior_v1_3": "written before v1.3 (no evidence; its ficha carries no key, so it can "
     "never count for a v1.3 key)",
     "obsoletas": "obsolete (closed by a newer version: nobody judged the ficha)",
+    "desconocidas": "a value this version does not know (a later contract's decision kind, "
+    "tipo or key): not a label it can read",
     "invalidas": "not a DecisionRevision",
 }
+
+# What of a decision a certification reads: a value this version does not know in one of them
+# (a later decision kind, tipo, or a key with a field it does not know) makes it no label.
+LEIDOS = ("decision", "tipo", "evidencia")
 
 
 def seleccionar_evidencia(
@@ -223,24 +230,28 @@ def seleccionar_evidencia(
     Decisions written before v1.3 are left out, not joined with ``fichas.revision_manual`` as
     before: their fichas carry no key (no ``prompt_generador_sha256``), which never equals a
     running v1.3 key, so they could only certify a gate no v1.3 worker applies; and the join
-    depended on a topic kept 30 days, so evidence expired without a word.
+    depended on a topic kept 30 days, so evidence expired without a word. Each decision is read
+    through the contract's decode (``esquemas.decode``): a later version's fields are ignored,
+    and one whose ``LEIDOS`` hold a value this version does not know is ``desconocidas``.
     """
-    ultima: dict[str, Mapping[str, Any]] = {}
+    ultima: dict[str, tuple[Mapping[str, Any], Decoded[DecisionRevision]]] = {}
     cuentas: dict[str, Any] = {"decisiones": 0, "usadas": 0, **dict.fromkeys(FUERA, 0)}
     for d in decisiones:
         try:
-            DecisionRevision.model_validate(d)
+            leida = decode(DecisionRevision, d)
         except ValidationError:
             cuentas["invalidas"] += 1
             continue
-        ultima[str(d["event_id"])] = d
+        ultima[leida.value.event_id] = (d, leida)
     cuentas["decisiones"] = len(ultima) + cuentas["invalidas"]
     otras: dict[str, int] = {}
     candidatas: list[Candidata] = []
     tipos: set[str] = set()
-    for event_id, d in ultima.items():
-        decision = DecisionRevision.model_validate(d)
-        if decision.decision == DECISION_OBSOLETA or decision.decision not in BUENAS | MALAS:
+    for event_id, (d, leida) in ultima.items():
+        decision = leida.value
+        if not all(map(leida.understood, LEIDOS)):
+            cuentas["desconocidas"] += 1
+        elif decision.decision == DECISION_OBSOLETA or decision.decision not in BUENAS | MALAS:
             cuentas["obsoletas"] += 1
         elif "evidencia" not in d:
             cuentas["anterior_v1_3"] += 1

@@ -26,7 +26,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from pydantic import ValidationError
@@ -38,8 +38,9 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
+from esquemas.decode import decode
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
-from esquemas.wire import cabeceras_decision, encode_value, known_fields
+from esquemas.wire import cabeceras_decision, encode_value
 from infra.config import Settings
 from infra.kafka.access import refusal
 from infra.kafka.clients import build_group_reader, build_writer
@@ -49,6 +50,8 @@ from revision.almacen.cola import Almacen, Decision, ItemNuevo, Llegada
 from revision.almacen.item import es_candidata, id_item
 
 log = logging.getLogger(__name__)
+
+M = TypeVar("M", FichaEnRevision, FichaPublicada)
 
 REINTENTO_S = 5.0
 
@@ -67,21 +70,37 @@ def item_de_registro(
 ) -> tuple[dict[str, Any], str, str, list[str]] | None:
     """(record, tipo, motivo, failing criteria) of a review or sample record; None otherwise.
 
-    A review record's ``candidata`` is read from the record as it came (``es_candidata``) and
-    kept in the stored data when true, whatever fields this build's model knows.
+    Read through the contract's decode (``esquemas.decode``): a record of a later version is
+    queued all the same, what this version does not know dropped, a motivo it does not know kept
+    as written, and a gate key it does not know read as null (the item is then evidence of no
+    gate). A review record's ``candidata`` is read from the record as it came (``es_candidata``)
+    and kept in the stored data when true, whatever fields this build's model knows.
     """
     if topic == settings.topic_revision:
         crudo = json.loads(valor)
-        revision = FichaEnRevision.model_validate(known_fields(crudo, FichaEnRevision))
+        revision = _leido(FichaEnRevision, crudo, topic)
         criterios = sorted({p.criterio for p in revision.problemas})
         datos = revision.model_dump(mode="json")
         if isinstance(crudo, dict) and es_candidata(crudo):
             datos["candidata"] = True
         return datos, TIPO_REVISION, revision.motivo, criterios
     if topic == settings.topic_muestra:
-        publicada = FichaPublicada.model_validate(known_fields(json.loads(valor), FichaPublicada))
+        publicada = _leido(FichaPublicada, json.loads(valor), topic)
         return publicada.model_dump(mode="json"), TIPO_MUESTRA, MOTIVO_MUESTRA, []
     return None
+
+
+def _leido(modelo: type[M], crudo: Any, topic: str) -> M:
+    """``crudo`` read as ``modelo``; what this version does not know of it is logged."""
+    leido = decode(modelo, crudo)
+    if leido.unknown:
+        log.info(
+            "record on %s (event_id %s) read with values this version does not know: %s",
+            topic,
+            crudo.get("event_id") if isinstance(crudo, dict) else None,
+            leido.reasons(),
+        )
+    return leido.value
 
 
 def llegada_de(

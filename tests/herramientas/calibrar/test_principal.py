@@ -17,6 +17,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
+from esquemas.salidas import DecisionRevision
 from harness import forkserver
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
@@ -456,3 +457,29 @@ def test_desde_decisiones_solo_la_evidencia_de_la_clave(kafka: KafkaBroker, tmp_
     # Decisions record their key, but the command must be told which one to certify.
     proc = _fichas(args, env)
     assert proc.returncode == 2 and "no gate key" in proc.stderr
+
+
+def test_desde_decisiones_lee_las_de_la_version_siguiente() -> None:
+    """v1.6, "Readers never fail open": a decision of the next contract version (a field at every
+    level) is a label like any other; one whose decision kind, tipo or evidence key this version
+    does not know is no label it can read: counted apart, never as another kind."""
+    from harness.version_siguiente import siguiente
+    from herramientas.calibrar.principal import FUERA, seleccionar_evidencia
+
+    def valor(event_id: str, decision: str, **nuevos: Any) -> dict[str, Any]:
+        actual = json.loads(_decision(event_id, decision, 0.95)[1])
+        return siguiente(DecisionRevision, actual, nuevos)
+
+    decisiones = [valor(f"a{i}", "aprobada") for i in range(3)] + [
+        valor("r", "rechazada"),
+        valor("nueva", "aprobada_con_reservas"),
+        valor("ciega", "aprobada", tipo="ciega"),
+        siguiente(DecisionRevision, json.loads(_decision("k", "aprobada", 0.95)[1]), en_clave=2),
+    ]
+    candidatas, cuentas, _ = seleccionar_evidencia(decisiones, CLAVE_V13)
+    assert [(c.event_id, c.aprobada_por_personas) for c in candidatas] == [
+        ("a0", True), ("a1", True), ("a2", True), ("r", False),
+    ]  # fmt: skip
+    assert cuentas["usadas"] == 4 and cuentas["desconocidas"] == 3
+    assert cuentas["invalidas"] == 0 and cuentas["obsoletas"] == 0
+    assert "desconocidas" in FUERA
