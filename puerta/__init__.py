@@ -3,8 +3,7 @@
 A ficha is published without a person only where the precision of automatic approvals against
 people is certified (docs/puerta.md, which holds the proofs and the measurements). The modules:
 
-- ``certificacion``: Learn-then-Test of the thresholds on a batch, and the batch's coverage of
-  families by the pooled certification (pure);
+- ``certificacion``: Learn-then-Test on a batch, and the batch's coverage of families (pure);
 - ``secuencial``: opening from shadow-mode decisions with a betting e-process per threshold,
   valid however often one looks, and the sequence's stored state;
 - ``exclusion``, ``cobertura``: a family's own evidence below the objective, and when the open
