@@ -4,5 +4,7 @@
 tables as numbered migrations), ``cola`` (items, decisions as an outbox, versions seen, the
 gates' evidence), ``cuentas`` (reviewers, sessions, secrets), ``item`` (one thing to review),
 ``decisiones`` (the ``DecisionRevision`` a decision produces), ``flujo`` (the consumer that
-fills the queue and the outbox that sends). docs/revision.md, "La base de datos".
+fills the queue and the outbox that sends), ``recalificaciones`` (every ``fichas calibrar
+--recalificar`` run: the evaluator variants tried on the same labels). docs/revision.md, "La
+base de datos".
 """
