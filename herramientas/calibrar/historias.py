@@ -19,7 +19,7 @@ from criterios import atributos_obligatorios, fallos
 from herramientas.calibrar.recalificar import Historia
 from herramientas.evaluar.ejecucion import Cache, Progreso, agentes_de
 
-Final = tuple[str, dict[str, Any]]  # (CONSERVADA or a reason, the last judged attempt's record)
+Desenlace = tuple[str, dict[str, Any]]  # (CONSERVADA or a reason, the last judged record)
 
 
 async def repetir(
@@ -29,7 +29,7 @@ async def repetir(
     concurrencia: int,
     espera_llm: float,
     max_intentos: int,
-) -> dict[str, Final]:
+) -> dict[str, Desenlace]:
     """Every history replayed, at most ``concurrencia`` at a time: its outcome by id."""
     from grafo import build_chat_model, close_chat_model
     from stream.gobierno.clave import llm_settings
@@ -38,7 +38,7 @@ async def repetir(
     agentes = agentes_de(settings, model)
     progreso = Progreso(len(historias), 0)
     semaforo = asyncio.Semaphore(concurrencia)
-    finales: dict[str, Final] = {}
+    finales: dict[str, Desenlace] = {}
 
     async def una(historia: Historia) -> None:
         async with semaforo:
@@ -58,7 +58,7 @@ async def repetir(
 
 async def _repetir_una(
     agentes: Any, historia: Historia, cache: Cache, espera_llm: float, max_intentos: int
-) -> Final:
+) -> Desenlace:
     """Judge the history's attempts in order until the rule says where the new loop ends."""
     from grafo.repeticion import Juicio, seguir
 

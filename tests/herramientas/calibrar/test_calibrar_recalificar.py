@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,8 +22,7 @@ from esquemas.estado_puerta import ClavePuerta
 from esquemas.ficha import Ficha, Problema, Veredicto
 from esquemas.salidas import FichaEnRevision, Intento, Origen
 from grafo.repeticion import MOTIVOS
-from harness import forkserver
-from harness.estados_puerta import clave_fake
+from harness.estados_puerta import clave_fake, fichas_calibrar
 from harness.fake_llm.client import FakeLLM
 from herramientas.evaluar.casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
 from puerta import auditoria
@@ -52,14 +50,16 @@ def _env(llm: FakeLLM, data_dir: Path) -> dict[str, str]:
 
 
 def _calibrar(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return forkserver.run(
-        [sys.executable, "-m", "herramientas.cli", "calibrar", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
+    return fichas_calibrar(args, env, cwd)
+
+
+def _recalificar_almacen(
+    fake_llm: FakeLLM, data_dir: Path, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``--recalificar --desde-almacen --salida puerta.json``, and that audit file's path."""
+    salida = tmp_path / "puerta.json"
+    args = ["--recalificar", "--desde-almacen", "--salida", str(salida)]
+    return _calibrar(args, _env(fake_llm, data_dir), tmp_path), salida
 
 
 def _candidatas_limpias() -> tuple[list[tuple[dict, dict]], list[tuple[dict, dict]]]:
@@ -227,12 +227,7 @@ def test_se_niega_si_cambio_el_generador(fake_llm: FakeLLM, data_dir: Path, tmp_
         for i, (c, f) in enumerate(buenas[:3])
     ]
     asyncio.run(_guardar(data_dir, items))
-    salida = tmp_path / "puerta.json"
-    proc = _calibrar(
-        ["--recalificar", "--desde-almacen", "--salida", str(salida)],
-        _env(fake_llm, data_dir),
-        tmp_path,
-    )
+    proc, salida = _recalificar_almacen(fake_llm, data_dir, tmp_path)
     assert proc.returncode == 2, proc.stdout
     assert "--recalificar refused" in proc.stderr
     assert "A new generator writes new fichas" in proc.stderr
@@ -355,9 +350,7 @@ def test_repite_cada_historial_bajo_el_juez_nuevo(
             ],
         }
     )  # fmt: skip
-    salida = tmp_path / "puerta.json"
-    args = ["--recalificar", "--desde-almacen", "--salida", str(salida)]
-    proc = _calibrar(args, _env(fake_llm, data_dir), tmp_path)
+    proc, salida = _recalificar_almacen(fake_llm, data_dir, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "re-scored by the running evaluator: 1 from almacen" in proc.stdout
     for motivo in (
@@ -402,12 +395,7 @@ def test_se_niega_si_el_bucle_reintenta_y_nada_se_conserva(
             ]
         }
     )
-    salida = tmp_path / "puerta.json"
-    proc = _calibrar(
-        ["--recalificar", "--desde-almacen", "--salida", str(salida)],
-        _env(fake_llm, data_dir),
-        tmp_path,
-    )
+    proc, salida = _recalificar_almacen(fake_llm, data_dir, tmp_path)
     assert proc.returncode == 2, proc.stdout
     assert proc.stderr.splitlines()[-1].startswith(  # after the progress lines
         "fichas calibrar: --recalificar refused: no labelled ficha is one the new loop would "

@@ -7,7 +7,6 @@ Chromium."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,7 @@ from selenium.webdriver.common.by import By
 
 from esquemas.constantes import FAMILIA_TODAS, MOTIVO_SIN_GARANTIA
 from esquemas.estado_puerta import ClavePuerta, id_puerta
-from harness import forkserver
-from harness.estados_puerta import clave_fake
+from harness.estados_puerta import clave_fake, fichas_calibrar
 from harness.fake_llm.client import FakeLLM
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.topicos import Topics
@@ -29,7 +27,6 @@ from tests.revision.conftest import CLAVE, USUARIO, entrar, esperar, topics_env
 
 pytestmark = pytest.mark.kafka
 
-REPO = Path(__file__).resolve().parents[3]
 # the same generator as the running configuration, an older evaluator: the labels carry over
 EVALUADOR_VIEJO = clave_fake().model_copy(update={"prompt_evaluador_sha256": "a" * 64})
 
@@ -54,17 +51,6 @@ async def _decididas(data_dir: Path, clave: ClavePuerta, n: int) -> None:
         await almacen.cerrar()
 
 
-def _calibrar(args: list[str], env: dict[str, str], cwd: Path) -> Any:
-    return forkserver.run(
-        [sys.executable, "-m", "herramientas.cli", "calibrar", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
-
-
 def test_la_pagina_dice_cuantas_variantes_se_probaron(
     kafka: Any, fake_llm: FakeLLM, navegador: Any, tmp_path: Path
 ) -> None:
@@ -73,13 +59,13 @@ def test_la_pagina_dice_cuantas_variantes_se_probaron(
     data_dir.mkdir()
     asyncio.run(_decididas(data_dir, EVALUADOR_VIEJO, 3))
     env = revisor_env(kafka.bootstrap, topics_env(topics), data_dir)
-    env |= {"FICHAS_LLM_URL": fake_llm.url, "FICHAS_LLM_MODELO": "fake", "PYTHONPATH": str(REPO)}
-    proc = _calibrar(["--recalificar", "--desde-almacen", "--dry-run"], env, tmp_path)
+    env |= {"FICHAS_LLM_URL": fake_llm.url, "FICHAS_LLM_MODELO": "fake"}
+    proc = fichas_calibrar(["--recalificar", "--desde-almacen", "--dry-run"], env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     prompt = tmp_path / "evaluador.md"
     prompt.write_text("Juzga con rigor, VARIANTE-2:\n{criterios}\nSolo el JSON.\n", "utf-8")
     salida = tmp_path / "puerta.json"
-    proc = _calibrar(
+    proc = fichas_calibrar(
         [
             "--recalificar",
             "--desde-almacen",
