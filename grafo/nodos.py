@@ -42,7 +42,7 @@ from esquemas.constantes import (
     Motivo,
 )
 from esquemas.estado_puerta import ClavePuerta
-from grafo.agentes import Agentes
+from grafo.agentes import Agentes, Evaluacion
 from grafo.contexto import en_intento
 from grafo.errores import SalidaInvalida
 from grafo.estado import EstadoFicha
@@ -119,6 +119,28 @@ def forzar_rechazo(
     return {"aprobada": aprobada, "problemas": problemas}
 
 
+def comprobar_intento(
+    ficha: dict[str, Any], origen: dict[str, Any]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """One attempt's code checks as the loop runs them, and the origin in the house vocabulary
+    the evaluator reads: mapped once, so the checks and the evaluator see the same one. Shared
+    with the re-scoring replay (``herramientas.calibrar.historias``), which must judge a stored
+    attempt exactly as the loop does."""
+    mapeado = mapear_origen(origen).origen
+    return comprobar_ficha(ficha, origen, mapeado), mapeado
+
+
+def veredicto_del_bucle(
+    evaluacion: Evaluacion, comprobaciones: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The verdict the loop records and ``decidir`` reads: the evaluator's, vetoed by every
+    failed code check (``forzar_rechazo``), with the evaluator's score as it came (the gate asks
+    for the code checks as a separate condition)."""
+    veredicto = forzar_rechazo(evaluacion.veredicto.model_dump(), fallos(comprobaciones))
+    veredicto["puntuacion"] = evaluacion.puntuacion
+    return veredicto
+
+
 def origen_revision(evento: dict[str, Any]) -> Origen:
     """What a reviewer compares a ficha against: the supplier's page and figures, as sent."""
     return Origen(ficha_proveedor=evento["ficha_proveedor"], cifras=evento.get("cifras", {}))
@@ -189,18 +211,14 @@ class Nodos:
         """
         en_intento(state["intentos"])
         ficha = state["ficha"] or {}
-        # the evaluator reads the origin in the house vocabulary, as the checks do: mapped once
-        origen = mapear_origen(state["origen"]).origen
-        comprobaciones = comprobar_ficha(ficha, state["origen"], origen)
+        comprobaciones, origen = comprobar_intento(ficha, state["origen"])
         try:
             evaluacion = await self.agentes.evaluar(ficha, comprobaciones, origen)
         except SalidaInvalida as exc:
             invalida = self._salida_invalida(state["intentos"], exc, state["ficha"])
             return invalida | {"comprobaciones": comprobaciones}
-        fallos_codigo = fallos(comprobaciones)
-        veredicto = forzar_rechazo(evaluacion.veredicto.model_dump(), fallos_codigo)
-        veredicto["puntuacion"] = evaluacion.puntuacion
-        codigo = {f["criterio"] for f in fallos_codigo}
+        veredicto = veredicto_del_bucle(evaluacion, comprobaciones)
+        codigo = {f["criterio"] for f in fallos(comprobaciones)}
         rechazos = [
             {"criterio": p["criterio"], "por": "codigo" if p["criterio"] in codigo else "evaluador"}
             for p in veredicto["problemas"]

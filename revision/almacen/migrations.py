@@ -6,7 +6,8 @@ One schema for the app's one database: the review queue's tables (``revision_ite
 ``revision_sesiones``, ``revision_secretos``; ``revision.almacen.cuentas``), and the certifier's
 (``revision_secuencias``, ``revision_escrituras``, ``revision_leases``;
 ``revision.certificador.secuencias``, ``revision.certificador.escritura``,
-``revision.certificador.lease``); migration 5 marks a candidate loop's items. The migrations are one
+``revision.certificador.lease``); migration 5 marks a candidate loop's items, migration 6 keeps
+every ``--recalificar`` run (``revision.almacen.recalificaciones``). The migrations are one
 sequence because the position in the list is the version (``migraciones.numeradas``): a store's
 tables cannot have a numbering of their own in the same migrations table. Every migration is written
 once and used for both dialects, because none needs a dialect's own syntax; one that did would give
@@ -168,6 +169,28 @@ _ESQUEMA_5 = (
     "create index revision_items_vista on revision_items (estado, candidata, recibido_en)",
 )
 
+# Every ``fichas calibrar --recalificar`` run (issue 47, docs/puerta.md "Re-scoring"): one row
+# per run and label set it certified on (``etiquetas``: ``almacen:<generator id>`` for the
+# store's labels of one generator, ``conjunto:<sha>`` for a labelled set), with the key it
+# certified (its evaluator side is the variant tried), written whether the run published or
+# not, so the next run and the Puertas page count the variants tried on the same labels.
+_ESQUEMA_6 = (
+    """create table revision_recalificaciones (
+        corrida text not null,
+        etiquetas text not null,
+        clave_id text not null,
+        clave text not null,
+        hecha_en double precision not null,
+        conservadas bigint not null,
+        descartadas text not null,
+        resultado text not null,
+        publicar integer not null,
+        delta double precision not null,
+        primary key (corrida, etiquetas)
+    )""",
+    "create index revision_recalificaciones_etiquetas on revision_recalificaciones (etiquetas)",
+)
+
 ESQUEMA = Esquema(
     nombre="revision",
     tabla="revision_migraciones",
@@ -193,6 +216,11 @@ ESQUEMA = Esquema(
             "candidate items: their own queue view, kept beside the live item of their event",
             _ESQUEMA_5,
             _ESQUEMA_5,
+        ),
+        Migracion(
+            "every --recalificar run: the label set, the key it certified, its result",
+            _ESQUEMA_6,
+            _ESQUEMA_6,
         ),
     ),
 )

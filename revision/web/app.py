@@ -43,6 +43,7 @@ from revision.almacen.cola import Almacen
 from revision.almacen.cuentas import Cuentas
 from revision.almacen.database import open_database
 from revision.almacen.flujo import Flujo
+from revision.almacen.recalificaciones import Recalificaciones
 from revision.certificador.apertura import APERTURA_AUTOMATICA, APERTURAS, REVISAR_S, Apertura
 from revision.certificador.lease import Lease
 from revision.certificador.rondas import sin_propagar
@@ -380,6 +381,7 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 muestra_proporcion=settings.muestra_proporcion,
                 apertura=apertura,
                 envio_s=seguridad.envio_s,
+                recalificaciones=Recalificaciones(database),
             )
             acceso = Acceso(
                 cuentas=Cuentas(database),

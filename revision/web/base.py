@@ -27,6 +27,7 @@ from aiohttp import web
 from criterios import cargar_criterios
 from revision.almacen.cola import Almacen
 from revision.almacen.flujo import Flujo
+from revision.almacen.recalificaciones import Recalificaciones
 from revision.certificador.apertura import Apertura
 from revision.certificador.vigilancia import Vigilancia
 from revision.web.metricas import MetricasRevision
@@ -62,6 +63,8 @@ class Contexto:
         None  # the certifier that opens gates (revision/certificador/apertura.py)
     )
     envio_s: float = ENVIO_S  # a decision's wait for the broker's acknowledgement
+    # the ``fichas calibrar --recalificar`` runs: variants tried on the same labels (Puertas)
+    recalificaciones: Recalificaciones | None = None
 
     def __post_init__(self) -> None:
         self.jinja = jinja2.Environment(

@@ -2,11 +2,11 @@
 
 Routes (all need a session; a POST needs the session's CSRF token, as every form):
 - ``GET /puertas``: one block per gate the app knows, from ``fichas.puerta`` (state, key, λ,
-  n, k, who opened it, the online bound of ``revision.certificador.vigilancia``, a person's hold)
-  and from the certifier (``revision.certificador.apertura``: the decided prefix against the
-  arrivals, the evidence per λ, how many consecutive approvals would open it); above them, "Qué
-  puerta rige cada familia" (``revision.certificador.gobierno``), the automatic scope, which replica
-  certifies, and "Viva y candidata" (``revision.certificador.comparacion``);
+  n, k, who opened it, the online bound of ``revision.certificador.vigilancia``, a person's hold,
+  the evaluator variants ``--recalificar`` tried on its labels) and from the certifier
+  (``revision.certificador.apertura``: the decided prefix against the arrivals, the evidence per
+  λ, the approvals that would open it); above them, "Qué puerta rige cada familia"
+  (``revision.certificador.gobierno``), the scope, the certifier, "Viva y candidata";
 - ``POST /puertas/abrir``: in ``--apertura manual`` (or, for a family outside
   ``--apertura-familias``, in automatic mode), a reviewer opens a gate the certifier shows ready,
   or covers a family the pooled gate covers; the certifier checks again before writing, once per
@@ -205,6 +205,8 @@ async def puertas_get(request: web.Request) -> web.Response:
         rige = rigen(estados, secuencias, apertura.alcance, manual)
         certificador = await _certificador(apertura)
     seguimientos = actuales(ctx.vigilancia.seguimientos) if ctx.vigilancia is not None else {}
+    recalificaciones = ctx.recalificaciones
+    variantes = await recalificaciones.por_clave() if recalificaciones is not None else {}
     return pagina(
         ctx,
         request,
@@ -221,6 +223,7 @@ async def puertas_get(request: web.Request) -> web.Response:
         aviso=AVISOS_PUERTA.get(request.query.get("aviso", ""), "").format(
             puerta=request.query.get("puerta", "")
         ),
+        variantes=variantes,
         e_valor=e_valor,
         enlace_item=lambda event_id: "/item?" + urlencode({"id": event_id}),
         un_delta=lambda d: f"{1 / d:.0f}",
