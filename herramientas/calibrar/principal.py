@@ -790,13 +790,16 @@ RAZONES_COBERTURA = {
 
 def lineas_cobertura(coberturas: Mapping[str, CoberturaLote], delta: float) -> list[str]:
     """One line per family of the batch without its own gate: covered by the pooled gate or
-    not, and why (v1.5: the pooled gate alone publishes no family)."""
+    not, and why (v1.5: the pooled gate alone publishes no family; v1.6: the family's own
+    approvals certify the pooled λ, which the walk picks without them). The p is that of its
+    own certification, or for an excluded family that of the exclusion."""
     lineas = []
     for familia, cob in sorted(coberturas.items()):
         if cob.razon == "propia":
             continue
+        p = cob.p_exclusion if cob.razon == "excluida" else cob.p
         cifras = (
-            f" (own approvals at λ {cob.umbral:.6g}: n={cob.n}, k={cob.k}, p={cob.p:.4g} "
+            f" (own approvals at λ {cob.umbral:.6g}: n={cob.n}, k={cob.k}, p={p:.4g} "
             f"against δ {delta})"
             if cob.umbral is not None
             else ""
