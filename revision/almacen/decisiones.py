@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from criterios import CRITERIOS_VERSION, FamiliaDesconocida, atributos_obligatorios, comprobar
 from esquemas import DecisionRevision, Ficha, FichaPublicada, RevisionHumana
 from esquemas.constantes import DECISION_APROBADA, DECISION_EDITADA
+from esquemas.salidas import SOLO_MUESTRA
 
 if TYPE_CHECKING:
     from revision.almacen.item import Item
@@ -164,7 +165,7 @@ def publicacion(
         ),
         clave=item.datos.get("clave"),  # type: ignore[arg-type]
     )
-    return _json(publicada.model_dump(mode="json", exclude={"origen"}))
+    return _json(publicada.model_dump(mode="json", exclude=set(SOLO_MUESTRA)))
 
 
 def _json(data: dict[str, Any]) -> dict[str, Any]:

@@ -132,6 +132,8 @@ VARIABLES_ANADIDAS = [
     "FICHAS_CANDIDATA_CONCURRENCIA",
     "FICHAS_CANDIDATA_PROPORCION",
     "FICHAS_KAFKA_ESPERA_S",
+    "FICHAS_MUESTRA_MINIMA_DIARIA",
+    "FICHAS_SOMBRA_PROPORCION",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -1765,6 +1767,9 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_candidata_llm_calls_total": ("counter", ("agent",)),
         "fichas_candidata_llm_calls_per_event": ("histogram", ()),
         "fichas_candidata_key_info": ("gauge", ("key", "modelo_servido")),
+        # Issue 47: the blind shadow share of an open gate, the sample's daily minimum.
+        "fichas_sombra_total": ("counter", ("family", "key")),
+        "fichas_muestra_minima_total": ("counter", ("family",)),
     }
 
 
