@@ -1,4 +1,4 @@
-"""What the loop needs of the publication gate: the running key, a source of gates, the share.
+"""What the loop needs of the publication gate: the running key, and a source of gates.
 
 The gate itself (certification, the online bound, the topic ``fichas.puerta``) lives outside
 the graph; the graph only asks, at each evaluation, "which open gate applies to this family
@@ -12,7 +12,6 @@ each side's request settings (``muestreo_de``) and the identity the server repor
 model that answers (``modelo_servido``, from its ``/v1/models``). Invariant: anything that
 changes which fichas are written or how they are scored changes the key, so a gate certified on
 the old loop no longer applies. Why each part is in the key: docs/puerta.md, "The key".
-``en_muestra_sombra`` (v1.6) draws the blind shadow share an open gate sends to people.
 """
 
 from __future__ import annotations
@@ -41,7 +40,6 @@ __all__ = [
     "PuertaCerrada",
     "clave_puerta",
     "configuracion_generador",
-    "en_muestra_sombra",
     "modelo_servido",
     "muestreo_de",
     "muestreos",
@@ -61,21 +59,9 @@ META_LLAMACPP = (
     "size",
     "vocab_type",
 )
-# The blind shadow share's own hash salt: its draw is independent of the publication sample's
-# (``stream.flow.muestreo``: sha256 of the bare event_id) and of the app's held-back draw.
-SAL_SOMBRA = b"fichas.sombra:"
 # Payload fields that do not change what the model answers: the model's configured name (the
 # key has it already) and streaming (one answer either way).
 SIN_EFECTO = ("model", "stream")
-
-
-def en_muestra_sombra(event_id: str, proporcion: float) -> bool:
-    """Whether an event is in the blind shadow share (contract v1.6): a salted sha256 of its
-    ``event_id`` below ``proporcion``. Pure: a redelivery, a resumed run and every replica draw
-    the same events, and nothing a score, a label or the load could influence picks them, so
-    what people see of an open gate is an unselected sample of its final fichas."""
-    digest = hashlib.sha256(SAL_SOMBRA + event_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < proporcion
 
 
 def configuracion_generador(

@@ -43,11 +43,12 @@ from esquemas.constantes import (
 )
 from esquemas.estado_puerta import ClavePuerta
 from esquemas.salidas import SOLO_MUESTRA
+from esquemas.sombra import en_muestra_sombra
 from grafo.agentes import Agentes
 from grafo.contexto import en_intento
 from grafo.errores import SalidaInvalida
 from grafo.estado import EstadoFicha
-from grafo.fuente_puerta import FuentePuerta, PuertaCerrada, en_muestra_sombra
+from grafo.fuente_puerta import FuentePuerta, PuertaCerrada
 from grafo.mensajes import problemas_acumulados
 
 Ruta = Literal["generar", "evaluar", "publicar", "descartar"]

@@ -15,6 +15,7 @@ from langchain_core.messages import HumanMessage
 
 from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
 from esquemas.estado_puerta import ClavePuerta, PuertaAplicada
+from esquemas.sombra import en_muestra_sombra
 from grafo import (
     Agentes,
     LLMSettings,
@@ -27,7 +28,7 @@ from grafo import (
     muestreo_de,
 )
 from grafo.chat_model import evaluator_chat_model
-from grafo.fuente_puerta import configuracion_generador, en_muestra_sombra, texto_ajustes
+from grafo.fuente_puerta import configuracion_generador, texto_ajustes
 from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica, prompt_generador
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from esquemas import FichaEnRevision
-from grafo.fuente_puerta import en_muestra_sombra
+from esquemas.sombra import en_muestra_sombra
 from harness.contrato import validar_registros
 from harness.estados_puerta import abrir, clave_fake
 from harness.eventos import evento_dict
