@@ -53,7 +53,7 @@ OBSOLETA = "obsoleta"
 _ITEM_SELECT = (
     "select i.event_id, i.tipo, i.motivo, i.sku, i.version, i.familia, i.criterios, i.datos, "
     "i.recibido_en, i.estado, i.cerrado_en, i.candidata, e.clave, e.puntuacion, e.codigo_ok, "
-    "e.llegada "
+    "e.llegada, e.sombra "
     "from revision_items i left join revision_evidencias e on e.event_id = i.event_id"
 )
 _DECISION_COLUMNS = (
@@ -86,8 +86,7 @@ SQL_DECIDIR_ITEM = (
 SQL_CERRADOS = (
     _ITEM_SELECT.replace(
         " from ",
-        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id), "
-        "e.sombra from ",
+        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id) from ",
         1,
     )
     + " where i.estado <> $1 and i.candidata = 0 order by i.recibido_en, i.event_id"
@@ -507,9 +506,9 @@ class Almacen:
         rows = await self._query(SQL_CERRADOS, (ABIERTA,))
         return [
             (
-                _item(row[:16]),
-                None if row[16] is None else str(row[16]),
-                None if row[17] is None else bool(row[17]),
+                _item(row[:17]),
+                None if row[17] is None else str(row[17]),
+                None if row[16] is None else bool(row[16]),
             )
             for row in rows
         ]
@@ -582,6 +581,7 @@ def _item(row: Sequence[Any]) -> Item:
         cerrado_en=None if row[10] is None else float(row[10]),
         evidencia=_evidencia(row[5], row[12:16]) if len(row) > 12 else None,
         candidata=bool(row[11]),
+        sombra=len(row) > 16 and bool(row[16]),
     )
 
 

@@ -1770,6 +1770,8 @@ def test_metricas_md_lista_lo_acordado():
         # Issue 47: the blind shadow share of an open gate, the sample's daily minimum.
         "fichas_sombra_total": ("counter", ("family", "key")),
         "fichas_muestra_minima_total": ("counter", ("family",)),
+        "fichas_revision_sombra_cerradas": ("gauge", ("family", "key", "state")),
+        "fichas_revision_obsoletas_proporcion": ("gauge", ("family", "key")),
     }
 
 
