@@ -1332,6 +1332,30 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("40m", False), ("100m", False)],
     ),
     (
+        # v1.6: with the gate open, 25 % to review of which 10 points are the blind shadow share
+        # (fichas_sombra_total): 15 % not on purpose, under 20 %: nothing fires. Without the
+        # share's series (a worker before v1.6) the same 25 % fires.
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+5x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+15x120"),
+            ('fichas_sombra_total{family="zapatillas",key="k1"}', "0+2x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
+        ],
+        [("40m", False), ("100m", False)],
+    ),
+    (
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+5x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+15x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
+        ],
+        [("40m", True)],
+    ),
+    (
         # FICHAS_PUERTA=veredicto (sin puerta): el 30 % a revisión dispara como antes.
         "FichasRevisionManualAlta",
         [
