@@ -207,7 +207,7 @@ def outcome_records(
     motivo = muestreo(
         guardado.event_id,
         str(salida.get("familia")),
-        str(salida.get("publicada_en")),
+        salida.get("publicada_en"),
         settings.muestra_proporcion,
         minimo or MinimoDiario(0),
     )

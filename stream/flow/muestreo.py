@@ -31,9 +31,13 @@ def sampled(event_id: str, proportion: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < proportion
 
 
-def dia_utc(publicada_en: str) -> date:
-    """The UTC day of an RFC 3339 timestamp (the outcome's ``publicada_en``)."""
-    return datetime.fromisoformat(publicada_en).astimezone(UTC).date()
+def dia_utc(publicada_en: object) -> date:
+    """The UTC day of an RFC 3339 timestamp (the outcome's ``publicada_en``); today's for a
+    value that is not one (the sample's choice must never stop an outcome from being written)."""
+    try:
+        return datetime.fromisoformat(str(publicada_en)).astimezone(UTC).date()
+    except ValueError:
+        return datetime.now(UTC).date()
 
 
 class MinimoDiario:
@@ -71,7 +75,7 @@ class MinimoDiario:
 
 
 def muestreo(
-    event_id: str, familia: str, publicada_en: str, proporcion: float, minimo: MinimoDiario
+    event_id: str, familia: str, publicada_en: object, proporcion: float, minimo: MinimoDiario
 ) -> Muestreo | None:
     """Why a published ficha is sampled (``proporcion`` first), or None: not sampled.
 

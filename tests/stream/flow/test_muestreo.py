@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 from stream.flow.muestreo import MinimoDiario, dia_utc, muestreo, sampled
 
@@ -45,6 +45,8 @@ def test_solo_se_recuerdan_hoy_y_ayer() -> None:
 def test_el_dia_es_el_utc_del_sello() -> None:
     assert dia_utc("2026-03-02T23:30:00-02:00") == date(2026, 3, 3)
     assert dia_utc(MARTES) == date(2026, 3, 3)
+    # not a timestamp: today's, never an exception that would stop the outcome
+    assert dia_utc(None) == dia_utc("no es una fecha") == datetime.now(UTC).date()
 
 
 def test_muestreo_dice_por_que() -> None:
