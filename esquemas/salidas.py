@@ -89,7 +89,7 @@ class FichaPublicada(BaseModel):
         default=None,
         description="v1.6, sample topic only: 'proporcion' (the hash of event_id under "
         "FICHAS_MUESTRA_PROPORCION) or 'minimo_diario' (among the first "
-        "FICHAS_MUESTRA_MINIMA_DIARIA published fichas of its family that UTC day, on its "
+        "FICHAS_MUESTRA_MINIMA_DIA published fichas of its family that UTC day, on its "
         "worker); absent on fichas.publicadas",
     )
 

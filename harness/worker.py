@@ -250,7 +250,7 @@ def worker_env(
         FICHAS_LOG_NIVEL="INFO",
         FICHAS_PUERTA="veredicto",
         FICHAS_SOMBRA_PROPORCION="0",
-        FICHAS_MUESTRA_MINIMA_DIARIA="0",
+        FICHAS_MUESTRA_MINIMA_DIA="0",
     )
     env.update(extra)
     return env

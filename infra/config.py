@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     muestra_proporcion: float = Field(default=0.02, ge=0, le=1)
     # Issue 47 (docs/stream.md, "The sample and the blind shadow share"): the first N published
     # fichas of each family per UTC day are sampled whatever the hash says, counted per replica.
-    muestra_minima_diaria: int = Field(default=5, ge=0)
+    muestra_minima_dia: int = Field(default=5, ge=0)
     # The blind shadow share: of the final fichas of a family whose gate is open, the share (a
     # hash of event_id of its own) that goes to people unpublished, as shadow-mode evidence.
     sombra_proporcion: float = Field(default=0.05, ge=0, le=1)

@@ -73,7 +73,7 @@ class Handler:
 
     def __post_init__(self) -> None:
         self.graph_slots = asyncio.Semaphore(self.settings.concurrencia)
-        self.minimo = MinimoDiario(self.settings.muestra_minima_diaria)
+        self.minimo = MinimoDiario(self.settings.muestra_minima_dia)
 
     async def handle(self, item: Item, newest_waiting: int | None) -> Desenlace:
         """Handle one event: decided, then ended in ``_settle``; a permanent failure, the DLQ."""

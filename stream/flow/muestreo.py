@@ -5,7 +5,7 @@ Two draws, both made when the outcome is written, before any label on it can exi
 - ``proporcion``: the first 8 bytes of the sha256 of the ``event_id`` below
   ``FICHAS_MUESTRA_PROPORCION`` (``sampled``); a redelivered event is sampled exactly when
   the first delivery was;
-- ``minimo_diario``: every published ficha among the first ``FICHAS_MUESTRA_MINIMA_DIARIA`` of its
+- ``minimo_diario``: every published ficha among the first ``FICHAS_MUESTRA_MINIMA_DIA`` of its
   family in the UTC day of its ``publicada_en``, counted by this worker replica
   (``MinimoDiario``), so a small family still gets verdicts every day. Each replica counts its
   own, so the minimum is per replica (N replicas sample up to N times as many); no replica

@@ -132,7 +132,7 @@ VARIABLES_ANADIDAS = [
     "FICHAS_CANDIDATA_CONCURRENCIA",
     "FICHAS_CANDIDATA_PROPORCION",
     "FICHAS_KAFKA_ESPERA_S",
-    "FICHAS_MUESTRA_MINIMA_DIARIA",
+    "FICHAS_MUESTRA_MINIMA_DIA",
     "FICHAS_SOMBRA_PROPORCION",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.

@@ -73,7 +73,7 @@ async def test_la_parte_ciega_va_a_revision_y_el_minimo_diario_a_la_muestra(
         FICHAS_PUERTA="certificada",
         FICHAS_SOMBRA_PROPORCION=str(PROPORCION),
         FICHAS_MUESTRA_PROPORCION="0",
-        FICHAS_MUESTRA_MINIMA_DIARIA=str(MINIMO),
+        FICHAS_MUESTRA_MINIMA_DIA=str(MINIMO),
     )
     worker = WorkerInProcess(env, tmp_path / "w.log")
     worker.start()
