@@ -2,7 +2,8 @@
 
 ``evento`` (``EventoCambio``), ``entrada`` (reading a raw message, or a precise rejection, with
 the Spanish messages of ``mensajes``), ``ficha`` (``Ficha``, ``Veredicto``), ``salidas`` (the
-output and decision events), ``estado_puerta`` (the gate's state); contract constants (destinations,
+output and decision events), ``estado_puerta`` (the gate's state), ``sombra`` (which events are
+in the blind shadow share, v1.6); contract constants (destinations,
 reasons, codes, limits) in ``constantes``; the wire format every writer uses (value bytes,
 headers per record kind) in ``wire``, and its decode half every reader uses (fields it does not
 know ignored at every level, values it does not know kept and listed) in ``decode``; the

@@ -77,6 +77,12 @@ DECISION_CORRECTA: Final = "correcta"
 DECISION_INCORRECTA: Final = "incorrecta"
 DECISION_OBSOLETA: Final = "obsoleta"
 REVISOR_SISTEMA: Final = "sistema"
+# v1.6 (issue 47): why a published ficha is on the sample topic (``FichaPublicada.muestreo``):
+# the hash of its event_id fell under FICHAS_MUESTRA_PROPORCION, or it is among the first
+# FICHAS_MUESTRA_MINIMA_DIA published fichas of its family that UTC day on its worker.
+MUESTREO_PROPORCION: Final = "proporcion"
+MUESTREO_MINIMO_DIARIO: Final = "minimo_diario"
+Muestreo = Literal["proporcion", "minimo_diario"]
 
 # The contract's schemas by name (``contrato/esquemas/<name>.json``) and their versions.
 # Minor versions only add fields or codes; a removal or a change of meaning is a new major

@@ -100,7 +100,9 @@ class RevisorProcess(CommandProcess):
 def revisor_env(
     brokers: str, topics_env: dict[str, str], data_dir: Path, **extra: str
 ) -> dict[str, str]:
-    """The app's environment: the caller's, this broker, these topics, this data directory."""
+    """The app's environment: the caller's, this broker, these topics, this data directory;
+    no blind shadow share (as ``harness.worker.worker_env``'s workers: the recall's held-back
+    sample then draws from every event)."""
     env = dict(os.environ)
     env.update(topics_env)
     env.update(
@@ -108,6 +110,7 @@ def revisor_env(
         FICHAS_DATA_DIR=str(data_dir),
         FICHAS_PARTICIONES="2",
         FICHAS_LOG_NIVEL="INFO",
+        FICHAS_SOMBRA_PROPORCION="0",
     )
     env.pop("FICHAS_POSTGRES_DSN", None)
     env.update(extra)

@@ -93,6 +93,12 @@ class Settings(BaseSettings):
     metricas_puerto: int = Field(default=9100, ge=0, le=65535)
     gracia_s: float = Field(default=90.0, ge=0)
     muestra_proporcion: float = Field(default=0.02, ge=0, le=1)
+    # Issue 47 (docs/stream.md, "The sample and the blind shadow share"): the first N published
+    # fichas of each family per UTC day are sampled whatever the hash says, counted per replica.
+    muestra_minima_dia: int = Field(default=5, ge=0)
+    # The blind shadow share: of the final fichas of a family whose gate is open, the share (a
+    # hash of event_id of its own) that goes to people unpublished, as shadow-mode evidence.
+    sombra_proporcion: float = Field(default=0.05, ge=0, le=1)
     log_nivel: str = "INFO"
     # Hours an outcome record (and a SKU's version record) is kept after its last write.
     retencion_h: float = Field(default=168.0, ge=0)

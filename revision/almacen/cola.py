@@ -81,8 +81,7 @@ SQL_DECIDIR_ITEM = (
 SQL_CERRADOS = (
     ITEM_SELECT.replace(
         " from ",
-        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id), "
-        "e.sombra from ",
+        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id) from ",
         1,
     )
     + " where i.estado <> $1 and i.candidata = 0 order by i.recibido_en, i.event_id"
@@ -361,12 +360,13 @@ class Almacen(Evidencias):
         rows = await self._query(SQL_CERRADOS, (ABIERTA,))
         cerrados: list[tuple[Item, str | None, bool | None]] = []
         for row in rows:
-            decision, sombra = row[len(FilaItem._fields) :]
+            fila = FilaItem._make(row[: len(FilaItem._fields)])
+            decision = row[len(FilaItem._fields)]
             cerrados.append(
                 (
                     item_de_fila(row),
                     None if decision is None else str(decision),
-                    None if sombra is None else bool(sombra),
+                    None if fila.sombra is None else bool(fila.sombra),
                 )
             )
         return cerrados

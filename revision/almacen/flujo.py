@@ -47,7 +47,8 @@ from infra.kafka.clients import build_group_reader, build_writer
 from infra.kafka.topics import ensure_topics
 from puerta.resolucion import puerta_para, umbral_aplicable
 from revision.almacen.cola import Almacen, Decision, ItemNuevo, Llegada
-from revision.almacen.item import es_candidata, id_item
+from revision.almacen.decisiones import criterios_a_ciegas
+from revision.almacen.item import es_candidata, es_muestra_sombra, id_item
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +124,10 @@ def llegada_de(
       the item. A sampled publication is never shadow: an open gate let it through. A candidate
       loop's item is always shadow, even under an open gate of its key: the candidate never
       publishes, so every one of its final fichas reaches people unselected, which is what
-      shadow evidence is (an open gate's items are only those it held back, by score).
+      shadow evidence is (an open gate's items are only those it held back, by score). So is
+      an item of the blind shadow share (v1.6 ``muestra_sombra``): the worker held it back
+      from an open gate by a hash of its id alone, so while a gate is open the evidence is
+      exactly that share of its final fichas, and while it is closed, all of them.
 
     The race around a transition, and why it is harmless: the worker routed the ficha on its
     own view of the gate, a few seconds apart from the app's. A ficha routed while the gate was
@@ -148,7 +152,7 @@ def llegada_de(
         clave=clave,
         puntuacion=None if final is None else float(final),
         codigo_ok=datos.get("motivo") == MOTIVO_SIN_GARANTIA,
-        sombra=es_candidata(datos) or umbral_aplicable(estado) is None,
+        sombra=es_candidata(datos) or es_muestra_sombra(datos) or umbral_aplicable(estado) is None,
     )
 
 
@@ -266,6 +270,9 @@ class Flujo:
         except (ValidationError, ValueError, TypeError) as exc:
             log.warning("unreadable gate key on %s record %s: %s", topic, datos["event_id"], exc)
             llegada = None
+        if llegada is not None and llegada.sombra:
+            # decided blind (docs/revision.md): the queue shows the code checks, not the judge
+            criterios = criterios_a_ciegas(datos)
         candidata = es_candidata(datos)
         clave_id = llegada.clave.texto() if llegada is not None else None
         nuevo = ItemNuevo.de_registro(

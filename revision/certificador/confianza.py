@@ -171,6 +171,7 @@ def informe_desde_almacen(settings: Settings) -> str:
                 retenidas.correctas_publicadas(veredictos),
                 retenidos,
                 settings.muestra_proporcion,
+                settings.sombra_proporcion,
             )
         )
     )

@@ -314,6 +314,7 @@ def crear_app(ctx: Contexto, acceso: Acceso) -> web.Application:
     app.router.add_post("/item/aprobar", acciones.aprobar)
     app.router.add_post("/item/rechazar", acciones.rechazar)
     app.router.add_post("/item/muestra", acciones.muestra)
+    app.router.add_post("/item/corregir", acciones.corregir)
     app.router.add_get("/puertas", puertas.puertas_get)
     app.router.add_post("/puertas/abrir", puertas.puertas_abrir)
     app.router.add_post("/puertas/retener", puertas.puertas_retener)
@@ -374,11 +375,17 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 flujo=flujo,
                 versiones=versiones,
                 metricas=metricas_revision(
-                    almacen, vigilancia, settings.muestra_proporcion, apertura, lease
+                    almacen,
+                    vigilancia,
+                    settings.muestra_proporcion,
+                    apertura,
+                    lease,
+                    settings.sombra_proporcion,
                 ),
                 modelo=settings.llm_modelo,
                 vigilancia=vigilancia,
                 muestra_proporcion=settings.muestra_proporcion,
+                sombra_proporcion=settings.sombra_proporcion,
                 apertura=apertura,
                 envio_s=seguridad.envio_s,
                 recalificaciones=Recalificaciones(database),

@@ -59,6 +59,7 @@ class Contexto:
     muestra_proporcion: float = (
         0.0  # the held-back sample's share (revision/certificador/retenidas.py)
     )
+    sombra_proporcion: float = 0.0  # the workers' blind shadow share, outside that draw
     apertura: Apertura | None = (
         None  # the certifier that opens gates (revision/certificador/apertura.py)
     )

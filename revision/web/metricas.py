@@ -33,6 +33,8 @@ from esquemas.constantes import (
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
+from puerta.secuencial import REJILLA
+from revision.almacen import obsoletas
 from revision.almacen.cola import Almacen, DecisionResumida
 from revision.certificador import retenidas
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
@@ -87,6 +89,9 @@ CANDIDATE_DECISIONS = "fichas_revision_candidata_decisions"  # exported as ..._t
 # Recall of the gate (revision/certificador/retenidas.py).
 RECALL = "fichas_revision_recall"
 HELD_BACK = "fichas_revision_retenidas_muestra"
+# A gate's countable shadow-mode items closed, obsolete or decided (revision/almacen/obsoletas.py).
+SHADOW_CLOSED = "fichas_revision_sombra_cerradas"
+OBSOLETE_SHARE = "fichas_revision_obsoletas_proporcion"
 
 TODAS = "todas"
 KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_SIN_GARANTIA, MOTIVO_MUESTRA)
@@ -109,6 +114,8 @@ class Cifras:
     # The candidate's open items per (family, key) and its decisions per (family, key, decision).
     candidatas: dict[tuple[str, str], int] = field(default_factory=dict)
     etiquetas: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # (family or "*", key id) -> its countable shadow-mode items closed, obsolete or decided.
+    cerradas: dict[tuple[str, str], obsoletas.Cerradas] = field(default_factory=dict)
 
 
 async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
@@ -128,6 +135,7 @@ async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
         correctas,
         await almacen.candidatas_abiertas(),
         await almacen.candidatas_decisiones(),
+        await obsoletas.cerradas(almacen.database, min(REJILLA)),
     )
 
 
@@ -140,12 +148,14 @@ class RevisionCollector(Collector):
         proporcion: float = 0.0,
         apertura: Apertura | None = None,
         lease: Lease | None = None,
+        sombra: float = 0.0,
     ) -> None:
         self.cifras = Cifras()
         self.vigilancia = vigilancia
         self.proporcion = proporcion
         self.apertura = apertura
         self.lease = lease
+        self.sombra = sombra  # the blind shadow share, left out of the recall's draw
 
     def collect(self) -> Iterator[Metric]:
         cuentas, primero = self.cifras.abiertos, self.cifras.primero
@@ -185,6 +195,28 @@ class RevisionCollector(Collector):
                 value=1 if self.lease.held else 0,
             )
         yield from self._recall(self.vigilancia)
+        yield from self._obsoletas()
+
+    def _obsoletas(self) -> Iterator[Metric]:
+        """Per gate (family or "*", key), its countable shadow-mode items closed by how they
+        closed, and the share closed obsolete before anyone decided them."""
+        cerradas = GaugeMetricFamily(
+            SHADOW_CLOSED,
+            "Countable shadow-mode items closed, by state (obsoleta, decidida)",
+            labels=["family", "key", "state"],
+        )
+        proporcion = GaugeMetricFamily(
+            OBSOLETE_SHARE,
+            "Share of the countable shadow-mode items closed obsolete before a decision",
+            labels=["family", "key"],
+        )
+        for (familia, clave), c in sorted(self.cifras.cerradas.items()):
+            cerradas.add_metric([familia, clave, obsoletas.OBSOLETA], c.obsoletas)
+            cerradas.add_metric([familia, clave, obsoletas.DECIDIDA], c.decididas)
+            if c.proporcion is not None:
+                proporcion.add_metric([familia, clave], c.proporcion)
+        yield cerradas
+        yield proporcion
 
     def _candidata(self) -> Iterator[Metric]:
         """A candidate loop's open items and its decisions (labels that never publish), per
@@ -351,7 +383,7 @@ class RevisionCollector(Collector):
             correctas = dict(vigilancia.correctas)
         else:
             correctas = dict(self.cifras.correctas or {})
-        figuras = retenidas.calcular(correctas, self.cifras.retenidas, self.proporcion)
+        figuras = retenidas.calcular(correctas, self.cifras.retenidas, self.proporcion, self.sombra)
         recall = GaugeMetricFamily(RECALL, "Recall of the gate, C/(C+A)", labels=["family"])
         muestra = GaugeMetricFamily(
             HELD_BACK, "Held-back sample items per state", labels=["family", "state"]
@@ -416,10 +448,11 @@ class MetricasRevision(CollectorRegistry):
         proporcion: float = 0.0,
         apertura: Apertura | None = None,
         lease: Lease | None = None,
+        sombra: float = 0.0,
     ) -> None:
         super().__init__()
         self.almacen = almacen
-        self.colector = RevisionCollector(vigilancia, proporcion, apertura, lease)
+        self.colector = RevisionCollector(vigilancia, proporcion, apertura, lease, sombra)
         self.register(self.colector)
 
     async def actualizar(self) -> None:
@@ -435,6 +468,8 @@ def metricas_revision(
     proporcion: float = 0.0,
     apertura: Apertura | None = None,
     lease: Lease | None = None,
+    sombra: float = 0.0,
 ) -> MetricasRevision:
-    """A registry of its own with the app's collector (several apps may share a process)."""
-    return MetricasRevision(almacen, vigilancia, proporcion, apertura, lease)
+    """A registry of its own with the app's collector (several apps may share a process);
+    ``sombra`` is the workers' blind shadow share (``FICHAS_SOMBRA_PROPORCION``)."""
+    return MetricasRevision(almacen, vigilancia, proporcion, apertura, lease, sombra)

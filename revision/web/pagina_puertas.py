@@ -3,18 +3,19 @@
 Routes (all need a session; a POST needs the session's CSRF token, as every form):
 - ``GET /puertas``: one block per gate the app knows, from ``fichas.puerta`` (state, key, λ,
   n, k, who opened it, the online bound of ``revision.certificador.vigilancia``, a person's hold,
-  the evaluator variants ``--recalificar`` tried on its labels) and from the certifier
+  the evaluator variants ``--recalificar`` tried on its labels), from the certifier
   (``revision.certificador.apertura``: the decided prefix against the arrivals, the evidence per
-  λ, the approvals that would open it); above them, "Qué puerta rige cada familia"
-  (``revision.certificador.gobierno``), the scope, the certifier, "Viva y candidata";
+  λ; how many approvals are missing is on ``/metrics`` only, never shown to those whose
+  approvals they are) and the obsolete rate (``revision.almacen.obsoletas``); above them, "Qué
+  puerta rige cada familia" (``revision.certificador.gobierno``), the scope, the certifier,
+  "Viva y candidata";
 - ``POST /puertas/abrir``: in ``--apertura manual`` (or, for a family outside
   ``--apertura-familias``, in automatic mode), a reviewer opens a gate the certifier shows ready,
   or covers a family the pooled gate covers; the certifier checks again before writing, once per
   mark whatever replica serves the click, and records the reviewer's name;
-- ``POST /puertas/retener`` and ``/puertas/liberar``: a reviewer holds a gate closed, or
-  releases it, with a reason: the hold record (``puerta.retencion``) signed with the session's
-  name goes to the gate's hold id on ``fichas.puerta``, and the page waits (a few seconds) until
-  the app's reader shows it before confirming.
+- ``POST /puertas/retener`` and ``/puertas/liberar``: a hold or release with a reason, signed with
+  the session's name (``puerta.retencion``), at the gate's hold id on ``fichas.puerta``; the page
+  waits a few seconds for the app's reader to show it before confirming.
 
 A module of its own (not ``paginas``): the page changes with the gate, the queue does not.
 """
@@ -38,6 +39,8 @@ from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
 from puerta.alcance import Alcance
 from puerta.resolucion import cobertura_vigente
 from puerta.retencion import registro_retencion, retencion
+from puerta.secuencial import REJILLA
+from revision.almacen import obsoletas
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
 from revision.certificador.comparacion import comparar
 from revision.certificador.gobierno import Gobierno, familias, gobierno
@@ -207,6 +210,7 @@ async def puertas_get(request: web.Request) -> web.Response:
     seguimientos = actuales(ctx.vigilancia.seguimientos) if ctx.vigilancia is not None else {}
     recalificaciones = ctx.recalificaciones
     variantes = await recalificaciones.por_clave() if recalificaciones is not None else {}
+    cerradas = obsoletas.por_puerta(await obsoletas.cerradas(ctx.almacen.database, min(REJILLA)))
     return pagina(
         ctx,
         request,
@@ -225,6 +229,7 @@ async def puertas_get(request: web.Request) -> web.Response:
         ),
         variantes=variantes,
         e_valor=e_valor,
+        cerradas=cerradas,
         enlace_item=lambda event_id: "/item?" + urlencode({"id": event_id}),
         un_delta=lambda d: f"{1 / d:.0f}",
     )

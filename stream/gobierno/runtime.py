@@ -107,6 +107,7 @@ async def build_processor(
         puerta=puerta or PuertaCerrada(),
         clave=clave if isinstance(clave, ClavePuerta) else clave.clave,
         candidata=candidata is not None,
+        sombra_proporcion=settings.sombra_proporcion if candidata is None else 0.0,
     )
     pool_size = min(settings.concurrencia, 16) if candidata is None else 4
     if not isinstance(clave, ClavePuerta):

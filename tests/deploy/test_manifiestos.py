@@ -132,6 +132,8 @@ VARIABLES_ANADIDAS = [
     "FICHAS_CANDIDATA_CONCURRENCIA",
     "FICHAS_CANDIDATA_PROPORCION",
     "FICHAS_KAFKA_ESPERA_S",
+    "FICHAS_MUESTRA_MINIMA_DIA",
+    "FICHAS_SOMBRA_PROPORCION",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -1330,6 +1332,30 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("40m", False), ("100m", False)],
     ),
     (
+        # v1.6: with the gate open, 25 % to review of which 10 points are the blind shadow share
+        # (fichas_sombra_total): 15 % not on purpose, under 20 %: nothing fires. Without the
+        # share's series (a worker before v1.6) the same 25 % fires.
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+5x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+15x120"),
+            ('fichas_sombra_total{family="zapatillas",key="k1"}', "0+2x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
+        ],
+        [("40m", False), ("100m", False)],
+    ),
+    (
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+5x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+15x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
+        ],
+        [("40m", True)],
+    ),
+    (
         # FICHAS_PUERTA=veredicto (sin puerta): el 30 % a revisión dispara como antes.
         "FichasRevisionManualAlta",
         [
@@ -1765,6 +1791,11 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_candidata_llm_calls_total": ("counter", ("agent",)),
         "fichas_candidata_llm_calls_per_event": ("histogram", ()),
         "fichas_candidata_key_info": ("gauge", ("key", "modelo_servido")),
+        # Issue 47: the blind shadow share of an open gate, the sample's daily minimum.
+        "fichas_sombra_total": ("counter", ("family", "key")),
+        "fichas_muestra_minima_total": ("counter", ("family",)),
+        "fichas_revision_sombra_cerradas": ("gauge", ("family", "key", "state")),
+        "fichas_revision_obsoletas_proporcion": ("gauge", ("family", "key")),
     }
 
 

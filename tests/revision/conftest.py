@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics, produce, read_all
+from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -64,6 +66,32 @@ def revisor(
     app.wait_ready()
     yield app
     app.stop()
+
+
+@pytest.fixture
+def worker_del_revisor(
+    kafka: KafkaBroker,
+    revisor: RevisorProcess,
+    revisor_topics: Topics,
+    fake_llm: FakeLLM,
+    tmp_path: Path,
+) -> Iterator[WorkerInProcess]:
+    """A worker on the module app's topics (with its partition count, so the app's decisions
+    and the worker's input are co-partitioned): what publishes a person's ficha."""
+    env = worker_env(
+        kafka,
+        fake_llm,
+        revisor_topics,
+        tmp_path / "worker",
+        FICHAS_PARTICIONES=revisor.env["FICHAS_PARTICIONES"],
+    )
+    worker = WorkerInProcess(env, tmp_path / "worker.log")
+    worker.start()
+    try:
+        worker.wait_ready()
+        yield worker
+    finally:
+        assert worker.terminate() == 0, worker.log_tail()
 
 
 def nuevo_navegador() -> Any:

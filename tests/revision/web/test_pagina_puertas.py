@@ -1,8 +1,8 @@
 """The gate that opens itself, end to end with a real broker, the app as a process (with
 ``--apertura manual`` and ``automatica``) and a real Chromium: the Puertas page while shadowing
-(decided prefix, what blocks it, evidence per λ, how many approvals are missing), the one-click
-opening recorded with the reviewer's name on ``fichas.puerta``, the automatic opening, the
-evidence on the decisions and the metrics."""
+(decided prefix, what blocks it, evidence per λ; how many approvals are missing only in
+``/metrics``), the one-click opening recorded with the reviewer's name on ``fichas.puerta``, the
+automatic opening, the evidence on the decisions and the metrics."""
 
 from __future__ import annotations
 
@@ -125,8 +125,17 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
         assert bloque.find_element(By.CSS_SELECTOR, ".llegadas").text == str(FICHAS)
         enlace = bloque.find_element(By.CSS_SELECTOR, "a.bloqueo").get_attribute("href")
         assert registros[0]["event_id"] in enlace
-        faltan = int(bloque.find_element(By.CSS_SELECTOR, ".faltan-n").text)
-        assert faltan > 0
+        # How many approvals are missing is for operators (/metrics), never on the page of
+        # the people whose approvals open the gate (issue 47, item 6).
+        assert not bloque.find_elements(By.CSS_SELECTOR, ".faltan, .faltan-n")
+        assert "faltan" not in navegador.find_element(By.TAG_NAME, "body").text.lower()
+        etiquetas = f'family="{FAMILIA_TODAS}",key="{clave.texto()}"'
+        faltan = re.search(
+            rf"^fichas_revision_apertura_faltan\{{{re.escape(etiquetas)}\}} (\S+)$",
+            app.metrics(),
+            re.M,
+        )
+        assert faltan is not None and float(faltan.group(1)) > 0
         filas = bloque.find_elements(By.CSS_SELECTOR, "table.evidencia tbody tr")
         assert len(filas) == 10 and "0.95" in filas[0].text
         assert not bloque.find_elements(By.CSS_SELECTOR, "form.abrir-puerta")
