@@ -16,7 +16,6 @@ Routes (all need a session; a POST needs the session's CSRF token, as every form
 - ``POST /puertas/retener`` and ``/puertas/liberar``: a hold or release with a reason, signed with
   the session's name (``puerta.retencion``), at the gate's hold id on ``fichas.puerta``; the page
   waits a few seconds for the app's reader to show it before confirming.
-
 A module of its own (not ``paginas``): the page changes with the gate, the queue does not.
 """
 

@@ -17,6 +17,7 @@ from harness.estados_puerta import clave_fake
 from harness.version_siguiente import completos, siguiente
 from infra.config import Settings
 from revision.almacen.cola import ABIERTA, Almacen
+from revision.almacen.decisiones import criterios_a_ciegas
 from revision.almacen.flujo import Flujo
 
 CLAVE = clave_fake()
@@ -40,7 +41,10 @@ async def test_un_item_de_la_version_siguiente_entra_en_la_cola(flujo: Flujo) ->
     assert await flujo.guardar(settings.topic_revision, _valor(revision)) == []
     item = await flujo.almacen.item(f"{sku}-v1")
     assert item is not None and item.estado == ABIERTA
-    assert (item.tipo, item.motivo, item.criterios) == ("revision", "deriva", ["C04"])
+    # v1.6: an item that is evidence is queued with the app's own code checks, never the
+    # record's problems (they carry the judge's)
+    assert (item.tipo, item.motivo) == ("revision", "deriva")
+    assert item.criterios == criterios_a_ciegas(item.datos) != ["C04"]
     assert "campo_v1_7" not in json.dumps(item.datos)
     assert item.datos["clave"] == CLAVE.model_dump(mode="json")
     # Its key was read (the new field in it is null): evidence of that key's gate. A motivo
