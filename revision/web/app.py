@@ -7,7 +7,8 @@ The app's own security settings are options of this command, next to ``--cookie-
 rather than ``FICHAS_*`` variables: only this process reads them, and the worker's settings
 (shared ConfigMap, ``deploy/variables.txt``) stay the contract's. ``--proxies`` names the
 reverse proxies whose ``X-Forwarded-For`` is believed; ``--inactividad-min`` the idle timeout.
-``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions.
+``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions; a
+store PostgreSQL refuses (``migraciones.conexion.rechazo_postgres``) is one line and exit 2.
 ``--apertura automatica|manual`` says whether the app opens a certified gate itself or offers a
 reviewer the click; ``--apertura-familias`` and ``--sin-puerta-conjunta`` narrow what it opens
 by itself (``puerta.alcance``); only the replica holding the certifier's lease writes gates
@@ -37,6 +38,7 @@ from esquemas.estado_puerta import EstadoPuerta
 from infra.config import ConfigError, Settings, load_settings
 from infra.kafka.access import refusal
 from infra.kafka.clients import check_access
+from migraciones.conexion import rechazo_postgres
 from puerta.alcance import Alcance
 from puerta.topico import LectorPuertas, escribir_estado
 from revision.almacen.cola import Almacen
@@ -60,6 +62,7 @@ log = logging.getLogger("fichas.revisor")
 HOST = "127.0.0.1"
 PUERTO = 8080
 MIN_CLAVE = 8
+EXIT_FALLO = 1
 EXIT_USAGE = 2
 
 
@@ -229,7 +232,10 @@ def usuarios(argv: Sequence[str]) -> int:
     settings = _settings("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    asyncio.run(guardar_usuario(settings, args.nombre, hash_clave(clave)))
+    try:
+        asyncio.run(guardar_usuario(settings, args.nombre, hash_clave(clave)))
+    except Exception as exc:
+        return _fallo_almacen(exc, settings)
     print(f"reviewer {args.nombre} saved")
     return 0
 
@@ -239,11 +245,29 @@ def _baja(nombre: str) -> int:
     settings = _settings("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    if not asyncio.run(_dar_de_baja(settings, nombre)):
+    try:
+        existia = asyncio.run(_dar_de_baja(settings, nombre))
+    except Exception as exc:
+        return _fallo_almacen(exc, settings)
+    if not existia:
         print(f"fichas revisor usuarios: no reviewer named {nombre}", file=sys.stderr)
         return 1
     print(f"reviewer {nombre} disabled; their sessions ended")
     return 0
+
+
+def _fallo_almacen(exc: Exception, settings: Settings) -> int:
+    """``fichas revisor usuarios`` could not reach or use the accounts' store: one line, exit 2
+    when PostgreSQL refused the DSN (a login, a database, a privilege), else exit 1."""
+    rechazo = rechazo_postgres(exc, settings.postgres_dsn)
+    if rechazo is not None:
+        print(f"fichas revisor usuarios: {rechazo}", file=sys.stderr)
+        return EXIT_USAGE
+    print(
+        f"fichas revisor usuarios: the store could not be used: {type(exc).__name__}: {exc}",
+        file=sys.stderr,
+    )
+    return EXIT_FALLO
 
 
 async def _dar_de_baja(settings: Settings, nombre: str) -> bool:
