@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from harness.kustomize import renderizar
 
@@ -163,6 +164,9 @@ def jugar(cluster: Cluster, args: list[str], donde: str) -> None:
         cluster.aplicar(renderizar(carpeta), f"{donde}: kubectl {verbo} -k {carpeta.name}")
     elif verbo == "apply" and resto[1:] == ["-f", "-"]:
         return  # the Secret of the `create --dry-run=client -o yaml` before the pipe
+    elif verbo == "apply" and resto[1] == "-f":
+        documentos = yaml.safe_load_all((REPO / resto[2]).read_text(encoding="utf-8"))
+        cluster.aplicar([d for d in documentos if d], f"{donde}: kubectl apply -f {resto[2]}")
     elif verbo == "create" and resto[1] == "secret":
         assert cluster.hay("Namespace", "", ns), f"{donde}: namespace {ns} does not exist yet"
         cluster.objetos.add(("Secret", ns, resto[3]))

@@ -1,0 +1,152 @@
+"""The optional Components and the Jobs' overlays, rendered and checked against the settings.
+
+``k8s/componentes/vllm`` serves what ``FICHAS_LLM_URL`` and ``FICHAS_LLM_MODELO`` name, with
+room for the workers the overlay allows (docs/despliegue.md, "Capacidad": ``maxReplicaCount`` ×
+``FICHAS_CONCURRENCIA`` ≤ ``--max-num-seqs`` × servers); ``k8s/componentes/postgres-cnpg``
+makes the database the guide's step 3 asks for, where the NetworkPolicies let the pods reach
+it, with ``max_connections`` above the guide's peak; the Jobs' overlays (the audit, the one that
+publishes, both with mutual TLS) hold only their Job, so ``kubectl create -k`` twice never meets
+an object that exists, and the Job's NetworkPolicy comes with the deployment.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from harness.kustomize import renderizar
+
+K8S = Path(__file__).resolve().parents[2] / "k8s"
+COMPLETA = K8S / "overlays" / "produccion-completa"
+
+
+def _uno(objetos: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    (objeto,) = [o for o in objetos if o["kind"] == kind and o["metadata"]["name"] == name]
+    return objeto
+
+
+def _vllm_args(objetos: list[dict[str, Any]]) -> list[str]:
+    """The words of the vLLM container's ``vllm serve`` command line."""
+    (contenedor,) = _uno(objetos, "Deployment", "vllm")["spec"]["template"]["spec"]["containers"]
+    return shlex.split(" ".join(contenedor["args"]))
+
+
+def _opcion(args: list[str], nombre: str) -> str:
+    return args[args.index(nombre) + 1]
+
+
+def test_vllm_sirve_lo_que_nombra_la_configuracion() -> None:
+    objetos = renderizar(COMPLETA)
+    datos = _uno(objetos, "ConfigMap", "fichas-config")["data"]
+    args = _vllm_args(objetos)
+    assert _opcion(args, "--served-model-name") == datos["FICHAS_LLM_MODELO"]
+    url = urlsplit(datos["FICHAS_LLM_URL"])
+    servicio, namespace = url.hostname.split(".")[:2]  # type: ignore[union-attr]
+    svc = _uno(objetos, "Service", servicio)
+    assert svc["metadata"]["namespace"] == namespace
+    assert url.port in {p["port"] for p in svc["spec"]["ports"]}
+    assert str(url.port) == _opcion(args, "--port")
+    # the workers may reach it, and it lets them in
+    salida = _uno(objetos, "NetworkPolicy", "fichas")["spec"]["egress"]
+    assert any(
+        namespace in r["to"][0].get("namespaceSelector", {}).get("matchLabels", {}).values()
+        and any(p["port"] == url.port for p in r.get("ports", []))
+        for r in salida
+    )
+    entrada = _uno(objetos, "NetworkPolicy", "vllm")["spec"]["ingress"]
+    origenes = {
+        f["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+        for r in entrada
+        for f in r["from"]
+    }
+    assert "fichas" in origenes and "monitoring" in origenes
+
+
+def test_vllm_lee_su_clave_de_un_fichero_y_guarda_los_pesos() -> None:
+    objetos = renderizar(COMPLETA)
+    pod = _uno(objetos, "Deployment", "vllm")["spec"]["template"]["spec"]
+    (contenedor,) = pod["containers"]
+    assert not [e for e in contenedor.get("env", []) if "valueFrom" in e]  # no secret as a variable
+    volumenes = {v["name"]: v for v in pod["volumes"]}
+    montajes = {m["name"]: m["mountPath"] for m in contenedor["volumeMounts"]}
+    (item,) = volumenes["api-key"]["secret"]["items"]
+    assert f"$(cat {montajes['api-key']}/{item['path']})" in " ".join(contenedor["args"])
+    reclamo = volumenes["cache"]["persistentVolumeClaim"]["claimName"]
+    assert _uno(objetos, "PersistentVolumeClaim", reclamo)["metadata"]["namespace"] == "vllm"
+    hf_home = {e["name"]: e["value"] for e in contenedor["env"]}["HF_HOME"]
+    assert hf_home.startswith(montajes["cache"])
+    assert contenedor["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    monitor = _uno(objetos, "ServiceMonitor", "vllm")
+    svc = _uno(objetos, "Service", "vllm")
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+    assert monitor["spec"]["endpoints"][0]["port"] in {p["name"] for p in svc["spec"]["ports"]}
+
+
+@pytest.mark.parametrize("overlay", ["produccion", "produccion-completa"])
+def test_los_workers_caben_en_el_servidor_vllm(overlay: str) -> None:
+    """The guide's rule with the rendered values: at most maxReplicaCount × FICHAS_CONCURRENCIA
+    requests in flight, at most --max-num-seqs × replicas served at once."""
+    objetos = renderizar(K8S / "overlays" / overlay)
+    datos = _uno(objetos, "ConfigMap", "fichas-config")["data"]
+    maximo = _uno(objetos, "ScaledObject", "fichas")["spec"]["maxReplicaCount"]
+    vllm = renderizar(COMPLETA)
+    secuencias = int(_opcion(_vllm_args(vllm), "--max-num-seqs"))
+    servidores = _uno(vllm, "Deployment", "vllm")["spec"]["replicas"]
+    en_vuelo = maximo * int(datos["FICHAS_CONCURRENCIA"])
+    assert float(datos["FICHAS_CANDIDATA_PROPORCION"]) == 0  # no candidate by default
+    assert en_vuelo <= secuencias * servidores, (maximo, datos["FICHAS_CONCURRENCIA"])
+
+
+def test_el_cluster_de_postgres_es_el_que_la_guia_pide() -> None:
+    objetos = renderizar(COMPLETA)
+    cluster = _uno(objetos, "Cluster", "fichas-pg")
+    salida = _uno(objetos, "NetworkPolicy", "fichas")["spec"]["egress"][1]
+    namespace = salida["to"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+    assert cluster["metadata"]["namespace"] == namespace
+    assert salida["ports"][0]["port"] == 5432
+    assert cluster["spec"]["bootstrap"]["initdb"] == {"database": "fichas", "owner": "fichas"}
+    # the guide's peak with a candidate running: (max + 1) workers × (16 + 4 + 4), 3 app pods × 8,
+    # the Job's 4, 3 reserved
+    datos = _uno(objetos, "ConfigMap", "fichas-config")["data"]
+    maximo = _uno(objetos, "ScaledObject", "fichas")["spec"]["maxReplicaCount"]
+    por_worker = min(int(datos["FICHAS_CONCURRENCIA"]), 16) + 4 + 4
+    pico = (maximo + 1) * por_worker + 3 * 8 + 4 + 3
+    assert int(cluster["spec"]["postgresql"]["parameters"]["max_connections"]) >= pico
+
+
+JOBS = {
+    "overlays/produccion/calibrar": ("fichas-calibrar", "scram"),
+    "overlays/calibrar-publicar": ("fichas-calibrar-publicar", "scram"),
+    "overlays/produccion-tls-mutuo/calibrar": ("fichas-calibrar", "tls"),
+    "overlays/produccion-tls-mutuo/calibrar-publicar": ("fichas-calibrar-publicar", "tls"),
+}
+
+
+@pytest.mark.parametrize("overlay", sorted(JOBS))
+def test_un_overlay_de_job_solo_lleva_su_job(overlay: str) -> None:
+    """``kubectl create -k`` a second time (after deleting the Job) creates only the Job: no
+    object of the overlay outlives it, so nothing collides."""
+    nombre, modo = JOBS[overlay]
+    objetos = renderizar(K8S / overlay)
+    assert [(o["kind"], o["metadata"]["name"]) for o in objetos] == [("Job", nombre)]
+    pod = objetos[0]["spec"]["template"]["spec"]
+    usuario = {v["name"]: v for v in pod["volumes"]}["kafka-usuario"]["secret"]
+    claves = {i["key"] for i in usuario["items"]}
+    assert claves == ({"password"} if modo == "scram" else {"user.crt", "user.key"})
+    orden = " ".join(pod["containers"][0]["args"])
+    assert ("--publicar" in orden) == nombre.endswith("publicar"), orden
+    assert re.search(r"--dry-run\b", orden) or "--publicar" in orden
+
+
+def test_la_networkpolicy_del_job_va_con_el_despliegue() -> None:
+    objetos = renderizar(K8S / "overlays" / "produccion")
+    politica = _uno(objetos, "NetworkPolicy", "fichas-calibrar")
+    assert politica["metadata"]["namespace"] == "fichas"
+    job = renderizar(K8S / "overlays" / "produccion" / "calibrar")[0]
+    etiquetas = job["spec"]["template"]["metadata"]["labels"]
+    assert politica["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
