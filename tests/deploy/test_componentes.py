@@ -150,3 +150,27 @@ def test_la_networkpolicy_del_job_va_con_el_despliegue() -> None:
     job = renderizar(K8S / "overlays" / "produccion" / "calibrar")[0]
     etiquetas = job["spec"]["template"]["metadata"]["labels"]
     assert politica["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
+
+
+def test_los_runbook_de_las_alertas_cuelgan_de_la_base_del_entorno() -> None:
+    """Every alert's runbook_url in the production render is entorno.yaml's runbook-base, then a
+    docs file of this repository and a heading of it."""
+    objetos = renderizar(K8S / "overlays" / "produccion")
+    entorno = (K8S / "overlays" / "produccion" / "entorno" / "entorno.yaml").read_text()
+    (base,) = re.findall(r"^  runbook-base: (\S+)$", entorno, flags=re.M)
+    reglas = [
+        r for g in _uno(objetos, "PrometheusRule", "fichas")["spec"]["groups"] for r in g["rules"]
+    ]
+    enlaces = [
+        r["annotations"]["runbook_url"] for r in reglas if "runbook_url" in r.get("annotations", {})
+    ]
+    assert len(enlaces) >= 10
+    raiz = K8S.parent
+    for enlace in enlaces:
+        assert enlace.startswith(base + "/docs/"), enlace
+        ruta, _, ancla = enlace.removeprefix(base + "/").partition("#")
+        titulos = re.findall(r"^#{1,6} (.+)$", (raiz / ruta).read_text(), flags=re.M)
+        anclas = {re.sub(r"[^\w\- ]", "", t.lower()).replace(" ", "-") for t in titulos}
+        assert ancla in anclas, enlace
+    nombres = {r["alert"] for r in reglas}
+    assert {"FichasRevisorCaido", "FichasCertificadorSinTitular"} <= nombres

@@ -895,7 +895,15 @@ def test_overlay_produccion():
 
 
 def test_prometheusrule_igual_que_alertas_yml():
+    """The same rules; each runbook_url under the generator's base (entorno.yaml replaces it)."""
     pr = uno(render_base(), "PrometheusRule", "fichas")
+    base = "https://runbook.fichas.example/"
+    for grupo in pr["spec"]["groups"]:
+        for regla in grupo["rules"]:
+            anotaciones = regla.get("annotations", {})
+            if "runbook_url" in anotaciones:
+                assert anotaciones["runbook_url"].startswith(base), anotaciones["runbook_url"]
+                anotaciones["runbook_url"] = anotaciones["runbook_url"].removeprefix(base)
     assert pr["spec"]["groups"] == yaml.safe_load(ALERTAS.read_text(encoding="utf-8"))["groups"], (
         "k8s/base/worker/prometheusrule.yaml desactualizado: "
         "python deploy/generar_prometheusrule.py"
@@ -1434,6 +1442,38 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
             ('up{job="fichas",instance="worker-2:9100"}', "1x22"),
         ],
         [("3m", False), ("15m", True)],
+    ),
+    (
+        "FichasRevisorCaido",
+        [
+            ('up{job="fichas-revisor",instance="revisor-1:8080"}', "1 1 0x20"),
+            ('up{job="fichas-revisor",instance="revisor-2:8080"}', "1 1 0x20"),
+        ],
+        [("3m", False), ("15m", True)],
+    ),
+    (
+        "FichasRevisorCaido",
+        [
+            ('up{job="fichas-revisor",instance="revisor-1:8080"}', "1 1 0x20"),
+            ('up{job="fichas-revisor",instance="revisor-2:8080"}', "1x22"),
+        ],
+        [("15m", False)],
+    ),
+    (
+        "FichasCertificadorSinTitular",
+        [
+            ('fichas_revision_certificador_titular{instance="revisor-1:8080"}', "1 1 0x20"),
+            ('fichas_revision_certificador_titular{instance="revisor-2:8080"}', "0x22"),
+        ],
+        [("2m", False), ("10m", True)],
+    ),
+    (
+        "FichasCertificadorSinTitular",
+        [
+            ('fichas_revision_certificador_titular{instance="revisor-1:8080"}', "1 1 0x20"),
+            ('fichas_revision_certificador_titular{instance="revisor-2:8080"}', "0 0 0 1x20"),
+        ],
+        [("10m", False)],
     ),
     (
         "FichasRevisionPrecisionBaja",
