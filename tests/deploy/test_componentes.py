@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from harness.kustomize import renderizar
+from harness.kustomize import renderizar, sin_hash
 
 K8S = Path(__file__).resolve().parents[2] / "k8s"
 COMPLETA = K8S / "overlays" / "produccion-completa"
 
 
 def _uno(objetos: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
-    (objeto,) = [o for o in objetos if o["kind"] == kind and o["metadata"]["name"] == name]
+    (objeto,) = [
+        o for o in objetos if o["kind"] == kind and sin_hash(o["metadata"]["name"]) == name
+    ]
     return objeto
 
 
@@ -120,34 +123,116 @@ def test_el_cluster_de_postgres_es_el_que_la_guia_pide() -> None:
 
 
 JOBS = {
-    "overlays/produccion/calibrar": ("fichas-calibrar", "scram"),
-    "overlays/calibrar-publicar": ("fichas-calibrar-publicar", "scram"),
-    "overlays/produccion-tls-mutuo/calibrar": ("fichas-calibrar", "tls"),
-    "overlays/produccion-tls-mutuo/calibrar-publicar": ("fichas-calibrar-publicar", "tls"),
+    "overlays/produccion/calibrar": ("fichas-calibrar", "scram", "overlays/produccion"),
+    "overlays/calibrar-publicar": ("fichas-calibrar-publicar", "scram", "overlays/produccion"),
+    "overlays/produccion-tls-mutuo/calibrar": (
+        "fichas-calibrar",
+        "tls",
+        "overlays/produccion-tls-mutuo",
+    ),
+    "overlays/produccion-tls-mutuo/calibrar-publicar": (
+        "fichas-calibrar-publicar",
+        "tls",
+        "overlays/produccion-tls-mutuo",
+    ),
+    "overlays/produccion/operador": ("fichas-operador", "scram", "overlays/produccion"),
+    "overlays/produccion-tls-mutuo/operador": (
+        "fichas-operador",
+        "tls",
+        "overlays/produccion-tls-mutuo",
+    ),
 }
 
 
 @pytest.mark.parametrize("overlay", sorted(JOBS))
-def test_un_overlay_de_job_solo_lleva_su_job(overlay: str) -> None:
-    """``kubectl create -k`` a second time (after deleting the Job) creates only the Job: no
-    object of the overlay outlives it, so nothing collides."""
-    nombre, modo = JOBS[overlay]
+def test_un_overlay_aparte_solo_lleva_su_pod_y_la_configuracion_desplegada(overlay: str) -> None:
+    """``kubectl apply -k`` of a Job's or the toolbox's overlay creates only its workload: its
+    ConfigMaps are the deployment's, byte for byte and with the same hashed names (apply leaves
+    them as they are), and no other object outlives the workload to collide on the next run."""
+    nombre, modo, despliegue = JOBS[overlay]
     objetos = renderizar(K8S / overlay)
-    assert [(o["kind"], o["metadata"]["name"]) for o in objetos] == [("Job", nombre)]
-    pod = objetos[0]["spec"]["template"]["spec"]
+    desplegados = {
+        o["metadata"]["name"]: o for o in renderizar(K8S / despliegue) if o["kind"] == "ConfigMap"
+    }
+    cargas = [o for o in objetos if o["kind"] in ("Job", "Pod")]
+    assert [o["metadata"]["name"] for o in cargas] == [nombre]
+    for o in objetos:
+        if o["kind"] in ("Job", "Pod"):
+            continue
+        assert o["kind"] == "ConfigMap", o["kind"]
+        if o["metadata"]["name"] == "fichas-operador-kafka":
+            continue  # the toolbox's own client.properties
+        assert o == desplegados[o["metadata"]["name"]], o["metadata"]["name"]
+    pod = cargas[0]["spec"] if cargas[0]["kind"] == "Pod" else cargas[0]["spec"]["template"]["spec"]
     usuario = {v["name"]: v for v in pod["volumes"]}["kafka-usuario"]["secret"]
-    claves = {i["key"] for i in usuario["items"]}
+    claves = {i["key"] for i in usuario["items"]} - {"username"}
     assert claves == ({"password"} if modo == "scram" else {"user.crt", "user.key"})
-    orden = " ".join(pod["containers"][0]["args"])
-    assert ("--publicar" in orden) == nombre.endswith("publicar"), orden
-    assert re.search(r"--dry-run\b", orden) or "--publicar" in orden
+    if cargas[0]["kind"] == "Job":
+        orden = " ".join(pod["containers"][0]["args"])
+        assert ("--publicar" in orden) == nombre.endswith("publicar"), orden
+        assert re.search(r"--dry-run\b", orden) or "--publicar" in orden
+
+
+def _lee_la_configuracion(contenedor: dict[str, Any]) -> bool:
+    return any("configMapRef" in e for e in contenedor.get("envFrom", []))
+
+
+def test_un_cambio_de_configuracion_o_de_prompt_despliega_cada_pod(tmp_path: Path) -> None:
+    """A value changed, or a prompt file added, gives the ConfigMaps other names: every pod
+    template that reads them changes (so Kubernetes rolls it), and every container that loads
+    the settings mounts the prompt where its setting points."""
+    copia = tmp_path / "k8s"
+    shutil.copytree(K8S, copia)
+    shutil.copytree(K8S.parent / "deploy" / "grafana", tmp_path / "deploy" / "grafana")
+    config = copia / "overlays" / "produccion" / "configuracion"
+    antes = _plantillas(K8S)  # the repository's (renders are cached by folder)
+    (config / "prompts" / "generador-v2.md").write_text("Escribe la ficha. {criterios}\n")
+    kustomization = config / "kustomization.yaml"
+    kustomization.write_text(
+        kustomization.read_text().replace(
+            "    files: []", "    files:\n      - prompts/generador-v2.md"
+        )
+    )
+    parche = config / "patch-configmap.yaml"
+    parche.write_text(
+        parche.read_text()
+        + "  FICHAS_CANDIDATA_PROMPT_GENERADOR_ARCHIVO: /etc/fichas/prompts/generador-v2.md\n"
+        + '  FICHAS_CANDIDATA_PROPORCION: "0.1"\n'
+    )
+    despues = _plantillas(copia)
+    assert set(antes) == set(despues) and len(antes) == 4
+    for nombre, plantilla in despues.items():
+        assert plantilla != antes[nombre], f"{nombre} would not roll"
+        volumenes = {v["name"]: v for v in plantilla["volumes"]}
+        prompts = volumenes["prompts"]["configMap"]["name"]
+        assert sin_hash(prompts) == "fichas-prompts" and prompts != "fichas-prompts"
+        for c in [*plantilla.get("initContainers", []), *plantilla["containers"]]:
+            if not _lee_la_configuracion(c):
+                continue
+            montajes = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+            assert montajes.get("/etc/fichas/prompts") == "prompts", f"{nombre}/{c['name']}"
+    objetos = renderizar(copia / "overlays" / "produccion")
+    (prompts,) = [o for o in objetos if sin_hash(o["metadata"]["name"]) == "fichas-prompts"]
+    assert prompts["data"]["generador-v2.md"].startswith("Escribe la ficha.")
+
+
+def _plantillas(k8s: Path) -> dict[str, dict[str, Any]]:
+    """The pod templates of the deployment, the Job and the toolbox, by workload."""
+    res = {}
+    for carpeta in ("produccion", "produccion/calibrar", "produccion/operador"):
+        for o in renderizar(k8s / "overlays" / carpeta):
+            if o["kind"] in ("Deployment", "Job"):
+                res[o["metadata"]["name"]] = o["spec"]["template"]["spec"]
+            elif o["kind"] == "Pod":
+                res[o["metadata"]["name"]] = o["spec"]
+    return res
 
 
 def test_la_networkpolicy_del_job_va_con_el_despliegue() -> None:
     objetos = renderizar(K8S / "overlays" / "produccion")
     politica = _uno(objetos, "NetworkPolicy", "fichas-calibrar")
     assert politica["metadata"]["namespace"] == "fichas"
-    job = renderizar(K8S / "overlays" / "produccion" / "calibrar")[0]
+    job = _uno(renderizar(K8S / "overlays" / "produccion" / "calibrar"), "Job", "fichas-calibrar")
     etiquetas = job["spec"]["template"]["metadata"]["labels"]
     assert politica["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
 

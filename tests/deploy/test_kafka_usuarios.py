@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from harness.acls import kafka_users, names_for
-from harness.kustomize import renderizar
+from harness.kustomize import renderizar, sin_hash
 from infra.config import Settings
 
 RAIZ = Path(__file__).resolve().parents[2]
@@ -59,7 +59,9 @@ def _render(nombre: str) -> list[dict[str, Any]]:
 
 
 def _uno(objetos: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
-    (objeto,) = [o for o in objetos if o["kind"] == kind and o["metadata"]["name"] == name]
+    (objeto,) = [
+        o for o in objetos if o["kind"] == kind and sin_hash(o["metadata"]["name"]) == name
+    ]
     return objeto
 
 

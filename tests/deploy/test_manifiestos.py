@@ -38,6 +38,7 @@ import pytest
 import yaml
 
 from harness import kustomize
+from harness.kustomize import sin_hash
 from infra.config import Settings
 
 RAIZ = Path(__file__).resolve().parents[2]
@@ -230,7 +231,9 @@ def render_produccion() -> tuple[dict[str, Any], ...]:
 
 def uno(objetos: tuple[dict[str, Any], ...], kind: str, name: str | None = None) -> dict[str, Any]:
     hits = [
-        o for o in objetos if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+        o
+        for o in objetos
+        if o["kind"] == kind and (name is None or sin_hash(o["metadata"]["name"]) == name)
     ]
     assert len(hits) == 1, f"se esperaba un {kind} {name or ''}, hay {len(hits)}"
     return hits[0]
@@ -399,7 +402,8 @@ def test_kubectl_kustomize_renderiza_lo_mismo(overlay: Path):
 
 def test_kustomize_produce_los_objetos_esperados():
     claves = {
-        (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in render_base()
+        (o["kind"], o["metadata"].get("namespace"), sin_hash(o["metadata"]["name"]))
+        for o in render_base()
     }
     esperadas = {
         ("Namespace", None, "fichas"),
@@ -482,7 +486,7 @@ def test_deployment_del_worker():
     montajes = {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
     assert "emptyDir" in montajes["/tmp"]
     assert "emptyDir" in montajes[cm["FICHAS_DATA_DIR"]]
-    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    assert [sin_hash(e["configMapRef"]["name"]) for e in c["envFrom"]] == ["fichas-config"]
     # Las etiquetas del pod casan con Service, PDB, NetworkPolicy y ServiceMonitor.
     etiquetas = dep["spec"]["template"]["metadata"]["labels"]
     assert dep["spec"]["selector"]["matchLabels"].items() <= etiquetas.items()
@@ -637,7 +641,7 @@ def test_revisor_en_k8s():
     # probes and Prometheus on the internal port, which the Ingress does not route
     assert c["readinessProbe"]["httpGet"] == {"path": "/health/ready", "port": "metricas"}
     assert c["livenessProbe"]["httpGet"] == {"path": "/health/live", "port": "metricas"}
-    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    assert [sin_hash(e["configMapRef"]["name"]) for e in c["envFrom"]] == ["fichas-config"]
     assert [e["name"] for e in c["env"]] == ["FICHAS_POSTGRES_DSN", "FICHAS_KAFKA_USUARIO"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert c["securityContext"]["readOnlyRootFilesystem"] is True
@@ -845,7 +849,7 @@ def test_job_de_calibrar():
     assert c["command"] == ["/bin/sh", "-c"] and guion.startswith("fichas calibrar ")
     # An audit never publishes unless asked (issue 38): the default Job prints, writes nothing.
     assert "--dry-run" in guion and "--publicar" not in guion
-    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    assert [sin_hash(e["configMapRef"]["name"]) for e in c["envFrom"]] == ["fichas-config"]
     secretos = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c["env"]}
     assert secretos == {
         "FICHAS_LLM_API_KEY": {"name": "fichas-secretos", "key": "llm-api-key"},

@@ -186,9 +186,11 @@ class Contexto:
         return Pod(env, rutas, self)
 
     def _configmap(self, nombre: str) -> dict[str, str]:
-        (cm,) = [
+        """The data of the ConfigMap ``nombre`` (the Job's and the toolbox's overlays render
+        the deployment's ConfigMaps again, the same ones)."""
+        cm = next(
             o for o in self.objetos if o["kind"] == "ConfigMap" and o["metadata"]["name"] == nombre
-        ]
+        )
         return dict(cm.get("data", {}))
 
     def _llenar(self, volumen: dict[str, Any], carpeta: Path, rutas: dict[str, str]) -> None:
