@@ -486,3 +486,38 @@ def test_un_bloque_bajo_otra_identidad_falla(con_llm: Contexto) -> None:
     assert len(lineas) == 1 and "denied user fichas-worker" in lineas[0], resultado.stderr[-3000:]
     assert "access to topic fichas.puerta" in lineas[0], lineas[0]
     assert "Traceback" not in resultado.stderr
+
+
+# Every command a person runs, as a user whose ACLs do not cover it (fichas-keda: Describe of
+# the input and of the group, nothing else): one line naming the setting, exit 2, no traceback.
+RECHAZADAS = {
+    "puerta retener": ["fichas", "puerta", "retener", "*", "--clave", "0" * 16, "--motivo", "x"],
+    "puerta promover": ["fichas", "puerta", "promover", "--de", "0" * 16, "--a", "1" * 16],
+    "calibrar --desde-decisiones": [
+        "fichas", "calibrar", "--desde-decisiones", "--kafka", "BROKERS", "--clave-desde-config",
+    ],
+    "informe --kafka": ["fichas", "informe", "--kafka", "BROKERS"],
+    "producir": ["fichas", "producir", "-"],
+    "producir --desde-dlq": ["fichas", "producir", "--desde-dlq"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("orden", sorted(RECHAZADAS))
+def test_cada_orden_rechazada_por_kafka_una_linea_y_salida_2(con_llm: Contexto, orden: str) -> None:
+    pod = con_llm.pod("fichas-operador", "fichas")
+    carpeta = Path(pod.rutas["/etc/fichas/kafka/usuario"])
+    (carpeta / "username").write_text("fichas-keda")
+    (carpeta / "password").write_text(con_llm.claves["fichas-keda"].read_text().strip())
+    pod.env["FICHAS_KAFKA_USUARIO"] = "fichas-keda"
+    args = [a.replace("BROKERS", pod.env["FICHAS_KAFKA_BROKERS"]) for a in RECHAZADAS[orden]]
+    try:
+        resultado = pod.ejecutar(args, evento_json("NUNCA-1") + "\n")
+    finally:  # the toolbox's own user again, for the other tests
+        (carpeta / "username").write_text("fichas-operador")
+        (carpeta / "password").write_text(con_llm.claves["fichas-operador"].read_text().strip())
+    lineas = [x for x in resultado.stderr.splitlines() if x.strip() and '"level": "INFO"' not in x]
+    assert resultado.returncode == 2, resultado.stderr[-3000:]
+    assert "Traceback" not in resultado.stderr, resultado.stderr[-3000:]
+    assert len(lineas) == 1, resultado.stderr[-3000:]
+    assert "denied user fichas-keda (FICHAS_KAFKA_USUARIO)" in lineas[0], lineas[0]
+    assert con_llm.claves["fichas-keda"].read_text().strip() not in resultado.stderr
