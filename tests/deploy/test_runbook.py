@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import re
-import secrets
 import shlex
 import subprocess
 import sys
@@ -51,7 +50,6 @@ from harness.pki import CertificateAuthority
 from harness.procesos import REPO
 from harness.topicos import committed_offsets, partitions_of, produce, read_all, settings_for
 from infra.kafka.topics import ensure_topics
-from infra.network import free_port
 from puerta.topico import escribir_estados
 from stream.flow.rechazo import evento_rechazado
 
@@ -304,18 +302,7 @@ def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Contexto]:
     carpeta = tmp_path_factory.mktemp("runbook")
     pki = CertificateAuthority(carpeta / "pki")
     pki.broker_keystore()
-    claves = {}
-    for usuario in USUARIOS:
-        claves[usuario] = carpeta / f"{usuario}.clave"
-        claves[usuario].write_text(secrets.token_urlsafe(18) + "\n")
-    broker = SecuredKafkaBroker(
-        free_port(),
-        carpeta / "kafka",
-        pki.folder,
-        {u: p.read_text().strip() for u, p in claves.items()},
-        sasl_ssl_port=free_port(),
-        ssl_port=free_port(),
-    )
+    broker, claves = SecuredKafkaBroker.con_usuarios(carpeta, pki.folder, USUARIOS)
     broker.start()
     try:
         contrato = settings_for(broker.bootstrap)  # the contract's default names
