@@ -936,7 +936,7 @@ def test_los_comentarios_de_despliegue_apuntan_dentro_del_repositorio():
 def test_overlay_produccion():
     dep = uno(render_produccion(), "Deployment", "fichas")
     (c,) = dep["spec"]["template"]["spec"]["containers"]
-    assert re.fullmatch(r"[^:]+/fichas:\d+\.\d+\.\d+", c["image"]), c["image"]
+    assert re.fullmatch(r"[^:@]+/fichas@sha256:[0-9a-f]{64}", c["image"]), c["image"]
     assert "replicas" not in dep["spec"], "KEDA decides the worker's replicas"
     assert uno(render_produccion(), "ScaledObject", "fichas")["spec"]["maxReplicaCount"] == 4
     assert c["resources"]["limits"]["memory"] == "2Gi"
