@@ -55,7 +55,13 @@ KEDA_SASL = {"PLAIN": "plaintext", "SCRAM-SHA-256": "scram_sha256", "SCRAM-SHA-5
 
 def _render(nombre: str) -> list[dict[str, Any]]:
     despliegue, aparte, _ = RENDERS[nombre]
-    return [o for d in (despliegue, *aparte) for o in renderizar(K8S / d)]
+    unicos: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for d in (despliegue, *aparte):  # the Job and the toolbox render the deployment's ConfigMaps
+        for o in renderizar(K8S / d):
+            unicos.setdefault(
+                (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]), o
+            )
+    return list(unicos.values())
 
 
 def _uno(objetos: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:

@@ -901,7 +901,8 @@ def test_el_job_que_publica_se_llama_asi():
     sin_orden = {k: v for k, v in c.items() if k != "args"}
     assert sin_orden == {k: v for k, v in c_prod.items() if k != "args"}
     assert job["spec"]["podFailurePolicy"] == prod["spec"]["podFailurePolicy"]
-    assert [o["kind"] for o in objetos] == ["Job"]  # its NetworkPolicy is the deployment's
+    # its NetworkPolicy is the deployment's; its ConfigMaps are the deployment's too
+    assert sorted(o["kind"] for o in objetos) == ["ConfigMap", "ConfigMap", "Job"]
 
 
 def test_la_imagen_lleva_lo_que_leen_los_comandos():
