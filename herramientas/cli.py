@@ -99,7 +99,17 @@ def _parser() -> argparse.ArgumentParser:
         "everything valid was acknowledged by the broker.",
     )
     producir.add_argument(
-        "entrada", metavar="FICHERO", help="EventoCambio lines, or - for standard input"
+        "entrada",
+        metavar="FICHERO",
+        nargs="?",
+        help="EventoCambio lines, or - for standard input",
+    )
+    producir.add_argument(
+        "--desde-dlq",
+        action="store_true",
+        help="instead of a file: send again the original payload of every record on "
+        "FICHAS_TOPIC_DLQ (read to its end), through the same checks (docs/despliegue.md, "
+        "'Reprocesar un topic')",
     )
     producir.add_argument(
         "--estricto",
@@ -207,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "procesar":
         return _procesar(settings, args.entrada, args.espera_llm, args.puerta)
     if args.command == "producir":
+        if (args.entrada is not None) == args.desde_dlq:
+            print("fichas producir: give FICHERO (or -) or --desde-dlq", file=sys.stderr)
+            return EXIT_USAGE
         return _producir(settings, args.entrada, args.estricto)
     if args.command == "worker":
         return _worker(settings)
@@ -416,18 +429,33 @@ def _resumen(resumen: Resumen, blancas: int, donde: str) -> str:
     return texto
 
 
-def _producir(settings: Settings, entrada: str, estricto: bool) -> int:
-    """``fichas producir``: exit 0 sent, 2 invalid input with --estricto, 4 no broker."""
+def _producir(settings: Settings, entrada: str | None, estricto: bool) -> int:
+    """``fichas producir``: exit 0 sent, 2 invalid input with --estricto or Kafka refused, 4
+    no broker. ``entrada`` None: the DLQ's payloads (``--desde-dlq``)."""
     from herramientas.procesar import leer_entrada
-    from herramientas.producir import EXIT_INVALID, enviar, informar, preparar
+    from herramientas.producir import EXIT_INVALID, enviar, informar, leer_dlq, preparar
     from infra import eventloop
     from infra.kafka.access import refusal
-    from infra.kafka.clients import BrokerUnreachable
+    from infra.kafka.clients import BrokerUnreachable, explain_refusal
 
     try:
-        leida = leer_entrada(entrada)
+        if entrada is None:
+            leida, omitidos = eventloop.run(leer_dlq(settings))
+            for omitido in omitidos:
+                print(f"fichas producir: not sent again: {omitido}", file=sys.stderr)
+        else:
+            leida = leer_entrada(entrada)
     except OSError as exc:
         print(f"fichas producir: cannot read {entrada}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokerUnreachable as exc:
+        print(f"fichas producir: {exc}; nothing sent", file=sys.stderr)
+        return EXIT_BROKER_UNREACHABLE
+    except Exception as exc:
+        rechazo = eventloop.run(explain_refusal(exc, settings))
+        if rechazo is None:
+            raise
+        print(f"fichas producir: {rechazo}; nothing sent", file=sys.stderr)
         return EXIT_USAGE
     lote = preparar(leida)
     _avisos_entrada("producir", False, leida.blancas)

@@ -542,11 +542,16 @@ def _informe_revision(out: TextIO) -> int:
     """The trust section, computed by ``revision.certificador.confianza`` from the reviewer app's
     store."""
     from infra.config import Settings
+    from migraciones.conexion import rechazo_postgres
     from revision.certificador.confianza import informe_desde_almacen
 
+    settings = Settings()
     try:
-        out.write(informe_desde_almacen(Settings()))
+        out.write(informe_desde_almacen(settings))
     except Exception as exc:  # no store yet, database unreachable: say why, exit 1
+        if (rechazo := rechazo_postgres(exc, settings.postgres_dsn)) is not None:
+            print(f"fichas informe: {rechazo}", file=sys.stderr)  # login, database, privilege
+            return 2
         print(f"fichas informe: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     return 0

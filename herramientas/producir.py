@@ -6,6 +6,11 @@ per-SKU order relies on. An invalid line is reported on standard error (line num
 message) and skipped; with ``--estricto`` any invalid line stops the command before anything is
 sent. Lines are sent as they are in the file (after a leading BOM is stripped), so the worker
 sees exactly what the file says.
+
+``--desde-dlq`` sends again what the DLQ holds (``leer_dlq``), after the feed or the criteria
+were fixed: each ``EventoRechazado``'s original ``payload`` (decoded when base64), read to the
+DLQ's end at the start, through the same checks; a payload the worker had to cut cannot be sent
+again and is named. The worker answers an event it already handled with the same outcome.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass, field
 
 from criterios import familias_conocidas
 from esquemas import EventoInvalido, leer_evento
-from herramientas.procesar import Entrada
+from herramientas.procesar import Entrada, Linea
 from infra.config import Settings
 
 EXIT_INVALID = 2
@@ -38,9 +43,8 @@ def preparar(entrada: Entrada) -> Lote:
             evento = leer_evento(linea.raw, familias)
         except EventoInvalido as exc:
             campo = f" (campo {exc.campo})" if exc.campo else ""
-            lote.invalidos.append(
-                f"{entrada.nombre}:{linea.offset + 1}: {exc.codigo}: {exc.mensaje}{campo}"
-            )
+            donde = linea.donde or f"{entrada.nombre}:{linea.offset + 1}"
+            lote.invalidos.append(f"{donde}: {exc.codigo}: {exc.mensaje}{campo}")
             continue
         lote.validos.append((evento.sku.encode("utf-8"), linea.raw))
     return lote
@@ -62,6 +66,38 @@ async def enviar(settings: Settings, mensajes: list[tuple[bytes, bytes]]) -> Non
             await pendiente
     finally:
         await producer.stop()
+
+
+async def leer_dlq(settings: Settings) -> tuple[Entrada, list[str]]:
+    """The payloads on ``FICHAS_TOPIC_DLQ`` up to its end, as lines to check and send, and one
+    message per record that cannot be sent again (not an ``EventoRechazado``, a cut payload)."""
+    import base64
+
+    from pydantic import ValidationError
+
+    from esquemas.salidas import EventoRechazado
+    from infra.kafka.clients import connect_admin
+    from infra.kafka.read import read_to_end
+
+    admin = await connect_admin(settings)  # a clear message, bounded, if no broker answers
+    await admin.close()
+    registros, _ = await read_to_end(settings, [settings.topic_dlq], "fichas-producir-dlq")
+    entrada, omitidos = Entrada(settings.topic_dlq, []), []
+    for registro in registros:
+        donde = f"{registro.topic} partition {registro.partition} offset {registro.offset}"
+        try:
+            rechazado = EventoRechazado.model_validate_json(registro.value or b"")
+        except ValidationError:
+            omitidos.append(f"{donde}: not an EventoRechazado")
+            continue
+        if rechazado.truncado:
+            omitidos.append(f"{donde}: its payload was cut when written; send it from the feed")
+            continue
+        texto = rechazado.payload
+        raw = base64.b64decode(texto) if rechazado.payload_codificacion == "base64" else texto
+        crudo = raw if isinstance(raw, bytes) else raw.encode("utf-8")
+        entrada.lineas.append(Linea(registro.offset, crudo, donde))
+    return entrada, omitidos
 
 
 def informar(lote: Lote, entrada: Entrada, estricto: bool) -> None:

@@ -13,7 +13,8 @@
   then exits; later, aiokafka reconnects). With TLS and SASL, aiokafka's INFO lines on every
   connection ("Authenticated as ...", "Loading SSL CA from ...") become DEBUG, and so does
   uvloop's "Fatal error on SSL protocol" about a transport already closed: a write racing the
-  close of a process that is exiting anyway, not an error of its own.
+  close of a process that is exiting anyway, not an error of its own. A producer's id refused
+  by an ACL becomes INFO: the command's own line names the setting.
 * Language: operators read English (logs, CLI help and errors); catalogue people read
   Spanish (DLQ messages, review reasons, the report). See docs/operacion.md.
 """
@@ -39,6 +40,9 @@ _RELEVEL: tuple[tuple[str, str, int], ...] = (
     ("aiokafka", "Unable to request metadata", logging.WARNING),
     ("aiokafka", "Authenticated as", logging.DEBUG),
     ("aiokafka", "Loading SSL ", logging.DEBUG),
+    # A producer's id refused by an ACL (InitProducerId): the command's own one line says it,
+    # with the setting to fix (infra.kafka.access); aiokafka's ERROR would be a second line.
+    ("aiokafka.producer", "AuthorizationFailedError", logging.INFO),
     # uvloop's SSL protocol writing to a transport the client has already closed (a process
     # exiting on a refused login or ACL while aiokafka still had a request to send).
     ("asyncio", "transport: <TCPTransport closed=True", logging.DEBUG),

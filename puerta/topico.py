@@ -31,6 +31,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from esquemas.estado_puerta import EstadoPuerta
 from esquemas.wire import cabeceras_estado, encode_value
 from infra.config import Settings
+from infra.kafka.access import AUTHORIZATION_ERRORS
 from infra.kafka.clients import build_reader, build_writer
 from infra.kafka.topics import topic_partitions
 from puerta.lectura import Ilegible, Instantanea, leer_registro
@@ -97,6 +98,7 @@ class LectorPuertas:
         self._al_dia = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
         self._tarea: asyncio.Task[None] | None = None
+        self._rechazo: BaseException | None = None
         self.invalidos = 0  # records skipped: their key names no gate
 
     async def start(self, settings: Settings) -> None:
@@ -120,9 +122,12 @@ class LectorPuertas:
         """Return once every record that existed when the reader started has been read.
 
         A topic that does not exist yet counts as read (no gate: closed); the reader keeps
-        looking for it and follows it once it appears.
+        looking for it and follows it once it appears. Kafka refusing this client before it
+        caught up (an ACL on the topic) is raised here: the caller's refusal, not a wait.
         """
         await self._al_dia.wait()
+        if self._rechazo is not None:
+            raise self._rechazo
 
     def estados(self) -> dict[str, EstadoPuerta]:
         """A copy of the current state of every gate and hold, by key; a gate whose newest
@@ -161,6 +166,8 @@ class LectorPuertas:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                if self._rechazado(exc):
+                    return
                 log.warning("cannot describe topic %s: %s", self.topic, exc)
                 await asyncio.sleep(PAUSA_ERROR_S)
         consumer.assign(particiones)
@@ -181,8 +188,20 @@ class LectorPuertas:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # keep the gates of every worker alive; log and go on
+                if self._rechazado(exc):
+                    return
                 log.warning("error following %s: %s", self.topic, exc, extra={"topic": self.topic})
                 await asyncio.sleep(PAUSA_ERROR_S)
+
+    def _rechazado(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is Kafka refusing this reader before it caught up: then ``al_dia``
+        raises it and the reader stops (retrying cannot cure an ACL). Once caught up, errors
+        are logged and retried, so a worker keeps the gates it has."""
+        if self._al_dia.is_set() or not isinstance(exc, AUTHORIZATION_ERRORS):
+            return False
+        self._rechazo = exc
+        self._al_dia.set()
+        return True
 
     def _aplicar(self, registro: ConsumerRecord) -> None:
         """Take one record into the snapshot; log a skipped or unreadable one, once."""

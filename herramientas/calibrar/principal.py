@@ -617,7 +617,11 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_LLM_UNAVAILABLE
-    except Exception as exc:  # the broker: unreachable (4) or refusing this client (2)
+    except Exception as exc:  # the broker or the store: unreachable (4) or refusing (2)
+        from migraciones.conexion import rechazo_postgres
+
+        if (rechazo := rechazo_postgres(exc, settings.postgres_dsn)) is not None:
+            return _error(rechazo)
         codigo = _fallo_de_kafka(exc, con_brokers(settings, args.kafka or settings.kafka_brokers))
         if codigo is None:
             raise
