@@ -14,7 +14,8 @@
   connection ("Authenticated as ...", "Loading SSL CA from ...") become DEBUG, and so does
   uvloop's "Fatal error on SSL protocol" about a transport already closed: a write racing the
   close of a process that is exiting anyway, not an error of its own. A producer's id refused
-  by an ACL becomes INFO: the command's own line names the setting.
+  by an ACL becomes INFO: the command's own line names the setting; an aiokafka connection
+  collected unclosed, WARNING.
 * Language: operators read English (logs, CLI help and errors); catalogue people read
   Spanish (DLQ messages, review reasons, the report). See docs/operacion.md.
 """
@@ -46,6 +47,10 @@ _RELEVEL: tuple[tuple[str, str, int], ...] = (
     # uvloop's SSL protocol writing to a transport the client has already closed (a process
     # exiting on a refused login or ACL while aiokafka still had a request to send).
     ("asyncio", "transport: <TCPTransport closed=True", logging.DEBUG),
+    # aiokafka's connection collected unclosed (a client whose start failed on a refusal is
+    # dropped with a connection open): a leak worth a WARNING, never a second ERROR line
+    # beside the command's own.
+    ("asyncio", "Unclosed AIOKafkaConnection", logging.WARNING),
 )
 
 
