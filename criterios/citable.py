@@ -44,12 +44,12 @@ AJENO_RE = re.compile(
       | gift | free\ with | for\ free | with\ (?:your|every)\ order | sold\ separately
       | not\ included | optional
       | brinde | de\ presente | vendid[oa]s?\ separadamente | nao\ incluid
-      | cadeau | offert | avec\ (?:votre|chaque)\ commande | vendus?\ separement
+      | cadeau | offert | avec\ (?:votre|chaque)\ commande | vendu(?:e|s|es)?\ separement
       | non\ inclus
     )""",
     re.VERBOSE,
 )
-_FRASE_RE = re.compile(r"[^.!?]+[.!?]*")
+_FIN_DE_FRASE_RE = re.compile(r"(?<=[.!?])\s+")  # «5.3» and «0.5 lb» are not two sentences
 _PALABRA_RE = re.compile(r"[^\W\d_]+")
 _ESPACIOS_RE = re.compile(r"\s{2,}")
 
@@ -73,8 +73,9 @@ def origen_citable(origen: Mapping[str, Any]) -> dict[str, Any]:
 def sin_lo_ajeno(descripcion: str) -> str:
     """The description without the sentences that present an item as a gift, an extra with
     the order, optional or not included (``AJENO_RE``)."""
-    frases = _FRASE_RE.findall(nfc(descripcion))
-    return " ".join(f.strip() for f in frases if not AJENO_RE.search(normalizar(f))).strip()
+    frases = _FIN_DE_FRASE_RE.split(nfc(descripcion).strip())
+    propias = [f for f in frases if not AJENO_RE.search(normalizar(f))]
+    return descripcion if len(propias) == len(frases) else " ".join(propias)
 
 
 def titulo_sin_contradicciones(

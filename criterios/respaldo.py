@@ -170,6 +170,21 @@ def respaldada(cita: str, afirmacion: str, origen: Mapping[str, Any]) -> bool:
     return (por_palabras or lector.dice_lo_mismo(afirmacion, frase)) and fiel(afirmacion, origen)
 
 
+def mejor_cita(afirmacion: str, origen: Mapping[str, Any]) -> tuple[str, bool, float]:
+    """Code's own quote for a claim, no model (``FICHAS_EVALUADOR=lector``): the first
+    fragment of the citable origin that supports it, else the one whose sentence reads
+    closest to it; with whether it supports the claim and the reader's cosine (0.0 for an
+    origin with nothing to quote)."""
+    mejor, parecido = "", 0.0
+    for fragmento in fragmentos(origen):
+        similitud = lector.parecido(afirmacion, contexto(fragmento, origen))
+        if respaldada(fragmento, afirmacion, origen):
+            return fragmento, True, similitud
+        if similitud > parecido:
+            mejor, parecido = fragmento, similitud
+    return mejor, False, parecido
+
+
 def fiel(afirmacion: str, origen: Mapping[str, Any]) -> bool:
     """Checks a reading of words or of meaning cannot make: every number of the claim is one
     the citable origin gives (C11's rule, so «1 l» is not backed by a title its figures
@@ -230,16 +245,19 @@ def descripcion_sin_nada_propio(ficha: Mapping[str, Any]) -> bool:
     """The description says nothing the title does not: no content lemma, house value or
     figure beyond the title's, attribute names («talla», «color») aside. «Una zapatilla de
     trail gris para mujer.» under «Zapatilla de trail para mujer en malla gris» (C06, which
-    C10 checks only word for word). A figure that only restates an attribute («talla 35») is
-    not something of its own (issue 48). Of the 80 references it flags one, the shortest
-    («Botella isotérmica de acero inoxidable.»); docs/calidad.md."""
+    C10 checks only word for word). A size that only restates the attribute («talla 35») is
+    not something of its own (issue 48); other figures are («20 h de autonomía»). Of the 80
+    references it flags one, the shortest («Botella isotérmica de acero inoxidable.»);
+    docs/calidad.md."""
     titulo = str(ficha.get("titulo") or "")
     descripcion = str(ficha.get("descripcion") or "")
     if not descripcion.strip():
         return False  # C02 fails an empty description already
     propias = lemas(descripcion) - lemas(titulo) - valores_de_casa(titulo) - _nombres_de_claves()
-    de_atributos = frozenset().union(*(_numeros(v) for v in attributes(ficha).values()))
-    return not propias and _numeros(descripcion) <= _numeros(titulo) | de_atributos
+    tallas = frozenset().union(
+        *(_numeros(v) for k, v in attributes(ficha).items() if k in _CLAVES_DE_TALLA)
+    )
+    return not propias and _numeros(descripcion) <= _numeros(titulo) | tallas
 
 
 @cache
@@ -253,6 +271,10 @@ def _nombres_de_claves() -> frozenset[str]:
         for palabra in nombre.replace("_", " ").split()
     )
 
+
+# Attributes whose figure a description may repeat without saying anything: sizes are a
+# catalogue filter, not a description (``descripcion_sin_nada_propio``).
+_CLAVES_DE_TALLA = frozenset({"talla"})
 
 # The house's value for a required attribute that does not apply («no aplica (con cable)» for
 # a wired headset's battery life): it states an absence, not a fact to back.

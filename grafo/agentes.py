@@ -31,14 +31,16 @@ from pydantic import BaseModel
 
 from criterios import respaldo
 from esquemas import Ficha, Veredicto
-from esquemas.constantes import MODO_CITAS, MODO_RUBRICA
+from esquemas.constantes import MODO_CITAS, MODO_LECTOR, MODO_RUBRICA
 from grafo.chat_model import DirectChatOpenAI, evaluator_chat_model, sin_oyentes
 from grafo.citas import (
     RUTA_RESPALDADA,
     Citas,
     formato_respuesta,
     juzgar,
+    leer,
     puntuacion_citas,
+    puntuacion_lectura,
     veredicto_de_citas,
 )
 from grafo.errores import SalidaInvalida, classify
@@ -230,6 +232,8 @@ class Agentes:
         """One evaluator request, as the loop sends it; its evaluation and raw logprobs."""
         if self.modo == MODO_CITAS:
             return await self._citar(ficha, origen, observar)
+        if self.modo == MODO_LECTOR:
+            return self._leer(ficha, origen), None
         if self.rubrica:
             texto = mensaje_evaluador_rubrica(ficha, origen)
             rubrica, logprobs = await self._ask(self._evaluador, "evaluador", texto, observar)
@@ -273,6 +277,24 @@ class Agentes:
             registro,
         )
         return evaluacion, logprobs
+
+    def _leer(self, ficha: dict[str, Any], origen: dict[str, Any]) -> Evaluacion:
+        """The model-free evaluator (``grafo.citas.leer``): code quotes the origin for every
+        claim and judges it with the reader of translations; no model call, no tokens, no
+        log-probabilities (the score is code's)."""
+        juicios = leer(respaldo.afirmaciones(ficha), origen)
+        atributos = respaldo.atributos_sin_respaldo(ficha, origen)
+        vacia = respaldo.descripcion_sin_nada_propio(ficha)
+        registro = tuple(j.como_registro() for j in juicios) + tuple(
+            {"atributo": a, "respaldada": False} for a in atributos
+        )
+        if vacia:
+            registro += ({"descripcion_sin_nada_propio": True},)
+        return Evaluacion(
+            veredicto_de_citas(juicios, atributos, vacia),
+            puntuacion_lectura(juicios, atributos, vacia),
+            registro,
+        )
 
     async def _ask(
         self,

@@ -153,7 +153,8 @@ EXTRA: dict[str, list[Candidata]] = {
     ],
     "EV-ZAP-12": [
         buena(
-            "Zapatilla de tejido para caminar, con plantilla de espuma viscoelástica y suela de goma."
+            "Zapatilla de tejido para caminar, con plantilla de espuma viscoelástica y suela de "
+            "goma."
         ),
         dentro(
             "Zapatilla de tejido para caminar con plantilla de espuma viscoelástica que alivia "
@@ -169,7 +170,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("La caña alta evita los esguinces de tobillo."),
         dentro(
-            "Zapatilla de caña alta para baloncesto, con cámara de aire en el talón, cordones elásticos y suela de goma.",
+            "Zapatilla de caña alta para baloncesto, con cámara de aire en el talón, cordones "
+            "elásticos y suela de goma.",
             "cordones elásticos",
         ),
     ],
@@ -201,7 +203,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("Las luces se pueden apagar con un interruptor."),
         dentro(
-            "Zapatilla para niña con luces en la suela que se encienden al pisar y se recargan por USB, cierre de velcro y empeine textil.",
+            "Zapatilla para niña con luces en la suela que se encienden al pisar y se recargan "
+            "por USB, cierre de velcro y empeine textil.",
             "se recargan por USB",
         ),
     ],
@@ -264,7 +267,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("El estampado brilla en la oscuridad."),
         dentro(
-            "Camiseta de manga corta para niño, de algodón orgánico suave que no pica, con estampado de dinosaurio.",
+            "Camiseta de manga corta para niño, de algodón orgánico suave que no pica, con "
+            "estampado de dinosaurio.",
             "que no pica",
         ),
     ],
@@ -272,7 +276,8 @@ EXTRA: dict[str, list[Candidata]] = {
         buena("Camiseta interior térmica para hombre, de manga larga y con ajuste ceñido."),
         inventa("Mantiene el cuerpo caliente hasta a diez grados bajo cero."),
         dentro(
-            "Camiseta interior térmica de manga larga, de ajuste ceñido y tejido que absorbe la humedad.",
+            "Camiseta interior térmica de manga larga, de ajuste ceñido y tejido que absorbe la "
+            "humedad.",
             "tejido que absorbe la humedad",
         ),
     ],
@@ -331,7 +336,8 @@ EXTRA: dict[str, list[Candidata]] = {
         buena("Camiseta réplica de fútbol para hombre, de poliéster y con el escudo bordado."),
         inventa("Es la equipación oficial de esta temporada."),
         dentro(
-            "Camiseta de fútbol de poliéster con el escudo bordado y el nombre del jugador estampado.",
+            "Camiseta de fútbol de poliéster con el escudo bordado y el nombre del jugador "
+            "estampado.",
             "el nombre del jugador estampado",
         ),
     ],
@@ -353,7 +359,8 @@ EXTRA: dict[str, list[Candidata]] = {
     ],
     "EV-CAM-15": [
         buena(
-            "Camiseta de compresión para hombre, de manga corta, en poliamida y elastano, para entrenar."
+            "Camiseta de compresión para hombre, de manga corta, en poliamida y elastano, para "
+            "entrenar."
         ),
         dentro(
             "Camiseta de compresión de manga corta para entrenar, de poliamida y elastano con "
@@ -386,11 +393,13 @@ EXTRA: dict[str, list[Candidata]] = {
     ],
     "EV-BOT-02": [
         buena(
-            "Botella deportiva de Tritan sin BPA con boquilla que se abre rápido. Capacidad de 0,5 l."
+            "Botella deportiva de Tritan sin BPA con boquilla que se abre rápido. Capacidad de "
+            "0,5 l."
         ),
         inventa("Su boquilla no gotea aunque la botella vaya tumbada en la mochila."),
         dentro(
-            "Botella deportiva de Tritan sin BPA con boquilla de apertura rápida y filtro de agua. Capacidad de 0,5 l.",
+            "Botella deportiva de Tritan sin BPA con boquilla de apertura rápida y filtro de "
+            "agua. Capacidad de 0,5 l.",
             "y filtro de agua",
         ),
     ],
@@ -424,7 +433,8 @@ EXTRA: dict[str, list[Candidata]] = {
     ],
     "EV-BOT-05": [
         buena(
-            "Botella plegable de silicona alimentaria que apenas ocupa sitio cuando está vacía. Pesa 90 g."
+            "Botella plegable de silicona alimentaria que apenas ocupa sitio cuando está vacía. "
+            "Pesa 90 g."
         ),
         inventa("Aguanta el agua hirviendo."),
         superlativo("La botella más práctica que hayas probado."),
@@ -458,7 +468,8 @@ EXTRA: dict[str, list[Candidata]] = {
     ],
     "EV-BOT-09": [
         buena(
-            "Termo de acero inoxidable para café, con tapa que se abre con un botón. Mantiene el calor 8 h."
+            "Termo de acero inoxidable para café, con tapa que se abre con un botón. Mantiene el "
+            "calor 8 h."
         ),
         dentro(
             "Termo para café de acero inoxidable con tapa de apertura por botón y taza "
@@ -486,7 +497,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("Cada filtro dura dos meses."),
         dentro(
-            "Botella de plástico sin BPA con filtro de carbón activo que elimina bacterias y mejora el sabor del agua del grifo.",
+            "Botella de plástico sin BPA con filtro de carbón activo que elimina bacterias y "
+            "mejora el sabor del agua del grifo.",
             "que elimina bacterias",
         ),
     ],
@@ -494,7 +506,8 @@ EXTRA: dict[str, list[Candidata]] = {
         buena("Cantimplora de acero inoxidable con funda de lona y un mosquetón."),
         superlativo("Imprescindible para tus aventuras, no te la pierdas."),
         dentro(
-            "Cantimplora de acero inoxidable con funda de lona acolchada y mosquetón para colgarla.",
+            "Cantimplora de acero inoxidable con funda de lona acolchada y mosquetón para "
+            "colgarla.",
             "acolchada",
         ),
     ],
@@ -563,7 +576,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("Incluyen un cable para usarlos sin batería."),
         dentro(
-            "Auriculares de diadema plegables con Bluetooth, micrófono con cancelación de ruido para llamadas y 40 h de autonomía.",
+            "Auriculares de diadema plegables con Bluetooth, micrófono con cancelación de ruido "
+            "para llamadas y 40 h de autonomía.",
             "con cancelación de ruido",
         ),
     ],
@@ -623,7 +637,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("El estuche se carga sin cables."),
         dentro(
-            "Auriculares inalámbricos con estuche de carga y resistencia al agua: 6 h por carga y 24 h en total con el estuche.",
+            "Auriculares inalámbricos con estuche de carga y resistencia al agua: 6 h por carga y "
+            "24 h en total con el estuche.",
             "y resistencia al agua",
         ),
     ],
@@ -656,7 +671,8 @@ EXTRA: dict[str, list[Candidata]] = {
         buena("Auriculares deportivos negros con ganchos, Bluetooth 5.3 y 10 h de autonomía."),
         inventa("Resisten el sudor y la lluvia."),
         dentro(
-            "Auriculares para hacer deporte, con ganchos para la oreja ajustables, Bluetooth 5.3 y 10 h de autonomía.",
+            "Auriculares para hacer deporte, con ganchos para la oreja ajustables, Bluetooth 5.3 "
+            "y 10 h de autonomía.",
             "ajustables",
         ),
     ],
@@ -698,13 +714,15 @@ EXTRA: dict[str, list[Candidata]] = {
         buena("Auriculares grises de conducción ósea con Bluetooth 5.3, 8 h de autonomía y 28 g."),
         inventa("Tienen resistencia al agua IP68."),
         dentro(
-            "Auriculares de conducción ósea con Bluetooth 5.3, micrófono para llamadas, 8 h de autonomía y 28 g de peso.",
+            "Auriculares de conducción ósea con Bluetooth 5.3, micrófono para llamadas, 8 h de "
+            "autonomía y 28 g de peso.",
             "micrófono para llamadas",
         ),
     ],
     "EV-AUR-16": [
         buena(
-            "Auriculares inalámbricos negros con Bluetooth 5.0, estuche de carga y 18 h de autonomía."
+            "Auriculares inalámbricos negros con Bluetooth 5.0, estuche de carga y 18 h de "
+            "autonomía."
         ),
         dentro(
             "Auriculares inalámbricos con Bluetooth 5.0, estuche de carga, control táctil y "
@@ -732,7 +750,8 @@ EXTRA: dict[str, list[Candidata]] = {
     ],
     "EV-SAR-02": [
         buena(
-            "Sartén de hierro fundido prensado de 24 cm, que se puede usar en inducción y en el horno."
+            "Sartén de hierro fundido prensado de 24 cm, que se puede usar en inducción y en el "
+            "horno."
         ),
         inventa("Viene curada de fábrica."),
         dentro(
@@ -790,7 +809,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("Con el uso se vuelve antiadherente."),
         dentro(
-            "Sartén de acero al carbono sin revestimiento, ligera y apta para inducción; hay que curarla antes de usarla.",
+            "Sartén de acero al carbono sin revestimiento, ligera y apta para inducción; hay que "
+            "curarla antes de usarla.",
             "ligera",
         ),
     ],
@@ -808,7 +828,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("Reparte el calor de forma uniforme por toda la base."),
         dentro(
-            "Sartén de acero inoxidable con base encapsulada y remaches reforzados, apta para inducción.",
+            "Sartén de acero inoxidable con base encapsulada y remaches reforzados, apta para "
+            "inducción.",
             "y remaches reforzados",
         ),
     ],
@@ -835,7 +856,8 @@ EXTRA: dict[str, list[Candidata]] = {
     ],
     "EV-SAR-11": [
         buena(
-            "Sartén de aluminio de 22 cm con revestimiento de piedra, que se puede usar en inducción."
+            "Sartén de aluminio de 22 cm con revestimiento de piedra, que se puede usar en "
+            "inducción."
         ),
         dentro(
             "Sartén de aluminio con revestimiento de piedra, apta para inducción y para horno.",
@@ -873,7 +895,8 @@ EXTRA: dict[str, list[Candidata]] = {
         ),
         inventa("La tapa tiene una válvula para el vapor."),
         dentro(
-            "Sartén honda de aluminio con antiadherente, tapa de vidrio templado y mango que no se calienta. Pesa 1,4 kg y es apta para inducción.",
+            "Sartén honda de aluminio con antiadherente, tapa de vidrio templado y mango que no "
+            "se calienta. Pesa 1,4 kg y es apta para inducción.",
             "mango que no se calienta",
         ),
     ],
