@@ -320,6 +320,19 @@ def test_worker_env_isolates_the_run_and_tunes_for_the_cpu_model(tmp_path: Path)
     assert (settings.llm_modelo, settings.llm_repeat_penalty) == ("local", 1.1)
     assert settings.llm_timeout_s == 300 and settings.max_intentos == 3
     assert settings.data_dir == tmp_path and env["PATH"] == "/bin"
+    assert settings.evaluador == "lector"  # the measured default (docs/calidad.md, issue 48)
+    propio = servicios.worker_env(
+        {"FICHAS_EVALUADOR": "citas"},
+        brokers="127.0.0.1:1",
+        llm_url="http://127.0.0.1:2/v1",
+        llm_model="local",
+        topics=topics,
+        run_id="r1",
+        data_dir=tmp_path,
+        metrics_port=3,
+        max_intentos=3,
+    )
+    assert propio["FICHAS_EVALUADOR"] == "citas"  # the caller's choice wins
 
 
 def _fichas(env: dict[str, str]) -> dict[str, Any]:
