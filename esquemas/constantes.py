@@ -122,13 +122,16 @@ DELTA_PUERTA: Final = 0.05  # the risk that a certified gate is in truth below t
 PUERTA_CERTIFICADA: Final = "certificada"
 PUERTA_VEREDICTO: Final = "veredicto"
 ModoPuerta = Literal["certificada", "veredicto"]
-# FICHAS_EVALUADOR: the single verdict, the rubric of yes/no questions, or the quoter whose
-# claims code judges (docs/grafo.md). Each has its own prompt, so its own gate key.
-ModoEvaluador = Literal["veredicto", "rubrica", "citas"]
+# FICHAS_EVALUADOR: the single verdict, the rubric of yes/no questions, the quoter whose
+# claims code judges, or (v1.6, issue 48) code alone reading every claim against the origin
+# with a reader of translations, no model call (docs/grafo.md). Each has its own prompt (the
+# reader's: the text naming its model and threshold), so its own gate key.
+ModoEvaluador = Literal["veredicto", "rubrica", "citas", "lector"]
 MODO_VEREDICTO: Final = "veredicto"
 MODO_RUBRICA: Final = "rubrica"
 MODO_CITAS: Final = "citas"
-MODOS_EVALUADOR: Final = (MODO_VEREDICTO, MODO_RUBRICA, MODO_CITAS)
+MODO_LECTOR: Final = "lector"
+MODOS_EVALUADOR: Final = (MODO_VEREDICTO, MODO_RUBRICA, MODO_CITAS, MODO_LECTOR)
 
 # A prompt file (FICHAS_PROMPT_GENERADOR_ARCHIVO, FICHAS_PROMPT_EVALUADOR_ARCHIVO and their
 # FICHAS_CANDIDATA_ forms) replaces one of the package's templates and is formatted like it:
@@ -140,12 +143,14 @@ PLANTILLA_EVALUADOR: Final = {
     MODO_VEREDICTO: "evaluador.md",
     MODO_RUBRICA: "evaluador_rubrica.md",
     MODO_CITAS: "evaluador_citas.md",
+    MODO_LECTOR: "evaluador_lector.md",
 }
 MARCADORES_PLANTILLA: Final[dict[str, tuple[str, ...]]] = {
     "generador.md": ("criterios", "max_titulo", "max_descripcion"),
     "evaluador.md": ("criterios",),
     "evaluador_rubrica.md": (),
     "evaluador_citas.md": (),
+    "evaluador_lector.md": (),
 }
 MARCADORES_REQUERIDOS: Final = ("criterios",)
 # Why a gate is open or closed (``EstadoPuerta.motivo``).

@@ -16,6 +16,7 @@ at the opener's strictest threshold (0.95) by construction; any other scores bel
 < 0.95. None without logprobs, or when an unsupported claim has none readable. Each finding
 is a problem (C04 quoting the claim or attribute, C06), so a retry knows what to fix.
 The alternatives measured, and why this one: docs/calidad.md («El evaluador citas»).
+``leer`` is the model-free mode (``lector``, issue 48): code quotes the best fragment itself.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from criterios.respaldo import acepta, cobertura, respaldada
+from criterios import lector
+from criterios.respaldo import acepta, cobertura, fiel, mejor_cita, respaldada
 from esquemas import Problema, Veredicto
 from esquemas.constantes import MAX_DETALLE
 
@@ -87,10 +89,11 @@ class Juicio:
     cobertura: float
     p_respaldada: float | None
     respaldada: bool
+    parecido: float | None = None  # the reader's cosine (``leer``), None when a model quoted
 
     def como_registro(self) -> dict[str, Any]:
         """JSON for ``fichas evaluar``'s record, so other scores can be computed offline."""
-        return {
+        registro = {
             "afirmacion": self.afirmacion,
             "cita": self.cita,
             "aceptada": self.aceptada,
@@ -98,6 +101,9 @@ class Juicio:
             "p_respaldada": self.p_respaldada,
             "respaldada": self.respaldada,
         }
+        if self.parecido is not None:
+            registro["parecido"] = round(self.parecido, 4)
+        return registro
 
 
 def juzgar(
@@ -123,6 +129,40 @@ def juzgar(
             )
         )
     return juicios
+
+
+def leer(afirmaciones: Sequence[str], origen: Mapping[str, Any]) -> list[Juicio]:
+    """The model-free evaluator (``FICHAS_EVALUADOR=lector``): code quotes for every claim
+    the fragment that supports it, or the closest one (``criterios.respaldo.mejor_cita``)."""
+    juicios = []
+    familia = str(origen.get("familia") or "")
+    for afirmacion in afirmaciones:
+        cita, apoyada, parecido = mejor_cita(afirmacion, origen)
+        juicios.append(
+            Juicio(
+                afirmacion=afirmacion,
+                cita=cita,
+                aceptada=acepta(cita, afirmacion, origen) if cita else False,
+                cobertura=cobertura(cita, afirmacion, familia) if cita else 0.0,
+                p_respaldada=None,
+                respaldada=apoyada,
+                parecido=parecido if fiel(afirmacion, origen) else 0.0,
+            )
+        )
+    return juicios
+
+
+def puntuacion_lectura(
+    juicios: Sequence[Juicio], atributos: Sequence[str] = (), vacia: bool = False
+) -> float | None:
+    """The model-free evaluator's score, on the same scale as ``puntuacion_citas``: 1 for a
+    supported claim, ``TECHO`` × the reader's grade of its cosine for any other (0 for a claim
+    with a number or a value the origin contradicts or lacks: ``parecido`` 0), ``TECHO`` per
+    unsupported attribute and for an empty description. None for a ficha without claims."""
+    if not juicios:
+        return None
+    factores = [TECHO * lector.grado(j.parecido or 0.0) for j in juicios if not j.respaldada]
+    return math.prod(factores) * TECHO ** (len(atributos) + vacia)
 
 
 def puntuacion_citas(

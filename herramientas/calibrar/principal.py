@@ -525,7 +525,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--criterios-version", help="gate key: the criteria version")
     p.add_argument(
         "--modo-evaluador",
-        choices=("veredicto", "rubrica", "citas"),
+        choices=("veredicto", "rubrica", "citas", "lector"),
         help="gate key: evaluator mode",
     )
     p.add_argument(

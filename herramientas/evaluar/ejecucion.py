@@ -204,7 +204,7 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     }
     if settings.evaluador_senal:  # only when set: the caches written before it stay valid
         config["evaluador_senal"] = True
-    if settings.evaluador == "citas":  # likewise: a new mode, recorded only when it runs
+    if settings.evaluador in ("citas", "lector"):  # likewise: recorded only when it runs
         config["evaluador"] = settings.evaluador
     return config
 

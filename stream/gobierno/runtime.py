@@ -17,8 +17,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from criterios import CRITERIOS_VERSION
-from esquemas.constantes import PUERTA_CERTIFICADA
+from criterios import CRITERIOS_VERSION, lector
+from esquemas.constantes import MODO_LECTOR, PUERTA_CERTIFICADA
 from esquemas.estado_puerta import ClavePuerta
 from grafo import (
     Agentes,
@@ -133,7 +133,13 @@ async def build_processor(
 async def _probe(
     settings: Settings, agentes: Agentes, on_probe: Callable[[LogprobsProbe], None] | None
 ) -> AsyncIterator[None]:
-    """Run the log-probabilities probe beside the caller's work; cancel it if still running."""
+    """Run the log-probabilities probe beside the caller's work; cancel it if still running.
+    The model-free evaluator (``lector``) asks the server nothing, so there is nothing to
+    probe: its reader of translations is loaded instead, before the first ficha."""
+    if agentes.modo == MODO_LECTOR:
+        lector.cargar()
+        yield
+        return
     if on_probe is None:
         yield
         return
