@@ -8,7 +8,8 @@ people is certified (docs/puerta.md, which holds the proofs and the measurements
 - ``secuencial``: opening from shadow-mode decisions with a betting e-process per threshold,
   valid however often one looks, and the sequence's stored state;
 - ``exclusion``, ``cobertura``: a family's own evidence below the objective, and when the open
-  pooled gate covers a family (pure); ``cota``: the anytime-valid bound on precision (pure);
+  pooled gate covers a family (pure); ``cota``: the anytime-valid bound on precision,
+  ``deteccion``: the change detector, ``cierre``: both, each at δ/2, closing a gate (pure);
 - ``alcance``, ``retencion``, ``resolucion``: what the app may open by itself, a person's hold,
   which gate governs a family under the running key, and why (pure);
 - ``topico``: the compacted topic ``fichas.puerta`` (Kafka); ``auditoria``: the audit file.
