@@ -16,7 +16,7 @@ delays and the false alarms measured: docs/puerta.md, "Closing: a change detecto
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 ALTERNATIVA = 0.8
 """The drop the bet is tuned for (Kelly for 0.8 against an objective of 0.9); a drop to 0.7 is
@@ -90,7 +90,9 @@ def observar(estado: EstadoDetector, correcta: bool) -> EstadoDetector:
     log_r = math.log(factor) + (_log_suma_uno(estado.log_r) if estado.t else 0.0)
     t = estado.t + 1
     alarma = estado.alarma or log_r >= umbral_log(t, estado.delta, estado.bloque)
-    return replace(estado, t=t, log_r=log_r, alarma=alarma)
+    return EstadoDetector(
+        estado.objetivo, estado.delta, estado.apuesta, t, log_r, alarma, estado.bloque
+    )
 
 
 def _log_suma_uno(log_x: float) -> float:

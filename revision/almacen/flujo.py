@@ -45,7 +45,7 @@ from infra.kafka.access import refusal
 from infra.kafka.clients import build_group_reader, build_writer
 from infra.kafka.topics import ensure_topics
 from puerta.resolucion import puerta_para, umbral_aplicable
-from revision.almacen.cola import Almacen, Decision, Llegada
+from revision.almacen.cola import Almacen, Decision, ItemNuevo, Llegada
 from revision.almacen.item import es_candidata, id_item
 
 log = logging.getLogger(__name__)
@@ -249,19 +249,15 @@ class Flujo:
             llegada = None
         candidata = es_candidata(datos)
         clave_id = llegada.clave.texto() if llegada is not None else None
-        return await self.almacen.guardar_item(
+        nuevo = ItemNuevo.de_registro(
+            datos,
+            tipo,
+            motivo,
+            criterios,
             event_id=id_item(datos["event_id"], candidata, clave_id),
-            tipo=tipo,
-            motivo=motivo,
-            sku=datos["sku"],
-            version=int(datos["version"]),
-            familia=datos["familia"],
-            criterios=criterios,
-            datos=datos,
-            ahora=ahora,
-            llegada=llegada,
             candidata=candidata,
         )
+        return await self.almacen.guardar_item(nuevo, ahora, llegada)
 
     # ------------------------------------------------------------------ the outbox
 

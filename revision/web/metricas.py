@@ -33,7 +33,7 @@ from esquemas.constantes import (
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
-from revision.almacen.cola import Almacen
+from revision.almacen.cola import Almacen, DecisionResumida
 from revision.certificador import retenidas
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
 from revision.certificador.confianza import VENTANA_MUESTRA, DecisionResumen, calcular
@@ -100,7 +100,7 @@ class Cifras:
     abiertos: dict[str, int] = field(default_factory=dict)
     primero: float | None = None
     cuentas: dict[tuple[str, str], int] = field(default_factory=dict)
-    decisiones: list[tuple[str, str, str, list[str], str, float]] = field(default_factory=list)
+    decisiones: list[DecisionResumida] = field(default_factory=list)
     # (event_id, familia, decision or None) of the items the gate held back (recall).
     retenidas: list[tuple[str, str, str | None]] = field(default_factory=list)
     # Correct published sample verdicts per family, read from the store only when no monitor
@@ -163,13 +163,13 @@ class RevisionCollector(Collector):
         yield total
         decisiones = self.cifras.decisiones
         yield self._duration(
-            [(tipo, sg) for tipo, _, _, _, revisor, sg in decisiones if revisor != REVISOR_SISTEMA]
+            [(d.tipo, d.segundos) for d in decisiones if d.revisor != REVISOR_SISTEMA]
         )
         yield from self._precision(
             [
-                DecisionResumen(tipo, decision, familia, criterios)
-                for tipo, decision, familia, criterios, _, _ in decisiones
-                if tipo == TIPO_MUESTRA
+                DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
+                for d in decisiones
+                if d.tipo == TIPO_MUESTRA
             ]
         )
         if self.vigilancia is not None:

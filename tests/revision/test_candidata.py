@@ -191,7 +191,7 @@ async def test_las_cifras_vivas_no_leen_la_candidata(almacen, dsn):
     )
     await almacen.decidir(item, cierre)
     assert id_candidata not in {d.event_id for d in await almacen.decisiones()}
-    assert revisor not in {r for _, _, _, _, r, _ in await almacen.decisiones_resumidas()}
+    assert revisor not in {d.revisor for d in await almacen.decisiones_resumidas()}
     assert id_candidata not in {i.event_id for i, _, _ in await almacen.cerrados()}
     etiquetas = await almacen.candidatas_decisiones()
     assert etiquetas[("zapatillas", candidata_clave.texto(), DECISION_RECHAZADA)] == 1

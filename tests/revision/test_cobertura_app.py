@@ -38,7 +38,7 @@ from puerta.resolucion import resolver
 from puerta.retencion import registro_retencion
 from puerta.secuencial import Observacion, ProcesoE, certificar_secuencia
 from revision.almacen import decisiones as dec
-from revision.almacen.cola import Almacen, Cierre
+from revision.almacen.cola import Almacen, Cierre, ItemNuevo
 from revision.almacen.flujo import llegada_de
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
 from revision.certificador.escritura import EscritorPuerta
@@ -121,16 +121,9 @@ async def _llegan(
         )
         r["clave"] = clave.model_dump(mode="json")
         await almacen.guardar_item(
-            r["event_id"],
-            "revision",
-            r["motivo"],
-            r["sku"],
-            1,
-            familia,
-            [],
-            r,
+            ItemNuevo.de_registro(r, "revision", r["motivo"], []),
             time.time(),
-            llegada=llegada_de(r, "revision", estados),
+            llegada_de(r, "revision", estados),
         )
         registros.append(r)
     return registros

@@ -25,7 +25,7 @@ from harness.estados_puerta import clave_fake
 from harness.fake_llm.client import FakeLLM
 from herramientas.evaluar.casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
 from puerta import auditoria
-from revision.almacen.cola import Almacen, Cierre, Llegada
+from revision.almacen.cola import Almacen, Cierre, ItemNuevo, Llegada
 from revision.almacen.decisiones import decision_de
 
 pytestmark = pytest.mark.lento  # every test runs `fichas calibrar` as a process
@@ -106,9 +106,8 @@ async def _guardar(
         for i, (sku, caso, ficha, clave, decision) in enumerate(items):
             datos = _en_revision(sku, caso, ficha, clave)
             llegada = Llegada(clave, 0.4, True, sombra) if clave is not None else None
-            await almacen.guardar_item(
-                sku, tipo, "sin_garantia", sku, 1, datos["familia"], [], datos, float(i), llegada
-            )
+            nuevo = ItemNuevo.de_registro(datos, tipo, "sin_garantia", [])
+            await almacen.guardar_item(nuevo, float(i), llegada)
             if decision == "obsoleta":
                 await almacen.observar_version(sku, 2, float(i))
                 continue

@@ -27,7 +27,7 @@ from esquemas.constantes import (
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
 from harness.revisor import estado_abierto, ficha_en_revision
 from revision.almacen import decisiones as dec
-from revision.almacen.cola import Almacen, Cierre
+from revision.almacen.cola import Almacen, Cierre, ItemNuevo
 from revision.almacen.flujo import llegada_de
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
 
@@ -75,16 +75,9 @@ async def _llegan(
 ) -> None:
     for r in registros:
         await almacen.guardar_item(
-            r["event_id"],
-            "revision",
-            r["motivo"],
-            r["sku"],
-            r["version"],
-            r["familia"],
-            [],
-            r,
+            ItemNuevo.de_registro(r, "revision", r["motivo"], []),
             time.time(),
-            llegada=llegada_de(r, "revision", estados or {}),
+            llegada_de(r, "revision", estados or {}),
         )
 
 
@@ -211,15 +204,7 @@ async def test_el_prefijo_decidido_en_orden_de_llegada(almacen):
 
     nueva = dict(registros[1], event_id=f"ev-{uuid.uuid4().hex[:8]}", version=2)
     await almacen.guardar_item(
-        nueva["event_id"],
-        "revision",
-        nueva["motivo"],
-        nueva["sku"],
-        2,
-        nueva["familia"],
-        [],
-        nueva,
-        time.time(),
+        ItemNuevo.de_registro(nueva, "revision", nueva["motivo"], []), time.time()
     )  # no key: no evidence
     assert (await almacen.decision(registros[1]["event_id"])).decision == "obsoleta"
 
@@ -428,15 +413,7 @@ async def test_la_migracion_3_sobre_un_almacen_en_uso(tmp_path):
     almacen = await Almacen.abrir(None, tmp_path)
     try:
         await almacen.guardar_item(
-            vieja["event_id"],
-            "revision",
-            vieja["motivo"],
-            vieja["sku"],
-            1,
-            vieja["familia"],
-            [],
-            vieja,
-            time.time(),
+            ItemNuevo.de_registro(vieja, "revision", vieja["motivo"], []), time.time()
         )
         assert (await almacen.item(vieja["event_id"])).evidencia is None
         nueva = _registro(_clave())

@@ -35,7 +35,7 @@ from puerta.secuencial import (
     inicial,
 )
 from revision.almacen import decisiones as dec
-from revision.almacen.cola import Almacen, Cierre
+from revision.almacen.cola import Almacen, Cierre, ItemNuevo
 from revision.almacen.flujo import llegada_de
 from revision.certificador.apertura import Apertura
 from revision.certificador.secuencias import AlmacenSecuencias
@@ -83,16 +83,9 @@ async def _llegan(
 ) -> None:
     for r in registros:
         await almacen.guardar_item(
-            r["event_id"],
-            "revision",
-            r["motivo"],
-            r["sku"],
-            r["version"],
-            r["familia"],
-            [],
-            r,
+            ItemNuevo.de_registro(r, "revision", r["motivo"], []),
             time.time(),
-            llegada=llegada_de(r, "revision", estados),
+            llegada_de(r, "revision", estados),
         )
 
 

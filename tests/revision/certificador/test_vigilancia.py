@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -208,7 +209,7 @@ async def test_cada_replica_lee_los_veredictos_de_todas(dsn, tmp_path):
     import uuid
 
     from revision.almacen import decisiones as dec
-    from revision.almacen.cola import Almacen, Cierre
+    from revision.almacen.cola import Almacen, Cierre, ItemNuevo
 
     almacen = await Almacen.abrir(dsn, tmp_path)
     try:
@@ -225,16 +226,9 @@ async def test_cada_replica_lee_los_veredictos_de_todas(dsn, tmp_path):
         await vig.refrescar()
         for i in range(2):  # taken on the other replica: stored, never anotated here
             datos = _muestra(abierto, i)
+            nuevo = ItemNuevo.de_registro(datos, "muestra", "muestra", [])
             await almacen.guardar_item(
-                datos["event_id"],
-                "muestra",
-                "muestra",
-                datos["sku"],
-                1,
-                abierto.familia,
-                [],
-                datos,
-                time.time(),
+                dataclasses.replace(nuevo, familia=abierto.familia), time.time()
             )
             item = await almacen.item(datos["event_id"])
             ahora = time.time()
