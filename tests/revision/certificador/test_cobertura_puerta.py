@@ -5,12 +5,13 @@ the review app as a process with its automatic certifier, the scripted fake LLM 
 every ficha at 0.97), and a scripted reviewer deciding over HTTP through the app's forms.
 
 1. zapatillas' approvals open its own gate and the pooled gate ``*``.
-2. With ``*`` open, four families' first fichas all go to review (none has evidence yet). The
-   reviewer decides: botellas 20 approved (it reaches ``MINIMO_PROPIO``), camisetas 5 approved
-   and 5 rejected (the issue's case: its exclusion e-process crosses, 76 >= 1/δ, long before 20
-   approvals), auriculares 5 approved (too little own evidence). The app covers botellas alone.
+2. With ``*`` open (and seen by the app's certifier), four families' first fichas all go to
+   review (none has evidence yet). The reviewer decides: botellas ``CUBRE`` approved (its own
+   e-process at the pooled λ since the pooled certification crosses 1/δ: v1.6), camisetas 5
+   approved and 5 rejected (its exclusion e-process crosses), auriculares 5 approved (not
+   certified yet). The app covers botellas alone.
 3. New versions: zapatillas (own gate) and botellas (covered, at the pooled λ, naming the
-   pooled certification) publish; camisetas (excluded), auriculares (too little evidence) and
+   pooled certification) publish; camisetas (excluded), auriculares (not certified) and
    sartenes (no evidence at all) go to review. The app's metrics say why for each.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from esquemas.constantes import FAMILIA_TODAS, MOTIVO_PUERTA_CUBIERTA
+from esquemas.constantes import DELTA_PUERTA, FAMILIA_TODAS, MOTIVO_PUERTA_CUBIERTA, OBJETIVO_PUERTA
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
 from harness.estados_puerta import clave_fake
 from harness.eventos import EJEMPLO_ORIGEN, evento_dict
@@ -35,7 +36,7 @@ from harness.revisor_http import RevisorHttp
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
-from puerta.cobertura import MINIMO_PROPIO
+from puerta.secuencial import Observacion, ProcesoE, certificar_secuencia
 from puerta.topico import leer_estados
 from tests.revision.conftest import CLAVE, USUARIO, esperar
 
@@ -87,6 +88,19 @@ ORIGENES: dict[str, dict[str, Any]] = {
         "cifras": {"diametro_cm": 28},
     },
 }
+CUBRE = ProcesoE(OBJETIVO_PUERTA, DELTA_PUERTA).faltan() or 0  # own approvals at λ_* that cover
+
+
+def _abre() -> int:
+    """Approvals in a row (scores above every λ) that open a fresh gate: asked of the code."""
+    obs = Observacion(0.97, True, True)
+    return next(
+        m
+        for m in range(1, 500)
+        if certificar_secuencia([obs] * m, OBJETIVO_PUERTA, DELTA_PUERTA).abierta
+    )
+
+
 PREFIJO = {"zapatillas": "ZA", "botellas": "BO", "camisetas": "CA", "auriculares": "AU",
            "sartenes": "SA"}  # fmt: skip
 
@@ -155,6 +169,14 @@ def _gobierno(app: RevisorProcess, clave: ClavePuerta) -> dict[str, tuple[str, s
     return rige
 
 
+def _en_juego(app: RevisorProcess, kind: str) -> float:
+    """``fichas_revision_puertas_en_juego{kind}`` on the app's /metrics (0 when absent)."""
+    for linea in app.metrics().splitlines():
+        if linea.startswith(f'fichas_revision_puertas_en_juego{{kind="{kind}"}} '):
+            return float(linea.rpartition(" ")[2])
+    return 0.0
+
+
 def test_la_conjunta_solo_publica_lo_que_midio(
     kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
@@ -193,7 +215,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
             return worker.metric("fichas_puerta_abierta", family=familia, key=clave.texto()) == 1
 
         # 1. zapatillas' approvals open its own gate and the pooled one.
-        zapatillas = _skus("zapatillas", 45)
+        zapatillas = _skus("zapatillas", _abre() + 1)
         asyncio.run(produce(kafka.bootstrap, topics.entrada, _mensajes("zapatillas", zapatillas)))
         sombra = esperar(lambda: _todas(kafka, topics, zapatillas), "zapatillas' outcomes", 180)
         assert {s["topic"] for s in sombra.values()} == {topics.revision}
@@ -212,10 +234,14 @@ def test_la_conjunta_solo_publica_lo_que_midio(
         conjunta = estados[conjunta_id]
         assert conjunta.abierta and conjunta.umbral is not None
         esperar(lambda: abierta_en_worker("zapatillas"), "the worker following zapatillas' gate")
+        # The app's certifier saw * (coverage counts only what arrives after it did).
+        esperar(
+            lambda: _en_juego(app, "cobertura") >= 1, "the app's certifier seeing the pooled gate"
+        )
 
         # 2. With * open, families with no evidence of their own all go to review.
         lotes = {
-            "botellas": _skus("botellas", MINIMO_PROPIO),
+            "botellas": _skus("botellas", CUBRE),
             "camisetas": _skus("camisetas", 10),
             "auriculares": _skus("auriculares", 5),
         }
@@ -239,7 +265,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
         assert cubierta.motivo == MOTIVO_PUERTA_CUBIERTA and cubierta.abierta
         assert cubierta.umbral == conjunta.umbral
         assert cubierta.conjunta_actualizada_en == conjunta.actualizada_en
-        assert (cubierta.n, cubierta.k) == (MINIMO_PROPIO, 0)
+        assert (cubierta.n, cubierta.k) == (CUBRE, 0)
         esperar(lambda: abierta_en_worker("botellas"), "the worker following botellas' coverage")
         estados = _estados(kafka, topics)
         for familia in ("camisetas", "auriculares", "sartenes"):
@@ -282,7 +308,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
             "zapatillas": ("propia", "propia"),
             "botellas": ("conjunta", "conjunta"),
             "camisetas": ("ninguna", "excluida"),
-            "auriculares": ("ninguna", "pocas_aprobaciones"),
+            "auriculares": ("ninguna", "sin_certificar"),
             "sartenes": ("ninguna", "sin_evidencia"),
         }
     finally:
