@@ -237,12 +237,24 @@ class Apertura:
         return secuencias
 
     def en_juego(self, estados: Mapping[str, EstadoPuerta] | None = None) -> EnJuego:
-        """The gates in play now: every sequence whose key was not replaced by a promotion,
-        and the coverage sequences under the open pooled certifications."""
+        """The gates in play now: every sequence that could still open a gate (not of a key a
+        promotion replaced; the pooled ones only where the pooled gate may open), and the
+        coverage sequences under open pooled certifications of families coverage may reach
+        (the automatic scope)."""
         vistos = self.estados() if estados is None else estados
-        secuencias = [s for s in self.secuencias if not sustituida(s, vistos)]
-        vigentes = sum(1 for s in secuencias if self.desde_conjunta(s, vistos) is not None)
-        return en_juego(secuencias, vigentes, self.delta)
+        secuencias = [
+            s
+            for s in self.secuencias
+            if not sustituida(s, vistos) and (s.familia != FAMILIA_TODAS or self.alcance.conjunta)
+        ]
+        coberturas = sum(
+            1
+            for s in secuencias
+            if self.alcance.conjunta
+            and self.alcance.incluye(s.familia)
+            and self.desde_conjunta(s, vistos) is not None
+        )
+        return en_juego(secuencias, coberturas, self.delta)
 
     def desde_conjunta(
         self, sec: Secuencia | None, estados: Mapping[str, EstadoPuerta]

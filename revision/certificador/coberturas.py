@@ -122,6 +122,13 @@ class AlmacenCoberturas:
         return estado
 
 
+def conjuntas_abiertas(estados: Mapping[str, EstadoPuerta]) -> list[EstadoPuerta]:
+    """Every key's open pooled record the topic shows (a hold is not a record of the gate)."""
+    claves = {e.clave.texto(): e.clave for e in estados.values() if e.familia == FAMILIA_TODAS}
+    abiertas = [registro(FAMILIA_TODAS, clave, estados) for clave in claves.values()]
+    return [e for e in abiertas if e is not None and e.abierta and e.umbral is not None]
+
+
 async def avanzar_coberturas(
     almacen: AlmacenCoberturas,
     secuencias: list[Secuencia],
@@ -131,15 +138,15 @@ async def avanzar_coberturas(
     guardar: bool,
 ) -> dict[ClaveCobertura, EstadoSecuencia]:
     """Every family's coverage sequence under its key's open pooled certification, advanced
-    (none before the certifier has seen that certification)."""
+    (none before the certifier has seen that certification). The lease holder records the
+    first sight of every open pooled certification, whether or not a family has evidence yet:
+    a family's first fichas after it count."""
+    vistas = {c.id: await almacen.leer(c, guardar) for c in conjuntas_abiertas(estados)}
     coberturas: dict[ClaveCobertura, EstadoSecuencia] = {}
-    vistas: dict[str, tuple[int | None, dict[str, EstadoSecuencia | None]]] = {}
     for sec in secuencias:
         conjunta = conjunta_abierta(sec, estados)
-        if conjunta is None:
+        if conjunta is None or conjunta.id not in vistas:
             continue
-        if conjunta.id not in vistas:
-            vistas[conjunta.id] = await almacen.leer(conjunta, guardar)
         inicio, guardados = vistas[conjunta.id]
         if inicio is None:
             continue
