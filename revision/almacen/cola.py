@@ -47,7 +47,6 @@ from revision.almacen.filas import (
     FilaItem,
     ItemNuevo,
     ResumenAbiertos,
-    VeredictoFechado,
     VeredictoMuestra,
     decision_de_fila,
     item_de_fila,
@@ -156,13 +155,6 @@ SQL_VEREDICTOS_MUESTRA = (
     "select d.event_id, d.decision, i.datos from revision_decisiones d "
     "join revision_items i on i.event_id = d.event_id "
     "where d.tipo = $1 and d.decision in ($2, $3) order by d.decidida_en, d.event_id"
-)
-# The verdicts taken since a moment, for the online bound's incremental read on every replica.
-SQL_VEREDICTOS_DESDE = (
-    "select d.event_id, d.decision, i.datos, d.decidida_en from revision_decisiones d "
-    "join revision_items i on i.event_id = d.event_id "
-    "where d.tipo = $1 and d.decision in ($2, $3) and d.decidida_en >= $4 "
-    "order by d.decidida_en, d.event_id"
 )
 SQL_RETENIDAS = (
     "select i.event_id, i.familia, d.decision from revision_items i "
@@ -335,27 +327,15 @@ class Almacen(Evidencias):
 
     async def veredictos_muestra(self) -> list[VeredictoMuestra]:
         """Every ``correcta``/``incorrecta`` verdict on the sample, in the order they were
-        taken: the input the online bound of ``revision.certificador.vigilancia`` is rebuilt
-        from at start-up (no state of its own to migrate)."""
+        taken: the recall's C when no monitor counts it (``revision.web.metricas``). The
+        closing tests read the sample in publication order instead
+        (``revision.certificador.publicacion``)."""
         rows = await self._query(
             SQL_VEREDICTOS_MUESTRA, (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA)
         )
         return [
             VeredictoMuestra(str(event_id), str(decision), dict(json.loads(datos)))
             for event_id, decision, datos in rows
-        ]
-
-    async def veredictos_desde(self, desde: float) -> list[VeredictoFechado]:
-        """Every sample verdict taken at or after ``desde`` (by any replica), in the order
-        they were taken."""
-        rows = await self._query(
-            SQL_VEREDICTOS_DESDE, (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA, desde)
-        )
-        return [
-            VeredictoFechado(
-                str(event_id), str(decision), dict(json.loads(datos)), float(decidida_en)
-            )
-            for event_id, decision, datos, decidida_en in rows
         ]
 
     async def retenidas(self) -> list[tuple[str, str, str | None]]:
@@ -493,6 +473,5 @@ __all__ = [
     "ItemNuevo",
     "Llegada",
     "ResumenAbiertos",
-    "VeredictoFechado",
     "VeredictoMuestra",
 ]

@@ -19,7 +19,7 @@ import logging
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -33,6 +33,19 @@ LOTE = 1000  # sample rows read per query
 GRUPO_IDS = 200  # blocked items asked for per query
 
 ABIERTA = "abierta"  # the item's state while nobody decided it (``revision.almacen.cola``)
+
+
+class ColumnasMuestra(NamedTuple):
+    """A row of ``SQL_TRAS``, by name."""
+
+    orden: int
+    event_id: str
+    estado: str
+    decision: str | None
+    datos: str  # the published record, JSON
+    recibido_en: float
+
+
 SQL_TRAS = (
     "select m.orden, i.event_id, i.estado, d.decision, i.datos, i.recibido_en "
     "from revision_muestras m join revision_items i on i.event_id = m.event_id "
@@ -216,11 +229,15 @@ class AlmacenMuestra:
 
     async def tras(self, orden: int, limite: int = LOTE) -> list[FilaMuestra]:
         """The sample's items numbered after ``orden``, in order, at most ``limite``."""
-        rows = (await self._database.run(SQL_TRAS, (orden, limite))).rows
-        return [
-            fila_de(int(o), str(e), str(s), None if d is None else str(d), json.loads(datos), t)
-            for o, e, s, d, datos, t in rows
-        ]
+        filas = []
+        for row in (await self._database.run(SQL_TRAS, (orden, limite))).rows:
+            c = ColumnasMuestra._make(row)
+            decision = None if c.decision is None else str(c.decision)
+            orden, event_id, estado = int(c.orden), str(c.event_id), str(c.estado)
+            filas.append(
+                fila_de(orden, event_id, estado, decision, json.loads(c.datos), c.recibido_en)
+            )
+        return filas
 
     async def estados(self, ids: Sequence[str]) -> dict[str, tuple[bool, bool | None]]:
         """Per id: (still undecided, its verdict); ids the store does not know are left out."""

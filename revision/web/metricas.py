@@ -98,6 +98,19 @@ CANDIDATE_DECISIONS = "fichas_revision_candidata_decisions"  # exported as ..._t
 RECALL = "fichas_revision_recall"
 HELD_BACK = "fichas_revision_retenidas_muestra"
 
+# Per gate and certification, the closing tests' figures (``RevisionCollector._puertas``).
+_SEGUIMIENTO = {
+    GATE_LOWER: "Online lower bound on precision",
+    GATE_UPPER: "Online upper bound on precision",
+    GATE_SAMPLE: "Sample verdicts since certification",
+    GATE_ERRORS: "Incorrect sample verdicts since certification",
+    GATE_BELOW: "1 when the online bound or the detector closes the gate",
+    GATE_DETECTOR: "Change detector's log R since certification",
+    GATE_DETECTOR_THRESHOLD: "log of the detector's alarm threshold",
+    GATE_PENDING: "Sampled publications not yet decided",
+    GATE_WAITING: "Verdicts waiting behind the first undecided item",
+}
+
 TODAS = "todas"
 KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_SIN_GARANTIA, MOTIVO_MUESTRA)
 BUCKETS = (60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 86400.0, 3 * 86400.0, 7 * 86400.0)
@@ -354,27 +367,10 @@ class RevisionCollector(Collector):
         them, the sampled items still undecided and the one that holds the later verdicts
         back; the closures written, by motivo."""
         etiquetas = ["family", "key"]  # as the worker's fichas_puerta_* (family may be "*")
-        bajo = GaugeMetricFamily(GATE_LOWER, "Online lower bound on precision", labels=etiquetas)
-        alto = GaugeMetricFamily(GATE_UPPER, "Online upper bound on precision", labels=etiquetas)
-        n = GaugeMetricFamily(GATE_SAMPLE, "Sample verdicts since certification", labels=etiquetas)
-        errores = GaugeMetricFamily(
-            GATE_ERRORS, "Incorrect sample verdicts since certification", labels=etiquetas
-        )
-        debajo = GaugeMetricFamily(
-            GATE_BELOW, "1 when the online bound or the detector closes the gate", labels=etiquetas
-        )
-        detector = GaugeMetricFamily(
-            GATE_DETECTOR, "Change detector's log R since certification", labels=etiquetas
-        )
-        umbral = GaugeMetricFamily(
-            GATE_DETECTOR_THRESHOLD, "log of the detector's alarm threshold", labels=etiquetas
-        )
-        pendientes = GaugeMetricFamily(
-            GATE_PENDING, "Sampled publications not yet decided", labels=etiquetas
-        )
-        retenidos = GaugeMetricFamily(
-            GATE_WAITING, "Verdicts waiting behind the first undecided item", labels=etiquetas
-        )
+        familias = {
+            nombre: GaugeMetricFamily(nombre, ayuda, labels=etiquetas)
+            for nombre, ayuda in _SEGUIMIENTO.items()
+        }
         bloqueo = GaugeMetricFamily(
             GATE_BLOCKING,
             "Age of the first undecided sampled item, which holds later verdicts back",
@@ -384,15 +380,19 @@ class RevisionCollector(Collector):
         for seg in self.seguidas:
             cert = seg.certificacion
             valores = [cert.familia, cert.clave.texto()]
-            bajo.add_metric(valores, seg.cota_inferior)
-            alto.add_metric(valores, seg.cota_superior)
-            n.add_metric(valores, seg.veredictos)
-            errores.add_metric(valores, seg.incorrectas)
-            debajo.add_metric(valores, 1 if seg.bajo_objetivo else 0)
-            detector.add_metric(valores, seg.log_r)
-            umbral.add_metric(valores, seg.umbral_log)
-            pendientes.add_metric(valores, seg.pendientes)
-            retenidos.add_metric(valores, seg.retenidos)
+            cifras = {
+                GATE_LOWER: seg.cota_inferior,
+                GATE_UPPER: seg.cota_superior,
+                GATE_SAMPLE: seg.veredictos,
+                GATE_ERRORS: seg.incorrectas,
+                GATE_BELOW: 1 if seg.bajo_objetivo else 0,
+                GATE_DETECTOR: seg.log_r,
+                GATE_DETECTOR_THRESHOLD: seg.umbral_log,
+                GATE_PENDING: seg.pendientes,
+                GATE_WAITING: seg.retenidos,
+            }
+            for nombre, valor in cifras.items():
+                familias[nombre].add_metric(valores, valor)
             if seg.bloqueo is not None:
                 edad = max(0.0, ahora - seg.bloqueo.recibido_en)
                 bloqueo.add_metric([*valores, seg.bloqueo.event_id], edad)
@@ -403,8 +403,8 @@ class RevisionCollector(Collector):
         )
         for (familia, clave, motivo), veces in sorted(self.cerradas.items()):
             cerradas.add_metric([familia, clave, motivo], veces)
-        yield from (bajo, alto, n, errores, debajo, detector, umbral)
-        yield from (pendientes, retenidos, bloqueo, cerradas)
+        yield from familias.values()
+        yield from (bloqueo, cerradas)
 
     def _recall(self, vigilancia: Vigilancia | None) -> Iterator[Metric]:
         """Recall of the gate per family, and the held-back sample behind it per state (C is
