@@ -32,33 +32,21 @@ from esquemas.constantes import (
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
 from harness.estados_puerta import estado as estado_puerta
 from harness.revisor import ficha_en_revision
+from harness.secuencia import aprobaciones_para_abrir, aprobaciones_para_cubrir
 from puerta.alcance import Alcance
 from puerta.exclusion import ProcesoExclusion
 from puerta.resolucion import resolver
 from puerta.retencion import registro_retencion
-from puerta.secuencial import Observacion, ProcesoE, certificar_secuencia
 from revision.almacen import decisiones as dec
 from revision.almacen.cola import Almacen, Cierre, ItemNuevo
 from revision.almacen.flujo import llegada_de
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
 from revision.certificador.escritura import EscritorPuerta
-from revision.certificador.gobierno import gobierno
+from revision.certificador.gobierno import Gobierno, gobierno
 from revision.certificador.lease import Lease
 
-
-def _abre() -> int:
-    """Approvals in a row (scores above every λ) that open a fresh gate of its own: the walk's
-    arithmetic, asked of the code rather than copied."""
-    for m in range(1, 500):
-        obs = [Observacion(0.97, True, True)] * m
-        if certificar_secuencia(obs, OBJETIVO_PUERTA, DELTA_PUERTA).abierta:
-            return m
-    raise AssertionError("never opens")
-
-
-ABRE = _abre() + 1  # a margin of one
-CUBRE = ProcesoE(OBJETIVO_PUERTA, DELTA_PUERTA).faltan()  # own approvals at λ_* that cover
-assert CUBRE is not None
+ABRE = aprobaciones_para_abrir() + 1  # approvals in a row that open a gate; a margin of one
+CUBRE = aprobaciones_para_cubrir()  # own approvals at λ_* that cover a family
 BAJO_EL_GRADO = 0.72  # a score under every λ a family's own walk tests (0.95, 0.75)
 
 
@@ -215,15 +203,7 @@ async def test_la_conjunta_cubre_solo_lo_que_midio(almacen):
         assert resolver(familia, clave, topico.estados).razon == "sin_registro"
 
     def gob(familia: str):
-        sec = _de(apertura, familia, clave)
-        return gobierno(
-            familia,
-            clave,
-            topico.estados,
-            sec,
-            apertura.alcance,
-            desde_conjunta=apertura.desde_conjunta(sec, topico.estados),
-        )
+        return _gobierno(apertura, topico.estados, familia, clave)
 
     assert [gob(f).razon for f in ("zapatillas", "botellas", "camisetas", "auriculares")] == [
         "propia",
@@ -258,7 +238,7 @@ async def test_solo_cuenta_la_evidencia_desde_la_certificacion_conjunta(almacen)
     """A family's approvals before the pooled certification helped choose its λ: they cover
     nothing. botellas with CUBRE approvals before * opened (too few for its own gate) is not
     covered by them: its coverage sequence starts after them, empty."""
-    assert CUBRE < _abre()
+    assert CUBRE < aprobaciones_para_abrir()
     clave = _clave()
     topico = _Topico()
     apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
@@ -276,11 +256,11 @@ async def test_solo_cuenta_la_evidencia_desde_la_certificacion_conjunta(almacen)
     assert g.razon == "sin_certificar" and g.cobertura is not None and g.cobertura.n == 0
 
 
-async def test_una_familia_cerrada_por_la_vigilancia_no_se_vuelve_a_cubrir(almacen):
-    """A family whose own (covered) record the online bound or the detector closed is not
-    covered again under the same pooled record, whatever its new approvals: it needs its own
-    gate (v1.5 covered it again after 20)."""
-    clave = _clave()
+async def _cubre_botellas(
+    almacen: Almacen, clave: ClavePuerta
+) -> tuple[Apertura, _Topico, EstadoPuerta]:
+    """zapatillas opens * (seen by the certifier); botellas' CUBRE approvals since, at a score
+    its own walk never tests, cover it; the topic shows the covered record."""
     topico = _Topico()
     apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
     await _abre_zapatillas(almacen, apertura, topico, clave)
@@ -291,6 +271,24 @@ async def test_una_familia_cerrada_por_la_vigilancia_no_se_vuelve_a_cubrir(almac
     )
     (cubierta,) = [e for e in await apertura.revisar() if e.clave == clave]
     topico.leer()
+    return apertura, topico, cubierta
+
+
+def _gobierno(
+    apertura: Apertura, estados: dict[str, EstadoPuerta], familia: str, clave: ClavePuerta
+) -> Gobierno:
+    """What the page says governs ``familia``, with its coverage sequence."""
+    sec = _de(apertura, familia, clave)
+    desde = apertura.desde_conjunta(sec, estados)
+    return gobierno(familia, clave, estados, sec, apertura.alcance, desde_conjunta=desde)
+
+
+async def test_una_familia_cerrada_por_la_vigilancia_no_se_vuelve_a_cubrir(almacen):
+    """A family whose own (covered) record the online bound or the detector closed is not
+    covered again under the same pooled record, whatever its new approvals: it needs its own
+    gate (v1.5 covered it again after 20)."""
+    clave = _clave()
+    apertura, topico, cubierta = await _cubre_botellas(almacen, clave)
     cerrada = cubierta.model_copy(
         update={
             "abierta": False,
@@ -308,15 +306,7 @@ async def test_una_familia_cerrada_por_la_vigilancia_no_se_vuelve_a_cubrir(almac
     )
     escritos = [e for e in await apertura.revisar() if e.clave == clave]
     assert [e for e in escritos if e.motivo == MOTIVO_PUERTA_CUBIERTA] == []
-    sec = _de(apertura, "botellas", clave)
-    g = gobierno(
-        "botellas",
-        clave,
-        topico.estados,
-        sec,
-        apertura.alcance,
-        desde_conjunta=apertura.desde_conjunta(sec, topico.estados),
-    )
+    g = _gobierno(apertura, topico.estados, "botellas", clave)
     assert g.razon == "cerrada_por_vigilancia" and "detector de cambios" in g.describir()
     assert g.cobertura is not None and g.cobertura.razon == "cerrada_por_vigilancia"
 
@@ -330,16 +320,7 @@ async def test_la_cobertura_sigue_a_la_conjunta(almacen):
     written). botellas' scores (0.72) reach no λ its own walk tests, so only coverage can
     publish it."""
     clave = _clave()
-    topico = _Topico()
-    apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
-    await _abre_zapatillas(almacen, apertura, topico, clave)
-    await _decidir(
-        almacen,
-        await _llegan(almacen, clave, "botellas", CUBRE, topico.estados, BAJO_EL_GRADO),
-        "aprobada",
-    )
-    (primera,) = [e for e in await apertura.revisar() if e.clave == clave]
-    topico.leer()
+    apertura, topico, primera = await _cubre_botellas(almacen, clave)
     otra = estado_puerta(
         clave, 0.5, FAMILIA_TODAS, actualizada_en=datetime.now(UTC) + timedelta(seconds=1)
     )

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from esquemas.constantes import DELTA_PUERTA, FAMILIA_TODAS, MOTIVO_PUERTA_CUBIERTA, OBJETIVO_PUERTA
+from esquemas.constantes import FAMILIA_TODAS, MOTIVO_PUERTA_CUBIERTA
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
 from harness.estados_puerta import clave_fake
 from harness.eventos import EJEMPLO_ORIGEN, evento_dict
@@ -33,12 +33,12 @@ from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
+from harness.secuencia import aprobaciones_para_abrir, aprobaciones_para_cubrir
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
-from puerta.secuencial import Observacion, ProcesoE, certificar_secuencia
 from puerta.topico import leer_estados
-from tests.revision.conftest import CLAVE, USUARIO, esperar
+from tests.revision.conftest import CLAVE, USUARIO, en_juego, esperar
 
 pytestmark = pytest.mark.kafka
 
@@ -88,18 +88,7 @@ ORIGENES: dict[str, dict[str, Any]] = {
         "cifras": {"diametro_cm": 28},
     },
 }
-CUBRE = ProcesoE(OBJETIVO_PUERTA, DELTA_PUERTA).faltan() or 0  # own approvals at λ_* that cover
-
-
-def _abre() -> int:
-    """Approvals in a row (scores above every λ) that open a fresh gate: asked of the code."""
-    obs = Observacion(0.97, True, True)
-    return next(
-        m
-        for m in range(1, 500)
-        if certificar_secuencia([obs] * m, OBJETIVO_PUERTA, DELTA_PUERTA).abierta
-    )
-
+CUBRE = aprobaciones_para_cubrir()  # own approvals at λ_* that cover a family
 
 PREFIJO = {"zapatillas": "ZA", "botellas": "BO", "camisetas": "CA", "auriculares": "AU",
            "sartenes": "SA"}  # fmt: skip
@@ -169,14 +158,6 @@ def _gobierno(app: RevisorProcess, clave: ClavePuerta) -> dict[str, tuple[str, s
     return rige
 
 
-def _en_juego(app: RevisorProcess, kind: str) -> float:
-    """``fichas_revision_puertas_en_juego{kind}`` on the app's /metrics (0 when absent)."""
-    for linea in app.metrics().splitlines():
-        if linea.startswith(f'fichas_revision_puertas_en_juego{{kind="{kind}"}} '):
-            return float(linea.rpartition(" ")[2])
-    return 0.0
-
-
 def test_la_conjunta_solo_publica_lo_que_midio(
     kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
@@ -215,7 +196,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
             return worker.metric("fichas_puerta_abierta", family=familia, key=clave.texto()) == 1
 
         # 1. zapatillas' approvals open its own gate and the pooled one.
-        zapatillas = _skus("zapatillas", _abre() + 1)
+        zapatillas = _skus("zapatillas", aprobaciones_para_abrir() + 1)
         asyncio.run(produce(kafka.bootstrap, topics.entrada, _mensajes("zapatillas", zapatillas)))
         sombra = esperar(lambda: _todas(kafka, topics, zapatillas), "zapatillas' outcomes", 180)
         assert {s["topic"] for s in sombra.values()} == {topics.revision}
@@ -236,7 +217,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
         esperar(lambda: abierta_en_worker("zapatillas"), "the worker following zapatillas' gate")
         # The app's certifier saw * (coverage counts only what arrives after it did).
         esperar(
-            lambda: _en_juego(app, "cobertura") >= 1, "the app's certifier seeing the pooled gate"
+            lambda: en_juego(app, "cobertura") >= 1, "the app's certifier seeing the pooled gate"
         )
 
         # 2. With * open, families with no evidence of their own all go to review.

@@ -24,6 +24,7 @@ from esquemas.constantes import (
 )
 from esquemas.estado_puerta import EstadoPuerta
 from harness.revisor import estado_abierto, ficha_en_revision, muestra_publicada, puerta_aplicada
+from harness.secuencia import incorrectas_para_cerrar
 from puerta.cierre import Cierre as CierrePuerta
 from puerta.cota import CotaEnLinea
 from puerta.deteccion import detector, observar
@@ -50,18 +51,7 @@ def _filas(veredictos: Iterable[tuple[str | None, dict[str, Any]]]) -> list[Fila
     ]
 
 
-def _incorrectas_para_cerrar() -> int:
-    """How many incorrect verdicts in a row, from certification, close a gate: the closing
-    tests' arithmetic (the bound at δ/2), asked of ``puerta.cierre``."""
-    cierre = CierrePuerta(OBJETIVO_PUERTA, DELTA_PUERTA)
-    for i in itertools.count(1):
-        cierre.anotar(False)
-        if cierre.motivo() is not None:
-            return i
-    raise AssertionError("unreachable")
-
-
-CIERRAN = _incorrectas_para_cerrar()
+CIERRAN = incorrectas_para_cerrar()  # the bound at δ/2 closes after this many in a row
 
 
 def test_solo_cuentan_las_publicaciones_con_puerta_y_los_veredictos():
