@@ -101,11 +101,14 @@ def abierta_propia(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
 def relajable(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
     """Whether the gate is open on its own certification at a stricter λ than its sequence
     now certifies: its evidence (an open gate's sequence keeps growing with the blind shadow
-    share) lets λ relax. Never the other way: closing is the bound's and the detector's job."""
+    share) lets λ relax. Never the other way: closing is the bound's and the detector's job.
+    Never the pooled gate: its λ is the one every covered family certified, and a new pooled
+    record would uncover them all (docs/revision.md, "Una puerta abierta relaja su λ")."""
     estado = registro(sec.familia, sec.clave, estados)
     umbral = sec.resultado.umbral
     return (
-        abierta_propia(sec, estados)
+        sec.familia != FAMILIA_TODAS
+        and abierta_propia(sec, estados)
         and estado is not None
         and estado.umbral is not None
         and umbral is not None

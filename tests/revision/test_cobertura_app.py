@@ -312,8 +312,8 @@ async def test_una_familia_cerrada_por_la_vigilancia_no_se_vuelve_a_cubrir(almac
 
 
 async def test_la_cobertura_sigue_a_la_conjunta(almacen):
-    """The pooled gate certified again (by fichas calibrar; at the λ its shadow sequence
-    certifies too, which the app would otherwise relax it to): the covered record no longer
+    """The pooled gate certified again (by fichas calibrar, at another λ of the grid; the app
+    never relaxes it to the λ its own sequence certifies): the covered record no longer
     governs; the family's evidence since the new certification starts
     empty, and once CUBRE of its new fichas are approved the app writes a covered record resting
     on the new certification; closing * leaves covered records to the resolution (nothing
@@ -322,7 +322,7 @@ async def test_la_cobertura_sigue_a_la_conjunta(almacen):
     clave = _clave()
     apertura, topico, primera = await _cubre_botellas(almacen, clave)
     otra = estado_puerta(
-        clave, 0.5, FAMILIA_TODAS, actualizada_en=datetime.now(UTC) + timedelta(seconds=1)
+        clave, 0.7, FAMILIA_TODAS, actualizada_en=datetime.now(UTC) + timedelta(seconds=1)
     )
     topico.poner(otra)
     assert resolver("botellas", clave, topico.estados).razon == "conjunta_cerrada"
@@ -333,7 +333,7 @@ async def test_la_cobertura_sigue_a_la_conjunta(almacen):
         "aprobada",
     )
     (segunda,) = [e for e in await apertura.revisar() if e.clave == clave]
-    assert segunda.umbral == 0.5 and segunda.conjunta_actualizada_en == otra.actualizada_en
+    assert segunda.umbral == 0.7 and segunda.conjunta_actualizada_en == otra.actualizada_en
     assert segunda.actualizada_en > primera.actualizada_en and segunda.n == CUBRE
     topico.leer()
     assert resolver("botellas", clave, topico.estados).razon == "conjunta"

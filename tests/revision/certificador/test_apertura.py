@@ -333,15 +333,18 @@ async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen, motivo):
 
 
 async def _zapatillas(apertura: Apertura, clave: ClavePuerta) -> list[EstadoPuerta]:
-    """The zapatillas records of ``clave`` one round writes."""
-    return [e for e in _de_clave(await apertura.revisar(), clave) if e.familia == "zapatillas"]
+    """The zapatillas records of ``clave`` one round writes (and none of the pooled gate)."""
+    escritos = _de_clave(await apertura.revisar(), clave)
+    assert [e for e in escritos if e.familia == FAMILIA_TODAS] == []
+    return [e for e in escritos if e.familia == "zapatillas"]
 
 
 async def test_una_puerta_abierta_relaja_su_umbral_y_nunca_lo_endurece(almacen):
     """An open gate's sequence keeps growing with the blind shadow share (stored as shadow
     evidence although the gate is open): when it certifies a more lenient λ than the open
     record, the app writes a new open record at that λ, once; a gate open at a λ more lenient
-    than anything the sequence certifies is left as it is (closing is the bound's job)."""
+    than anything the sequence certifies is left as it is (closing is the bound's job); the
+    pooled gate, open at the same stricter λ, is never relaxed."""
     clave = _clave()
     topico = _Topico()
     apertura = _apertura(almacen, topico)
@@ -349,6 +352,8 @@ async def test_una_puerta_abierta_relaja_su_umbral_y_nunca_lo_endurece(almacen):
         update={"clave": clave}
     )
     topico.estados[abierta.id] = abierta
+    conjunta = abierta.model_copy(update={"familia": FAMILIA_TODAS})
+    topico.estados[conjunta.id] = conjunta  # the pooled gate is never relaxed (docs/revision.md)
     registros = [_registro(clave) for _ in range(60)]
     # The blind share of the open gate's fichas: stored as shadow evidence (no gate applies).
     await _llegan(almacen, registros, {})

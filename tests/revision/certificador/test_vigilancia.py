@@ -413,3 +413,57 @@ async def test_una_ficha_de_la_muestra_no_caduca(almacen):
 
 async def escribir_nada(estado: EstadoPuerta) -> None:
     """A monitor whose closures are not what the test is about."""
+
+
+async def test_la_migracion_de_la_muestra_sobre_un_almacen_en_uso(tmp_path):
+    """A store from before the sample was numbered, with sample items decided in another order
+    than they arrived: after migrating, they are numbered by arrival time and the monitor reads
+    their verdicts in that order; the items stored later take the next numbers."""
+    import json
+    import sqlite3
+
+    import migraciones
+    from revision.almacen.migrations import ESQUEMA
+
+    numerar = next(
+        i for i, m in enumerate(ESQUEMA.migraciones) if "sample's arrival order" in m.descripcion
+    )
+    conn = sqlite3.connect(tmp_path / "revision.sqlite", isolation_level=None)
+    migraciones.migrar_sqlite(
+        conn, migraciones.Esquema(ESQUEMA.nombre, ESQUEMA.tabla, ESQUEMA.migraciones[:numerar])
+    )
+    abierto = estado_abierto(familia="zapatillas")
+    datos = [_muestra(abierto, i) for i in range(4)]
+    veredictos = ["correcta", "correcta", "incorrecta", "incorrecta"]
+    for i, (d, v) in enumerate(zip(datos, veredictos, strict=True)):
+        conn.execute(
+            "insert into revision_items (event_id, tipo, motivo, sku, version, familia, "
+            "criterios, datos, recibido_en, estado, cerrado_en) values "
+            "(?, 'muestra', 'muestra', ?, 1, 'zapatillas', '[]', ?, ?, 'decidida', ?)",
+            (d["event_id"], d["sku"], json.dumps(d), 100.0 + i, 200.0 - i),
+        )
+        conn.execute(
+            "insert into revision_decisiones values (?, 'muestra', ?, 'zapatillas', '[]', 'ana', "
+            "?, 0, '{}', null, 1)",
+            (d["event_id"], v, 200.0 - i),  # decided last first
+        )
+    conn.close()
+    almacen = await Almacen.abrir(None, tmp_path)
+    try:
+        (nueva,) = await _publicadas(almacen, abierto, 1)
+        await _veredicto(almacen, nueva, "incorrecta")
+        vig = Vigilancia(lambda: {abierto.id: abierto}, escribir_nada, almacen=almacen)
+        await vig.refrescar()
+        (seg,) = vig.seguimientos.values()
+        assert (seg.veredictos, seg.incorrectas) == (5, 3)
+
+        def log_r(orden: list[str]) -> float:
+            estado = detector(OBJETIVO_PUERTA, DELTA_PUERTA / 2)
+            for v in orden:
+                estado = observar(estado, v == "correcta")
+            return estado.log_r
+
+        assert seg.log_r == log_r([*veredictos, "incorrecta"])  # arrival order, the new one last
+        assert seg.log_r != log_r([*veredictos[::-1], "incorrecta"])  # not decision order
+    finally:
+        await almacen.cerrar()
