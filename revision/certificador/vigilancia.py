@@ -39,8 +39,6 @@ from revision.certificador.publicacion import (
     Espera,
     FilaMuestra,
     Prefijo,
-    certificacion_de,
-    conjunta_de,
 )
 from revision.certificador.rondas import en_rondas, sin_propagar
 
@@ -48,8 +46,6 @@ log = logging.getLogger(__name__)
 
 REVISAR_S = 5.0  # how often the sample is read and unsent closures are retried
 CEDER = 50  # verdicts fed between two turns of the event loop (about 25 ms of CPU)
-
-__all__ = ["certificacion_de", "conjunta_de"]
 
 
 @dataclass
