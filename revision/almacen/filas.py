@@ -166,15 +166,6 @@ class VeredictoMuestra(NamedTuple):
     publicada: dict[str, Any]
 
 
-class VeredictoFechado(NamedTuple):
-    """A ``VeredictoMuestra`` with the moment it was taken (the online bound's read)."""
-
-    event_id: str
-    decision: str
-    publicada: dict[str, Any]
-    decidida_en: float
-
-
 def item_de_fila(row: Sequence[Any]) -> Item:
     """The ``Item`` of a row whose first columns are ``ITEM_SELECT``'s."""
     fila = FilaItem._make(row[: len(FilaItem._fields)])

@@ -7,11 +7,13 @@ One schema for the app's one database: the review queue's tables (``revision_ite
 (``revision_secuencias``, ``revision_escrituras``, ``revision_leases``;
 ``revision.certificador.secuencias``, ``revision.certificador.escritura``,
 ``revision.certificador.lease``); migration 5 marks a candidate loop's items, migration 6 keeps
-every ``--recalificar`` run (``revision.almacen.recalificaciones``). The migrations are one
-sequence because the position in the list is the version (``migraciones.numeradas``): a store's
-tables cannot have a numbering of their own in the same migrations table. Every migration is written
-once and used for both dialects, because none needs a dialect's own syntax; one that did would give
-``Migracion`` its two texts side by side. ``revision.almacen.database`` applies them.
+every ``--recalificar`` run (``revision.almacen.recalificaciones``); migration 7 numbers
+the sample's items and keeps the coverage sequences (``revision.certificador.publicacion``,
+``revision.certificador.coberturas``). The migrations are one sequence because the position in
+the list is the version (``migraciones.numeradas``): a store's tables cannot have a numbering of
+their own in the same migrations table. Every migration is written once and used for both
+dialects, because none needs a dialect's own syntax; one that did would give ``Migracion`` its two
+texts side by side. ``revision.almacen.database`` applies them.
 """
 
 from __future__ import annotations
@@ -191,6 +193,36 @@ _ESQUEMA_6 = (
     "create index revision_recalificaciones_etiquetas on revision_recalificaciones (etiquetas)",
 )
 
+# Issue 47 (docs/revision.md, "La puerta que se cierra sola", "Cobertura"). ``revision_muestras``:
+# the store-wide arrival order of the sample's items (``fichas.muestra_revision``), numbered inside
+# the item's transaction as ``revision_evidencias.orden`` is (held unique, so commits follow the
+# numbers): the online bound and the detector read the verdicts in this order, the order of
+# publication as the app saw it, not in the order people decided them. The sample items already
+# stored are numbered by arrival time, the best order they have. ``revision_coberturas``: per key,
+# family and pooled certification (its ``actualizada_en``), the family's own e-process at the
+# pooled λ from the first arrival after the certifier first saw that certification, as a
+# ``puerta.secuencial.EstadoSecuencia`` (null until first advanced), like ``revision_secuencias``.
+_ESQUEMA_7 = (
+    """create table revision_muestras (
+        event_id text primary key,
+        orden bigint not null
+    )""",
+    "create unique index revision_muestras_orden on revision_muestras (orden)",
+    "insert into revision_muestras (event_id, orden) select event_id, "
+    "row_number() over (order by recibido_en, event_id) - 1 from revision_items "
+    "where tipo = 'muestra' and candidata = 0",
+    """create table revision_coberturas (
+        clave_id text not null,
+        familia text not null,
+        conjunta_en text not null,
+        clave text not null,
+        desde bigint not null,
+        posicion bigint not null,
+        estado text,
+        primary key (clave_id, familia, conjunta_en)
+    )""",
+)
+
 ESQUEMA = Esquema(
     nombre="revision",
     tabla="revision_migraciones",
@@ -221,6 +253,11 @@ ESQUEMA = Esquema(
             "every --recalificar run: the label set, the key it certified, its result",
             _ESQUEMA_6,
             _ESQUEMA_6,
+        ),
+        Migracion(
+            "the sample's arrival order, and each family's coverage sequences",
+            _ESQUEMA_7,
+            _ESQUEMA_7,
         ),
     ),
 )

@@ -229,7 +229,7 @@ async def _cerrar(ctx: Contexto, request: web.Request, item: Item, cierre: Cierr
     if decision.publicacion is not None:
         fault_point(REVISOR_CAIDA_TRAS_DECISION)
     if ctx.vigilancia is not None and decision.tipo == TIPO_MUESTRA:
-        ctx.vigilancia.anotar(decision.decision, item.datos)
+        # The monitor reads the verdict from the store, in publication order.
         _en_segundo_plano(ctx.vigilancia.revisar_o_registrar())
     if ctx.apertura is not None and decision.tipo != TIPO_MUESTRA:
         _en_segundo_plano(ctx.apertura.revisar_o_registrar())

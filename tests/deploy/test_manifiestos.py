@@ -1838,7 +1838,16 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_puerta_muestra": ("gauge", ("family", "key")),
         "fichas_revision_puerta_errores": ("gauge", ("family", "key")),
         "fichas_revision_puerta_bajo_objetivo": ("gauge", ("family", "key")),
-        "fichas_revision_puertas_cerradas_total": ("counter", ("family", "key")),
+        "fichas_revision_puertas_cerradas_total": ("counter", ("family", "key", "reason")),
+        # v1.6: the change detector and the sample's verdicts in publication order.
+        "fichas_revision_puerta_detector_log_r": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_detector_umbral_log": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_muestra_pendientes": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_muestra_retenidos": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_muestra_bloqueo_segundos": (
+            "gauge",
+            ("family", "key", "event_id"),
+        ),
         "fichas_revision_recall": ("gauge", ("family",)),
         # The gate that opens itself (revision/certificador/apertura.py).
         "fichas_revision_apertura_evidencia_log10": ("gauge", ("family", "key")),
@@ -1855,6 +1864,8 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_familia_gobierno": ("gauge", ("family", "key", "gate", "reason")),
         "fichas_revision_familia_aprobaciones_propias": ("gauge", ("family", "key")),
         "fichas_revision_familia_exclusion_log10": ("gauge", ("family", "key")),
+        "fichas_revision_familia_cobertura_log10": ("gauge", ("family", "key")),
+        "fichas_revision_puertas_en_juego": ("gauge", ("kind",)),
         "fichas_revision_coberturas_total": ("counter", ("family", "key", "kind")),
         "fichas_revision_certificador_titular": ("gauge", ()),
         "fichas_revision_certificador_rondas_total": ("counter", ()),

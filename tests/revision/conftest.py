@@ -186,6 +186,15 @@ def esperar(
         time.sleep(0.2)
 
 
+def en_juego(app: RevisorProcess, kind: str) -> float:
+    """``fichas_revision_puertas_en_juego{kind}`` on the app's /metrics (0 when absent): with
+    ``kind="cobertura"`` above 0, the app's certifier has seen an open pooled gate."""
+    for linea in app.metrics().splitlines():
+        if linea.startswith(f'fichas_revision_puertas_en_juego{{kind="{kind}"}} '):
+            return float(linea.rpartition(" ")[2])
+    return 0.0
+
+
 def producir(kafka: KafkaBroker, topic: str, registros: list[dict[str, Any]]) -> None:
     asyncio.run(
         produce(
