@@ -5,7 +5,8 @@ of the cleaned origin that says the same, or none, and says whether it is suppor
 accepts a quote only if it is in the origin and backs its claim (``criterios.respaldo``). The
 score is the product over claims of 1 for a claim code found supported and ``TECHO`` × the
 model's belief for any other (and ``TECHO`` per unsupported attribute or empty description),
-None without logprobs; each finding is a problem (C04, C06) a retry can act on. The formula,
+None without logprobs; each finding is a problem (C04, C06) a retry can act on. ``leer`` is the
+model-free mode (``lector``, issue 48): code quotes the best fragment itself. The formula,
 the alternatives measured and why this one: docs/calidad.md («El evaluador citas»),
 docs/grafo.md, "The quoting evaluator".
 """
@@ -20,7 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from criterios.respaldo import acepta, cobertura, respaldada
+from criterios import lector
+from criterios.respaldo import acepta, cobertura, fiel, mejor_cita, respaldada
 from esquemas import Problema, Veredicto
 from esquemas.constantes import MAX_DETALLE
 
@@ -79,10 +81,11 @@ class Juicio:
     cobertura: float
     p_respaldada: float | None
     respaldada: bool
+    parecido: float | None = None  # the reader's cosine (``leer``), None when a model quoted
 
     def como_registro(self) -> dict[str, Any]:
         """JSON for ``fichas evaluar``'s record, so other scores can be computed offline."""
-        return {
+        registro = {
             "afirmacion": self.afirmacion,
             "cita": self.cita,
             "aceptada": self.aceptada,
@@ -90,6 +93,9 @@ class Juicio:
             "p_respaldada": self.p_respaldada,
             "respaldada": self.respaldada,
         }
+        if self.parecido is not None:
+            registro["parecido"] = round(self.parecido, 4)
+        return registro
 
 
 def juzgar(
@@ -115,6 +121,40 @@ def juzgar(
             )
         )
     return juicios
+
+
+def leer(afirmaciones: Sequence[str], origen: Mapping[str, Any]) -> list[Juicio]:
+    """The model-free evaluator (``FICHAS_EVALUADOR=lector``): code quotes for every claim
+    the fragment that supports it, or the closest one (``criterios.respaldo.mejor_cita``)."""
+    juicios = []
+    familia = str(origen.get("familia") or "")
+    for afirmacion in afirmaciones:
+        cita, apoyada, parecido = mejor_cita(afirmacion, origen)
+        juicios.append(
+            Juicio(
+                afirmacion=afirmacion,
+                cita=cita,
+                aceptada=acepta(cita, afirmacion, origen) if cita else False,
+                cobertura=cobertura(cita, afirmacion, familia) if cita else 0.0,
+                p_respaldada=None,
+                respaldada=apoyada,
+                parecido=parecido if fiel(afirmacion, origen) else 0.0,
+            )
+        )
+    return juicios
+
+
+def puntuacion_lectura(
+    juicios: Sequence[Juicio], atributos: Sequence[str] = (), vacia: bool = False
+) -> float | None:
+    """The model-free evaluator's score, on the same scale as ``puntuacion_citas``: 1 for a
+    supported claim, ``TECHO`` × the reader's grade of its cosine for any other (0 for a claim
+    with a number or a value the origin contradicts or lacks: ``parecido`` 0), ``TECHO`` per
+    unsupported attribute and for an empty description. None for a ficha without claims."""
+    if not juicios:
+        return None
+    factores = [TECHO * lector.grado(j.parecido or 0.0) for j in juicios if not j.respaldada]
+    return math.prod(factores) * TECHO ** (len(atributos) + vacia)
 
 
 def puntuacion_citas(

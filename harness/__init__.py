@@ -11,8 +11,9 @@
   and ``revisor_http`` (the review app and a scripted reviewer), ``estados_puerta`` (gate keys
   and states on a topic), ``secuencia`` (a gate's sequence recomputed from every stored row);
 * checks and data: ``contrato`` (outcomes against the committed schemas), ``eventos`` (valid
-  events), ``kustomize`` (manifests), ``duraciones`` (time per test file), ``entorno`` (the
-  one environment builder of a process a test starts).
+  events), ``version_siguiente`` (records as the contract's next version writes them),
+  ``kustomize`` (manifests), ``duraciones`` (time per test file), ``entorno`` (the one
+  environment builder of a process a test starts).
 
 Imports ``esquemas``, ``criterios``, ``grafo``, ``infra``, ``puerta``, ``revision``,
 ``stream`` and ``versiones``; it runs ``herramientas`` only as a process. The tests and the

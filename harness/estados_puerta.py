@@ -5,7 +5,8 @@ the repository, against the fake LLM serving its default identity
 (``harness.fake_llm.answers.DEFAULT_IDENTITY``), so its gate key is ``clave_fake()``
 (``identidad=`` for the key of other weights the fake serves). ``abrir`` and ``cerrar`` write
 one state to the gate topic with ``puerta.topico.escribir_estado``, as ``fichas calibrar`` and
-the review app do; ``leer`` reads every state back, as a worker does at start-up.
+the review app do; ``leer`` reads every state back, as a worker does at start-up;
+``fichas_puerta`` and ``fichas_calibrar`` run those commands as an operator does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from criterios import CRITERIOS_VERSION
@@ -164,12 +166,27 @@ def fichas_puerta(
     console script ``fichas`` calls: tests/herramientas/test_operacion_cli.py proves the two are
     the same command), forked from the suite's preloaded server (``harness.forkserver``), with
     the test's environment (``env``: its ``FICHAS_*``; nothing else of the caller's leaks in)."""
+    return _fichas("puerta", args, env, timeout, REPO)
+
+
+def fichas_calibrar(
+    args: list[str], env: Mapping[str, str], cwd: Path, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``fichas calibrar ARGS`` run as ``fichas_puerta`` runs its command, in ``cwd`` (where a
+    relative ``--salida`` and its re-scoring cache go)."""
+    return _fichas("calibrar", args, env, timeout, cwd)
+
+
+def _fichas(
+    comando: str, args: list[str], env: Mapping[str, str], timeout: float, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``python -m herramientas.cli COMANDO ARGS`` forked, with the test's ``FICHAS_*`` only."""
     base = entorno()
     return forkserver.run(
-        [sys.executable, "-m", "herramientas.cli", "puerta", *args],
+        [sys.executable, "-m", "herramientas.cli", comando, *args],
         env=base | {"PYTHONPATH": str(REPO)} | dict(env),
         capture_output=True,
         text=True,
         timeout=timeout,
-        cwd=REPO,
+        cwd=cwd,
     )

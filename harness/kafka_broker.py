@@ -208,6 +208,31 @@ class SecuredKafkaBroker(KafkaBroker):
         self.sasl_ssl_port = sasl_ssl_port
         self.ssl_port = ssl_port
 
+    @classmethod
+    def con_usuarios(
+        cls, carpeta: Path, pki_folder: Path, usuarios: Iterable[str]
+    ) -> tuple[SecuredKafkaBroker, dict[str, Path]]:
+        """A broker (not started) in ``carpeta/kafka`` with a fresh random password per user,
+        each written to ``carpeta/<user>.clave`` (mode 0600), as a Secret's file would hold it."""
+        import secrets
+
+        claves = {}
+        for usuario in usuarios:
+            claves[usuario] = carpeta / f"{usuario}.clave"
+            claves[usuario].write_text(secrets.token_urlsafe(18) + "\n")
+            claves[usuario].chmod(0o600)
+        from infra.network import free_port
+
+        broker = cls(
+            free_port(),
+            carpeta / "kafka",
+            pki_folder,
+            {u: p.read_text().strip() for u, p in claves.items()},
+            sasl_ssl_port=free_port(),
+            ssl_port=free_port(),
+        )
+        return broker, claves
+
     @property
     def sasl_ssl_bootstrap(self) -> str:
         """The SASL_SSL listener (SCRAM over TLS)."""

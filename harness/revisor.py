@@ -101,8 +101,16 @@ def revisor_env(
     brokers: str, topics_env: dict[str, str], data_dir: Path, **extra: str
 ) -> dict[str, str]:
     """The app's environment (``harness.entorno``): this broker, these topics, this data
-    directory, SQLite unless ``extra`` names a PostgreSQL."""
-    env = entorno(kafka=brokers, data_dir=data_dir, FICHAS_PARTICIONES="2", FICHAS_LOG_NIVEL="INFO")
+    directory, SQLite unless ``extra`` names a PostgreSQL; no blind shadow share (as
+    ``harness.worker.worker_env``'s workers: the recall's held-back sample then draws from
+    every event)."""
+    env = entorno(
+        kafka=brokers,
+        data_dir=data_dir,
+        FICHAS_PARTICIONES="2",
+        FICHAS_LOG_NIVEL="INFO",
+        FICHAS_SOMBRA_PROPORCION="0",
+    )
     return env | topics_env | extra
 
 

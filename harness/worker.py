@@ -232,7 +232,9 @@ def worker_env(
     ``FICHAS_PUERTA=veredicto`` unless ``extra`` says otherwise: most worker tests are about
     plumbing (offsets, order, rebalances, faults) and keep the meaning they had before the
     publication gate; the tests about publication set ``FICHAS_PUERTA="certificada"`` and
-    write the gate they need (``harness.estados_puerta``).
+    write the gate they need (``harness.estados_puerta``). For the same reason the v1.6 draws
+    are off unless a test sets them: no blind shadow share (an open gate publishes every ficha
+    above λ, whatever its random event_id) and no daily minimum in the sample.
     """
     variables = {
         "FICHAS_LLM_TIMEOUT_S": "10",
@@ -241,6 +243,8 @@ def worker_env(
         "FICHAS_GRACIA_S": "20",
         "FICHAS_LOG_NIVEL": "INFO",
         "FICHAS_PUERTA": "veredicto",
+        "FICHAS_SOMBRA_PROPORCION": "0",
+        "FICHAS_MUESTRA_MINIMA_DIA": "0",
     }
     return entorno(kafka=kafka, llm=llm, topics=topics, data_dir=data_dir, **variables | extra)
 

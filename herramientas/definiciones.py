@@ -6,7 +6,8 @@ criterion's short name, a rate as a percentage).
 
 What each outcome tells: a ``FichaEnRevision`` carries its whole ``historial`` (every attempt
 and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, which still means
-it reached attempts 1..k, was approved at k and rejected before.
+it reached attempts 1..k, was approved at k and rejected before. ``leer_salida`` is how the
+tools read an outcome record off its topic: through the contract's decode, as every reader does.
 """
 
 from __future__ import annotations
@@ -16,9 +17,32 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+from pydantic import BaseModel
+
+from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
+from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
+from esquemas.decode import decode_json
 
 Salida = tuple[str, dict[str, Any]]
+MODELOS: Mapping[str, type[BaseModel]] = {
+    DESTINO_PUBLICADAS: FichaPublicada,
+    DESTINO_REVISION: FichaEnRevision,
+    DESTINO_DLQ: EventoRechazado,
+}
+
+
+def leer_salida(destino: str, valor: bytes | None) -> dict[str, Any] | None:
+    """An outcome record's value as this version reads it (``esquemas.decode``: a later
+    version's fields dropped at every level, its new values kept as written); None when it is
+    not an outcome of ``destino`` (counted as ignored by the caller)."""
+    modelo = MODELOS.get(destino)
+    if modelo is None or valor is None:
+        return None
+    try:
+        datos = decode_json(modelo, valor).data
+    except ValueError:  # not JSON, not UTF-8, or not the contract's record
+        return None
+    return datos if isinstance(datos, dict) else None
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from herramientas.definiciones import (
     TasaIntento,
     historial_de,
     intentos_de,
+    leer_salida,
     nombres_criterios,
     porcentaje,
     tasas_por_intento,
@@ -246,7 +247,8 @@ async def read_kafka(
 
     A group-less consumer with manual assignment: it commits nothing and joins no group, so
     running the report never moves the worker's offsets. The end offsets are taken once at
-    the start, so a live topic still gives a finite read. Returns the deduplicated outcomes,
+    the start, so a live topic still gives a finite read. Each record is read as this version
+    reads it (``herramientas.definiciones.leer_salida``). Returns the deduplicated outcomes,
     duplicates, ignored records and warnings (e.g. a topic that does not exist).
     """
     from infra.kafka.read import read_to_end
@@ -257,11 +259,8 @@ async def read_kafka(
 
     objetos: list[Any] = []
     for topic, valor in registros:
-        try:
-            evento = json.loads(valor) if valor is not None else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            evento = None
         # The topic says the destination even if it was renamed by configuration.
+        evento = leer_salida(topics[topic], valor)
         objetos.append({"destino": topics[topic], "evento": evento} if evento else None)
     salidas, duplicadas, ignoradas = deduplicar(objetos)
     return salidas, duplicadas, ignoradas, avisos
@@ -409,11 +408,16 @@ def _informe_revision(out: TextIO) -> int:
     """The trust section, computed by ``revision.certificador.confianza`` from the reviewer app's
     store."""
     from infra.config import Settings
+    from migraciones.conexion import rechazo_postgres
     from revision.certificador.confianza import informe_desde_almacen
 
+    settings = Settings()
     try:
-        out.write(informe_desde_almacen(Settings()))
+        out.write(informe_desde_almacen(settings))
     except Exception as exc:  # no store yet, database unreachable: say why, exit 1
+        if (rechazo := rechazo_postgres(exc, settings.postgres_dsn)) is not None:
+            print(f"fichas informe: {rechazo}", file=sys.stderr)  # login, database, privilege
+            return 2
         print(f"fichas informe: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     return 0

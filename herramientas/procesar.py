@@ -42,11 +42,13 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class _Linea:
-    """One non-blank input line with its position."""
+class Linea:
+    """One non-blank input line with its position (``donde``: where it came from, when not a
+    line of a file: a DLQ record's topic, partition and offset)."""
 
     offset: int
     raw: bytes
+    donde: str | None = None
 
 
 BOM = b"\xef\xbb\xbf"
@@ -59,7 +61,7 @@ class Entrada:
     """The input file read: its non-blank lines, and what was skipped on the way."""
 
     nombre: str
-    lineas: list[_Linea]
+    lineas: list[Linea]
     blancas: int = 0
     bom: bool = False
 
@@ -80,7 +82,7 @@ def _leer(nombre: str, handle: BinaryIO) -> Entrada:
             line = line[len(BOM) :]
             entrada.bom = True
         if line.strip():
-            entrada.lineas.append(_Linea(offset, line.rstrip(b"\r\n")))
+            entrada.lineas.append(Linea(offset, line.rstrip(b"\r\n")))
         else:
             entrada.blancas += 1
     return entrada
@@ -132,7 +134,7 @@ def guardar_huella(data_dir: Path, huella: Huella) -> None:
 
 
 def _validar(
-    lineas: Iterable[_Linea], origen: str
+    lineas: Iterable[Linea], origen: str
 ) -> tuple[dict[int, dict[str, Any]], dict[str, list[tuple[int, EventoCambio]]]]:
     """Split lines into DLQ outcomes (by offset) and valid events grouped by SKU."""
     familias = familias_conocidas()

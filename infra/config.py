@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     metricas_puerto: int = Field(default=9100, ge=0, le=65535)
     gracia_s: float = Field(default=90.0, ge=0)
     muestra_proporcion: float = Field(default=0.02, ge=0, le=1)
+    # Issue 47 (docs/stream.md, "The sample and the blind shadow share"): the first N published
+    # fichas of each family per UTC day are sampled whatever the hash says, counted per replica.
+    muestra_minima_dia: int = Field(default=5, ge=0)
+    # The blind shadow share: of the final fichas of a family whose gate is open, the share (a
+    # hash of event_id of its own) that goes to people unpublished, as shadow-mode evidence.
+    sombra_proporcion: float = Field(default=0.05, ge=0, le=1)
     log_nivel: str = "INFO"
     # Hours an outcome record (and a SKU's version record) is kept after its last write.
     retencion_h: float = Field(default=168.0, ge=0)
@@ -432,11 +438,18 @@ class ConfigError(Exception):
 
 
 def load_settings() -> Settings:
-    """Read and validate every variable; raise ``ConfigError`` with one line per problem."""
+    """Read and validate every variable; raise ``ConfigError`` with one line per problem.
+    ``FICHAS_FAULT_POINTS`` without the test suite's allowance is one (``infra.fault_points``)."""
+    from infra.fault_points import refusal
+
+    problems = [refused] if (refused := refusal()) else []
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as exc:
-        raise ConfigError([_problem(error) for error in exc.errors()]) from None
+        problems += [_problem(error) for error in exc.errors()]
+    if problems:
+        raise ConfigError(problems) from None
+    return settings
 
 
 def load_settings_or_report(program: str) -> Settings | None:

@@ -4,9 +4,10 @@ One JSON object per line (``python-json-logger``), or ``time LEVEL logger: messa
 when standard error is a terminal. Every line logged while an event is handled carries its
 ``sku``, ``event_id``, ``version`` (and ``intento`` inside the graph): ``configure`` takes the
 function that reads them (``grafo.contexto.campos``). A few library records are re-levelled
-(``_RELEVEL``): aiokafka's normal start-up noise, connection lines on TLS and SASL. Operators
-read English, catalogue people Spanish. What each line means and why a record is re-levelled:
-docs/operacion.md, "Logs".
+(``_RELEVEL``): aiokafka's normal start-up noise, connection lines on TLS and SASL, a producer
+id refused by an ACL (the command's own line names the setting), a connection collected
+unclosed. Operators read English, catalogue people Spanish. What each line means and why a
+record is re-levelled: docs/operacion.md, "Logs".
 """
 
 from __future__ import annotations
@@ -30,9 +31,16 @@ _RELEVEL: tuple[tuple[str, str, int], ...] = (
     ("aiokafka", "Unable to request metadata", logging.WARNING),
     ("aiokafka", "Authenticated as", logging.DEBUG),
     ("aiokafka", "Loading SSL ", logging.DEBUG),
+    # A producer's id refused by an ACL (InitProducerId): the command's own one line says it,
+    # with the setting to fix (infra.kafka.access); aiokafka's ERROR would be a second line.
+    ("aiokafka.producer", "AuthorizationFailedError", logging.INFO),
     # uvloop's SSL protocol writing to a transport the client has already closed (a process
     # exiting on a refused login or ACL while aiokafka still had a request to send).
     ("asyncio", "transport: <TCPTransport closed=True", logging.DEBUG),
+    # aiokafka's connection collected unclosed (a client whose start failed on a refusal is
+    # dropped with a connection open): a leak worth a WARNING, never a second ERROR line
+    # beside the command's own.
+    ("asyncio", "Unclosed AIOKafkaConnection", logging.WARNING),
 )
 
 

@@ -7,7 +7,10 @@ connection before lending it, the connection options a caller's library needs (t
 checkpointer's ``dict_row``); SQLite's ``synchronous``. Each store's values, and why, are
 listed once in ``migraciones.database`` (docs/arquitectura.md, "The store layer"). Which
 errors of the two drivers mean "the database is not answering now" is here too
-(``database_unavailable``), so a caller that retries names no driver's classes.
+(``database_unavailable``), so a caller that retries names no driver's classes;
+``rechazo_postgres`` says in one line why a server that answered refused
+``FICHAS_POSTGRES_DSN`` (a login, a missing database, a privilege): what the commands people
+run print (exit 2).
 """
 
 from __future__ import annotations
@@ -66,6 +69,46 @@ async def open_pool(
     )
     await pool.open(wait=True)
     return pool
+
+
+# What a PostgreSQL server that answered says when it refuses the DSN's connection (libpq's
+# "FATAL:" lines); a refused TCP connection or a timeout is a server away, not a refusal.
+_REFUSED_LOGIN = (
+    "password authentication failed",
+    "does not exist",  # the role or the database
+    "no pg_hba.conf entry",
+    "permission denied for database",
+    "is not permitted to log in",
+)
+_INSUFFICIENT_PRIVILEGE = "42501"
+
+
+def rechazo_postgres(exc: BaseException, dsn: str | None) -> str | None:
+    """One line saying that PostgreSQL refused ``FICHAS_POSTGRES_DSN`` and why, naming the
+    server, user and database (never the password); None when ``exc`` is not a refusal (a
+    server that does not answer is waited for or reported by the caller)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    if not isinstance(exc, psycopg.Error) or not dsn:
+        return None
+    text = str(exc)
+    privilege = getattr(exc, "sqlstate", None) == _INSUFFICIENT_PRIVILEGE
+    if not privilege and not any(marker in text for marker in _REFUSED_LOGIN):
+        return None
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.Error:
+        parts = {}
+    where = f"{parts.get('host', 'localhost')}:{parts.get('port', 5432)}"
+    who = f"user {parts.get('user', '?')}, database {parts.get('dbname', '?')}"
+    said = text.partition("FATAL:")[2].strip() or text.splitlines()[0].strip()
+    fix = (
+        'the role must own the database (docs/despliegue.md, "PostgreSQL")'
+        if privilege
+        else "fix the user, password, database or the server's pg_hba.conf"
+    )
+    return f"PostgreSQL at {where} refused FICHAS_POSTGRES_DSN ({who}): {said}; {fix}"
 
 
 def connect_sqlite(path: Path, *, synchronous: Synchronous) -> sqlite3.Connection:

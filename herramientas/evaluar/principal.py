@@ -77,9 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--evaluador",
-        choices=("veredicto", "rubrica", "citas"),
+        choices=("veredicto", "rubrica", "citas", "lector"),
         help="the evaluator's mode (FICHAS_EVALUADOR); citas: the model quotes the origin "
-        "for each claim and code judges the quotes",
+        "for each claim and code judges the quotes; lector: code alone, with the reader of "
+        "translations (no model call)",
     )
     p.add_argument(
         "--senal",

@@ -47,7 +47,6 @@ from revision.almacen.filas import (
     FilaItem,
     ItemNuevo,
     ResumenAbiertos,
-    VeredictoFechado,
     VeredictoMuestra,
     decision_de_fila,
     item_de_fila,
@@ -81,8 +80,7 @@ SQL_DECIDIR_ITEM = (
 SQL_CERRADOS = (
     ITEM_SELECT.replace(
         " from ",
-        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id), "
-        "e.sombra from ",
+        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id) from ",
         1,
     )
     + " where i.estado <> $1 and i.candidata = 0 order by i.recibido_en, i.event_id"
@@ -94,7 +92,17 @@ SQL_SUBIR_VERSION = (
     "set version = case when excluded.version > revision_skus.version "
     "then excluded.version else revision_skus.version end"
 )
-SQL_ABIERTOS_ANTERIORES = f"{ITEM_SELECT} where i.sku = $1 and i.estado = $2 and i.version < $3"
+# A sampled publication is never superseded (v1.6): it was published and seen, and its verdict
+# still counts for the gate that let it through (``revision.certificador.publicacion``).
+SQL_ABIERTOS_ANTERIORES = (
+    f"{ITEM_SELECT} where i.sku = $1 and i.estado = $2 and i.version < $3 and i.tipo <> $4"
+)
+# The sample's arrival order (``revision_muestras``), numbered in the item's transaction.
+SQL_NUMERAR_MUESTRA = (
+    "insert into revision_muestras (event_id, orden) values "
+    "($1, (select coalesce(max(orden), -1) + 1 from revision_muestras)) "
+    "on conflict (event_id) do nothing"
+)
 
 SQL_INSERTAR_DECISION = (
     f"insert into revision_decisiones ({DECISION_COLUMNS}) values "
@@ -147,13 +155,6 @@ SQL_VEREDICTOS_MUESTRA = (
     "join revision_items i on i.event_id = d.event_id "
     "where d.tipo = $1 and d.decision in ($2, $3) order by d.decidida_en, d.event_id"
 )
-# The verdicts taken since a moment, for the online bound's incremental read on every replica.
-SQL_VEREDICTOS_DESDE = (
-    "select d.event_id, d.decision, i.datos, d.decidida_en from revision_decisiones d "
-    "join revision_items i on i.event_id = d.event_id "
-    "where d.tipo = $1 and d.decision in ($2, $3) and d.decidida_en >= $4 "
-    "order by d.decidida_en, d.event_id"
-)
 SQL_RETENIDAS = (
     "select i.event_id, i.familia, d.decision from revision_items i "
     "left join revision_decisiones d on d.event_id = i.event_id "
@@ -185,13 +186,17 @@ class Almacen(Evidencias):
         """Store an item once per id and apply supersession in one transaction.
 
         Returns the decisions ``obsoleta`` written for older open items of the SKU (and for this
-        item itself when a newer version was already seen), for the caller to send. ``llegada``
-        (when the record carries the loop's key) is stored in the same transaction as the
-        gates' evidence, with its arrival positions.
+        item itself when a newer version was already seen), for the caller to send; a sampled
+        publication is never closed so (``SQL_ABIERTOS_ANTERIORES``). ``llegada`` (when the
+        record carries the loop's key) is stored in the same transaction as the gates'
+        evidence, with its arrival positions; a live sample item takes its number in the
+        sample's arrival order there too.
         """
+        muestra = nuevo.tipo == TIPO_MUESTRA
         async with self._database.transaction() as run:
             previa = await _max_version(run, nuevo.sku)
-            estado = OBSOLETA if previa is not None and previa > nuevo.version else ABIERTA
+            nueva = previa is None or previa <= nuevo.version
+            estado = ABIERTA if muestra or nueva else OBSOLETA
             insertado = await run(
                 SQL_INSERTAR_ITEM,
                 (
@@ -213,6 +218,8 @@ class Almacen(Evidencias):
                 return []
             if llegada is not None:
                 await guardar_llegada(run, nuevo.event_id, nuevo.familia, llegada)
+            if muestra and not nuevo.candidata:
+                await run(SQL_NUMERAR_MUESTRA, (nuevo.event_id,))
             cerradas = await _supersede(run, nuevo.sku, nuevo.version, ahora)
             if estado == OBSOLETA:
                 item = await _item_row(run, nuevo.event_id)
@@ -319,27 +326,15 @@ class Almacen(Evidencias):
 
     async def veredictos_muestra(self) -> list[VeredictoMuestra]:
         """Every ``correcta``/``incorrecta`` verdict on the sample, in the order they were
-        taken: the input the online bound of ``revision.certificador.vigilancia`` is rebuilt
-        from at start-up (no state of its own to migrate)."""
+        taken: the recall's C when no monitor counts it (``revision.web.metricas``). The
+        closing tests read the sample in publication order instead
+        (``revision.certificador.publicacion``)."""
         rows = await self._query(
             SQL_VEREDICTOS_MUESTRA, (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA)
         )
         return [
             VeredictoMuestra(str(event_id), str(decision), dict(json.loads(datos)))
             for event_id, decision, datos in rows
-        ]
-
-    async def veredictos_desde(self, desde: float) -> list[VeredictoFechado]:
-        """Every sample verdict taken at or after ``desde`` (by any replica), in the order
-        they were taken."""
-        rows = await self._query(
-            SQL_VEREDICTOS_DESDE, (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA, desde)
-        )
-        return [
-            VeredictoFechado(
-                str(event_id), str(decision), dict(json.loads(datos)), float(decidida_en)
-            )
-            for event_id, decision, datos, decidida_en in rows
         ]
 
     async def retenidas(self) -> list[tuple[str, str, str | None]]:
@@ -361,12 +356,13 @@ class Almacen(Evidencias):
         rows = await self._query(SQL_CERRADOS, (ABIERTA,))
         cerrados: list[tuple[Item, str | None, bool | None]] = []
         for row in rows:
-            decision, sombra = row[len(FilaItem._fields) :]
+            fila = FilaItem._make(row[: len(FilaItem._fields)])
+            decision = row[len(FilaItem._fields)]
             cerrados.append(
                 (
                     item_de_fila(row),
                     None if decision is None else str(decision),
-                    None if sombra is None else bool(sombra),
+                    None if fila.sombra is None else bool(fila.sombra),
                 )
             )
         return cerrados
@@ -401,9 +397,10 @@ async def _max_version(run: Run, sku: str) -> int | None:
 
 
 async def _supersede(run: Run, sku: str, version: int, ahora: float) -> list[Decision]:
-    """Raise the SKU's newest version and close its older open items as ``obsoleta``."""
+    """Raise the SKU's newest version and close its older open items as ``obsoleta`` (review
+    items only: a sampled publication keeps waiting for its verdict)."""
     await run(SQL_SUBIR_VERSION, (sku, version))
-    viejos = await run(SQL_ABIERTOS_ANTERIORES, (sku, ABIERTA, version))
+    viejos = await run(SQL_ABIERTOS_ANTERIORES, (sku, ABIERTA, version, TIPO_MUESTRA))
     cerradas = []
     for row in viejos.rows:
         item = item_de_fila(row)
@@ -476,6 +473,5 @@ __all__ = [
     "ItemNuevo",
     "Llegada",
     "ResumenAbiertos",
-    "VeredictoFechado",
     "VeredictoMuestra",
 ]

@@ -23,7 +23,7 @@ OBSOLETA = "obsoleta"
 ITEM_SELECT = (
     "select i.event_id, i.tipo, i.motivo, i.sku, i.version, i.familia, i.criterios, i.datos, "
     "i.recibido_en, i.estado, i.cerrado_en, i.candidata, e.clave, e.puntuacion, e.codigo_ok, "
-    "e.llegada "
+    "e.llegada, e.sombra "
     "from revision_items i left join revision_evidencias e on e.event_id = i.event_id"
 )
 DECISION_COLUMNS = (
@@ -51,6 +51,7 @@ class FilaItem(NamedTuple):
     puntuacion: float | None
     codigo_ok: int | None
     llegada: int | None
+    sombra: int | None  # shadow-mode evidence (the blind share included, v1.6)
 
 
 class FilaDecision(NamedTuple):
@@ -165,15 +166,6 @@ class VeredictoMuestra(NamedTuple):
     publicada: dict[str, Any]
 
 
-class VeredictoFechado(NamedTuple):
-    """A ``VeredictoMuestra`` with the moment it was taken (the online bound's read)."""
-
-    event_id: str
-    decision: str
-    publicada: dict[str, Any]
-    decidida_en: float
-
-
 def item_de_fila(row: Sequence[Any]) -> Item:
     """The ``Item`` of a row whose first columns are ``ITEM_SELECT``'s."""
     fila = FilaItem._make(row[: len(FilaItem._fields)])
@@ -191,6 +183,7 @@ def item_de_fila(row: Sequence[Any]) -> Item:
         cerrado_en=None if fila.cerrado_en is None else float(fila.cerrado_en),
         evidencia=_evidencia(fila),
         candidata=bool(fila.candidata),
+        sombra=bool(fila.sombra),
     )
 
 

@@ -4,6 +4,7 @@ The app's security settings are options of this command (``--host``, 127.0.0.1 b
 ``--cookie-segura``, ``--proxies``, ``--inactividad-min``; ``usuarios --baja``), not
 ``FICHAS_*`` variables, since only this process reads them; ``--apertura``,
 ``--apertura-familias`` and ``--sin-puerta-conjunta`` say what the certifier opens by itself.
+A store PostgreSQL refuses (``migraciones.conexion.rechazo_postgres``) is one line and exit 2.
 ``crear_app`` wires every route to its handler in one list; the handlers live in the web
 layer's modules (``revision.web.base`` says which does what). Why: docs/revision.md,
 "Decisiones de diseño" and "El certificador".
@@ -28,12 +29,14 @@ from esquemas.estado_puerta import EstadoPuerta
 from infra.config import Settings, load_settings_or_report
 from infra.kafka.access import refusal
 from infra.kafka.clients import check_access
+from migraciones.conexion import rechazo_postgres
 from puerta.alcance import Alcance
 from puerta.topico import LectorPuertas, escribir_estado
 from revision.almacen.cola import Almacen
 from revision.almacen.cuentas import Cuentas
 from revision.almacen.database import open_database
 from revision.almacen.flujo import Flujo
+from revision.almacen.recalificaciones import Recalificaciones
 from revision.certificador.apertura import APERTURA_AUTOMATICA, APERTURAS, REVISAR_S, Apertura
 from revision.certificador.lease import Lease
 from revision.certificador.rondas import sin_propagar
@@ -51,12 +54,14 @@ log = logging.getLogger("fichas.revisor")
 HOST = "127.0.0.1"
 PUERTO = 8080
 MIN_CLAVE = 8
+EXIT_FALLO = 1
 EXIT_USAGE = 2
 
 
 @dataclass(frozen=True)
 class Seguridad:
-    """The command's security options, as the web app's context takes them."""
+    """The command's security options, as the web app's context takes them
+    (``metricas_puerto``: where /metrics and /health/* go, None: with the pages)."""
 
     cookie_segura: bool = False
     proxies: tuple[Red, ...] = ()
@@ -65,6 +70,7 @@ class Seguridad:
     alcance: Alcance = field(default_factory=Alcance)
     ronda_s: float = REVISAR_S
     envio_s: float = ENVIO_S
+    metricas_puerto: int | None = None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,6 +83,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default=HOST, help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=PUERTO, help="port (default 8080)")
+    parser.add_argument(
+        "--metricas-puerto",
+        type=int,
+        default=None,
+        metavar="PUERTO",
+        help="serve /metrics and /health/* on this port only, not on --port (which then answers "
+        "404 for them): behind an Ingress that routes --port, they stay inside the cluster "
+        "(default: on --port, with the pages)",
+    )
     parser.add_argument(
         "--cookie-segura",
         action="store_true",
@@ -179,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         alcance,
         args.ronda_s,
         args.envio_s,
+        args.metricas_puerto,
     )
     try:
         eventloop.run(servir(settings, args.host, args.port, seguridad))
@@ -220,7 +236,10 @@ def usuarios(argv: Sequence[str]) -> int:
     settings = load_settings_or_report("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    asyncio.run(guardar_usuario(settings, args.nombre, hash_clave(clave)))
+    try:
+        asyncio.run(guardar_usuario(settings, args.nombre, hash_clave(clave)))
+    except Exception as exc:
+        return _fallo_almacen(exc, settings)
     print(f"reviewer {args.nombre} saved")
     return 0
 
@@ -230,11 +249,29 @@ def _baja(nombre: str) -> int:
     settings = load_settings_or_report("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    if not asyncio.run(_dar_de_baja(settings, nombre)):
+    try:
+        existia = asyncio.run(_dar_de_baja(settings, nombre))
+    except Exception as exc:
+        return _fallo_almacen(exc, settings)
+    if not existia:
         print(f"fichas revisor usuarios: no reviewer named {nombre}", file=sys.stderr)
         return 1
     print(f"reviewer {nombre} disabled; their sessions ended")
     return 0
+
+
+def _fallo_almacen(exc: Exception, settings: Settings) -> int:
+    """``fichas revisor usuarios`` could not reach or use the accounts' store: one line, exit 2
+    when PostgreSQL refused the DSN (a login, a database, a privilege), else exit 1."""
+    rechazo = rechazo_postgres(exc, settings.postgres_dsn)
+    if rechazo is not None:
+        print(f"fichas revisor usuarios: {rechazo}", file=sys.stderr)
+        return EXIT_USAGE
+    print(
+        f"fichas revisor usuarios: the store could not be used: {type(exc).__name__}: {exc}",
+        file=sys.stderr,
+    )
+    return EXIT_FALLO
 
 
 async def _dar_de_baja(settings: Settings, nombre: str) -> bool:
@@ -281,10 +318,11 @@ async def vigilancia_de(
     return vigilancia
 
 
-def crear_app(ctx: Contexto, acceso: Acceso) -> web.Application:
+def crear_app(ctx: Contexto, acceso: Acceso, internas: bool = True) -> web.Application:
     """The aiohttp application: every route and the handler that answers it, the session
     middleware in front of them (``revision.web.acceso``) and the security headers on every
-    response (``revision.web.base.cabeceras``)."""
+    response (``revision.web.base.cabeceras``). ``internas`` False: without /metrics and
+    /health/*, which ``crear_app_interna`` serves on a port of their own."""
     app = web.Application(middlewares=[exigir_sesion], client_max_size=256 * 1024)
     app[CTX] = ctx
     app[ACCESO] = acceso
@@ -294,6 +332,7 @@ def crear_app(ctx: Contexto, acceso: Acceso) -> web.Application:
     app.router.add_post("/item/aprobar", acciones.aprobar)
     app.router.add_post("/item/rechazar", acciones.rechazar)
     app.router.add_post("/item/muestra", acciones.muestra)
+    app.router.add_post("/item/corregir", acciones.corregir)
     app.router.add_get("/puertas", puertas.puertas_ver)
     app.router.add_post("/puertas/abrir", puertas.puertas_abrir)
     app.router.add_post("/puertas/retener", puertas.puertas_retener)
@@ -301,12 +340,27 @@ def crear_app(ctx: Contexto, acceso: Acceso) -> web.Application:
     app.router.add_get("/login", login_get)
     app.router.add_post("/login", login_post)
     app.router.add_post("/logout", logout)
-    app.router.add_get("/metrics", operacion.metrics)
     app.router.add_get("/favicon.ico", operacion.favicon)
-    app.router.add_get("/health/live", operacion.live)
-    app.router.add_get("/health/ready", operacion.ready)
+    if internas:
+        _rutas_internas(app)
     app.router.add_static("/estatico/", str(files("revision.web") / "estatico"))
     return app
+
+
+def crear_app_interna(ctx: Contexto) -> web.Application:
+    """/metrics and /health/* alone, for ``--metricas-puerto``: Prometheus and the kubelet's
+    probes reach them, an Ingress that routes the pages' port does not."""
+    app = web.Application()
+    app[CTX] = ctx
+    _rutas_internas(app)
+    return app
+
+
+def _rutas_internas(app: web.Application) -> None:
+    """The machine endpoints: no session (``revision.web.acceso.PUBLICAS``)."""
+    app.router.add_get("/metrics", operacion.metrics)
+    app.router.add_get("/health/live", operacion.live)
+    app.router.add_get("/health/ready", operacion.ready)
 
 
 async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad) -> None:
@@ -354,13 +408,20 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 flujo=flujo,
                 versiones=versiones,
                 metricas=metricas_revision(
-                    almacen, vigilancia, settings.muestra_proporcion, apertura, lease
+                    almacen,
+                    vigilancia,
+                    settings.muestra_proporcion,
+                    apertura,
+                    lease,
+                    settings.sombra_proporcion,
                 ),
                 modelo=settings.llm_modelo,
                 vigilancia=vigilancia,
                 muestra_proporcion=settings.muestra_proporcion,
+                sombra_proporcion=settings.sombra_proporcion,
                 apertura=apertura,
                 envio_s=seguridad.envio_s,
+                recalificaciones=Recalificaciones(database),
             )
             acceso = Acceso(
                 cuentas=Cuentas(database),
@@ -368,11 +429,17 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 proxies=seguridad.proxies,
                 inactividad_s=seguridad.inactividad_s,
             )
-            aplicacion = crear_app(ctx, acceso)
+            interno = seguridad.metricas_puerto
+            aplicacion = crear_app(ctx, acceso, internas=interno is None)
             runner = web.AppRunner(aplicacion, access_log=None)
             await runner.setup()
             site = web.TCPSite(runner, host, port)
             await site.start()
+            runners = [runner]
+            if interno is not None:
+                runners.append(web.AppRunner(crear_app_interna(ctx), access_log=None))
+                await runners[-1].setup()
+                await web.TCPSite(runners[-1], host, interno).start()
             # The lease is tried before the first rounds, so a sole replica writes at once.
             with contextlib.suppress(Exception):
                 await lease.renew()
@@ -395,7 +462,8 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                     with contextlib.suppress(asyncio.CancelledError):
                         await tarea
                 await lease.stop()
-                await runner.cleanup()
+                for corredor in runners:
+                    await corredor.cleanup()
                 await flujo.stop()
     finally:
         await lector.stop()

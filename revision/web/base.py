@@ -20,6 +20,7 @@ from aiohttp import web
 from criterios import cargar_criterios
 from revision.almacen.cola import Almacen
 from revision.almacen.flujo import Flujo
+from revision.almacen.recalificaciones import Recalificaciones
 from revision.certificador.apertura import Apertura
 from revision.certificador.vigilancia import Vigilancia
 from revision.web.metricas import MetricasRevision
@@ -51,10 +52,13 @@ class Contexto:
     muestra_proporcion: float = (
         0.0  # the held-back sample's share (revision/certificador/retenidas.py)
     )
+    sombra_proporcion: float = 0.0  # the workers' blind shadow share, outside that draw
     apertura: Apertura | None = (
         None  # the certifier that opens gates (revision/certificador/apertura.py)
     )
     envio_s: float = ENVIO_S  # a decision's wait for the broker's acknowledgement
+    # the ``fichas calibrar --recalificar`` runs: variants tried on the same labels (Puertas)
+    recalificaciones: Recalificaciones | None = None
 
     def __post_init__(self) -> None:
         self.jinja = jinja2.Environment(

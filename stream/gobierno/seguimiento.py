@@ -17,7 +17,6 @@ from contextlib import asynccontextmanager
 
 from criterios import familias_conocidas
 from esquemas.constantes import FAMILIA_TODAS, PUERTA_VEREDICTO
-from esquemas.estado_puerta import EstadoPuerta
 from grafo import FuentePuerta, PuertaCerrada
 from infra.config import Settings
 from puerta.topico import LectorPuertas
@@ -71,8 +70,9 @@ class VigiaPuerta:
             )
         self._metricas()
 
-    def al_cambiar(self, _estado: EstadoPuerta) -> None:
-        """A gate record changed on the topic: refresh every family, log those that flipped."""
+    def al_cambiar(self, _id: str) -> None:
+        """A gate or hold changed on the topic (a record read, an unreadable record closing it,
+        a tombstone): refresh every family, log those that flipped."""
         if not self._abiertas:
             return  # still catching up at start-up: ``arrancar`` reports the result
         estados = self.fuente.estados()
@@ -134,9 +134,9 @@ async def seguir_puerta(
         return
     vigia: VigiaPuerta | None = None
 
-    def al_cambiar(estado: EstadoPuerta) -> None:
+    def al_cambiar(id_registro: str) -> None:
         if vigia is not None:
-            vigia.al_cambiar(estado)
+            vigia.al_cambiar(id_registro)
 
     # ``serve`` calls ``ensure_topics`` first: the broker answered (or the start-up exited 4)
     # and the gate topic exists before this reader connects.

@@ -23,6 +23,7 @@ from esquemas.constantes import (
     DESTINO_REVISION,
     FAMILIA_TODAS,
     MOTIVO_SIN_GARANTIA,
+    MUESTREO_MINIMO_DIARIO,
     PUERTA_VEREDICTO,
     ModoPuerta,
 )
@@ -169,6 +170,8 @@ class PrometheusSensor:
         self.series.outcomes.labels(family=familia, key=self._clave_puerta, result=result).inc()
         if resultado.salida.get("motivo") == MOTIVO_SIN_GARANTIA:
             self.series.sin_garantia.labels(family=familia, key=self._clave_puerta).inc()
+        if resultado.salida.get("muestra_sombra") is True:
+            self.series.sombra.labels(family=familia, key=self._clave_puerta).inc()
         attempts = len(resultado.resumen) or resultado.intentos
         self.series.attempts.inc(attempts)
         self.series.attempts_per_ficha.observe(attempts)
@@ -216,9 +219,12 @@ class PrometheusSensor:
         self.series.decisiones.labels(result=resultado).inc()
 
     @_never_raise
-    def on_sample(self) -> None:
-        """A published ficha was copied to the human review sample."""
+    def on_sample(self, familia: str, muestreo: str) -> None:
+        """A published ficha was copied to the human review sample; the daily minimum's own
+        draws are counted per family too."""
         self.series.sample.inc()
+        if muestreo == MUESTREO_MINIMO_DIARIO:
+            self.series.muestra_minima.labels(family=familia).inc()
 
     @_never_raise
     def on_step_failure(self, step: str, transient: bool) -> None:
@@ -275,12 +281,14 @@ class PrometheusSensor:
                 self.series.evaluator_scores.labels(family=familia, score=score)
             for result in OUTCOME_RESULTS:
                 self.series.outcomes.labels(family=familia, key=clave, result=result)
+            self.series.muestra_minima.labels(family=familia)
         if modo == PUERTA_VEREDICTO:
             self.series.puerta_sin_certificar.set(1)
             return
         self.series.puerta_sin_certificar.set(0)
         for familia in familias:
             self.series.sin_garantia.labels(family=familia, key=clave)
+            self.series.sombra.labels(family=familia, key=clave)
             self.set_gate(familia, None)
             self.set_gate_held(familia, False)
         self.set_gate_held(FAMILIA_TODAS, False)

@@ -33,8 +33,9 @@ class WorkerSensor(Sensor, Protocol):
         """A person's decision was handled: ``publicada``, ``obsoleta``, ``sin_publicacion`` or
         ``rechazada`` (``stream.flow.decisiones.Aplicacion``)."""
 
-    def on_sample(self) -> None:
-        """A published ficha was copied to the human-review sample."""
+    def on_sample(self, familia: str, muestreo: str) -> None:
+        """A published ficha of ``familia`` was copied to the human-review sample, by the draw
+        ``muestreo`` (``proporcion`` or ``minimo_diario``, ``stream.flow.muestreo``)."""
 
     def set_in_flight(self, n: int) -> None:
         """Fetched messages not yet fully handled."""

@@ -41,7 +41,7 @@ import pytest
 import yaml
 
 from harness.entorno import entorno as entorno_de_prueba
-from harness.kustomize import renderizar
+from harness.kustomize import renderizar, sin_hash
 from harness.pki import CertificateAuthority
 from infra.config import ConfigError, Settings, load_settings
 
@@ -293,7 +293,7 @@ def _contenedor(objetos: list[dict[str, Any]], deployment: str) -> dict[str, Any
 
 def test_una_variable_desconocida_se_detecta():
     objetos, configmaps = _copia_produccion()
-    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    (cm,) = [o for o in configmaps if sin_hash(o["metadata"]["name"]) == "fichas-config"]
     cm["data"]["FICHAS_CONCURRENCIA_MAX"] = "64"
     lineas = problemas(objetos, configmaps)
     assert any("FICHAS_CONCURRENCIA_MAX is not a setting" in linea for linea in lineas), lineas
@@ -334,7 +334,7 @@ def test_un_valor_que_el_codigo_rechaza_se_detecta():
     objetos, configmaps = _copia_produccion()
     args = _contenedor(objetos, "fichas-revisor")["args"]
     args[args.index("--proxies") + 1] = "el-ingress"
-    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    (cm,) = [o for o in configmaps if sin_hash(o["metadata"]["name"]) == "fichas-config"]
     cm["data"]["FICHAS_CONCURRENCIA"] = "treinta y dos"
     lineas = problemas(objetos, configmaps)
     assert any("argument --proxies" in linea for linea in lineas), lineas
@@ -373,7 +373,7 @@ def test_un_fichero_que_ningun_volumen_monta_se_detecta():
 def test_un_fichero_que_el_secret_no_tiene_se_detecta():
     """A path inside the mount that names no key of the Secret (ca.pem for ca.crt)."""
     objetos, configmaps = _copia_produccion()
-    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    (cm,) = [o for o in configmaps if sin_hash(o["metadata"]["name"]) == "fichas-config"]
     cm["data"]["FICHAS_KAFKA_CA_ARCHIVO"] = "/etc/fichas/kafka/ca/ca.pem"
     lineas = problemas(objetos, configmaps)
     assert len(lineas) == 4, lineas  # worker, revisor and both migrar read the ConfigMap

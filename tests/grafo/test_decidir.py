@@ -22,6 +22,7 @@ def _estado(
     puntuacion: float | None = None,
     puerta: dict[str, Any] | None = None,
     comprobaciones: dict[str, Any] | None = OK,
+    sombra: bool | None = None,
 ) -> Any:
     estado: dict[str, Any] = {
         "veredicto": {"aprobada": aprobada, "problemas": [], "puntuacion": puntuacion},
@@ -29,6 +30,8 @@ def _estado(
         "invalida": {"agente": "evaluador", "detalle": "x"} if invalida else None,
         "puerta": puerta,
     }
+    if sombra is not None:  # absent in checkpoints older than v1.6: not in the share
+        estado["sombra"] = sombra
     if comprobaciones is not None:
         estado["comprobaciones"] = comprobaciones
     return estado
@@ -158,6 +161,26 @@ CERTIFICADA = [
         3,
         "enviar_a_revision",
         id="invalida",
+    ),
+    # v1.6, the blind shadow share: an open gate's final ficha in the share goes to review
+    # whatever its score (kills "the share is ignored" and "the share only takes fichas under
+    # λ"); it never stops a retry (kills "the share ends the loop early").
+    pytest.param(
+        dict(aprobada=True, puntuacion=0.99, puerta=PUERTA, sombra=True),
+        1,
+        3,
+        "enviar_a_revision",
+        id="sombra-s-alta",
+    ),
+    pytest.param(
+        dict(aprobada=True, puntuacion=0.99, puerta=PUERTA, sombra=False),
+        1,
+        3,
+        "publicar",
+        id="fuera-de-sombra",
+    ),
+    pytest.param(
+        dict(puntuacion=0.99, puerta=PUERTA, sombra=True), 1, 3, "generar", id="sombra-no"
     ),
 ]
 

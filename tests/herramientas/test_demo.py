@@ -301,16 +301,8 @@ def test_worker_env_isolates_the_run_and_tunes_for_the_cpu_model(tmp_path: Path)
     topics = servicios.demo_topics(Settings(), "r1")
     assert topics["FICHAS_TOPIC_ENTRADA"] == "proveedor.cambios.demo-r1"
     assert topics["FICHAS_TOPIC_DLQ"] == "proveedor.cambios.dlq.demo-r1"
-    env = servicios.worker_env(
-        {"PATH": "/bin", "FICHAS_CONCURRENCIA": "64", "FICHAS_LLM_API_KEY": "k"},
-        brokers="127.0.0.1:1",
-        llm_url="http://127.0.0.1:2/v1",
-        llm_model="local",
-        topics=topics,
-        run_id="r1",
-        data_dir=tmp_path,
-        metrics_port=3,
-        max_intentos=3,
+    env = _worker_env(
+        {"PATH": "/bin", "FICHAS_CONCURRENCIA": "64", "FICHAS_LLM_API_KEY": "k"}, tmp_path
     )
     settings = Settings(**{k[len("FICHAS_") :].lower(): v for k, v in _fichas(env).items()})
     assert settings.topic_publicadas == "fichas.publicadas.demo-r1"
@@ -320,6 +312,24 @@ def test_worker_env_isolates_the_run_and_tunes_for_the_cpu_model(tmp_path: Path)
     assert (settings.llm_modelo, settings.llm_repeat_penalty) == ("local", 1.1)
     assert settings.llm_timeout_s == 300 and settings.max_intentos == 3
     assert settings.data_dir == tmp_path and env["PATH"] == "/bin"
+    assert settings.evaluador == "lector"  # the measured default (docs/calidad.md, issue 48)
+    propio = _worker_env({"FICHAS_EVALUADOR": "citas"}, tmp_path)
+    assert propio["FICHAS_EVALUADOR"] == "citas"  # the caller's choice wins
+
+
+def _worker_env(env: dict[str, str], data_dir: Path) -> dict[str, str]:
+    """The demo's worker environment for run ``r1`` over ``env``."""
+    return servicios.worker_env(
+        env,
+        brokers="127.0.0.1:1",
+        llm_url="http://127.0.0.1:2/v1",
+        llm_model="local",
+        topics=servicios.demo_topics(Settings(), "r1"),
+        run_id="r1",
+        data_dir=data_dir,
+        metrics_port=3,
+        max_intentos=3,
+    )
 
 
 def _fichas(env: dict[str, str]) -> dict[str, Any]:

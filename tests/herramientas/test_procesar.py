@@ -30,6 +30,7 @@ def _env(llm: FakeLLM, data_dir: Path, **extra: str) -> dict[str, str]:
         "FICHAS_LLM_TIMEOUT_S": "60",
         "FICHAS_CONCURRENCIA": "8",
         "FICHAS_PUERTA": "veredicto",  # the command's plumbing; the gate has tests of its own
+        "FICHAS_SOMBRA_PROPORCION": "0",  # an open gate publishes every ficha above λ (random ids)
     }
     return entorno(llm=llm, data_dir=data_dir, **variables | extra)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 import signal
 import subprocess
 import sys
@@ -110,19 +109,8 @@ def seguro(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seguro]:
     pki = CertificateAuthority(carpeta / "pki")
     pki.broker_keystore()
     ajena = CertificateAuthority(carpeta / "ajena", "otra-ca")
-    claves = {}
-    for usuario in (*USUARIOS, SIN_TX, SUSCRIPTOR):
-        claves[usuario] = carpeta / f"{usuario}.clave"
-        claves[usuario].write_text(secrets.token_urlsafe(18) + "\n")
-        claves[usuario].chmod(0o600)
-    broker = SecuredKafkaBroker(
-        free_port(),
-        carpeta / "kafka",
-        pki.folder,
-        {u: p.read_text().strip() for u, p in claves.items()},
-        sasl_ssl_port=free_port(),
-        ssl_port=free_port(),
-    )
+    usuarios = (*USUARIOS, SIN_TX, SUSCRIPTOR)
+    broker, claves = SecuredKafkaBroker.con_usuarios(carpeta, pki.folder, usuarios)
     broker.start()
     try:
         topics = Topics()

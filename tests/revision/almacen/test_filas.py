@@ -11,6 +11,7 @@ import pytest
 from harness.revisor import ficha_en_revision
 from revision.almacen import evidencia, filas
 from revision.almacen.item import id_item
+from revision.certificador import publicacion
 
 
 def _columnas(select: str) -> list[str]:
@@ -26,6 +27,7 @@ def _columnas(select: str) -> list[str]:
         (filas.FilaItem, filas.ITEM_SELECT),
         (filas.FilaDecision, f"select {filas.DECISION_COLUMNS} from x"),
         (evidencia._ColumnasSecuencia, evidencia.SQL_SECUENCIAS),
+        (publicacion.ColumnasMuestra, publicacion.SQL_TRAS),
     ],
 )
 def test_cada_fila_nombra_las_columnas_de_su_sentencia(fila: type, select: str) -> None:

@@ -151,7 +151,8 @@ def test_sensor_hooks_and_worker_gauges() -> None:
     sensor.on_dlq()
     sensor.on_obsolete()
     sensor.on_obsolete()
-    sensor.on_sample()
+    sensor.on_sample("zapatillas", "proporcion")
+    sensor.on_sample("botellas", "minimo_diario")
     sensor.set_in_flight(7)
     sensor.set_lag("proveedor.cambios", 3, 42)
 
@@ -170,7 +171,9 @@ def test_sensor_hooks_and_worker_gauges() -> None:
     assert _value(sensor, "fichas_llm_paused") == 1
     assert _value(sensor, "fichas_events_total", result="dlq") == 1
     assert _value(sensor, "fichas_events_total", result="obsoleto") == 2
-    assert _value(sensor, "fichas_sample_total") == 1
+    assert _value(sensor, "fichas_sample_total") == 2
+    assert _value(sensor, "fichas_muestra_minima_total", family="botellas") == 1
+    assert _value(sensor, "fichas_muestra_minima_total", family="zapatillas") is None
     assert _value(sensor, "fichas_in_flight") == 7
     assert _value(sensor, "fichas_consumer_lag", topic="proveedor.cambios", partition="3") == 42
     assert _value(sensor, "fichas_criteria_info", version="v1-abc") == 1
