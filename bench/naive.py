@@ -69,7 +69,7 @@ def build_naive_graph(settings: Settings, saver: BaseCheckpointSaver) -> Compile
         system_prompt=prompt_evaluador(),
         response_format=ProviderStrategy(Veredicto),
     )
-    # publicar/descartar only build the contract's outcome events; they never touch agents
+    # publicar/enviar_a_revision only build the contract's outcome events; they never touch agents
     # The naive baseline keeps the rule it was measured with: publish on the judge's yes.
     salidas = Nodos(
         cast(Agentes, None), settings.llm_modelo, CRITERIOS_VERSION, modo_puerta="veredicto"
@@ -99,17 +99,17 @@ def build_naive_graph(settings: Settings, saver: BaseCheckpointSaver) -> Compile
     grafo.add_node("comprobar", comprobar)
     grafo.add_node("evaluar", evaluar)
     grafo.add_node("publicar", salidas.publicar)
-    grafo.add_node("descartar", salidas.descartar)
+    grafo.add_node("enviar_a_revision", salidas.enviar_a_revision)
     grafo.add_edge(START, "generar")
     grafo.add_edge("generar", "comprobar")
     grafo.add_edge("comprobar", "evaluar")
     grafo.add_conditional_edges(
         "evaluar",
         functools.partial(decidir, max_intentos=settings.max_intentos, modo="veredicto"),
-        {"generar": "generar", "publicar": "publicar", "descartar": "descartar"},
+        {"generar": "generar", "publicar": "publicar", "enviar_a_revision": "enviar_a_revision"},
     )
     grafo.add_edge("publicar", END)
-    grafo.add_edge("descartar", END)
+    grafo.add_edge("enviar_a_revision", END)
     return grafo.compile(checkpointer=saver)
 
 

@@ -66,6 +66,7 @@ from bench.medir import (
 from bench.naive import READY_FILE
 from bench.ocupacion import linea, ocupacion, techo_pct
 from estadistica import percentile
+from harness.entorno import entorno as entorno_proceso
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics
@@ -238,13 +239,11 @@ def _env(
     entorno: Entorno, topics: Topics, data_dir: Path, concurrencia: int, candidata: float = 0.0
 ) -> dict[str, str]:
     """Environment of one measured process: the shipped defaults except where noted."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
-    env.update(topics.env())
-    env.update(
-        FICHAS_KAFKA_BROKERS=entorno.kafka.bootstrap,
-        FICHAS_LLM_URL=entorno.llm.url,
-        FICHAS_LLM_MODELO="fake",
-        FICHAS_DATA_DIR=str(data_dir),
+    env = entorno_proceso(
+        kafka=entorno.kafka,
+        llm=entorno.llm,
+        topics=topics,
+        data_dir=data_dir,
         FICHAS_METRICAS_PUERTO=str(free_port()),
         FICHAS_CONCURRENCIA=str(concurrencia),
         FICHAS_PARTICIONES=str(OUTPUT_PARTITIONS),

@@ -5,7 +5,9 @@
 cleans it; ``comprobaciones`` runs the code checks, with ``reglas_casa`` (C05), ``cifras``
 (C07), ``fidelidad`` and ``idiomas`` (C08-C11), ``_comun`` their helpers, and ``recursos``
 loads their language data once at start-up; ``respaldo`` splits a ficha into claims and
-judges whether a quoted fragment of the origin supports each (the quoting evaluator).
+judges whether a quoted fragment of the origin supports each (the quoting evaluator), on
+what of the origin may back a claim (``citable``: no gifts, no title value its own data
+contradict) and with a reader of translations (``lector``: multilingual embeddings).
 
 Imports only ``esquemas.constantes`` of the project (the contract's length limits); it
 works on plain dicts, so the graph, the worker, the review app, the tools and the tests all

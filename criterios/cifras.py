@@ -225,6 +225,12 @@ def _respaldo(titulo: str, descripcion: str, valores: tuple[tuple[str, str], ...
     return _index(cifras)
 
 
+def respaldo_de_cifras(cifras: Iterable[Cifra]) -> Respaldo:
+    """What some figures back, as ``respaldada`` reads it (the origin's structured figures
+    alone: ``criterios.citable``)."""
+    return _index(cifras)
+
+
 def _index(cifras: Iterable[Cifra]) -> Respaldo:
     """Group origin figures by magnitude so a ficha figure is compared only with its kind."""
     por_magnitud: dict[str, frozenset[float]] = {}

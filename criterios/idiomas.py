@@ -1,19 +1,12 @@
 """Countable evidence of the language of a text, for C08 where the identifier is unsure.
 
-py3langid reads «Garrafa de vidro com tampa de bambu» as Spanish (0.96): in a short text of a
-close language most words are Spanish words too. What a reader sees instead are the words
-Spanish never writes, counted per language, one count per word: (1) function words of that
-language that are not Spanish words; (2) spellings Spanish never uses (``ã``, ``ç``, ``ß``,
-``-ção``, an elided article); (3) words in simplemma's dictionary of the language and not in
-the Spanish one, asked only for the languages 1 and 2 already point to (each dictionary costs
-tens of megabytes to load). Spanish gets its own count (its own function words, ``ñ``,
-``-ción``).
-
-Invariants: a text is read as language L only when L's count is at least ``MIN_EVIDENCIA`` and
-greater than Spanish's (``idioma_por_evidencia``); a function word Spanish also writes (``os``,
-``da``, ``le``, ``es``, ``polo``…) is never evidence; pure functions. The lists are code, not
-criteria data, because no model reads them. The word lists' reasons and the measurements:
-docs/calidad.md, "Issue 32: C08 lee la evidencia de cualquier idioma".
+Words Spanish never writes, counted per language: function words of that language that are
+not Spanish words, spellings Spanish never uses, words in simplemma's dictionary of the
+language and not in Spanish's (asked only for the languages the first two point to). Invariants:
+a text is read as language L only when L's count reaches ``MIN_EVIDENCIA`` and passes
+Spanish's own (``idioma_por_evidencia``); a function word Spanish also writes is never
+evidence; pure functions. The lists' reasons and the measurements: docs/calidad.md, "Issue 32:
+C08 lee la evidencia de cualquier idioma".
 """
 
 from __future__ import annotations

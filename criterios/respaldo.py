@@ -22,9 +22,15 @@ from difflib import SequenceMatcher
 from functools import cache, lru_cache
 from typing import Any
 
+from criterios import citable, lector
 from criterios._comun import TEXTOS_EN_CACHE, attributes, nfc, supplier
-from criterios.fidelidad import STOPWORDS, palabras_de_contenido, sin_nombres
-from criterios.limpieza import limpiar_origen
+from criterios.fidelidad import (
+    STOPWORDS,
+    comprobar_contradicciones,
+    comprobar_numeros,
+    palabras_de_contenido,
+    sin_nombres,
+)
 from criterios.vocabulario import datos_vocabulario, normalizar
 
 # At most this many claims per ficha: the answer carries one quote per claim, and a 600-char
@@ -74,8 +80,9 @@ def afirmaciones(ficha: Mapping[str, Any]) -> list[str]:
 
 def origen_citable(origen: Mapping[str, Any]) -> dict[str, Any]:
     """What the model may quote from: the mapped origin without prices, promotions, delivery
-    times, URLs, emojis, shouting or injected instructions (``criterios.limpieza``)."""
-    return limpiar_origen(origen)
+    times, URLs, emojis, shouting or injected instructions (``criterios.limpieza``), gifts
+    and accessories, and the title's values its own data contradict (``criterios.citable``)."""
+    return citable.origen_citable(origen)
 
 
 def fragmentos(origen: Mapping[str, Any]) -> list[str]:
@@ -148,14 +155,59 @@ def cognadas(a: str, b: str) -> bool:
 
 
 def respaldada(cita: str, afirmacion: str, origen: Mapping[str, Any]) -> bool:
-    """The claim is supported by the quote: code accepts it (``acepta``) and the sentence the
-    quote was taken from covers at least ``COBERTURA_MINIMA`` of what the claim says
-    (``contexto``, ``cobertura``)."""
+    """The claim is supported by the quote: the quote is in the citable origin; the sentence
+    it was taken from (``contexto``) says what the claim says, read by words (a shared lemma,
+    value or figure, covering at least ``COBERTURA_MINIMA`` of the claim: ``acepta``,
+    ``cobertura``) or by meaning, in any language (``criterios.lector``); and the claim
+    states nothing the citable origin contradicts or lacks (``fiel``)."""
+    if not en_origen(cita, origen):
+        return False
+    frase = contexto(cita, origen)
     familia = str(origen.get("familia") or "")
-    return (
-        acepta(cita, afirmacion, origen)
-        and cobertura(contexto(cita, origen), afirmacion, familia) >= COBERTURA_MINIMA
+    por_palabras = bool(respaldo_comun(cita, afirmacion)) and (
+        cobertura(frase, afirmacion, familia) >= COBERTURA_MINIMA
     )
+    return (por_palabras or lector.dice_lo_mismo(afirmacion, frase)) and fiel(afirmacion, origen)
+
+
+def mejor_cita(afirmacion: str, origen: Mapping[str, Any]) -> tuple[str, bool, float]:
+    """Code's own quote for a claim, no model (``FICHAS_EVALUADOR=lector``): the first
+    fragment of the citable origin that supports it, else the one whose sentence reads
+    closest to it; with whether it supports the claim and the reader's cosine (0.0 for an
+    origin with nothing to quote)."""
+    mejor, parecido = "", 0.0
+    for fragmento in fragmentos(origen):
+        similitud = lector.parecido(afirmacion, contexto(fragmento, origen))
+        if respaldada(fragmento, afirmacion, origen):
+            return fragmento, True, similitud
+        if similitud > parecido:
+            mejor, parecido = fragmento, similitud
+    return mejor, False, parecido
+
+
+def fiel(afirmacion: str, origen: Mapping[str, Any]) -> bool:
+    """Checks a reading of words or of meaning cannot make: every number of the claim is one
+    the citable origin gives (C11's rule, so «1 l» is not backed by a title its figures
+    contradict); no colour, material, gender… it names contradicts the origin's attribute
+    (C09's rule on the citable origin); and a claim for every case («cualquier cocina»,
+    «todo tipo de fuegos») needs an origin that says so («all hobs», «tous feux»)."""
+    como_ficha = {"titulo": afirmacion, "descripcion": "", "atributos": {}}
+    citable_ = origen_citable(origen)
+    if not comprobar_numeros(como_ficha, citable_)["ok"]:
+        return False
+    if not comprobar_contradicciones(como_ficha, citable_)["ok"]:
+        return False
+    return not _UNIVERSAL_RE.search(normalizar(afirmacion)) or bool(
+        _UNIVERSAL_ORIGEN_RE.search(" ".join(_textos_citables(origen)))
+    )
+
+
+# A claim for every case, and the words with which an origin says one (es, en, pt, fr).
+_UNIVERSAL_RE = re.compile(r"\b(?:cualquier\w*|todo tipo|toda clase|todas las|todos los)\b")
+_UNIVERSAL_ORIGEN_RE = re.compile(
+    r"\b(?:all|any|every\w*|tous|toutes|tout|todos|todas|todo|toda|qualquer|cualquier\w*"
+    r"|universal\w*)\b"
+)
 
 
 def contexto(cita: str, origen: Mapping[str, Any]) -> str:
@@ -193,14 +245,19 @@ def descripcion_sin_nada_propio(ficha: Mapping[str, Any]) -> bool:
     """The description says nothing the title does not: no content lemma, house value or
     figure beyond the title's, attribute names («talla», «color») aside. «Una zapatilla de
     trail gris para mujer.» under «Zapatilla de trail para mujer en malla gris» (C06, which
-    C10 checks only word for word). Of the 80 references it flags one, the shortest
-    («Botella isotérmica de acero inoxidable.»); docs/calidad.md."""
+    C10 checks only word for word). A size that only restates the attribute («talla 35») is
+    not something of its own (issue 48); other figures are («20 h de autonomía»). Of the 80
+    references it flags one, the shortest («Botella isotérmica de acero inoxidable.»);
+    docs/calidad.md."""
     titulo = str(ficha.get("titulo") or "")
     descripcion = str(ficha.get("descripcion") or "")
     if not descripcion.strip():
         return False  # C02 fails an empty description already
     propias = lemas(descripcion) - lemas(titulo) - valores_de_casa(titulo) - _nombres_de_claves()
-    return not propias and _numeros(descripcion) <= _numeros(titulo)
+    tallas = frozenset().union(
+        *(_numeros(v) for k, v in attributes(ficha).items() if k in _CLAVES_DE_TALLA)
+    )
+    return not propias and _numeros(descripcion) <= _numeros(titulo) | tallas
 
 
 @cache
@@ -214,6 +271,10 @@ def _nombres_de_claves() -> frozenset[str]:
         for palabra in nombre.replace("_", " ").split()
     )
 
+
+# Attributes whose figure a description may repeat without saying anything: sizes are a
+# catalogue filter, not a description (``descripcion_sin_nada_propio``).
+_CLAVES_DE_TALLA = frozenset({"talla"})
 
 # The house's value for a required attribute that does not apply («no aplica (con cable)» for
 # a wired headset's battery life): it states an absence, not a fact to back.

@@ -7,7 +7,6 @@ text of each row, the code checks read the families, and every outcome carries
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from esquemas.canonico import sha256_canonico
 
 ARCHIVO_CRITERIOS = "criterios_v1.json"
 ARCHIVO_FAMILIAS = "familias_v1.json"
@@ -123,14 +124,7 @@ def calcular_version(
     tablas: dict[str, Any] = {"criterios": datos_criterios, "familias": datos_familias}
     if datos_vocabulario is not None:
         tablas["vocabulario"] = datos_vocabulario
-    canonical = json.dumps(
-        tablas,
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-    return f"{datos_criterios['version']}-{digest[:10]}"
+    return f"{datos_criterios['version']}-{sha256_canonico(tablas)[:10]}"
 
 
 def tablas_desde_datos(

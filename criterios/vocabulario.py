@@ -1,21 +1,12 @@
 """The house vocabulary: supplier attribute keys and values mapped to the house's Spanish ones.
 
-Suppliers write ``cor: preto`` or ``capacity: 75 cl``; the catalogue publishes ``color: negro``
-and ``capacidad_ml: 750``. A small model copies the keys it reads, so the origin is mapped
-before the generator sees it, and the checks and the evaluator compare the ficha with the same
-mapped origin.
-
-The data, ``criterios/datos/vocabulario_v1.json``, are versioned with the criteria (their
-content is part of ``CRITERIOS_VERSION``): ``claves`` and ``claves_por_familia`` (a house key's
-spellings, compared without case, accents, spaces or hyphens), ``unidades_de_clave``,
-``valores`` and ``palabras`` (a whole value first, then word by word only when every word is
-known), ``compatibles``, ``mixtos``, ``claves_en_texto`` (what C09 reads in the text) and
-``familias`` (common words, for the unsupported-words signal).
-
-Invariants: an unknown key is kept as written and listed in ``Mapeo.claves_desconocidas``
-(dropping it would hide data, guessing it would invent a key); a value not wholly known is kept
-as written; mapping is idempotent; pure functions, no I/O after the first load. Each field,
-with examples and what was measured: docs/calidad.md, "El vocabulario de la casa".
+``cor: preto`` in the origin becomes ``color: negro`` before the generator sees it, and the
+checks and the evaluator compare the ficha with the same mapped origin. The data,
+``criterios/datos/vocabulario_v1.json``, are part of ``CRITERIOS_VERSION``. Invariants: an
+unknown key is kept as written and listed (``Mapeo.claves_desconocidas``); a value not wholly
+known is kept as written; mapping is idempotent; pure functions, no I/O after the first load.
+Each field of the data, with examples and what was measured: docs/calidad.md, "El vocabulario
+de la casa".
 """
 
 from __future__ import annotations

@@ -5,7 +5,11 @@
 
 Las reglas son las mismas en docker-compose (Prometheus lee alertas.yml) y en Kubernetes
 (prometheus-operator lee el PrometheusRule); tests/deploy/test_manifiestos.py comprueba que
-coinciden.
+coinciden. Una diferencia: alertas.yml lleva cada `runbook_url` como ruta del repositorio
+(`docs/operacion.md#…`), y el PrometheusRule como URL, `BASE_RUNBOOK` + `/` + la ruta. La base
+es un marcador: cada clúster pone la suya, la dirección de estos docs en su forja en la versión
+que despliega, en `runbook-base` de k8s/overlays/produccion/entorno/entorno.yaml (kustomize
+sustituye lo que va antes de `/docs/`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import yaml
 RAIZ = Path(__file__).resolve().parent.parent
 ALERTAS = RAIZ / "deploy" / "prometheus" / "alertas.yml"
 DESTINO = RAIZ / "k8s" / "base" / "worker" / "prometheusrule.yaml"
+BASE_RUNBOOK = "https://runbook.fichas.example"  # entorno.yaml (runbook-base) pone la real
 
 CABECERA = (
     "# GENERADO por deploy/generar_prometheusrule.py a partir de deploy/prometheus/alertas.yml.\n"
@@ -26,7 +31,13 @@ CABECERA = (
 
 
 def renderizar() -> str:
+    """El PrometheusRule de alertas.yml, con los runbook_url bajo ``BASE_RUNBOOK``."""
     reglas = yaml.safe_load(ALERTAS.read_text(encoding="utf-8"))
+    for grupo in reglas["groups"]:
+        for regla in grupo["rules"]:
+            anotaciones = regla.get("annotations", {})
+            if "runbook_url" in anotaciones:
+                anotaciones["runbook_url"] = f"{BASE_RUNBOOK}/{anotaciones['runbook_url']}"
     recurso = {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",

@@ -9,8 +9,11 @@ What every subscriber of the topic has to do (docs/contrato.md, "Subscribing"):
    there however old; older versions may also still be there until the broker compacts them.
 2. Route on the headers without parsing: skip a record whose ``esquema`` is not
    ``FichaPublicada`` or whose major ``esquema_version`` is not the one this code knows.
-3. Validate the value against ``contrato/esquemas/FichaPublicada.json`` and ignore the fields you
-   do not know (the schema lets fields be added).
+3. Validate the value against ``contrato/esquemas/FichaPublicada.json`` tolerantly: ignore the
+   fields you do not know at every level (the files never say ``additionalProperties: false``,
+   and this reader would ignore it if one did), and read a value a later minor version adds to
+   a closed list (``enum``: a decision kind, an evaluator mode) as unknown, not as an invalid
+   record (counted in ``desconocidos``; docs/contrato.md, "Readers never fail open").
 4. Keep, per SKU, the highest ``version``; an ``event_id`` already applied is a redelivery
    (at-least-once delivery repeats an outcome byte for byte) and is ignored.
 5. Stay subscribed: later fichas update the catalogue as they come.
@@ -49,15 +52,45 @@ ESQUEMAS = Path(__file__).resolve().parents[1] / "contrato" / "esquemas"
 log = logging.getLogger("consumidor")
 
 
+def validador_tolerante(esquema: dict[str, Any], nuevos: list[str]) -> Any:
+    """A draft-07 validator of ``esquema`` that reads a later minor version's records.
+
+    ``enum``: a text value the list does not hold is a value a later version added; it passes
+    and is appended to ``nuevos``. ``additionalProperties: false`` is not enforced: fields are
+    only ever added within a major version. Everything else is checked as draft-07 says.
+    """
+    base = jsonschema.Draft7Validator
+
+    def enum(validador: Any, valores: list[Any], valor: Any, subesquema: Any) -> Any:
+        if isinstance(valor, str) and all(isinstance(v, str) for v in valores):
+            if valor not in valores:
+                nuevos.append(valor)
+            return
+        yield from base.VALIDATORS["enum"](validador, valores, valor, subesquema)
+
+    def campos(validador: Any, extra: Any, valor: Any, subesquema: Any) -> Any:
+        if extra is not False:
+            yield from base.VALIDATORS["additionalProperties"](validador, extra, valor, subesquema)
+
+    tolerante = jsonschema.validators.extend(base, {"enum": enum, "additionalProperties": campos})
+    return tolerante(esquema, format_checker=base.FORMAT_CHECKER)
+
+
 class Catalogo:
     """The newest ficha of every SKU, and counts of what was skipped and why."""
 
     def __init__(self, esquema: dict[str, Any]) -> None:
         self.fichas: dict[str, dict[str, Any]] = {}
-        self.cuentas = {"leidos": 0, "duplicados": 0, "antiguos": 0, "ajenos": 0, "invalidos": 0}
-        self._validador = jsonschema.Draft7Validator(
-            esquema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER
-        )
+        self.cuentas = {
+            "leidos": 0,
+            "duplicados": 0,
+            "antiguos": 0,
+            "ajenos": 0,
+            "invalidos": 0,
+            "desconocidos": 0,
+        }
+        self._nuevos: list[str] = []
+        self._validador = validador_tolerante(esquema, self._nuevos)
 
     def aplicar(self, record: ConsumerRecord) -> dict[str, Any] | None:
         """Apply one record; return the ficha if the catalogue changed, else None."""
@@ -73,11 +106,15 @@ class Catalogo:
             return None
         try:
             ficha: dict[str, Any] = json.loads(record.value if record.value is not None else "")
+            self._nuevos.clear()
             self._validador.validate(ficha)
         except (ValueError, jsonschema.ValidationError) as exc:
             log.warning("skipping offset %s: %s", record.offset, str(exc).splitlines()[0])
             self.cuentas["invalidos"] += 1
             return None
+        if self._nuevos:  # a later minor version's values: the ficha is read all the same
+            log.info("offset %s: values this code does not know: %s", record.offset, self._nuevos)
+            self.cuentas["desconocidos"] += 1
         actual = self.fichas.get(ficha["sku"])
         if actual is not None and actual["event_id"] == ficha["event_id"]:
             self.cuentas["duplicados"] += 1

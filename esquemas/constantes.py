@@ -77,6 +77,12 @@ DECISION_CORRECTA: Final = "correcta"
 DECISION_INCORRECTA: Final = "incorrecta"
 DECISION_OBSOLETA: Final = "obsoleta"
 REVISOR_SISTEMA: Final = "sistema"
+# v1.6 (issue 47): why a published ficha is on the sample topic (``FichaPublicada.muestreo``):
+# the hash of its event_id fell under FICHAS_MUESTRA_PROPORCION, or it is among the first
+# FICHAS_MUESTRA_MINIMA_DIA published fichas of its family that UTC day on its worker.
+MUESTREO_PROPORCION: Final = "proporcion"
+MUESTREO_MINIMO_DIARIO: Final = "minimo_diario"
+Muestreo = Literal["proporcion", "minimo_diario"]
 
 # The contract's schemas by name (``contrato/esquemas/<name>.json``) and their versions.
 # Minor versions only add fields or codes; a removal or a change of meaning is a new major
@@ -116,13 +122,16 @@ DELTA_PUERTA: Final = 0.05  # the risk that a certified gate is in truth below t
 PUERTA_CERTIFICADA: Final = "certificada"
 PUERTA_VEREDICTO: Final = "veredicto"
 ModoPuerta = Literal["certificada", "veredicto"]
-# FICHAS_EVALUADOR: the single verdict, the rubric of yes/no questions, or the quoter whose
-# claims code judges (docs/grafo.md). Each has its own prompt, so its own gate key.
-ModoEvaluador = Literal["veredicto", "rubrica", "citas"]
+# FICHAS_EVALUADOR: the single verdict, the rubric of yes/no questions, the quoter whose
+# claims code judges, or (v1.6, issue 48) code alone reading every claim against the origin
+# with a reader of translations, no model call (docs/grafo.md). Each has its own prompt (the
+# reader's: the text naming its model and threshold), so its own gate key.
+ModoEvaluador = Literal["veredicto", "rubrica", "citas", "lector"]
 MODO_VEREDICTO: Final = "veredicto"
 MODO_RUBRICA: Final = "rubrica"
 MODO_CITAS: Final = "citas"
-MODOS_EVALUADOR: Final = (MODO_VEREDICTO, MODO_RUBRICA, MODO_CITAS)
+MODO_LECTOR: Final = "lector"
+MODOS_EVALUADOR: Final = (MODO_VEREDICTO, MODO_RUBRICA, MODO_CITAS, MODO_LECTOR)
 
 # A prompt file (FICHAS_PROMPT_GENERADOR_ARCHIVO, FICHAS_PROMPT_EVALUADOR_ARCHIVO and their
 # FICHAS_CANDIDATA_ forms) replaces one of the package's templates and is formatted like it:
@@ -134,12 +143,14 @@ PLANTILLA_EVALUADOR: Final = {
     MODO_VEREDICTO: "evaluador.md",
     MODO_RUBRICA: "evaluador_rubrica.md",
     MODO_CITAS: "evaluador_citas.md",
+    MODO_LECTOR: "evaluador_lector.md",
 }
 MARCADORES_PLANTILLA: Final[dict[str, tuple[str, ...]]] = {
     "generador.md": ("criterios", "max_titulo", "max_descripcion"),
     "evaluador.md": ("criterios",),
     "evaluador_rubrica.md": (),
     "evaluador_citas.md": (),
+    "evaluador_lector.md": (),
 }
 MARCADORES_REQUERIDOS: Final = ("criterios",)
 # Why a gate is open or closed (``EstadoPuerta.motivo``).
@@ -159,6 +170,12 @@ MOTIVO_PUERTA_LIBERADA: Final = "liberada"
 # v1.5 (issue 41): a gate closed because its key was replaced by a promoted candidate key
 # (``fichas puerta promover``): the old key publishes nothing any more, its certification stands.
 MOTIVO_PUERTA_SUSTITUIDA: Final = "sustituida"
+# v1.6 (issue 47): closed by the change detector on the sampled verdicts (a drop in precision
+# seen whatever came before it; docs/puerta.md, "Closing: a change detector").
+MOTIVO_PUERTA_CAMBIO: Final = "cambio_detectado"
+# The closures by what people say of published fichas: they restart the gate's sequence, and a
+# family whose covered record one of them closed is not covered again without its own gate.
+MOTIVOS_VIGILANCIA: Final = ("cota_en_linea_bajo_objetivo", "cambio_detectado")
 MotivoPuerta = Literal[
     "certificada",
     "sin_datos_suficientes",
@@ -169,6 +186,7 @@ MotivoPuerta = Literal[
     "retenida",
     "liberada",
     "sustituida",
+    "cambio_detectado",
 ]
 MOTIVOS_RETENCION: Final = (MOTIVO_PUERTA_RETENIDA, MOTIVO_PUERTA_LIBERADA)
 SUFIJO_RETENCION: Final = "retencion"  # a hold record's key: ``<gate id>|retencion``

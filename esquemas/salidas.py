@@ -1,6 +1,6 @@
 """The processor's output events, in the exact shape ``contrato.md`` gives other teams.
 
-They are built once, inside the graph (``publicar``/``descartar``), and stored in the
+They are built once, inside the graph (``publicar``/``enviar_a_revision``), and stored in the
 checkpoint as plain dicts. A redelivered event therefore re-emits the byte-identical
 outcome, timestamps included, which is what lets consumers deduplicate on ``event_id``.
 """
@@ -17,6 +17,7 @@ from esquemas.constantes import (
     DecisionHumana,
     DecisionPublicacion,
     Motivo,
+    Muestreo,
     PayloadCodificacion,
     TipoRevision,
 )
@@ -58,8 +59,9 @@ class RevisionHumana(BaseModel):
 class FichaPublicada(BaseModel):
     """Written to ``fichas.publicadas`` (and, sampled, ``fichas.muestra_revision``).
 
-    ``revision`` is null when the loop published the ficha. ``origen`` is filled only on the
-    sample topic, where a reviewer needs it; the published topic stays as subscribers know it.
+    ``revision`` is null when the loop published the ficha. ``origen`` and (v1.6) ``muestreo``
+    are filled only on the sample topic, where a reviewer needs them (``SOLO_MUESTRA``); the
+    published topic stays as subscribers know it.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -82,6 +84,19 @@ class FichaPublicada(BaseModel):
     # v1.3: the key of the loop that wrote the ficha (for a person's publication, the loop that
     # drafted it); null only on records written before v1.3.
     clave: ClavePuerta | None = None
+    # v1.6: on the sample topic only, like ``origen``: why this ficha was sampled.
+    muestreo: Muestreo | None = Field(
+        default=None,
+        description="v1.6, sample topic only: 'proporcion' (the hash of event_id under "
+        "FICHAS_MUESTRA_PROPORCION) or 'minimo_diario' (among the first "
+        "FICHAS_MUESTRA_MINIMA_DIA published fichas of its family that UTC day, on its "
+        "worker); absent on fichas.publicadas",
+    )
+
+
+# The fields of a ``FichaPublicada`` that belong to the sample topic alone: the published topic
+# (and a person's publication) leaves them out, so it stays as subscribers know it.
+SOLO_MUESTRA = frozenset({"origen", "muestreo"})
 
 
 class FichaEnRevision(BaseModel):
@@ -108,6 +123,15 @@ class FichaEnRevision(BaseModel):
     # record of the live loop; the same ``event_id`` may then have two items (told apart by
     # ``candidata`` and ``clave``).
     candidata: bool = False
+    # v1.6 (issue 47): true when the gate of the ficha's family under ``clave`` was open and
+    # the event fell in the blind shadow share (``FICHAS_SOMBRA_PROPORCION``): not published,
+    # whatever its score, so people see an unselected share of the open gate's final fichas.
+    # Absent (false) on every other record.
+    muestra_sombra: bool = Field(
+        default=False,
+        description="v1.6: held back from an open gate for the blind shadow share; people "
+        "decide it as shadow-mode evidence (absent: false)",
+    )
 
 
 class ErrorRechazo(BaseModel):

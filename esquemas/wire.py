@@ -1,19 +1,11 @@
-"""The contract on the wire: how a record's value is encoded, its headers per kind, and the
-tolerant reading of a value written by another version of the contract.
+"""The contract on the wire: how a record's value is encoded, and its headers per kind.
 
-Every writer of the project uses these functions (the worker's outcomes, samples, DLQ records
-and people's publications, the review app's decisions, the gate topic's states), so one
-change here changes every topic at once, and nothing else may encode a record. Invariants:
-
-* ``encode_value`` is pure and its bytes never change for a given value: a redelivered
-  outcome is compared with, and re-emitted from, the bytes stored for it (exactly once for
-  read_committed readers, docs/stream.md). ``tests/esquemas/test_wire.py`` pins a sample's
-  bytes.
-* Headers are pure functions of the record: the same record always gets the same headers,
-  so a redelivery is byte-identical, headers included (docs/contrato.md, "Headers").
-* ``known_fields`` keeps what the model names and drops the rest: a reader ignores fields a
-  later contract version adds, while the models forbid extras because they are what this
-  project writes.
+Every writer of the project uses these functions and nothing else encodes a record, so a change
+here changes every topic at once. Invariants: ``encode_value``'s bytes never change for a given
+value (a redelivered outcome is re-emitted from its stored bytes;
+``tests/esquemas/test_wire.py`` pins a sample); headers are pure functions of the record;
+writing is strict, reading tolerant (``esquemas.decode``). docs/contrato.md, "Headers";
+docs/stream.md, "Offsets inside the output transaction".
 """
 
 from __future__ import annotations
@@ -53,14 +45,6 @@ def encode_value(value: Mapping[str, Any] | BaseModel) -> bytes:
     if isinstance(value, BaseModel):
         return value.model_dump_json().encode("utf-8")
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def known_fields(data: Any, model: type[BaseModel]) -> Any:
-    """The fields of ``data`` that ``model`` knows; anything but an object is returned as it
-    is, for the model's validation to refuse with its own message."""
-    if not isinstance(data, dict):
-        return data
-    return {k: v for k, v in data.items() if k in model.model_fields}
 
 
 def cabeceras_esquema(nombre: str) -> Cabeceras:

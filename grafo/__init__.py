@@ -4,6 +4,7 @@ Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits t
 graph leaves in its state. The modules: ``estado``, ``mensajes`` (what each agent is shown),
 ``prompts`` (the templates), ``chat_model``, ``agentes``, ``rubrica``, ``citas`` and
 ``puntuacion`` (the evaluator's modes and score), ``nodos`` and ``construccion`` (the graph),
+``repeticion`` (where the loop would stop on a stored history under another judge),
 ``checkpointer``, ``ejecucion`` (one event through it), ``retry`` and ``errores`` (LLM
 failures), ``intentos`` (attempt summaries), ``contexto`` (the event in every log line),
 ``sensores`` (hooks), ``fuente_puerta`` (the running key and the source of gates),

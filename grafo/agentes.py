@@ -13,7 +13,7 @@ Why not ``create_agent`` itself, and the callback bypass: docs/grafo.md, "The ag
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,14 +31,17 @@ from pydantic import BaseModel
 
 from criterios import respaldo
 from esquemas import Ficha, Veredicto
-from esquemas.constantes import MODO_CITAS, MODO_RUBRICA
+from esquemas.constantes import MODO_CITAS, MODO_LECTOR, MODO_RUBRICA
 from grafo.chat_model import DirectChatOpenAI, evaluator_chat_model, sin_oyentes
 from grafo.citas import (
     RUTA_RESPALDADA,
     Citas,
+    Juicio,
     formato_respuesta,
     juzgar,
+    leer,
     puntuacion_citas,
+    puntuacion_lectura,
     veredicto_de_citas,
 )
 from grafo.errores import SalidaInvalida, classify
@@ -230,6 +233,8 @@ class Agentes:
         """One evaluator request, as the loop sends it; its evaluation and raw logprobs."""
         if self.modo == MODO_CITAS:
             return await self._citar(ficha, origen, observar)
+        if self.modo == MODO_LECTOR:
+            return self._leer(ficha, origen), None
         if self.rubrica:
             texto = mensaje_evaluador_rubrica(ficha, origen)
             rubrica, logprobs = await self._ask(self._evaluador, "evaluador", texto, observar)
@@ -260,19 +265,14 @@ class Agentes:
         assert isinstance(respuesta, Citas)
         probabilidades = probabilidades_verdadero(logprobs, RUTA_RESPALDADA)
         juicios = juzgar(afirmaciones, respuesta, probabilidades, origen)
-        atributos = respaldo.atributos_sin_respaldo(ficha, origen)
-        vacia = respaldo.descripcion_sin_nada_propio(ficha)
-        registro = tuple(j.como_registro() for j in juicios) + tuple(
-            {"atributo": a, "respaldada": False} for a in atributos
-        )
-        if vacia:
-            registro += ({"descripcion_sin_nada_propio": True},)
-        evaluacion = Evaluacion(
-            veredicto_de_citas(juicios, atributos, vacia),
-            puntuacion_citas(juicios, atributos, vacia),
-            registro,
-        )
-        return evaluacion, logprobs
+        return _evaluacion_de_juicios(juicios, ficha, origen, puntuacion_citas), logprobs
+
+    def _leer(self, ficha: dict[str, Any], origen: dict[str, Any]) -> Evaluacion:
+        """The model-free evaluator (``grafo.citas.leer``): code quotes the origin for every
+        claim and judges it with the reader of translations; no model call, no tokens, no
+        log-probabilities (the score is code's)."""
+        juicios = leer(respaldo.afirmaciones(ficha), origen)
+        return _evaluacion_de_juicios(juicios, ficha, origen, puntuacion_lectura)
 
     async def _ask(
         self,
@@ -321,3 +321,23 @@ class Agentes:
         self._sensor.on_llm_call(
             name, seconds, int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
         )
+
+
+def _evaluacion_de_juicios(
+    juicios: list[Juicio],
+    ficha: dict[str, Any],
+    origen: dict[str, Any],
+    puntuar: Callable[[list[Juicio], list[str], bool], float | None],
+) -> Evaluacion:
+    """The verdict, score and record of the claim judgements of ``citas`` or ``lector``, with
+    code's own findings (attributes the origin does not give, an empty description)."""
+    atributos = respaldo.atributos_sin_respaldo(ficha, origen)
+    vacia = respaldo.descripcion_sin_nada_propio(ficha)
+    registro = tuple(j.como_registro() for j in juicios) + tuple(
+        {"atributo": a, "respaldada": False} for a in atributos
+    )
+    if vacia:
+        registro += ({"descripcion_sin_nada_propio": True},)
+    return Evaluacion(
+        veredicto_de_citas(juicios, atributos, vacia), puntuar(juicios, atributos, vacia), registro
+    )

@@ -1,21 +1,13 @@
 """The chat model both agents share: ``ChatOpenAI`` with a shorter path per call.
 
-``DirectChatOpenAI`` (built by ``build_chat_model``) leaves the stock path at seven points, each
-for CPU per call, numbered as the comments below cite them in docs/grafo.md, "The chat model"
-(figures in docs/rendimiento.md): (1) the answer stays the server's JSON dict, no SDK model;
-(2) the payload ``ChatOpenAI`` built is sent as given; (3) the ``ChatResult`` is built inline;
-(4) openai's response models are completed once (``complete_response_models``); (5) the
-evaluator's logprobs are cut to what the score reads (``rutas_puntuadas``); (6) the chat
-completion is posted with aiohttp (``_post_chat``, one ``SesionHTTP`` per model, closed by
-``close_chat_model``) and read with orjson; (7) the agents call ``_agenerate`` straight when
-nothing listens (``sin_oyentes``, ``responder``).
-
-Invariants, tested on the wire against stock ``ChatOpenAI`` (tests/grafo/test_chat_model.py):
-the same request body and headers, the same ``ChatResult`` (content, usage, every
-``response_metadata`` field the server sent and none it did not), the same evaluator score,
-the SDK's exception types and client timeout (``grafo.errores.classify`` and the retry policy
-read them); when anything listens the agents go through ``ainvoke``. The private surface of
-langchain-openai and openai used here is checked by tests/grafo/test_chat_model_superficie.py.
+``DirectChatOpenAI`` (``build_chat_model``) leaves the stock path at seven points, numbered as
+the comments below and docs/grafo.md, "The chat model", cite them: the server's JSON kept as a
+dict, the payload sent as given, the ``ChatResult`` built inline, openai's models completed
+once, logprobs cut to what the score reads (``rutas_puntuadas``), the completion posted with
+aiohttp (``SesionHTTP``) and read with orjson, ``_agenerate`` called straight when nothing
+listens. Invariant: the same request and the same ``ChatResult`` as stock ``ChatOpenAI``
+(tests/grafo/test_chat_model.py); the private surface it relies on is checked by
+tests/grafo/test_chat_model_superficie.py. Figures: docs/rendimiento.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """The evaluator as a quoter: the model copies, code judges (``FICHAS_EVALUADOR=citas``).
 
-Small models copy text well and judge a ficha as a whole badly (docs/calidad.md). Here the
-model only points: for each claim of the ficha (``criterios.respaldo.afirmaciones``) it copies
-the fragment of the cleaned origin that says the same, or leaves it empty, then says whether
-the claim is supported. Code accepts a quote only if it is in the origin and shares a lemma, a
-house-vocabulary value or a figure with its claim, covering at least half of it
-(``criterios.respaldo.respaldada``). The request's JSON schema lists the origin's fragments as
-the only strings a quote may be, and asks for exactly one quote per claim.
-
-The score, ``P(approvable)``-like in [0, 1]: the product over claims of 1 for a claim code
-found supported and ``TECHO`` × P(respaldada = true) (the model's belief, from its logprobs)
-for any other, times ``TECHO`` per attribute whose value the origin does not give and for a
-description that says nothing the title does not. A ficha with all that supported scores 1,
-at the opener's strictest threshold (0.95) by construction; any other scores below ``TECHO``
-< 0.95. None without logprobs, or when an unsupported claim has none readable. Each finding
-is a problem (C04 quoting the claim or attribute, C06), so a retry knows what to fix.
-The alternatives measured, and why this one: docs/calidad.md («El evaluador citas»).
+For each claim of the ficha (``criterios.respaldo.afirmaciones``) the model copies the fragment
+of the cleaned origin that says the same, or none, and says whether it is supported; code
+accepts a quote only if it is in the origin and backs its claim (``criterios.respaldo``). The
+score is the product over claims of 1 for a claim code found supported and ``TECHO`` × the
+model's belief for any other (and ``TECHO`` per unsupported attribute or empty description),
+None without logprobs; each finding is a problem (C04, C06) a retry can act on. ``leer`` is the
+model-free mode (``lector``, issue 48): code quotes the best fragment itself. The formula,
+the alternatives measured and why this one: docs/calidad.md («El evaluador citas»),
+docs/grafo.md, "The quoting evaluator".
 """
 
 from __future__ import annotations
@@ -28,7 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from criterios.respaldo import acepta, cobertura, respaldada
+from criterios import lector
+from criterios.respaldo import acepta, cobertura, fiel, mejor_cita, respaldada
 from esquemas import Problema, Veredicto
 from esquemas.constantes import MAX_DETALLE
 
@@ -87,10 +81,11 @@ class Juicio:
     cobertura: float
     p_respaldada: float | None
     respaldada: bool
+    parecido: float | None = None  # the reader's cosine (``leer``), None when a model quoted
 
     def como_registro(self) -> dict[str, Any]:
         """JSON for ``fichas evaluar``'s record, so other scores can be computed offline."""
-        return {
+        registro = {
             "afirmacion": self.afirmacion,
             "cita": self.cita,
             "aceptada": self.aceptada,
@@ -98,6 +93,9 @@ class Juicio:
             "p_respaldada": self.p_respaldada,
             "respaldada": self.respaldada,
         }
+        if self.parecido is not None:
+            registro["parecido"] = round(self.parecido, 4)
+        return registro
 
 
 def juzgar(
@@ -123,6 +121,40 @@ def juzgar(
             )
         )
     return juicios
+
+
+def leer(afirmaciones: Sequence[str], origen: Mapping[str, Any]) -> list[Juicio]:
+    """The model-free evaluator (``FICHAS_EVALUADOR=lector``): code quotes for every claim
+    the fragment that supports it, or the closest one (``criterios.respaldo.mejor_cita``)."""
+    juicios = []
+    familia = str(origen.get("familia") or "")
+    for afirmacion in afirmaciones:
+        cita, apoyada, parecido = mejor_cita(afirmacion, origen)
+        juicios.append(
+            Juicio(
+                afirmacion=afirmacion,
+                cita=cita,
+                aceptada=acepta(cita, afirmacion, origen) if cita else False,
+                cobertura=cobertura(cita, afirmacion, familia) if cita else 0.0,
+                p_respaldada=None,
+                respaldada=apoyada,
+                parecido=parecido if fiel(afirmacion, origen) else 0.0,
+            )
+        )
+    return juicios
+
+
+def puntuacion_lectura(
+    juicios: Sequence[Juicio], atributos: Sequence[str] = (), vacia: bool = False
+) -> float | None:
+    """The model-free evaluator's score, on the same scale as ``puntuacion_citas``: 1 for a
+    supported claim, ``TECHO`` × the reader's grade of its cosine for any other (0 for a claim
+    with a number or a value the origin contradicts or lacks: ``parecido`` 0), ``TECHO`` per
+    unsupported attribute and for an empty description. None for a ficha without claims."""
+    if not juicios:
+        return None
+    factores = [TECHO * lector.grado(j.parecido or 0.0) for j in juicios if not j.respaldada]
+    return math.prod(factores) * TECHO ** (len(atributos) + vacia)
 
 
 def puntuacion_citas(

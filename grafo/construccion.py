@@ -1,11 +1,11 @@
 """Wiring of the loop: four nodes, two conditional edges, one counter.
 
 START -> generar -> evaluar (code checks, then the evaluator) -> decidir
-                \\-> descartar (answer that is not a valid Ficha)
-decidir -> publicar | descartar | generar
+                \\-> enviar_a_revision (answer that is not a valid Ficha)
+decidir -> publicar | enviar_a_revision | generar
 
 A 3-attempt ficha writes 9 checkpoints (input, start, 3 x generar, 3 x evaluar, then publicar
-or descartar); the code checks run inside ``evaluar`` (see ``grafo.nodos``).
+or enviar_a_revision); the code checks run inside ``evaluar`` (see ``grafo.nodos``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _timed(name: str, node: Callable[..., Any], sensor: Sensor) -> Callable[...,
 
         return run_async
 
-    # Sync nodes (publicar, descartar) are wrapped as coroutines on purpose: in an
+    # Sync nodes (publicar, enviar_a_revision) are wrapped as coroutines on purpose: in an
     # async graph LangGraph runs a plain function in the default thread pool, a hand-off to
     # another thread and back for work that takes well under a millisecond of pure Python.
     @functools.wraps(node)
@@ -88,17 +88,19 @@ def construir_grafo(
     precargar()
     sensor = sensor or NullSensor()
     grafo = StateGraph(EstadoFicha)
-    for name in ("generar", "evaluar", "publicar", "descartar"):
+    for name in ("generar", "evaluar", "publicar", "enviar_a_revision"):
         grafo.add_node(name, _timed(name, getattr(nodos, name), sensor))
     grafo.add_edge(START, "generar")
     grafo.add_conditional_edges(
-        "generar", _en_el_bucle(tras_generar), {"evaluar": "evaluar", "descartar": "descartar"}
+        "generar",
+        _en_el_bucle(tras_generar),
+        {"evaluar": "evaluar", "enviar_a_revision": "enviar_a_revision"},
     )
     grafo.add_conditional_edges(
         "evaluar",
         _en_el_bucle(functools.partial(decidir, max_intentos=max_intentos, modo=nodos.modo_puerta)),
-        {"generar": "generar", "publicar": "publicar", "descartar": "descartar"},
+        {"generar": "generar", "publicar": "publicar", "enviar_a_revision": "enviar_a_revision"},
     )
     grafo.add_edge("publicar", END)
-    grafo.add_edge("descartar", END)
+    grafo.add_edge("enviar_a_revision", END)
     return grafo.compile(checkpointer=checkpointer)

@@ -1,19 +1,12 @@
 """Running one event through the compiled loop: resume, redelivery and LLM outages.
 
-The thread id is ``<sku>:<event_id>``, so the same event always lands on the same checkpoint
-thread: a finished thread returns its stored outcome without calling the LLM (redelivery), a
-thread interrupted by a crash resumes at the step after the last checkpoint, and a new thread
-starts from the event.
-
-Transient LLM failures are retried here, forever, with exponential backoff, full jitter and the
-server's Retry-After: the failing node's writes are never committed, so a failure is not an
-attempt. This is the one retry loop around the graph: a caller with its own rule for the other
-failures (the worker: the checkpointer's database down, a bug on one event) passes it in
-(``grafo.retry.FailureRule``) instead of wrapping a second loop around this one.
-``LLMHealth`` tells the caller when the LLM is down, so it can stop taking new events,
-and tells the operator: one WARNING when it pauses (the URL and the real cause), a reminder
-while it stays down, one INFO when it answers again. ``fichas procesar``, where one person waits
-for one run, also reports every retry at WARNING (``Backoff.report_each``).
+One checkpoint thread per event (``<sku>:<event_id>``): a finished thread returns its stored
+outcome without the LLM, an interrupted one resumes after its last checkpoint, a new one starts
+from the event. Transient LLM failures are retried here, forever, with backoff, jitter and
+``Retry-After``, and are never an attempt; this is the one retry loop around the graph, and a
+caller's rule for other failures is passed in (``grafo.retry.FailureRule``). ``LLMHealth`` tells
+the caller when to stop taking events and the operator when the LLM paused and came back.
+docs/grafo.md, "The runner".
 """
 
 from __future__ import annotations

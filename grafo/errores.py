@@ -1,19 +1,12 @@
 """How a failed LLM call is classified: transient (retry, never an attempt) or not.
 
-Guarantee 7 of the contract: an unreachable or failing LLM server is retried with backoff and
-pauses consumption; it never counts as an attempt and never sends a ficha to manual review.
-So everything that says "the server is not answering properly right now" is transient —
-connection errors, timeouts, 408, 409, 429, 5xx, and also 401/403/404 (a misconfiguration
-that an operator fixes, not a property of the ficha). Only 400 and 422, which the server
-returns for a request it will always refuse, are permanent for that ficha.
-
-The kind (the metric's label) and the cause (what a person reads) come from the whole chain of
-exceptions, not only from the ``openai`` type on top. The aiohttp transport
-(``httpx_aiohttp``) maps every ``aiohttp.ClientConnectionError`` to ``httpx.ConnectTimeout``
-(its "most specific" rule keeps ``ConnectTimeout`` for ``ClientConnectorError`` because
-``httpx.ConnectError`` is not a subclass of it), and ``openai`` turns any ``httpx`` timeout into
-``APITimeoutError``: a refused connection, a failed DNS lookup or a closed socket all arrive as
-"Request timed out." The original ``OSError`` is still in the chain, so it is read there.
+Guarantee 7 of the contract: everything that says "the server is not answering properly now"
+is transient (connection errors, timeouts, 408, 409, 429, 5xx, and 401/403/404, which an
+operator fixes); only 400 and 422, a request the server will always refuse, are permanent for
+that ficha. The kind (a metric label) and the cause (what a person reads) come from the whole
+chain of exceptions, since the aiohttp transport and openai turn a refused connection into
+"Request timed out." while the original ``OSError`` stays in the chain. docs/operacion.md,
+"The LLM".
 """
 
 from __future__ import annotations

@@ -22,9 +22,14 @@ class EstadoFicha(TypedDict, total=False):
     veredicto: dict[str, Any]  # the latest verdict, code failures merged in
     invalida: dict[str, Any] | None  # set when an agent's answer failed validation
     puerta: dict[str, Any] | None  # the gate (PuertaAplicada, JSON) at the latest evaluation
+    # v1.6: that gate was open and the event is in the blind shadow share: the final ficha goes
+    # to people unpublished, marked ``muestra_sombra`` (grafo.fuente_puerta.en_muestra_sombra)
+    sombra: bool
     intentos: Annotated[int, operator.add]
     historial: Annotated[list[dict[str, Any]], operator.add]
-    salida: dict[str, Any]  # {"destino": ..., "evento": {...}} written by publicar/descartar
+    salida: dict[
+        str, Any
+    ]  # {"destino": ..., "evento": {...}} written by publicar/enviar_a_revision
 
 
 def origen_de(evento: dict[str, Any], atributos_obligatorios: tuple[str, ...]) -> dict[str, Any]:

@@ -17,13 +17,13 @@ the old loop no longer applies. Why each part is in the key: docs/puerta.md, "Th
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from langchain_openai import ChatOpenAI
 
+from esquemas.canonico import json_canonico
 from esquemas.estado_puerta import ClavePuerta, PuertaAplicada
 from grafo.chat_model import evaluator_chat_model
 from grafo.mensajes import (
@@ -140,7 +140,7 @@ def _valor(valor: Any) -> str:
         return str(int(valor)) if valor.is_integer() else repr(valor)
     if isinstance(valor, str) and valor and not any(c.isspace() or c in '="' for c in valor):
         return valor
-    return json.dumps(valor, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json_canonico(valor)
 
 
 def texto_ajustes(ajustes: Mapping[str, Any]) -> str:

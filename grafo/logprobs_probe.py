@@ -1,21 +1,11 @@
 """The start-up probe: does the LLM server give the evaluator its log-probabilities?
 
-The evaluator's score (``grafo.puntuacion``) is read from the log-probabilities of its verdict
-token. A server that answers without them (or without the ``top_logprobs`` alternatives) gives
-every ficha ``puntuacion: null``: every ficha goes to review, the reviewers' decisions carry
-no score, and no publication gate can ever open. Nothing fails, so nothing else would say so.
-
-``probe_logprobs`` sends one request exactly as the loop's evaluator sends it (the same
-``Agentes``, so the same chat model, prompt, schema, ``logprobs`` and ``top_logprobs``) about a
-fixed ficha of SKU ``PROBE_SKU``, reads what came back and logs ONE line: nothing at INFO when
-the log-probabilities came; an ERROR naming the fix when they did not; a WARNING when the server
-could not be asked (down, timing out, an answer that is not the schema). It never raises: the
-worker's own retry and health logic handles an LLM that is down, and the runtime counter of
-missing scores (``fichas_evaluator_scores_total{score="missing"}``) watches every ficha after.
-The caller (``stream``) turns the result into a gauge; this module knows nothing of Prometheus.
-
-Not a ficha's model call: the sensor does not see it, so the loop's call and token counts stay
-those of fichas.
+Without them every ficha's score is null, every ficha goes to review and no gate can open,
+and nothing fails to say so. ``probe_logprobs`` sends one request exactly as the loop's
+evaluator does (same ``Agentes``) about a fixed ficha (``PROBE_SKU``) and logs one line: nothing
+at INFO when they came, an ERROR naming the fix when not, a WARNING when the server could not
+be asked. It never raises, the sensor does not see it (the loop's counts stay the fichas'), and
+it knows nothing of Prometheus. Each line and what to do: docs/operacion.md, "The LLM".
 """
 
 from __future__ import annotations

@@ -17,11 +17,12 @@ from typing import Any
 
 import orjson
 
-from criterios import cargar_criterios, palabras_sin_respaldo
+from criterios import cargar_criterios, lector, palabras_sin_respaldo
 from esquemas.constantes import (
     MAX_DESCRIPCION,
     MAX_TITULO,
     MODO_CITAS,
+    MODO_LECTOR,
     MODO_RUBRICA,
     MODO_VEREDICTO,
     MODOS_EVALUADOR,
@@ -136,6 +137,8 @@ def prompt_del_evaluador(
         return prompt_evaluador_rubrica(texto)
     if modo == MODO_CITAS:
         return prompt_evaluador_citas(texto)
+    if modo == MODO_LECTOR:
+        return prompt_evaluador_lector(texto)
     return prompt_evaluador(senal, texto)
 
 
@@ -151,6 +154,15 @@ def prompt_evaluador_citas(texto: str | None = None) -> str:
     """System prompt of the quoting evaluator: one origin fragment per claim (``grafo.citas``);
     ``texto`` replaces ``evaluador_citas.md``."""
     return plantilla("evaluador_citas.md", texto).format()
+
+
+@cache
+def prompt_evaluador_lector(texto: str | None = None) -> str:
+    """What the gate key hashes of the model-free evaluator (``grafo.citas.leer``): no model
+    reads it; it says what the judge does and names the reader's model and threshold, so
+    another reader is another key. ``texto`` replaces ``evaluador_lector.md``."""
+    identidad = f"\nLector: {lector.MODELO}, umbral {lector.UMBRAL}, suelo {lector.SUELO}.\n"
+    return plantilla("evaluador_lector.md", texto).format() + identidad
 
 
 def mensaje_generador(origen: dict[str, Any], problemas: list[dict[str, Any]]) -> str:

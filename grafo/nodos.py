@@ -1,19 +1,12 @@
 """The nodes of the loop and the pure routing functions between them.
 
-``generar`` and ``evaluar`` call the agents; ``evaluar`` first runs the code checks
-(``criterios.comprobar``) and shows their results to the evaluator, then takes a snapshot of
-the publication gate (``grafo.fuente_puerta``) into the state; ``decidir`` reads the verdict and
-score, the code checks, the gate snapshot, the attempt counter and whether an answer was
-invalid, and nothing else — a function without a model or I/O, so the model can neither
-lengthen nor shorten the loop, and a run resumed from its checkpoint decides as it would have.
-``publicar`` and ``descartar`` do no I/O: they put the contract's outcome event in the state,
-and the caller emits it. Building the event inside the graph means its timestamp is
-checkpointed, so a redelivered event re-emits the identical outcome.
-
-The code checks are not a node of their own: a node costs a superstep and a
-checkpoint, and a checkpoint after a pure, sub-millisecond function buys nothing on resume —
-the checkpoint after ``generar`` is the one that saves an LLM call. Run again after a crash,
-the checks give the same result for the same ficha and criteria.
+``generar`` and ``evaluar`` call the agents (``evaluar`` runs the code checks first and takes a
+snapshot of the gate into the state); ``decidir`` reads only the state (verdict, score, checks,
+gate snapshot, attempts, an invalid answer), without a model or I/O, so the model can neither
+lengthen nor shorten the loop and a resumed run decides as it would have; ``publicar`` and
+``enviar_a_revision`` build the contract's outcome event in the state, its timestamp
+checkpointed, and do no I/O. Why the code checks are not a node, and each routing rule:
+docs/grafo.md.
 """
 
 from __future__ import annotations
@@ -42,14 +35,16 @@ from esquemas.constantes import (
     Motivo,
 )
 from esquemas.estado_puerta import ClavePuerta
-from grafo.agentes import Agentes
+from esquemas.salidas import SOLO_MUESTRA
+from esquemas.sombra import en_muestra_sombra
+from grafo.agentes import Agentes, Evaluacion
 from grafo.contexto import en_intento
 from grafo.errores import SalidaInvalida
 from grafo.estado import EstadoFicha
 from grafo.fuente_puerta import FuentePuerta, PuertaCerrada
 from grafo.mensajes import problemas_acumulados
 
-Ruta = Literal["generar", "evaluar", "publicar", "descartar"]
+Ruta = Literal["generar", "evaluar", "publicar", "enviar_a_revision"]
 _log = logging.getLogger(__name__)
 
 
@@ -60,29 +55,30 @@ def decidir(state: EstadoFicha, max_intentos: int, modo: ModoPuerta) -> Ruta:
 
     | latest attempt                        | attempts left | route                         |
     | ------------------------------------- | ------------- | ----------------------------- |
-    | an invalid answer                     | any           | descartar                     |
+    | an invalid answer                     | any           | enviar_a_revision             |
     | code checks fail, or the judge rejects | yes          | generar (with the problems)   |
     | code checks fail, or the judge rejects | no           | final ficha, routed below     |
     | code checks pass and the judge approves | any         | final ficha, routed below     |
 
     The final ficha is published under ``veredicto`` when the judge approved it (a code failure
     vetoes the approval, ``forzar_rechazo``); under ``certificada`` when the gate snapshot
-    ``evaluar`` took is open, the code checks pass and the score reaches its threshold. Anything
-    else goes to review. Retries never depend on the gate: with the gate closed (shadow mode)
-    people judge exactly the final fichas an open gate would publish or hold, and a draft reaches
-    them only after the loop has done its work.
+    ``evaluar`` took is open, the event is not in the blind shadow share (``sombra``, v1.6), the
+    code checks pass and the score reaches its threshold. Anything else goes to review.
+    Retries never depend on the gate: with the gate closed (shadow mode), and for the share
+    while it is open, people judge exactly the final fichas an open gate would publish or hold,
+    and a draft reaches them only after the loop has done its work.
     """
     if state.get("invalida"):
-        return "descartar"
+        return "enviar_a_revision"
     aprobada = bool(state["veredicto"]["aprobada"])
     if not aprobada and state["intentos"] < max_intentos:
         return "generar"
     if modo == PUERTA_VEREDICTO:
-        return "publicar" if aprobada else "descartar"
+        return "publicar" if aprobada else "enviar_a_revision"
     puerta = state.get("puerta")
-    if puerta is not None and supera_umbral(state, puerta["umbral"]):
+    if puerta is not None and not state.get("sombra") and supera_umbral(state, puerta["umbral"]):
         return "publicar"
-    return "descartar"
+    return "enviar_a_revision"
 
 
 def codigo_aprobado(state: EstadoFicha) -> bool:
@@ -99,7 +95,7 @@ def supera_umbral(state: EstadoFicha, umbral: float) -> bool:
 
 def tras_generar(state: EstadoFicha) -> Ruta:
     """After generar: an answer that is not a valid Ficha goes straight to manual review."""
-    return "descartar" if state.get("invalida") else "evaluar"
+    return "enviar_a_revision" if state.get("invalida") else "evaluar"
 
 
 def forzar_rechazo(
@@ -117,6 +113,28 @@ def forzar_rechazo(
             problemas.append(problema)
     aprobada = bool(veredicto.get("aprobada")) and not problemas
     return {"aprobada": aprobada, "problemas": problemas}
+
+
+def comprobar_intento(
+    ficha: dict[str, Any], origen: dict[str, Any]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """One attempt's code checks as the loop runs them, and the origin in the house vocabulary
+    the evaluator reads: mapped once, so the checks and the evaluator see the same one. Shared
+    with the re-scoring replay (``herramientas.calibrar.historias``), which must judge a stored
+    attempt exactly as the loop does."""
+    mapeado = mapear_origen(origen).origen
+    return comprobar_ficha(ficha, origen, mapeado), mapeado
+
+
+def veredicto_del_bucle(
+    evaluacion: Evaluacion, comprobaciones: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The verdict the loop records and ``decidir`` reads: the evaluator's, vetoed by every
+    failed code check (``forzar_rechazo``), with the evaluator's score as it came (the gate asks
+    for the code checks as a separate condition)."""
+    veredicto = forzar_rechazo(evaluacion.veredicto.model_dump(), fallos(comprobaciones))
+    veredicto["puntuacion"] = evaluacion.puntuacion
+    return veredicto
 
 
 def origen_revision(evento: dict[str, Any]) -> Origen:
@@ -158,6 +176,8 @@ class Nodos:
     # A candidate loop's nodes (issue 41): every outcome is a review item marked
     # ``candidata``; built only with every gate closed, so ``decidir`` never publishes.
     candidata: bool = False
+    # FICHAS_SOMBRA_PROPORCION (v1.6): the blind shadow share of an open gate's final fichas.
+    sombra_proporcion: float = 0.0
 
     def __post_init__(self) -> None:
         """A candidate never publishes: refuse a gate rule or source that could open."""
@@ -189,18 +209,14 @@ class Nodos:
         """
         en_intento(state["intentos"])
         ficha = state["ficha"] or {}
-        # the evaluator reads the origin in the house vocabulary, as the checks do: mapped once
-        origen = mapear_origen(state["origen"]).origen
-        comprobaciones = comprobar_ficha(ficha, state["origen"], origen)
+        comprobaciones, origen = comprobar_intento(ficha, state["origen"])
         try:
             evaluacion = await self.agentes.evaluar(ficha, comprobaciones, origen)
         except SalidaInvalida as exc:
             invalida = self._salida_invalida(state["intentos"], exc, state["ficha"])
             return invalida | {"comprobaciones": comprobaciones}
-        fallos_codigo = fallos(comprobaciones)
-        veredicto = forzar_rechazo(evaluacion.veredicto.model_dump(), fallos_codigo)
-        veredicto["puntuacion"] = evaluacion.puntuacion
-        codigo = {f["criterio"] for f in fallos_codigo}
+        veredicto = veredicto_del_bucle(evaluacion, comprobaciones)
+        codigo = {f["criterio"] for f in fallos(comprobaciones)}
         rechazos = [
             {"criterio": p["criterio"], "por": "codigo" if p["criterio"] in codigo else "evaluador"}
             for p in veredicto["problemas"]
@@ -212,11 +228,14 @@ class Nodos:
             "rechazos": rechazos,
             "puntuacion": evaluacion.puntuacion,
         }
+        puerta = self._puerta_vigente(state)
         return {
             "comprobaciones": comprobaciones,
             "veredicto": veredicto,
             "historial": [registro],
-            "puerta": self._puerta_vigente(state),
+            "puerta": puerta,
+            "sombra": puerta is not None
+            and en_muestra_sombra(state["evento"]["event_id"], self.sombra_proporcion),
         }
 
     def _puerta_vigente(self, state: EstadoFicha) -> dict[str, Any] | None:
@@ -224,7 +243,8 @@ class Nodos:
 
         Read at every evaluation, so a gate closed on the topic stops the next decision, and
         kept in the state, so ``decidir`` stays pure and a resumed run decides the same way.
-        Under ``veredicto`` no gate applies and a published ficha carries none.
+        Under ``veredicto`` no gate applies and a published ficha carries none. Beside it,
+        ``evaluar`` writes ``sombra``: the gate is open and the event is in the blind share.
         """
         if self.modo_puerta == PUERTA_VEREDICTO:
             return None
@@ -250,11 +270,12 @@ class Nodos:
             puntuacion=state["veredicto"].get("puntuacion"),
             clave=self.clave,
         )
-        # ``origen`` belongs to the human-review sample only; the stream layer adds it there.
-        datos = salida.model_dump(mode="json", exclude={"origen"})
+        # ``origen`` and ``muestreo`` belong to the human-review sample only; the stream layer
+        # adds them there.
+        datos = salida.model_dump(mode="json", exclude=set(SOLO_MUESTRA))
         return {"salida": {"destino": DESTINO_PUBLICADAS, "evento": datos}}
 
-    def descartar(self, state: EstadoFicha) -> dict[str, Any]:
+    def enviar_a_revision(self, state: EstadoFicha) -> dict[str, Any]:
         """Build the ``FichaEnRevision`` event with the last ficha, the reason and the history."""
         evento = state["evento"]
         historial = [
@@ -281,16 +302,20 @@ class Nodos:
             origen=origen_revision(evento),
             clave=self.clave,
             candidata=self.candidata,
+            muestra_sombra=bool(state.get("sombra")),
         )
-        # ``candidata`` is written only when true: a live record stays as v1.4 subscribers know it
-        datos = salida.model_dump(mode="json", exclude=None if self.candidata else {"candidata"})
+        # ``candidata`` and ``muestra_sombra`` are written only when true: any other record
+        # stays as v1.4 and v1.5 subscribers know it.
+        falsos = {c for c in ("candidata", "muestra_sombra") if not getattr(salida, c)}
+        datos = salida.model_dump(mode="json", exclude=falsos or None)
         return {"salida": {"destino": DESTINO_REVISION, "evento": datos}}
 
     def _motivo(self, state: EstadoFicha) -> Motivo:
         """Why the ficha goes to review: an unusable answer, failed checks, or no guarantee.
 
         Under ``certificada`` a ficha whose code checks passed reached here only because the
-        gate held it back (closed, or its score below the threshold): ``sin_garantia``.
+        gate held it back (closed, its score below the threshold, or the blind shadow share):
+        ``sin_garantia``.
         """
         if state.get("invalida"):
             return MOTIVO_SALIDA_INVALIDA

@@ -12,7 +12,9 @@
   and states on a topic), ``secuencia`` (a gate's sequence recomputed from every stored row),
   ``contenedor`` (the production image as containers, run as the manifests run it);
 * checks and data: ``contrato`` (outcomes against the committed schemas), ``eventos`` (valid
-  events), ``kustomize`` (manifests), ``duraciones`` (time per test file).
+  events), ``version_siguiente`` (records as the contract's next version writes them),
+  ``kustomize`` (manifests), ``duraciones`` (time per test file), ``entorno`` (the one
+  environment builder of a process a test starts).
 
 Imports ``esquemas``, ``criterios``, ``grafo``, ``infra``, ``puerta``, ``revision``,
 ``stream`` and ``versiones``; it runs ``herramientas`` only as a process. The tests and the

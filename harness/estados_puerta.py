@@ -5,21 +5,19 @@ the repository, against the fake LLM serving its default identity
 (``harness.fake_llm.answers.DEFAULT_IDENTITY``), so its gate key is ``clave_fake()``
 (``identidad=`` for the key of other weights the fake serves). ``abrir`` and ``cerrar`` write
 one state to the gate topic with ``puerta.topico.escribir_estado``, as ``fichas calibrar`` and
-the review app do; ``leer`` reads every state back, as a worker does at start-up.
+the review app do; ``leer`` reads every state back, as a worker does at start-up;
+``fichas_puerta`` and ``fichas_calibrar`` run those commands as an operator does.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
-
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
 
 from criterios import CRITERIOS_VERSION
 from esquemas.constantes import (
@@ -39,10 +37,12 @@ from grafo import (
     modelo_servido,
     muestreos,
 )
-from harness import forkserver
+from harness import forkserver, topicos
+from harness.entorno import entorno
 from harness.fake_llm.answers import models_body
 from harness.procesos import REPO
 from harness.topicos import settings_for
+from infra.kafka.topics import topic_configs
 from puerta.topico import escribir_estado, leer_estados
 
 MODELO_FAKE = "fake"  # FICHAS_LLM_MODELO of harness.worker.worker_env
@@ -110,21 +110,14 @@ def estado(
 
 
 async def crear_topic(bootstrap: str, topic: str, particiones: int = 1) -> None:
-    """The gate topic, compacted as the worker creates it; nothing if it exists already.
+    """The gate topic, with the configuration the product creates it with
+    (``infra.kafka.topics.topic_configs``: compacted); nothing if it exists already.
 
     The test broker creates no topic by itself, so a gate written before a worker started
     needs its topic first.
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics(
-            [NewTopic(topic, particiones, 1, topic_configs={"cleanup.policy": "compact"})]
-        )
-    except TopicAlreadyExistsError:
-        pass
-    finally:
-        await admin.close()
+    ajustes = settings_for(bootstrap).model_copy(update={"topic_puerta": topic})
+    await topicos.crear_topic(bootstrap, topic, particiones, topic_configs(ajustes)[topic])
 
 
 async def escribir(bootstrap: str, topic: str, nuevo: EstadoPuerta) -> EstadoPuerta:
@@ -173,12 +166,27 @@ def fichas_puerta(
     console script ``fichas`` calls: tests/herramientas/test_operacion_cli.py proves the two are
     the same command), forked from the suite's preloaded server (``harness.forkserver``), with
     the test's environment (``env``: its ``FICHAS_*``; nothing else of the caller's leaks in)."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    return _fichas("puerta", args, env, timeout, REPO)
+
+
+def fichas_calibrar(
+    args: list[str], env: Mapping[str, str], cwd: Path, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``fichas calibrar ARGS`` run as ``fichas_puerta`` runs its command, in ``cwd`` (where a
+    relative ``--salida`` and its re-scoring cache go)."""
+    return _fichas("calibrar", args, env, timeout, cwd)
+
+
+def _fichas(
+    comando: str, args: list[str], env: Mapping[str, str], timeout: float, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``python -m herramientas.cli COMANDO ARGS`` forked, with the test's ``FICHAS_*`` only."""
+    base = entorno()
     return forkserver.run(
-        [sys.executable, "-m", "herramientas.cli", "puerta", *args],
+        [sys.executable, "-m", "herramientas.cli", comando, *args],
         env=base | {"PYTHONPATH": str(REPO)} | dict(env),
         capture_output=True,
         text=True,
         timeout=timeout,
-        cwd=REPO,
+        cwd=cwd,
     )

@@ -143,30 +143,14 @@ class KafkaBroker:
         """Wait until a running broker answers again (e.g. after a restart elsewhere)."""
         self._script("wait")
 
-    # -- topics, with aiokafka's admin client (the same library the project uses)
+    # -- topics, with the product's admin client (harness.topicos)
 
     async def create_topic_async(
         self, name: str, partitions: int = 4, *, replication_factor: int = 1
     ) -> None:
-        from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-        from aiokafka.errors import TopicAlreadyExistsError
+        from harness.topicos import crear_topic
 
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
-        await admin.start()
-        try:
-            try:
-                resp = await admin.create_topics(
-                    [NewTopic(name, partitions, replication_factor)], timeout_ms=30000
-                )
-            except TopicAlreadyExistsError:
-                return
-            # Older aiokafka returns per-topic errors in the response instead of raising.
-            for topic_error in getattr(resp, "topic_errors", []) or []:
-                code = topic_error[1]
-                if code not in (0, TopicAlreadyExistsError.errno):
-                    raise RuntimeError(f"create topic {name!r} failed: {topic_error}")
-        finally:
-            await admin.close()
+        await crear_topic(self.bootstrap, name, partitions, replicas=replication_factor)
 
     def create_topic(self, name: str, partitions: int = 4, *, replication_factor: int = 1) -> None:
         """Create a topic (no-op if it exists). Blocking; usable from sync or async code."""
@@ -175,9 +159,10 @@ class KafkaBroker:
         )
 
     async def list_topics_async(self) -> list[str]:
-        from aiokafka.admin import AIOKafkaAdminClient
+        from harness.topicos import settings_for
+        from infra.kafka.clients import build_admin
 
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        admin = build_admin(settings_for(self.bootstrap))
         await admin.start()
         try:
             return sorted(await admin.list_topics())
@@ -222,6 +207,31 @@ class SecuredKafkaBroker(KafkaBroker):
         self.scram_users = dict(scram_users)
         self.sasl_ssl_port = sasl_ssl_port
         self.ssl_port = ssl_port
+
+    @classmethod
+    def con_usuarios(
+        cls, carpeta: Path, pki_folder: Path, usuarios: Iterable[str]
+    ) -> tuple[SecuredKafkaBroker, dict[str, Path]]:
+        """A broker (not started) in ``carpeta/kafka`` with a fresh random password per user,
+        each written to ``carpeta/<user>.clave`` (mode 0600), as a Secret's file would hold it."""
+        import secrets
+
+        claves = {}
+        for usuario in usuarios:
+            claves[usuario] = carpeta / f"{usuario}.clave"
+            claves[usuario].write_text(secrets.token_urlsafe(18) + "\n")
+            claves[usuario].chmod(0o600)
+        from infra.network import free_port
+
+        broker = cls(
+            free_port(),
+            carpeta / "kafka",
+            pki_folder,
+            {u: p.read_text().strip() for u, p in claves.items()},
+            sasl_ssl_port=free_port(),
+            ssl_port=free_port(),
+        )
+        return broker, claves
 
     @property
     def sasl_ssl_bootstrap(self) -> str:

@@ -18,6 +18,7 @@ only they show: the group protocol, fencing at the broker, a SIGKILL.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -302,7 +303,7 @@ class SensorDouble(NullSensor):
     def on_dlq(self) -> None:
         self.dlq += 1
 
-    def on_obsoleto(self) -> None:
+    def on_obsolete(self) -> None:
         self.obsoletos += 1
 
     def set_in_flight(self, n: int) -> None:
@@ -354,13 +355,30 @@ class Nucleo:
         return [c[tp] for c in self.broker.commits if tp in c]
 
 
-async def until(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Wait until ``check()`` holds; fail after ``timeout`` seconds."""
+async def until(
+    check: Callable[[], Any],
+    timeout: float = 5.0,
+    *,
+    every: float = 0.01,
+    explain: Callable[[], str] | None = None,
+) -> Any:
+    """The harness's one wait: poll ``check()`` (a function, or a coroutine function) every
+    ``every`` seconds until it gives something truthy, and return that; after ``timeout``
+    seconds fail with ``explain()`` (a worker's log tail, what was seen) or a plain line.
+
+    What a test waits for instead of "a moment": a condition seen from outside. A synchronous
+    test waits with ``asyncio.run(until(...))``.
+    """
     deadline = time.monotonic() + timeout
-    while not check():
+    while True:
+        valor = check()
+        if inspect.isawaitable(valor):
+            valor = await valor
+        if valor:
+            return valor
         if time.monotonic() > deadline:
-            raise AssertionError(f"not reached within {timeout} s")
-        await asyncio.sleep(0.01)
+            raise AssertionError(explain() if explain else f"not reached within {timeout} s")
+        await asyncio.sleep(every)
 
 
 @asynccontextmanager

@@ -44,9 +44,11 @@ async def abrir_procesador(
     puerta: FuentePuerta | None = None,
     limpiar_origen: bool = False,
     plantillas: Plantillas | None = None,
+    sombra_proporcion: float = 0.0,
 ) -> AsyncIterator[tuple[Procesador, BaseCheckpointSaver]]:
     """A ``Procesador`` over the real graph and its saver, with fast retries (tests, bench);
-    ``plantillas`` replace the package's prompt templates, in the agents and in the key."""
+    ``plantillas`` replace the package's prompt templates, in the agents and in the key;
+    ``sombra_proporcion`` is the blind shadow share of an open gate (none by default)."""
     plantillas = plantillas or Plantillas()
     model = build_chat_model(LLMSettings(url=url, model="fake", timeout_s=timeout_s))
     nodos = Nodos(
@@ -64,6 +66,7 @@ async def abrir_procesador(
             max_intentos=max_intentos,
             plantillas=plantillas,
         ),
+        sombra_proporcion=sombra_proporcion,
     )
     try:
         async with open_checkpointer(postgres_dsn, data_dir) as saver:

@@ -8,7 +8,6 @@ usuarios``, and wait for ``/health/ready``.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import threading
 import uuid
@@ -27,6 +26,7 @@ from esquemas.constantes import (
 )
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from esquemas.wire import cabeceras_decision, encode_value
+from harness.entorno import entorno
 from harness.estados_puerta import estado as estado_puerta
 from harness.procesos import CommandProcess
 from harness.worker import settings_from_env
@@ -100,18 +100,18 @@ class RevisorProcess(CommandProcess):
 def revisor_env(
     brokers: str, topics_env: dict[str, str], data_dir: Path, **extra: str
 ) -> dict[str, str]:
-    """The app's environment: the caller's, this broker, these topics, this data directory."""
-    env = dict(os.environ)
-    env.update(topics_env)
-    env.update(
-        FICHAS_KAFKA_BROKERS=brokers,
-        FICHAS_DATA_DIR=str(data_dir),
+    """The app's environment (``harness.entorno``): this broker, these topics, this data
+    directory, SQLite unless ``extra`` names a PostgreSQL; no blind shadow share (as
+    ``harness.worker.worker_env``'s workers: the recall's held-back sample then draws from
+    every event)."""
+    env = entorno(
+        kafka=brokers,
+        data_dir=data_dir,
         FICHAS_PARTICIONES="2",
         FICHAS_LOG_NIVEL="INFO",
+        FICHAS_SOMBRA_PROPORCION="0",
     )
-    env.pop("FICHAS_POSTGRES_DSN", None)
-    env.update(extra)
-    return env
+    return env | topics_env | extra
 
 
 def ficha_en_revision(

@@ -1,8 +1,8 @@
 """Topics by hand for tests: unique names per run, creating, writing, and reading to the end.
 
-The group-less readers themselves are product plumbing (``infra.kafka.read``, which the
-command line also uses); this module builds the test conveniences on them. Test-only clients
-(creating a test topic, writing test input) stay plain aiokafka clients.
+Every client here is the product's (``infra.kafka.clients``: the admin, the writer, the
+group-less reader, the committed offsets), built from the test broker's address, so a test
+reaches Kafka as the product does; ``crear_topic`` is the one topic creator of the harness.
 """
 
 from __future__ import annotations
@@ -15,11 +15,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
 
 from infra.config import Settings
-from infra.kafka.clients import build_reader
+from infra.kafka.clients import (
+    PointsUnavailable,
+    build_admin,
+    build_reader,
+    build_writer,
+    committed_points,
+)
 from infra.kafka.read import read_to_end
 from infra.kafka.topics import topic_partitions
 
@@ -80,30 +86,38 @@ def settings_for(bootstrap: str) -> Settings:
     return Settings(kafka_brokers=bootstrap)
 
 
-async def create_input_topic(bootstrap: str, topic: str, partitions: int = 4) -> None:
-    """The input topic, allowing 2 MiB messages so a 1 MiB poison value reaches the worker."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+async def crear_topic(
+    bootstrap: str,
+    topic: str,
+    particiones: int = 4,
+    configuracion: dict[str, str] | None = None,
+    replicas: int = 1,
+) -> None:
+    """Create a topic with the product's admin client; nothing if it exists already. A topic
+    the broker refuses (bad settings) raises with the broker's reason."""
+    admin = build_admin(settings_for(bootstrap))
     await admin.start()
     try:
-        await admin.create_topics(
-            [
-                NewTopic(
-                    topic,
-                    num_partitions=partitions,
-                    replication_factor=1,
-                    topic_configs={"max.message.bytes": str(2 * 1024 * 1024)},
-                )
-            ]
-        )
+        nuevo = NewTopic(topic, particiones, replicas, topic_configs=configuracion or {})
+        respuesta = await admin.create_topics([nuevo], timeout_ms=30000)
+        # aiokafka may answer per-topic errors instead of raising.
+        for error in getattr(respuesta, "topic_errors", []) or []:
+            if error[1] not in (0, TopicAlreadyExistsError.errno):
+                raise RuntimeError(f"create topic {topic!r} failed: {error}")
+    except TopicAlreadyExistsError:
+        pass
     finally:
         await admin.close()
 
 
+async def create_input_topic(bootstrap: str, topic: str, partitions: int = 4) -> None:
+    """The input topic, allowing 2 MiB messages so a 1 MiB poison value reaches the worker."""
+    await crear_topic(bootstrap, topic, partitions, {"max.message.bytes": str(2 * 1024 * 1024)})
+
+
 async def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes]]) -> None:
     """Write (key, value) pairs in order, acknowledged by the broker."""
-    producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, acks="all", max_request_size=2 * 1024 * 1024, linger_ms=20
-    )
+    producer = build_writer(settings_for(bootstrap), linger_ms=20, max_request_size=2 * 1024 * 1024)
     await producer.start()
     try:
         futures = [await producer.send(topic, value, key=key) for key, value in messages]
@@ -116,7 +130,7 @@ async def produce_with_headers(
     bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes, list[tuple[str, bytes]]]]
 ) -> None:
     """Write (key, value, headers) records in order, acknowledged by the broker."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+    producer = build_writer(settings_for(bootstrap))
     await producer.start()
     try:
         for key, value, headers in messages:
@@ -171,17 +185,22 @@ async def wait_records(
 async def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int | None]:
     """The group's committed offset of every partition of ``topic`` (None: nothing committed).
 
-    An offset fetch only: the reader never joins the group, so it moves nobody's partitions.
+    An offset fetch only (the product's ``committed_points``): nobody joins the group, so it
+    moves nobody's partitions.
     """
-    partitions, _ = await topic_partitions(settings_for(bootstrap), [topic])
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False
-    )
-    await consumer.start()
+    settings = settings_for(bootstrap)
+    partitions, _ = await topic_partitions(settings, [topic])
+    admin = build_admin(settings)
+    await admin.start()
     try:
-        return {tp.partition: await consumer.committed(tp) for tp in partitions}
+        puntos = await committed_points(admin, group, set(partitions))
+    except PointsUnavailable:
+        return {tp.partition: None for tp in partitions}
     finally:
-        await consumer.stop()
+        await admin.close()
+    return {
+        tp.partition: punto.offset if punto.offset >= 0 else None for tp, punto in puntos.items()
+    }
 
 
 async def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:

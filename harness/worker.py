@@ -12,13 +12,13 @@ LangChain and aiokafka before it can join the group.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
+from harness.entorno import entorno
 from harness.procesos import CommandProcess
 from harness.topicos import wait_records
 from infra.config import Settings
@@ -232,24 +232,21 @@ def worker_env(
     ``FICHAS_PUERTA=veredicto`` unless ``extra`` says otherwise: most worker tests are about
     plumbing (offsets, order, rebalances, faults) and keep the meaning they had before the
     publication gate; the tests about publication set ``FICHAS_PUERTA="certificada"`` and
-    write the gate they need (``harness.estados_puerta``).
+    write the gate they need (``harness.estados_puerta``). For the same reason the v1.6 draws
+    are off unless a test sets them: no blind shadow share (an open gate publishes every ficha
+    above λ, whatever its random event_id) and no daily minimum in the sample.
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
-    env.update(topics.env())
-    env.update(
-        FICHAS_KAFKA_BROKERS=kafka if isinstance(kafka, str) else kafka.bootstrap,
-        FICHAS_LLM_URL=llm.url,
-        FICHAS_LLM_MODELO="fake",
-        FICHAS_LLM_TIMEOUT_S="10",
-        FICHAS_DATA_DIR=str(data_dir),
-        FICHAS_METRICAS_PUERTO=str(free_port()),
-        FICHAS_CONCURRENCIA="16",
-        FICHAS_GRACIA_S="20",
-        FICHAS_LOG_NIVEL="INFO",
-        FICHAS_PUERTA="veredicto",
-    )
-    env.update(extra)
-    return env
+    variables = {
+        "FICHAS_LLM_TIMEOUT_S": "10",
+        "FICHAS_METRICAS_PUERTO": str(free_port()),
+        "FICHAS_CONCURRENCIA": "16",
+        "FICHAS_GRACIA_S": "20",
+        "FICHAS_LOG_NIVEL": "INFO",
+        "FICHAS_PUERTA": "veredicto",
+        "FICHAS_SOMBRA_PROPORCION": "0",
+        "FICHAS_MUESTRA_MINIMA_DIA": "0",
+    }
+    return entorno(kafka=kafka, llm=llm, topics=topics, data_dir=data_dir, **variables | extra)
 
 
 async def wait_outcomes(

@@ -1,22 +1,48 @@
 """Definitions shared by ``fichas informe`` and ``fichas evaluar``: one place says what
 "approval rate at attempt k" means, so the report on live outcomes and the evaluation on the
-labelled set can never count it in two ways.
+labelled set can never count it in two ways; the report's figures (``Informe``), which the
+report, its chart and the demo's summary read; and the labels the reports print (a
+criterion's short name, a rate as a percentage).
 
 What each outcome tells: a ``FichaEnRevision`` carries its whole ``historial`` (every attempt
 and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, which still means
-it reached attempts 1..k, was approved at k and rejected before.
+it reached attempts 1..k, was approved at k and rejected before. ``leer_salida`` is how the
+tools read an outcome record off its topic: through the contract's decode, as every reader does.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+from pydantic import BaseModel
+
+from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
+from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
+from esquemas.decode import decode_json
 
 Salida = tuple[str, dict[str, Any]]
+MODELOS: Mapping[str, type[BaseModel]] = {
+    DESTINO_PUBLICADAS: FichaPublicada,
+    DESTINO_REVISION: FichaEnRevision,
+    DESTINO_DLQ: EventoRechazado,
+}
+
+
+def leer_salida(destino: str, valor: bytes | None) -> dict[str, Any] | None:
+    """An outcome record's value as this version reads it (``esquemas.decode``: a later
+    version's fields dropped at every level, its new values kept as written); None when it is
+    not an outcome of ``destino`` (counted as ignored by the caller)."""
+    modelo = MODELOS.get(destino)
+    if modelo is None or valor is None:
+        return None
+    try:
+        datos = decode_json(modelo, valor).data
+    except ValueError:  # not JSON, not UTF-8, or not the contract's record
+        return None
+    return datos if isinstance(datos, dict) else None
 
 
 @dataclass(frozen=True)
@@ -75,3 +101,52 @@ def tasas_por_intento(salidas: Iterable[Salida]) -> list[TasaIntento]:
         llegaron.update(llegadas)
         aprobadas.update(aprobadas_en)
     return [TasaIntento(n, llegaron[n], aprobadas[n]) for n in sorted(k for k in llegaron if k > 0)]
+
+
+@dataclass
+class Informe:
+    """Everything ``render_text`` and ``render_png`` show; built by ``calcular_informe``."""
+
+    destinos: dict[str, int]
+    por_intento: list[TasaIntento]
+    rechazos: dict[str, int]
+    rechazos_sin_detalle: int
+    salidas_invalidas: int
+    motivos: dict[str, int]
+    umbral: float
+    ultimo: TasaIntento | None
+    compensa: bool | None
+    conclusion: str
+    duplicadas: int = 0
+    ignoradas: int = 0
+    avisos: list[str] = field(default_factory=list)
+
+
+# -- labels every report prints ----------------------------------------------------------
+
+
+def nombres_criterios() -> dict[str, str]:
+    """Criterion id -> its rule, from the criteria table (never repeated here)."""
+    from criterios.tablas import cargar_criterios
+
+    return {c.id: c.regla for c in cargar_criterios()}
+
+
+def nombre_corto(regla: str, ancho: int = 26) -> str:
+    """The rule's name: the part before a colon, else its first words up to ``ancho``."""
+    nombre = regla.split(":", 1)[0].rstrip(".")
+    if len(nombre) <= ancho:
+        return nombre
+    corto = nombre[:ancho].rsplit(" ", 1)[0]
+    return corto + "…"
+
+
+def etiqueta_criterio(criterio: str, nombres: Mapping[str, str]) -> str:
+    """``C04 Fiel al origen`` when the table knows the id, else the id alone."""
+    regla = nombres.get(criterio)
+    return f"{criterio} {nombre_corto(regla)}" if regla else criterio
+
+
+def porcentaje(valor: float | None) -> str:
+    """A rate as a percentage with one decimal, or a dash when undefined."""
+    return "-" if valor is None else f"{valor:.1%}"

@@ -1,22 +1,11 @@
 """``fichas informe``: what the outcomes say about the loop, read after the fact.
 
-Prometheus answers "how is it going now"; this answers "was the extra attempt worth it" from
-the outcomes themselves, so it works on a ``fichas procesar`` run, on a copy of the output
-topics, or on the live topics (``--kafka``) without any metrics history. Everything except
-reading the input is a pure function over ``(destino, evento)`` pairs, which is what the tests
-exercise.
-
-What each outcome tells: a ``FichaEnRevision`` carries its whole ``historial`` (every attempt
-and its verdict), while a ``FichaPublicada`` carries only ``intentos`` = k, which still means
-it reached attempts 1..k, was approved at k and rejected before. Why those earlier attempts
-were rejected is not in the published event, so the report counts them apart as rejections
-without detail instead of guessing a criterion.
-
-Reading it safely: every bar says how many fichas it stands on (``aprobadas/llegaron``), the
-threshold's value is in the legend, criteria carry their name from the criteria table next to
-the code, and every manual-review reason is charted. No recommendation about
-``FICHAS_MAX_INTENTOS`` is made unless at least ``MUESTRA_MINIMA`` fichas reached the attempt
-being judged (``--muestra-minima``): below that, one ficha more or less flips the verdict.
+It reads a ``fichas procesar`` run, a copy of the output topics or the live topics
+(``--kafka``), without any metrics history; everything but reading the input is a pure function
+over ``(destino, evento)`` pairs. A published ficha's earlier attempts count as rejections
+without detail (its event carries only ``intentos``); no recommendation on
+``FICHAS_MAX_INTENTOS`` below ``MUESTRA_MINIMA`` fichas.
+How to read it: docs/operacion.md, "fichas informe"; its chart: ``herramientas.informe_grafico``.
 """
 
 from __future__ import annotations
@@ -27,7 +16,6 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -37,12 +25,15 @@ from esquemas.constantes import (
     DESTINO_REVISION,
 )
 from grafo.intentos import contar_rechazos, resumen_intentos
-from herramientas import graficos
 from herramientas.definiciones import (
+    Informe,
     Salida,
     TasaIntento,
     historial_de,
     intentos_de,
+    leer_salida,
+    nombres_criterios,
+    porcentaje,
     tasas_por_intento,
 )
 
@@ -54,25 +45,6 @@ MUESTRA_MINIMA = 20  # fichas that reached the last attempt, before recommending
 PNG_EXTRA = "pip install 'fichas[report]'  (matplotlib)"
 
 __all__ = ["Informe", "Salida", "TasaIntento", "calcular_informe"]
-
-
-@dataclass
-class Informe:
-    """Everything ``render_text`` and ``render_png`` show; built by ``calcular_informe``."""
-
-    destinos: dict[str, int]
-    por_intento: list[TasaIntento]
-    rechazos: dict[str, int]
-    rechazos_sin_detalle: int
-    salidas_invalidas: int
-    motivos: dict[str, int]
-    umbral: float
-    ultimo: TasaIntento | None
-    compensa: bool | None
-    conclusion: str
-    duplicadas: int = 0
-    ignoradas: int = 0
-    avisos: list[str] = field(default_factory=list)
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -220,33 +192,6 @@ def _conclusion(
 # -- rendering -------------------------------------------------------------------------------
 
 
-def nombres_criterios() -> dict[str, str]:
-    """Criterion id -> its rule, from the criteria table (never repeated here)."""
-    from criterios.tablas import cargar_criterios
-
-    return {c.id: c.regla for c in cargar_criterios()}
-
-
-def nombre_corto(regla: str, ancho: int = 26) -> str:
-    """The rule's name: the part before a colon, else its first words up to ``ancho``."""
-    nombre = regla.split(":", 1)[0].rstrip(".")
-    if len(nombre) <= ancho:
-        return nombre
-    corto = nombre[:ancho].rsplit(" ", 1)[0]
-    return corto + "…"
-
-
-def etiqueta_criterio(criterio: str, nombres: Mapping[str, str]) -> str:
-    """``C04 Fiel al origen`` when the table knows the id, else the id alone."""
-    regla = nombres.get(criterio)
-    return f"{criterio} {nombre_corto(regla)}" if regla else criterio
-
-
-def _pct(valor: float | None) -> str:
-    """A rate as a percentage with one decimal, or a dash when undefined."""
-    return "-" if valor is None else f"{valor:.1%}"
-
-
 def render_text(informe: Informe) -> str:
     """A plain-text report with aligned tables, for a terminal or a ticket."""
     total = sum(informe.destinos.values())
@@ -264,7 +209,7 @@ def render_text(informe: Informe) -> str:
     ]
     for fila in informe.por_intento:
         lineas.append(
-            f"  {fila.intento:>7}{fila.llegaron:>10}{fila.aprobadas:>11}{_pct(fila.tasa):>9}"
+            f"  {fila.intento:>7}{fila.llegaron:>10}{fila.aprobadas:>11}{porcentaje(fila.tasa):>9}"
         )
     if not informe.por_intento:
         lineas.append("  (sin intentos)")
@@ -287,89 +232,9 @@ def render_text(informe: Informe) -> str:
     if not informe.motivos:
         lineas.append("  (ninguna ficha en revisión manual)")
 
-    lineas += ["", f"Umbral del último intento: {_pct(informe.umbral)}", informe.conclusion]
+    lineas += ["", f"Umbral del último intento: {porcentaje(informe.umbral)}", informe.conclusion]
     lineas += [f"Aviso: {aviso}" for aviso in informe.avisos]
     return "\n".join(lineas) + "\n"
-
-
-def render_png(informe: Informe, path: Path | str) -> None:
-    """Three bar charts: approval per attempt (with n and the threshold), rejections by
-    criterion (named), and manual-review reasons.
-
-    In the command line's one chart style (``herramientas.graficos``).
-    """
-    from matplotlib.ticker import MaxNLocator
-
-    fig = graficos.figura(15, 4.8)
-    tasas, rechazos, motivos = fig.subplots(1, 3)
-
-    intentos = [str(f.intento) for f in informe.por_intento]
-    valores = [100 * (f.tasa or 0.0) for f in informe.por_intento]
-    barras = tasas.bar(intentos, valores, color=graficos.AZUL)
-    tasas.bar_label(
-        barras,
-        labels=[f"{_pct(f.tasa)}\n{f.aprobadas}/{f.llegaron}" for f in informe.por_intento],
-    )
-    tasas.axhline(
-        100 * informe.umbral,
-        color=graficos.ROJO,
-        linestyle="--",
-        label=f"umbral {_pct(informe.umbral)}",
-    )
-    tasas.set_ylim(0, 115)
-    tasas.set_xlabel("intento (etiqueta: aprobadas/llegaron)")
-    tasas.set_ylabel("% aprobadas de las que llegan")
-    tasas.set_title("Aprobación por intento")
-    tasas.legend(loc="upper right")
-
-    nombres = nombres_criterios()
-    criterios = [etiqueta_criterio(c, nombres).replace(" ", "\n", 1) for c in informe.rechazos]
-    cuentas = list(informe.rechazos.values())
-    colores = [graficos.NARANJA] * len(criterios)
-    if informe.salidas_invalidas:
-        criterios.append("salida\ninválida")
-        cuentas.append(informe.salidas_invalidas)
-        colores.append(graficos.MORADO)
-    if informe.rechazos_sin_detalle:  # grey: counted, but no criterion is known for them
-        criterios.append("sin detalle\n(publicadas)")
-        cuentas.append(informe.rechazos_sin_detalle)
-        colores.append(graficos.GRIS)
-    _barras(rechazos, criterios, cuentas, colores, "sin rechazos", MaxNLocator)
-    rechazos.set_xlabel("criterio")
-    rechazos.set_ylabel("rechazos")
-    rechazos.set_title("Rechazos por criterio")
-
-    _barras(
-        motivos,
-        list(informe.motivos),
-        list(informe.motivos.values()),
-        [graficos.VERDE] * len(informe.motivos),
-        "ninguna ficha en revisión",
-        MaxNLocator,
-    )
-    motivos.set_xlabel("motivo")
-    motivos.set_ylabel("fichas")
-    motivos.set_title("Motivos de revisión manual")
-
-    graficos.guardar(fig, path)
-
-
-def _barras(
-    ejes: Any,
-    etiquetas: list[str],
-    cuentas: list[int],
-    colores: list[str],
-    vacio: str,
-    locator: Any,
-) -> None:
-    """Bars with their counts on top, or a centred note when there is nothing to draw."""
-    if etiquetas:
-        barras = ejes.bar(etiquetas, cuentas, color=colores)
-        ejes.bar_label(barras)
-        ejes.yaxis.set_major_locator(locator(integer=True))
-        ejes.tick_params(axis="x", labelsize=8)
-    else:
-        ejes.text(0.5, 0.5, vacio, ha="center", va="center")
 
 
 # -- Kafka -----------------------------------------------------------------------------------
@@ -382,7 +247,8 @@ async def read_kafka(
 
     A group-less consumer with manual assignment: it commits nothing and joins no group, so
     running the report never moves the worker's offsets. The end offsets are taken once at
-    the start, so a live topic still gives a finite read. Returns the deduplicated outcomes,
+    the start, so a live topic still gives a finite read. Each record is read as this version
+    reads it (``herramientas.definiciones.leer_salida``). Returns the deduplicated outcomes,
     duplicates, ignored records and warnings (e.g. a topic that does not exist).
     """
     from infra.kafka.read import read_to_end
@@ -393,11 +259,8 @@ async def read_kafka(
 
     objetos: list[Any] = []
     for topic, valor in registros:
-        try:
-            evento = json.loads(valor) if valor is not None else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            evento = None
         # The topic says the destination even if it was renamed by configuration.
+        evento = leer_salida(topics[topic], valor)
         objetos.append({"destino": topics[topic], "evento": evento} if evento else None)
     salidas, duplicadas, ignoradas = deduplicar(objetos)
     return salidas, duplicadas, ignoradas, avisos
@@ -527,6 +390,8 @@ def main_informe(
     informe.avisos += avisos
     out.write(render_text(informe))
     if args.png is not None:
+        from herramientas.informe_grafico import render_png
+
         render_png(informe, args.png)
         out.write(f"Gráfico: {args.png}\n")
     return _informe_revision(out) if args.revision else 0
@@ -543,11 +408,16 @@ def _informe_revision(out: TextIO) -> int:
     """The trust section, computed by ``revision.certificador.confianza`` from the reviewer app's
     store."""
     from infra.config import Settings
+    from migraciones.conexion import rechazo_postgres
     from revision.certificador.confianza import informe_desde_almacen
 
+    settings = Settings()
     try:
-        out.write(informe_desde_almacen(Settings()))
+        out.write(informe_desde_almacen(settings))
     except Exception as exc:  # no store yet, database unreachable: say why, exit 1
+        if (rechazo := rechazo_postgres(exc, settings.postgres_dsn)) is not None:
+            print(f"fichas informe: {rechazo}", file=sys.stderr)  # login, database, privilege
+            return 2
         print(f"fichas informe: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     return 0

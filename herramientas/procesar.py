@@ -1,29 +1,22 @@
 """``fichas procesar``: the same graph over a JSONL file, without Kafka.
 
-Lines of different SKUs run concurrently (bounded by ``FICHAS_CONCURRENCIA``); lines of one
-SKU run one after another in file order, as the worker keeps per-SKU order. Outcomes are
-printed in input order, one JSON object per line, so two runs over one file can be diffed.
-An invalid line becomes a ``dlq`` outcome and processing goes on.
-
-What the person running it reads on standard error: blank lines skipped and a leading UTF-8 BOM
-stripped (a spreadsheet export starts with one), then one summary line with the count per
-destination, and how many outcomes came from the state an earlier run stored in
-``FICHAS_DATA_DIR`` instead of the LLM.
-
-Stored outcomes are reused only when they were made with the same model and criteria version:
-the data folder remembers both (``procesar.json``) and a run with another model or criteria
-version over events it already holds stops before any LLM call (exit 2), naming both and the
-way out (another ``FICHAS_DATA_DIR``). Silently returning the first model's fichas would look
-like the second model's output.
+Lines of different SKUs run concurrently (``FICHAS_CONCURRENCIA``), those of one SKU in file
+order; outcomes are printed in input order, one JSON object per line; an invalid line becomes
+a ``dlq`` outcome. Standard error says what was skipped and one summary line. Stored outcomes
+are reused only when the same model and criteria version made them (``procesar.json`` in the
+data folder); otherwise the run stops before any LLM call (exit 2). The command (``main``, its
+parser, the gate from a file) sits after the processing. What it prints and why:
+docs/operacion.md, "Commands people run".
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
@@ -32,18 +25,30 @@ from criterios import familias_conocidas
 from esquemas import EventoCambio, EventoInvalido, leer_evento
 from esquemas.constantes import DESTINO_DLQ
 from grafo.contexto import sobre_evento
+from herramientas.arranque import (
+    EXIT_LLM_UNAVAILABLE,
+    EXIT_USAGE,
+    ajustes,
+    avisos_entrada,
+    contar,
+)
+from infra.config import Settings
 from stream.flow.rechazo import evento_rechazado
 
 if TYPE_CHECKING:
+    from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
+    from grafo import FuentePuerta
     from grafo.ejecucion import Procesador
 
 
 @dataclass
-class _Linea:
-    """One non-blank input line with its position."""
+class Linea:
+    """One non-blank input line with its position (``donde``: where it came from, when not a
+    line of a file: a DLQ record's topic, partition and offset)."""
 
     offset: int
     raw: bytes
+    donde: str | None = None
 
 
 BOM = b"\xef\xbb\xbf"
@@ -56,7 +61,7 @@ class Entrada:
     """The input file read: its non-blank lines, and what was skipped on the way."""
 
     nombre: str
-    lineas: list[_Linea]
+    lineas: list[Linea]
     blancas: int = 0
     bom: bool = False
 
@@ -77,7 +82,7 @@ def _leer(nombre: str, handle: BinaryIO) -> Entrada:
             line = line[len(BOM) :]
             entrada.bom = True
         if line.strip():
-            entrada.lineas.append(_Linea(offset, line.rstrip(b"\r\n")))
+            entrada.lineas.append(Linea(offset, line.rstrip(b"\r\n")))
         else:
             entrada.blancas += 1
     return entrada
@@ -129,7 +134,7 @@ def guardar_huella(data_dir: Path, huella: Huella) -> None:
 
 
 def _validar(
-    lineas: Iterable[_Linea], origen: str
+    lineas: Iterable[Linea], origen: str
 ) -> tuple[dict[int, dict[str, Any]], dict[str, list[tuple[int, EventoCambio]]]]:
     """Split lines into DLQ outcomes (by offset) and valid events grouped by SKU."""
     familias = familias_conocidas()
@@ -217,3 +222,176 @@ async def procesar_fichero(
         for eventos in por_sku.values():
             group.create_task(run_sku(eventos))
     return resumen
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    """``fichas procesar ENTRADA [--espera-llm S] [--puerta PUERTA.json]``."""
+    parser = argparse.ArgumentParser(
+        prog="fichas procesar",
+        description="Run every line of ENTRADA through the ficha loop and print one outcome "
+        'per line to stdout: {"destino": "fichas.publicadas" | "fichas.revision_manual" | '
+        '"dlq", "evento": {...}}. Invalid lines become dlq outcomes. Exit 0 when every line '
+        "has an outcome; 2 on bad usage or configuration, or when FICHAS_DATA_DIR holds "
+        "outcomes of these events made with another model or criteria version; 3 when the "
+        "LLM stays unreachable.",
+    )
+    parser.add_argument(
+        "entrada",
+        metavar="ENTRADA.jsonl",
+        help="EventoCambio lines, or - for standard input; a leading UTF-8 BOM and blank "
+        "lines are skipped and counted",
+    )
+    parser.add_argument(
+        "--espera-llm",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="give up (exit 3) if the LLM stays unreachable this many seconds (default 600); "
+        "each retry is reported on stderr with its cause",
+    )
+    parser.add_argument(
+        "--puerta",
+        type=Path,
+        metavar="PUERTA.json",
+        help="the publication gate to apply (the audit file fichas calibrar writes; default "
+        "FICHAS_PUERTA_ARCHIVO). Without one every gate is closed and, under the default "
+        "FICHAS_PUERTA=certificada, the loop publishes nothing (docs/puerta.md)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``fichas procesar``: exit 0 when every line has an outcome, 3 if the LLM
+    stayed down."""
+    args = _parser().parse_args(argv)
+    settings = ajustes("procesar")
+    if settings is None:
+        return EXIT_USAGE
+    return _procesar(settings, args.entrada, args.espera_llm, args.puerta)
+
+
+def _estados_sin_kafka(settings: Settings, archivo: Path | None) -> dict[str, EstadoPuerta]:
+    """The gate states ``fichas procesar`` applies: the audit file's, or none (all closed).
+
+    Raises ``ValueError`` for a file that cannot be read as gate states.
+    """
+    from puerta.auditoria import estados_de_archivo
+
+    archivo = archivo or settings.puerta_archivo
+    return dict(estados_de_archivo(archivo)) if archivo is not None else {}
+
+
+def _puerta_sin_kafka(
+    settings: Settings,
+    clave: ClavePuerta,
+    estados: dict[str, EstadoPuerta],
+    archivo: Path | None,
+) -> FuentePuerta | None:
+    """The gate ``fichas procesar`` applies under the running ``clave``; said on stderr."""
+    from esquemas.constantes import PUERTA_VEREDICTO
+    from stream.gobierno.fuente import fija, razon
+
+    if settings.puerta == PUERTA_VEREDICTO:
+        print(
+            "fichas procesar: FICHAS_PUERTA=veredicto: published on the evaluator's yes; "
+            "these publications are NOT certified against people",
+            file=sys.stderr,
+        )
+        return None
+    puerta = fija(clave, estados)
+    if not (archivo or settings.puerta_archivo):
+        print(
+            "fichas procesar: no gate file (--puerta or FICHAS_PUERTA_ARCHIVO): every gate is "
+            "closed, fichas whose checks pass go to review as sin_garantia",
+            file=sys.stderr,
+        )
+    for familia in sorted(familias_conocidas()):
+        texto = razon(familia, puerta.clave, puerta.estados())[1]
+        print(f"fichas procesar: {texto}", file=sys.stderr)
+    return puerta
+
+
+def _procesar(
+    settings: Settings, entrada: str, espera_llm: float, archivo_puerta: Path | None = None
+) -> int:
+    """Read the input, resolve the gate, run the loop over every line, say the summary."""
+    from criterios import CRITERIOS_VERSION
+    from grafo import Backoff, LLMUnavailable
+    from infra import eventloop
+    from stream.gobierno.identidad import clave_servida
+    from stream.gobierno.runtime import build_processor
+
+    try:
+        leida = leer_entrada(entrada)
+    except OSError as exc:
+        print(f"fichas procesar: cannot read {entrada}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    avisos_entrada("procesar", leida.bom, 0)  # blank lines: in the closing summary
+    try:
+        estados = _estados_sin_kafka(settings, archivo_puerta)
+    except ValueError as exc:
+        print(f"fichas procesar: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    actual = Huella(settings.llm_modelo, CRITERIOS_VERSION)
+    guardada = leer_huella(settings.data_dir)
+    donde = _donde(settings)
+    policy = Backoff(max_wait_s=espera_llm, report_each=True)
+
+    async def run() -> Resumen:
+        # The key names the model the server serves, as the worker's does
+        # (stream.gobierno.identidad).
+        clave = await clave_servida(settings, policy)
+        puerta = _puerta_sin_kafka(settings, clave, estados, archivo_puerta)
+        async with build_processor(settings, clave, policy=policy, puerta=puerta) as proc:
+            return await procesar_fichero(
+                leida, proc, settings.concurrencia, huellas=(guardada, actual)
+            )
+
+    resumen: Resumen | None = None
+    code = 0
+    try:
+        resumen = eventloop.run(run())
+    except* LLMUnavailable as group:
+        print(f"fichas procesar: {group.exceptions[0]}", file=sys.stderr)
+        code = EXIT_LLM_UNAVAILABLE
+    except* EstadoDeOtraEjecucion as group:
+        print(
+            f"fichas procesar: {group.exceptions[0]}. Not reusing them: set FICHAS_DATA_DIR "
+            f"to an empty folder to start from scratch (stored state: {donde})",
+            file=sys.stderr,
+        )
+        code = EXIT_USAGE
+    if resumen is None:
+        return code
+    guardar_huella(settings.data_dir, actual)
+    print(f"fichas procesar: {_resumen(resumen, leida.blancas, donde)}", file=sys.stderr)
+    return 0
+
+
+def _donde(settings: Settings) -> str:
+    """Where the stored state lives, as the person configured it."""
+    if settings.postgres_dsn:
+        return "FICHAS_POSTGRES_DSN"
+    return str(settings.data_dir)
+
+
+def _resumen(resumen: Resumen, blancas: int, donde: str) -> str:
+    """``12 outcomes: 9 fichas.publicadas, ...; 3 reused from ./.fichas (...)``."""
+    from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
+
+    partes = ", ".join(
+        f"{resumen.por_destino.get(d, 0)} {d}"
+        for d in (DESTINO_PUBLICADAS, DESTINO_REVISION, DESTINO_DLQ)
+    )
+    texto = f"{resumen.total} outcomes: {partes}"
+    if blancas:
+        texto += f"; {contar(blancas, 'blank line')} skipped"
+    if resumen.reutilizadas:
+        texto += (
+            f"; {resumen.reutilizadas} reused from {donde} (stored by an earlier run, no LLM "
+            "call); FICHAS_DATA_DIR to start from scratch"
+        )
+    return texto

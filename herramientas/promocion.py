@@ -40,7 +40,8 @@ gate of --de a person holds is held under --a too (same person and reason), unle
 has a hold or release record for that gate. A second run writes nothing. Refused (exit 2) when
 --a has no open gate on the topic (nothing certified to promote to), unless --forzar.
 
-Exit 0 done (also when nothing needed writing); 2 bad usage or refused; 4 Kafka unreachable."""
+Exit 0 done (also when nothing needed writing); 2 bad usage or refused (also by Kafka: an ACL,
+Read and Write on FICHAS_TOPIC_PUERTA are needed); 4 Kafka unreachable."""
 
 
 class Rechazo(ValueError):
@@ -167,7 +168,12 @@ def main(argv: Sequence[str]) -> int:
         return _error("; ".join(exc.lines))
     if args.kafka:
         settings = settings.model_copy(update={"kafka_brokers": args.kafka})
-    return asyncio.run(_ejecutar(args, settings))
+    try:
+        return asyncio.run(_ejecutar(args, settings))
+    except Exception as exc:
+        from herramientas.retencion import rechazo_kafka
+
+        return rechazo_kafka(exc, settings, "fichas puerta promover")
 
 
 async def _ejecutar(args: argparse.Namespace, settings: Any) -> int:

@@ -8,8 +8,8 @@ gate's hold id, signed ``retenida_por`` (``--por``, default the OS user) with th
 LLM server is asked which model it serves), ``--clave ID`` for a key seen on the topic, or
 ``--todas-las-claves`` for every key there. Holding a held gate, or releasing one that is not
 held, writes nothing and says so. Exit 0 done; 2 bad usage (unknown family or key, a reason too
-long); 3 the LLM did not answer (default key); 4 Kafka unreachable. Runbook: docs/operacion.md,
-"Holding a gate".
+long; Kafka refused the command's user, ``rechazo_kafka``); 3 the LLM did not answer (default key);
+4 Kafka unreachable. Runbook: docs/operacion.md, "Holding a gate".
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ gate: holding it closes every family it covers, not the families with a gate of 
 A hold belongs to one key: after a deploy that changes the key (prompt, model, served weights,
 criteria, settings), hold again under the new key.
 
-Exit 0 done (also when nothing needed writing); 2 bad usage; 3 the LLM did not answer (the
-default key asks it which model it serves); 4 Kafka unreachable.
+Exit 0 done (also when nothing needed writing); 2 bad usage, or Kafka refused this user (an
+ACL: Write on FICHAS_TOPIC_PUERTA is needed); 3 the LLM did not answer (the default key asks it
+which model it serves); 4 Kafka unreachable.
 
 The last step of a candidate's promotion is `fichas puerta promover --de ID --a ID` (its own
 --help; docs/operacion.md, "Promoting a candidate")."""
@@ -187,6 +188,20 @@ def main(argv: Sequence[str]) -> int:
         return asyncio.run(_ejecutar(args, settings, persona))
     except _Uso as exc:
         return _error(str(exc))
+    except Exception as exc:
+        return rechazo_kafka(exc, settings)
+
+
+def rechazo_kafka(exc: Exception, settings: Any, programa: str = "fichas puerta") -> int:
+    """Kafka refused this command (a login, a certificate, an ACL on ``fichas.puerta``): one
+    line naming the setting, exit 2 (``infra.kafka.access``); anything else is raised again."""
+    from infra.kafka.clients import explain_refusal
+
+    rechazo = asyncio.run(explain_refusal(exc, settings))
+    if rechazo is None:
+        raise exc
+    print(f"{programa}: {rechazo}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 class _Uso(Exception):

@@ -11,6 +11,7 @@ on the line of the variable to fix; the password itself is read from its file, n
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -49,7 +50,7 @@ CANDIDATE_OVERRIDES = (
     "candidata_prompt_generador_archivo",
     "candidata_prompt_evaluador_archivo",
 )
-PREFIX_CANDIDATA = "candidata_"
+PREFIJO_CANDIDATA = "candidata_"
 
 
 class Settings(BaseSettings):
@@ -93,6 +94,12 @@ class Settings(BaseSettings):
     metricas_puerto: int = Field(default=9100, ge=0, le=65535)
     gracia_s: float = Field(default=90.0, ge=0)
     muestra_proporcion: float = Field(default=0.02, ge=0, le=1)
+    # Issue 47 (docs/stream.md, "The sample and the blind shadow share"): the first N published
+    # fichas of each family per UTC day are sampled whatever the hash says, counted per replica.
+    muestra_minima_dia: int = Field(default=5, ge=0)
+    # The blind shadow share: of the final fichas of a family whose gate is open, the share (a
+    # hash of event_id of its own) that goes to people unpublished, as shadow-mode evidence.
+    sombra_proporcion: float = Field(default=0.05, ge=0, le=1)
     log_nivel: str = "INFO"
     # Hours an outcome record (and a SKU's version record) is kept after its last write.
     retencion_h: float = Field(default=168.0, ge=0)
@@ -115,8 +122,8 @@ class Settings(BaseSettings):
     # ``fichas procesar`` only (no Kafka): the gate audit file; unset means every gate closed.
     puerta_archivo: Path | None = None
     # The candidate loop (issue 41, docs/stream.md "The candidate loop"): FICHAS_CANDIDATA_<NAME>
-    # overrides FICHAS_<NAME> for the candidate only (``candidata``); unset (or empty) keeps
-    # the live value. Declared before the share, whose check reads them.
+    # overrides FICHAS_<NAME> for the candidate only (``stream.candidata.ajustes``); unset (or
+    # empty) keeps the live value. Declared before the share, whose check reads them.
     candidata_llm_url: str | None = None
     candidata_llm_modelo: str | None = None
     candidata_llm_max_tokens: int | None = Field(default=None, ge=64)
@@ -396,32 +403,8 @@ def _differing_overrides(data: dict[str, object]) -> list[str]:
         name
         for name in CANDIDATE_OVERRIDES
         if data.get(name) is not None
-        and data.get(name) != data.get(name.removeprefix(PREFIX_CANDIDATA))
+        and data.get(name) != data.get(name.removeprefix(PREFIJO_CANDIDATA))
     ]
-
-
-def candidata(settings: Settings) -> Settings | None:
-    """The candidate loop's settings: the live ones with every ``FICHAS_CANDIDATA_*``
-    override applied, or None when there is no candidate (share 0)."""
-    if settings.candidata_proporcion <= 0:
-        return None
-    cambios: dict[str, object] = {
-        name.removeprefix(PREFIX_CANDIDATA): getattr(settings, name)
-        for name in CANDIDATE_OVERRIDES
-        if getattr(settings, name) is not None
-    }
-    modo = cambios.get("evaluador", settings.evaluador)
-    cambios["evaluador_rubrica"] = modo == MODO_RUBRICA
-    cambios["candidata_proporcion"] = 0.0  # the candidate has no candidate of its own
-    return settings.model_copy(update=cambios)
-
-
-def candidata_concurrencia(settings: Settings) -> int:
-    """The candidate's budget of runs in flight per worker (``FICHAS_CANDIDATA_CONCURRENCIA``,
-    unset: a tenth of ``FICHAS_CONCURRENCIA``, at least 1)."""
-    if settings.candidata_concurrencia is not None:
-        return settings.candidata_concurrencia
-    return max(1, settings.concurrencia // 10)
 
 
 def _only_with(
@@ -455,11 +438,29 @@ class ConfigError(Exception):
 
 
 def load_settings() -> Settings:
-    """Read and validate every variable; raise ``ConfigError`` with one line per problem."""
+    """Read and validate every variable; raise ``ConfigError`` with one line per problem.
+    ``FICHAS_FAULT_POINTS`` without the test suite's allowance is one (``infra.fault_points``)."""
+    from infra.fault_points import refusal
+
+    problems = [refused] if (refused := refusal()) else []
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as exc:
-        raise ConfigError([_problem(error) for error in exc.errors()]) from None
+        problems += [_problem(error) for error in exc.errors()]
+    if problems:
+        raise ConfigError(problems) from None
+    return settings
+
+
+def load_settings_or_report(program: str) -> Settings | None:
+    """The settings; None after one line per bad variable on standard error, as
+    ``PROGRAM: FICHAS_X=...: expected ...`` (the caller exits 2, without a traceback)."""
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(f"{program}: {line}", file=sys.stderr)
+        return None
 
 
 def effective(settings: Settings) -> dict[str, object]:

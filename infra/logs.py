@@ -1,21 +1,13 @@
 """Logging of every ``fichas`` command: JSON lines for machines, plain lines for people.
 
-* Format: one JSON object per line (``python-json-logger``) unless standard error is a
-  terminal, where a person reads it; then ``time LEVEL logger: message [sku=... ...]``.
-* Event fields: every line logged while an event is being handled carries ``sku``,
-  ``event_id``, ``version`` and, inside the graph, ``intento``: ``configure`` takes the
-  function that reads them (``grafo.contexto.campos``, context variables, so no code passes
-  them around just to log them); a command that handles no events passes none.
-* Noise: a few library records are re-levelled. aiokafka logs the broker's normal
-  "coordinator not ready yet" answer of a first start as ERROR although it retries it itself;
-  it becomes INFO, as does the "coordinator dead" WARNING that follows it. A failed connection
-  to a broker becomes WARNING: the worker's own messages say what it means (start-up waits,
-  then exits; later, aiokafka reconnects). With TLS and SASL, aiokafka's INFO lines on every
-  connection ("Authenticated as ...", "Loading SSL CA from ...") become DEBUG, and so does
-  uvloop's "Fatal error on SSL protocol" about a transport already closed: a write racing the
-  close of a process that is exiting anyway, not an error of its own.
-* Language: operators read English (logs, CLI help and errors); catalogue people read
-  Spanish (DLQ messages, review reasons, the report). See docs/operacion.md.
+One JSON object per line (``python-json-logger``), or ``time LEVEL logger: message [sku=...]``
+when standard error is a terminal. Every line logged while an event is handled carries its
+``sku``, ``event_id``, ``version`` (and ``intento`` inside the graph): ``configure`` takes the
+function that reads them (``grafo.contexto.campos``). A few library records are re-levelled
+(``_RELEVEL``): aiokafka's normal start-up noise, connection lines on TLS and SASL, a producer
+id refused by an ACL (the command's own line names the setting), a connection collected
+unclosed. Operators read English, catalogue people Spanish. What each line means and why a
+record is re-levelled: docs/operacion.md, "Logs".
 """
 
 from __future__ import annotations
@@ -39,9 +31,16 @@ _RELEVEL: tuple[tuple[str, str, int], ...] = (
     ("aiokafka", "Unable to request metadata", logging.WARNING),
     ("aiokafka", "Authenticated as", logging.DEBUG),
     ("aiokafka", "Loading SSL ", logging.DEBUG),
+    # A producer's id refused by an ACL (InitProducerId): the command's own one line says it,
+    # with the setting to fix (infra.kafka.access); aiokafka's ERROR would be a second line.
+    ("aiokafka.producer", "AuthorizationFailedError", logging.INFO),
     # uvloop's SSL protocol writing to a transport the client has already closed (a process
     # exiting on a refused login or ACL while aiokafka still had a request to send).
     ("asyncio", "transport: <TCPTransport closed=True", logging.DEBUG),
+    # aiokafka's connection collected unclosed (a client whose start failed on a refusal is
+    # dropped with a connection open): a leak worth a WARNING, never a second ERROR line
+    # beside the command's own.
+    ("asyncio", "Unclosed AIOKafkaConnection", logging.WARNING),
 )
 
 

@@ -9,7 +9,8 @@ tables imports it: ``grafo`` (the checkpoints), ``versiones`` (the version store
 * ``migraciones.numeradas``: numbered migrations per store (the position in the list is the
   version), a migrations table in the database, each migration applied once in a transaction.
 * ``migraciones.conexion``: how every store connects (PostgreSQL's timeouts and its one pool
-  factory, SQLite's WAL and ``synchronous``).
+  factory, SQLite's WAL and ``synchronous``) and which drivers' errors mean the database is
+  not answering now (``database_unavailable``).
 * ``migraciones.cerrojo``: the lock held while anything migrates: PostgreSQL's advisory lock
   ``CLAVE_CERROJO`` or, on the embedded SQLite data folder, an ``flock`` on a file in it.
 
@@ -25,6 +26,7 @@ from migraciones.conexion import (
     PG_STATEMENT_TIMEOUT_MS,
     Synchronous,
     connect_sqlite,
+    database_unavailable,
     open_pool,
     postgres_connection_kwargs,
 )
@@ -35,7 +37,7 @@ from migraciones.database import (
     Run,
     SqliteDatabase,
     StoreOptions,
-    migrate_file,
+    migrar_archivo,
     open_database,
     sqlite_sql,
 )
@@ -68,9 +70,10 @@ __all__ = [
     "cerrojo_postgres",
     "cerrojo_sqlite",
     "connect_sqlite",
+    "database_unavailable",
+    "migrar_archivo",
     "migrar_postgres",
     "migrar_sqlite",
-    "migrate_file",
     "open_database",
     "open_pool",
     "postgres_connection_kwargs",

@@ -1,20 +1,11 @@
 """The one store layer: a ``Database`` of rows and transactions on SQLite or PostgreSQL.
 
-Every store of the project's own SQL (the version store, the review app's queue and accounts)
-runs its statements here (docs/arquitectura.md, "The store layer"). Statements are written
-once with PostgreSQL's numbered placeholders ``$1``, ``$2``; PostgreSQL gets them as written
-(psycopg's raw cursor), SQLite as ``?1``, ``?2``, converted once per distinct statement
-(``sqlite_sql``, cached: the version store is on the worker's hot path). A statement never
-writes ``$n`` inside a quoted literal.
-
-Invariants: one transaction at a time per SQLite connection (an asyncio lock; a lone ``run``
-waits for an open one), ``begin immediate`` … ``commit``, ``rollback`` on any error; on
-PostgreSQL each transaction and each ``run`` on a pooled autocommit connection (``open_pool``).
-
-Per store, explicit in its ``StoreOptions``: whether SQLite runs inline on the loop or on a
-thread, its ``synchronous``, the pool's size and check. The version store runs inline with
-``normal``, the review store on a thread with ``full``; the table of docs/arquitectura.md, "The
-store layer", gives every store's values and links the reason for each.
+Every store of the project's own SQL runs here, written once with ``$1``, ``$2`` placeholders
+(SQLite gets them as ``?1``, ``?2``, converted once per statement by ``sqlite_sql``). Invariants:
+one transaction at a time per SQLite connection, ``begin immediate`` … ``commit``, ``rollback``
+on any error; on PostgreSQL each transaction and each ``run`` on a pooled autocommit
+connection. What each store chooses is its ``StoreOptions``. Why, and every store's values:
+docs/arquitectura.md, "The store layer".
 """
 
 from __future__ import annotations
@@ -183,7 +174,7 @@ class StoreOptions:
     application_name: str | None = None
 
 
-def migrate_file(data_dir: Path, options: StoreOptions) -> Cambio:
+def migrar_archivo(data_dir: Path, options: StoreOptions) -> Cambio:
     """Migrate the store's SQLite file in ``data_dir``; the caller holds the folder's lock."""
     conn = connect_sqlite(data_dir / options.sqlite_file, synchronous=options.synchronous)
     try:
@@ -212,6 +203,6 @@ async def open_database(
         )
         return PostgresDatabase(pool)
     async with cerrojo_sqlite(data_dir):
-        await asyncio.to_thread(migrate_file, data_dir, options)
+        await asyncio.to_thread(migrar_archivo, data_dir, options)
     conn = connect_sqlite(data_dir / options.sqlite_file, synchronous=options.synchronous)
     return SqliteDatabase(conn, on_thread=options.on_thread)

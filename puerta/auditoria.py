@@ -9,6 +9,7 @@ and any warning about the data (docs/puerta.md, selection bias). One file per ca
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime
@@ -17,8 +18,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from esquemas.decode import decode
 from esquemas.estado_puerta import EstadoPuerta
 from puerta.certificacion import Certificacion
+from puerta.lectura import Ilegible, Instantanea, leer_datos, nombra_puerta
+
+log = logging.getLogger(__name__)
 
 FORMATO = "fichas-puerta/1"
 
@@ -86,10 +91,32 @@ def estados_de_archivo(ruta: Path) -> dict[str, EstadoPuerta]:
 
 
 def _estados(datos: Any, ruta: Path) -> dict[str, EstadoPuerta]:
-    """The states of a parsed gate file in any of the accepted shapes, validated."""
+    """The states of a parsed gate file in any of the accepted shapes, read as the topic's
+    (``puerta.lectura``), each at the ``id`` its audit entry names or else at its own: a state
+    with a value this version does not know closes its gate (a hold: held), with a warning; one
+    that is not a gate state at all is refused."""
+    instantanea = Instantanea()
+    for id_entrada, dato in _entradas(datos, ruta):
+        try:
+            id_estado = id_entrada or decode(EstadoPuerta, dato).value.id
+        except ValidationError as exc:
+            raise ValueError(f"{ruta}: not a gate state: {exc.errors()[0]['msg']}") from exc
+        lectura = leer_datos(id_estado, dato)
+        if isinstance(lectura, Ilegible):
+            efecto = "held" if lectura.retencion else "closed"
+            log.warning("%s: gate %s %s: %s", ruta, id_estado, efecto, lectura.razon)
+        instantanea.aplicar(id_estado, lectura)
+    return instantanea.estados()
+
+
+def _entradas(datos: Any, ruta: Path) -> list[tuple[str | None, Any]]:
+    """(the id an audit entry names, if any, and the state) of each state in the file."""
     if isinstance(datos, dict) and isinstance(datos.get("puertas"), list):
-        datos = [p.get("estado") if isinstance(p, dict) else p for p in datos["puertas"]]
-    elif isinstance(datos, dict) and "estados" in datos:
+        return [
+            (_id(p.get("id")), p.get("estado")) if isinstance(p, dict) else (None, p)
+            for p in datos["puertas"]
+        ]
+    if isinstance(datos, dict) and "estados" in datos:
         datos = datos["estados"]
     elif isinstance(datos, dict) and "estado" in datos:
         datos = [datos["estado"]]
@@ -97,8 +124,9 @@ def _estados(datos: Any, ruta: Path) -> dict[str, EstadoPuerta]:
         datos = [datos]
     if not isinstance(datos, list):
         raise ValueError(f"{ruta}: expected gate states (EstadoPuerta), got {type(datos).__name__}")
-    try:
-        estados = [EstadoPuerta.model_validate(d) for d in datos]
-    except ValidationError as exc:
-        raise ValueError(f"{ruta}: not a gate state: {exc.errors()[0]['msg']}") from exc
-    return {e.id: e for e in estados}
+    return [(None, d) for d in datos]
+
+
+def _id(valor: Any) -> str | None:
+    """An entry's ``id`` when it names a gate or a hold."""
+    return valor if isinstance(valor, str) and nombra_puerta(valor) else None

@@ -37,7 +37,6 @@ from esquemas.constantes import (
     MotivoPuerta,
 )
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
-from puerta.cobertura import MINIMO_PROPIO
 
 
 @dataclass(frozen=True)
@@ -278,7 +277,7 @@ def estado_puerta(
 
 
 RazonCoberturaLote = Literal[
-    "cubierta", "propia", "conjunta_cerrada", "excluida", "pocas_aprobaciones"
+    "cubierta", "propia", "conjunta_cerrada", "excluida", "umbral_propio", "sin_certificar"
 ]
 
 
@@ -287,8 +286,9 @@ class CoberturaLote:
     """Whether the batch's pooled certification covers ``familia``, and its own data at λ_*.
 
     ``n``, ``k``: the family's candidates the pooled gate would approve (score >= λ_*) and how
-    many of them people rejected; ``p``: the one-sided p-value of "its precision at λ_* is at
-    least ``objetivo``", P(Binomial(n, 1 - objetivo) >= k) (1.0 when not computed).
+    many of them people rejected; ``p``: the p-value of its own certification at λ_*,
+    P(Binomial(n, 1 - objetivo) <= k) (1.0 when not computed); ``p_exclusion``: of "its
+    precision at λ_* is at least ``objetivo``", P(Binomial(n, 1 - objetivo) >= k).
     """
 
     familia: str
@@ -297,6 +297,7 @@ class CoberturaLote:
     n: int = 0
     k: int = 0
     p: float = 1.0
+    p_exclusion: float = 1.0
 
     @property
     def cubierta(self) -> bool:
@@ -309,15 +310,16 @@ def cubrir_por_lote(
     certificaciones: Mapping[str, Certificacion],
     objetivo: float = OBJETIVO_PUERTA,
     delta: float = DELTA_PUERTA,
-    minimo: int = MINIMO_PROPIO,
 ) -> dict[str, CoberturaLote]:
-    """For every family of the batch, whether the pooled certification covers it.
+    """For every family of the batch, whether the pooled certification covers it (v1.6).
 
     ``certificaciones`` is ``certificar_por_familia``'s answer on the same batch. A family with
     its own certification is ``propia``; with no certified pooled gate every family is
-    ``conjunta_cerrada``. Otherwise a family is excluded when its own approvals at λ_* reject
-    "precision >= objetivo" at ``delta`` (one exact binomial test, the batch analogue of the
-    exclusion e-process), and needs at least ``minimo`` approvals of its own at λ_* to be covered.
+    ``conjunta_cerrada``. Otherwise the family is covered only when its own approvals at λ_*
+    certify it: one exact binomial test at ``delta``, P(Binomial(n, 1 - objetivo) <= k) <= δ.
+    For that test to be at a λ its own labels did not choose, λ_* must be what the pooled walk
+    certifies on the batch without the family (leave one family out); if not, ``umbral_propio``.
+    A family whose own data reject "precision >= objetivo" at λ_* is ``excluida``.
     """
     _comprobar_parametros(objetivo, delta)
     conjunta = certificaciones.get(FAMILIA_TODAS)
@@ -336,13 +338,17 @@ def cubrir_por_lote(
             if c.familia == familia and c.puntuacion is not None and c.puntuacion >= umbral
         ]
         n, k = len(aprobadas), aprobadas.count(False)
-        p = cola_binomial_superior(k, n, 1 - objetivo)
+        p = cola_binomial(k, n, 1 - objetivo) if n else 1.0
+        p_exclusion = cola_binomial_superior(k, n, 1 - objetivo)
+        sin_ella = certificar([c for c in candidatas if c.familia != familia], objetivo, delta)
         razon: RazonCoberturaLote = "cubierta"
-        if p <= delta:
+        if p_exclusion <= delta:
             razon = "excluida"
-        elif n < minimo:
-            razon = "pocas_aprobaciones"
-        resultado[familia] = CoberturaLote(familia, razon, umbral, n, k, p)
+        elif sin_ella.umbral != umbral:
+            razon = "umbral_propio"
+        elif p > delta:
+            razon = "sin_certificar"
+        resultado[familia] = CoberturaLote(familia, razon, umbral, n, k, p, p_exclusion)
     return resultado
 
 

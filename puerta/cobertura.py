@@ -1,16 +1,18 @@
 """When the open pooled gate covers a family, and the records that say so (pure).
 
-A family f is covered by the pooled gate open at λ_* (its record R_*) when: (1) the automatic
-opener's scope includes f and the pooled gate; (2) f has no own open gate and is not held, and
-``*`` is not held; (3) f's own decided shadow prefix holds at least ``MINIMO_PROPIO`` approvals
-at λ_* (code ok, score >= λ_*, decided); (4) f's exclusion e-process at λ_* never reached 1/δ
-(``puerta.exclusion``). The reviewer app then writes f's covered record (motivo
-``cubierta_por_conjunta``, λ = λ_*, ``conjunta_actualizada_en`` = R_*'s ``actualizada_en``),
-which governs f only while R_* stays that open certification (``puerta.resolucion``); a covered
-family whose exclusion crosses gets its record closed (motivo ``excluida_de_conjunta``).
-Invariants: coverage needs f's own evidence under the running key, never the pooled evidence
-alone; the exclusion is read at exactly λ_*, a λ of the grid (a pooled λ off the grid covers
-nobody). The guarantee per family, and why 20: docs/puerta.md, "Coverage".
+The pooled gate certifies the mix of families, which says nothing of one family. So (v1.6) a
+family f is covered by the pooled gate open at λ_* (its record R_*) only when its own evidence
+certifies λ_*: f's e-process at that single λ (``puerta.secuencial`` on the grid (λ_*,), no walk
+from 0.95), started at the pooled certification so that λ_*, chosen on data that include f's,
+is fixed before any of the fichas it tests, reaches 1/δ; and (1) the scope includes f and the
+pooled gate, (2) f has no own open gate, f and ``*`` are not held, (3) f's exclusion e-process at
+λ_* never crossed, (4) f's own record was not closed by what people said of its publications
+(``MOTIVOS_VIGILANCIA``): such a family needs its own gate. The app writes f's covered record
+(motivo ``cubierta_por_conjunta``), which governs f only while R_* stays that certification
+(``puerta.resolucion``); a covered family whose exclusion crosses gets its record closed
+(``excluida_de_conjunta``). Invariants: coverage needs f's own certification under the running
+key, never the pooled evidence alone; λ_* is a λ of the grid (off the grid covers nobody). The
+proof and the measured cost: docs/puerta.md, "Coverage".
 """
 
 from __future__ import annotations
@@ -25,18 +27,14 @@ from esquemas.constantes import (
     FAMILIA_TODAS,
     MOTIVO_PUERTA_CUBIERTA,
     MOTIVO_PUERTA_EXCLUIDA,
+    MOTIVOS_VIGILANCIA,
     ORIGEN_COBERTURA_SOMBRA,
 )
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from puerta.alcance import Alcance
 from puerta.resolucion import cobertura_vigente, registro
 from puerta.retencion import retencion
-from puerta.secuencial import EstadoSecuencia, leer
-
-MINIMO_PROPIO = 20
-"""Decided approvals of the family's own at λ_* before the pooled gate may cover it: enough for
-its exclusion e-process to have caught a clearly bad family (precision 0.5: let in 4 % of the
-time at 20, 27 % at 10; docs/puerta.md, "Coverage", has the table)."""
+from puerta.secuencial import EstadoSecuencia, inicial, leer
 
 RazonCobertura = Literal[
     "cubierta",
@@ -48,7 +46,8 @@ RazonCobertura = Literal[
     "conjunta_cerrada",
     "umbral_fuera_de_rejilla",
     "excluida",
-    "pocas_aprobaciones",
+    "cerrada_por_vigilancia",
+    "sin_certificar",
 ]
 
 
@@ -56,9 +55,10 @@ RazonCobertura = Literal[
 class Cobertura:
     """Whether the pooled gate covers ``familia`` now, why, and its own evidence at λ_*.
 
-    ``umbral``: λ_* (None when no pooled gate is open); ``n``, ``k``: the family's own decided
-    approvals at λ_* and how many of them people rejected; ``e_exclusion``: its exclusion
-    mixture at λ_* now (1.0 when not read).
+    ``umbral``: λ_* (None when no pooled gate is open); ``n``, ``k``: the family's fichas at
+    λ_* since the pooled certification and how many of them were not approved as is;
+    ``e_valor``: its e-process at λ_* since then; ``e_exclusion``: its exclusion mixture at λ_*
+    over its whole sequence (1.0 when not read).
     """
 
     familia: str
@@ -67,11 +67,22 @@ class Cobertura:
     n: int = 0
     k: int = 0
     e_exclusion: float = 1.0
+    e_valor: float = 1.0
 
     @property
     def cubierta(self) -> bool:
         """Whether the family may be published at the pooled λ."""
         return self.razon == "cubierta"
+
+
+def secuencia_de_cobertura(
+    conjunta: EstadoPuerta, desde: int, objetivo: float, delta: float
+) -> EstadoSecuencia:
+    """A family's coverage sequence for the pooled certification ``conjunta``: the e-process at
+    its λ alone, from arrival position ``desde`` (the first after the certification was seen)."""
+    if conjunta.umbral is None:
+        raise ValueError("a closed pooled gate has no λ to cover at")
+    return inicial(objetivo, delta, (conjunta.umbral,), desde=desde, pesos=(1.0,))
 
 
 def cobertura(
@@ -80,10 +91,11 @@ def cobertura(
     estados: Mapping[str, EstadoPuerta],
     secuencia: EstadoSecuencia,
     alcance: Alcance,
-    minimo: int = MINIMO_PROPIO,
+    desde_conjunta: EstadoSecuencia | None = None,
 ) -> Cobertura:
-    """The coverage of ``familia`` under ``clave`` by the pooled gate, from the gate records
-    and the family's own sequence state (of this key, since its last restart)."""
+    """The coverage of ``familia`` under ``clave`` by the pooled gate, from the gate records,
+    the family's own sequence state (of this key, since its last restart) and its coverage
+    sequence since the pooled certification (``secuencia_de_cobertura``; None: not begun)."""
     if familia == FAMILIA_TODAS:
         raise ValueError("the pooled gate covers families, not itself")
     if not alcance.conjunta:
@@ -101,15 +113,22 @@ def cobertura(
     if conjunta is None or not conjunta.abierta or conjunta.umbral is None:
         return Cobertura(familia, "conjunta_cerrada")
     umbral = conjunta.umbral
+    if propia is not None and not propia.abierta and propia.motivo in MOTIVOS_VIGILANCIA:
+        return Cobertura(familia, "cerrada_por_vigilancia", umbral)
     evidencia = leer(secuencia).en(umbral)
     if evidencia is None:
         return Cobertura(familia, "umbral_fuera_de_rejilla", umbral)
-    razon: RazonCobertura = "cubierta"
     if evidencia.excluido:
-        razon = "excluida"
-    elif evidencia.n < minimo:
-        razon = "pocas_aprobaciones"
-    return Cobertura(familia, razon, umbral, evidencia.n, evidencia.k, evidencia.e_exclusion)
+        return Cobertura(
+            familia, "excluida", umbral, evidencia.n, evidencia.k, evidencia.e_exclusion
+        )
+    propio = leer(desde_conjunta).en(umbral) if desde_conjunta is not None else None
+    if propio is None:
+        return Cobertura(familia, "sin_certificar", umbral, e_exclusion=evidencia.e_exclusion)
+    razon: RazonCobertura = "cubierta" if propio.cruzado else "sin_certificar"
+    return Cobertura(
+        familia, razon, umbral, propio.n, propio.k, evidencia.e_exclusion, propio.e_max
+    )
 
 
 def estado_cubierto(
@@ -131,8 +150,9 @@ def estado_cubierto(
         origen_datos=(
             f"{ORIGEN_COBERTURA_SOMBRA}; conjunta certificada el "
             f"{conjunta.actualizada_en.isoformat()} con λ = {conjunta.umbral} "
-            f"(n={conjunta.n} k={conjunta.k}); propia en λ: n={cob.n} k={cob.k}, "
-            f"e-valor de exclusión {cob.e_exclusion:.3g}"
+            f"(n={conjunta.n} k={conjunta.k}); propia en λ desde entonces: n={cob.n} "
+            f"k={cob.k}, e-valor {cob.e_valor:.3g} >= 1/δ; e-valor de exclusión "
+            f"{cob.e_exclusion:.3g}"
         ),
         motivo=MOTIVO_PUERTA_CUBIERTA,
         actualizada_en=ahora,

@@ -34,9 +34,17 @@ REJILLA: tuple[float, ...] = (0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 
 """The thresholds, strictest first, fixed before any data (docs/puerta.md says why 0.95 at the
 strict end, 0.5 at the lenient one, and a step of 0.05)."""
 
+PESOS: tuple[float, ...] = (0.9, 0.0, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0)
+"""The walk's weights on ``REJILLA``, fixed before any data: most of δ enters at the strictest
+λ, as the fixed-sequence walk did, and a share at the grid's middle, so a judge whose scores
+rarely reach 0.95 does not block opening (docs/puerta.md, "The walk")."""
+
 TRUNCAMIENTO = 0.75  # a bet never stakes more than 0.75 / objetivo: a rejection keeps >= 1/4
+APUESTAS_APERTURA: tuple[float, ...] = APUESTAS_EXCLUSION
+"""The mixture's constant bets, as fractions c of the largest bet 1 / objetivo: an approval
+multiplies bet c's capital by 1 + c (1 - objetivo) / objetivo, a rejection by 1 - c."""
 LIMITE_FALTAN = 100_000  # beyond this many approvals ``faltan`` says "cannot say" (None)
-FORMATO: Final = "fichas-secuencia/1"  # the stored state's format (``EstadoSecuencia.formato``)
+FORMATO: Final = "fichas-secuencia/2"  # the stored state's format (``EstadoSecuencia.formato``)
 
 
 @dataclass(frozen=True)
@@ -45,7 +53,9 @@ class Observacion:
 
     ``puntuacion``: the evaluator's score of the final attempt (None: no score, never
     approvable). ``codigo_ok``: its code checks passed. ``aprobada``: True approved as is;
-    False rejected or edited; None closed as obsolete (skipped: nobody judged it).
+    False rejected or edited; None closed as obsolete before anyone decided it, which counts
+    as a failure at every λ it reaches (v1.6: leaving a ficha undecided until a newer version
+    supersedes it can never help a gate open; docs/puerta.md, "Obsolete fichas").
     """
 
     puntuacion: float | None
@@ -58,14 +68,9 @@ class Observacion:
         if p is not None and (isinstance(p, bool) or not 0.0 <= p <= 1.0):
             raise ValueError(f"puntuacion must be in [0, 1] or None, got {p!r}")
 
-    def aprobacion_en(self, umbral: float) -> bool:
-        """Whether an open gate at ``umbral`` would publish this ficha (and it was decided)."""
-        return (
-            self.aprobada is not None
-            and self.codigo_ok
-            and self.puntuacion is not None
-            and self.puntuacion >= umbral
-        )
+    def alcanza(self, umbral: float) -> bool:
+        """Whether an open gate at ``umbral`` would publish this ficha (decided or not)."""
+        return self.codigo_ok and self.puntuacion is not None and self.puntuacion >= umbral
 
     def cuenta(self, rejilla: Sequence[float]) -> bool:
         """Whether this ficha could be an approval at some λ of the grid, decided or not."""
@@ -76,9 +81,11 @@ class Observacion:
 class EstadoUmbral:
     """One λ of the grid after the sequence.
 
-    ``n`` approvals at λ seen (code ok, score >= λ, decided), ``k`` of them rejected by people;
-    ``e_valor`` the e-process now, ``e_max`` its running maximum, ``cruzado`` whether e_max
-    reached ``1/delta`` (once crossed it stays rejected). ``e_exclusion``: the family's
+    ``n`` fichas at λ consumed (code ok, score >= λ), ``k`` of them not approved as is by
+    people (rejected, edited, or obsolete before anyone decided: ``obsoletas`` of them);
+    ``e_valor`` the e-process now, ``e_max`` its running maximum, ``nivel`` the e-value the walk
+    asks of it now (``inf``: the walk does not test it yet), ``cruzado`` whether e_max reached
+    it (once rejected it stays rejected). ``e_exclusion``: the family's
     exclusion mixture at λ now; ``excluido``: whether it ever reached ``1/delta`` (its
     precision at λ shown below the objective, at risk delta; ``puerta.exclusion``).
     """
@@ -91,6 +98,8 @@ class EstadoUmbral:
     cruzado: bool
     e_exclusion: float = 1.0
     excluido: bool = False
+    obsoletas: int = 0
+    nivel: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -143,10 +152,14 @@ def _comprobar_parametros(objetivo: float, delta: float, rejilla: Sequence[float
 
 
 class ProcesoE:
-    """The betting e-process of one threshold, one decided approval at a time.
+    """The betting e-process of one threshold, one consumed ficha at a time.
 
-    Keeps the log of the capital (a product of hundreds of factors under- or overflows a
-    float); ``e_valor`` and ``e_max`` give it back as a number (``inf`` past float range).
+    The e-value is the average of two test supermartingales under "precision at λ below the
+    objective", so it is one too: the predictable plug-in (``apuesta``: Kelly at the shrunk
+    running share, clipped) and the mixture of the constant bets ``APUESTAS_APERTURA``, whose
+    value depends on the counts alone. Kept in logs (a product of hundreds of factors under- or
+    overflows a float); ``e_valor`` and ``e_max`` give it back as a number (``inf`` past float
+    range). Why the average: docs/puerta.md, "The bet".
     """
 
     def __init__(self, objetivo: float, delta: float) -> None:
@@ -155,8 +168,10 @@ class ProcesoE:
         self.tope = TRUNCAMIENTO / objetivo
         self.n = 0
         self.aprobadas = 0
-        self.log_capital = 0.0
+        self.log_plugin = 0.0
         self.log_maximo = 0.0
+        self._si = [math.log1p(c * (1.0 - objetivo) / objetivo) for c in APUESTAS_APERTURA]
+        self._no = [math.log1p(-c) for c in APUESTAS_APERTURA]
 
     def apuesta(self) -> float:
         """b for the next outcome: the Kelly bet at the shrunk running mean, clipped."""
@@ -164,46 +179,84 @@ class ProcesoE:
         q = self.objetivo
         return min(max((estimada - q) / (q * (1.0 - q)), 0.0), self.tope)
 
+    @property
+    def log_mezcla(self) -> float:
+        """log of the constant bets' average capital: a function of the counts only."""
+        rechazadas = self.n - self.aprobadas
+        return _log_media(
+            [
+                self.aprobadas * si + rechazadas * no
+                for si, no in zip(self._si, self._no, strict=True)
+            ]
+        )
+
+    @property
+    def log_capital(self) -> float:
+        """log of the e-value now: the average of the plug-in's and the mixture's capitals."""
+        return _log_media([self.log_plugin, self.log_mezcla])
+
     def actualizar(self, aprobada: bool) -> None:
-        """Bet on one decided approval (True: people approved it as is)."""
+        """Bet on one consumed ficha (True: people approved it as is)."""
         x = 1.0 if aprobada else 0.0
-        self.log_capital += math.log1p(self.apuesta() * (x - self.objetivo))
-        self.log_maximo = max(self.log_maximo, self.log_capital)
+        self.log_plugin += math.log1p(self.apuesta() * (x - self.objetivo))
         self.n += 1
         self.aprobadas += aprobada
+        self.log_maximo = max(self.log_maximo, self.log_capital)
+
+    def cruza(self, limite_log: float) -> bool:
+        """Whether the e-value ever reached exp(``limite_log``) (the walk's level for it)."""
+        return self.log_maximo >= limite_log
 
     @property
     def cruzado(self) -> bool:
-        """Whether the capital ever reached 1/delta (H_λ rejected for good)."""
-        return self.log_maximo >= self.limite_log
+        """Whether the e-value ever reached 1/delta."""
+        return self.cruza(self.limite_log)
 
-    def faltan(self) -> int | None:
-        """How many more consecutive approvals would bring the capital to 1/delta from now.
+    def faltan(self, limite_log: float | None = None) -> int | None:
+        """How many more consecutive approvals would bring the e-value to its level from now.
 
         Plays the same betting rule forward on a copy; 0 when already crossed. None when
         more than ``LIMITE_FALTAN`` would be needed (a capital sunk by a long mixed history).
+        For operators (metrics, logs), never for the people deciding the evidence.
         """
-        if self.cruzado:
+        limite = self.limite_log if limite_log is None else limite_log
+        if self.cruza(limite):
             return 0
         copia = copy.copy(self)
         for i in range(1, LIMITE_FALTAN + 1):
             copia.actualizar(True)
-            if copia.log_capital >= copia.limite_log:
+            if copia.log_capital >= limite:
                 return i
         return None
 
-    def estado(self, umbral: float, exclusion: ProcesoExclusion | None = None) -> EstadoUmbral:
-        """The public view of this process (and of its threshold's exclusion) at ``umbral``."""
+    def estado(
+        self,
+        umbral: float,
+        exclusion: ProcesoExclusion | None = None,
+        obsoletas: int = 0,
+        nivel_log: float | None = None,
+    ) -> EstadoUmbral:
+        """The public view of this process (and of its threshold's exclusion) at ``umbral``,
+        tested at the level exp(``nivel_log``) (default 1/delta)."""
+        nivel = self.limite_log if nivel_log is None else nivel_log
         return EstadoUmbral(
             umbral=umbral,
             n=self.n,
             k=self.n - self.aprobadas,
             e_valor=_exp(self.log_capital),
             e_max=_exp(self.log_maximo),
-            cruzado=self.cruzado,
+            cruzado=self.cruza(nivel),
             e_exclusion=_exp(exclusion.log_valor) if exclusion is not None else 1.0,
             excluido=exclusion.cruzado if exclusion is not None else False,
+            obsoletas=obsoletas,
+            nivel=_exp(nivel),
         )
+
+
+def _log_media(logs: Sequence[float]) -> float:
+    """log of the average of exp(l) for l in ``logs``, without overflow."""
+    mayor = max(logs)
+    return mayor + math.log(math.fsum(math.exp(v - mayor) for v in logs)) - math.log(len(logs))
 
 
 def _exp(logaritmo: float) -> float:
@@ -214,7 +267,10 @@ def _exp(logaritmo: float) -> float:
 class SecuenciaPuerta:
     """The e-processes of a whole grid, fed one observation at a time in arrival order.
 
-    Per λ, the opener's ``ProcesoE`` and the exclusion's ``ProcesoExclusion``. The mutable
+    Per λ, the opener's ``ProcesoE`` and the exclusion's ``ProcesoExclusion``, and how many
+    obsolete fichas each saw. The walk is the fallback procedure over the grid with the weights
+    ``pesos`` (one per λ, summing to at most 1): λ_j is rejected at level
+    δ (w_j + α_(j-1)) when the λ just stricter was rejected at α_(j-1), else δ w_j. The mutable
     engine behind ``avanzar`` and ``certificar_secuencia``; the simulation in ``bench`` feeds it
     directly to look after every decision without recomputing the prefix.
     """
@@ -225,6 +281,7 @@ class SecuenciaPuerta:
         delta: float,
         rejilla: Sequence[float] = REJILLA,
         apuestas: Sequence[float] = APUESTAS_EXCLUSION,
+        pesos: Sequence[float] | None = None,
     ) -> None:
         _comprobar_parametros(objetivo, delta, rejilla)
         comprobar_apuestas(apuestas)
@@ -232,66 +289,124 @@ class SecuenciaPuerta:
         self.delta = delta
         self.rejilla = tuple(rejilla)
         self.apuestas = tuple(apuestas)
+        self.pesos = pesos_de(self.rejilla) if pesos is None else tuple(pesos)
+        _comprobar_pesos(self.pesos, self.rejilla)
         self.procesos = [ProcesoE(objetivo, delta) for _ in self.rejilla]
         self.exclusiones = [ProcesoExclusion(objetivo, delta, apuestas) for _ in self.rejilla]
+        self.obsoletas = [0 for _ in self.rejilla]
 
     def actualizar(self, observacion: Observacion) -> None:
-        """Bet on ``observacion`` at every threshold where it is a decided approval."""
-        for i, umbral in enumerate(self.rejilla):
-            if observacion.aprobacion_en(umbral):
-                aprobada = bool(observacion.aprobada)
-                self.procesos[i].actualizar(aprobada)
-                self.exclusiones[i].actualizar(aprobada)
+        """Consume ``observacion`` at every threshold it reaches.
 
-    def cruzados(self) -> int:
-        """How many thresholds the walk passes: the grid's crossed prefix, strictest first."""
-        for i, proceso in enumerate(self.procesos):
-            if not proceso.cruzado:
-                return i
-        return len(self.procesos)
+        Approved as is: a success for the opener and the exclusion. Rejected or edited: a
+        failure for both. Obsolete before anyone decided it: a failure for the opener (it can
+        never help a gate open) and a success for the exclusion (it can never wrongly exclude a
+        family): each side takes the reading that keeps its own guarantee.
+        """
+        for i, umbral in enumerate(self.rejilla):
+            if observacion.alcanza(umbral):
+                self.procesos[i].actualizar(observacion.aprobada is True)
+                self.exclusiones[i].actualizar(observacion.aprobada is not False)
+                self.obsoletas[i] += observacion.aprobada is None
+
+    def niveles(self) -> list[float]:
+        """Per λ, the log of the e-value it must reach now (``inf``: none, its weight is 0 and
+        the λ just stricter is not rejected); and which are rejected, through the fallback."""
+        return self._caminar()[0]
+
+    def _caminar(self) -> tuple[list[float], list[bool]]:
+        """The fallback walk: each λ's level (log 1/α) and whether it is rejected."""
+        niveles: list[float] = []
+        rechazados: list[bool] = []
+        alfa = 0.0
+        for peso, proceso in zip(self.pesos, self.procesos, strict=True):
+            alfa = self.delta * peso + (alfa if rechazados and rechazados[-1] else 0.0)
+            nivel = math.log(1.0 / alfa) if alfa > 0.0 else math.inf
+            niveles.append(nivel)
+            rechazados.append(proceso.cruza(nivel))
+        return niveles, rechazados
 
     def umbral(self) -> float | None:
-        """The certified threshold alone, cheap enough to ask after every decision."""
-        pasados = self.cruzados()
-        return self.rejilla[pasados - 1] if pasados else None
+        """The certified threshold alone, cheap enough to ask after every decision: the most
+        lenient λ the walk rejects (None: none)."""
+        _, rechazados = self._caminar()
+        return next(
+            (u for u, r in zip(reversed(self.rejilla), reversed(rechazados), strict=True) if r),
+            None,
+        )
 
     def resultado(self) -> ResultadoSecuencial:
-        """Walk the grid strictest first while crossed; certify the last crossed threshold."""
-        pasados = self.cruzados()
-        certificado = self.procesos[pasados - 1] if pasados else None
-        bloqueo = self.procesos[pasados] if pasados < len(self.procesos) else None
+        """The walk's certified λ (the most lenient rejected), and where it waits: the
+        strictest λ with a level it has not reached."""
+        niveles, rechazados = self._caminar()
+        umbral = self.umbral()
+        certificado = self.procesos[self.rejilla.index(umbral)] if umbral is not None else None
+        espera = next(
+            (
+                i
+                for i, (nivel, r) in enumerate(zip(niveles, rechazados, strict=True))
+                if not r and nivel < math.inf
+            ),
+            None,
+        )
         return ResultadoSecuencial(
-            umbral=self.umbral(),
+            umbral=umbral,
             n=certificado.n if certificado else 0,
             k=certificado.n - certificado.aprobadas if certificado else 0,
             umbrales=tuple(
-                p.estado(u, e)
-                for u, p, e in zip(self.rejilla, self.procesos, self.exclusiones, strict=True)
+                p.estado(u, e, o, nivel)
+                for u, p, e, o, nivel in zip(
+                    self.rejilla,
+                    self.procesos,
+                    self.exclusiones,
+                    self.obsoletas,
+                    niveles,
+                    strict=True,
+                )
             ),
-            bloqueo=self.rejilla[pasados] if bloqueo else None,
-            faltan=bloqueo.faltan() if bloqueo else None,
+            bloqueo=self.rejilla[espera] if espera is not None else None,
+            faltan=self.procesos[espera].faltan(niveles[espera]) if espera is not None else None,
             objetivo=self.objetivo,
             delta=self.delta,
         )
 
 
+def pesos_de(rejilla: Sequence[float]) -> tuple[float, ...]:
+    """The walk's weights for a grid: ``PESOS`` on the default grid; all on the strictest λ
+    of any other (the fixed-sequence walk, a grid the weights were not chosen for)."""
+    if tuple(rejilla) == REJILLA:
+        return PESOS
+    return (1.0,) + (0.0,) * (len(rejilla) - 1)
+
+
+def _comprobar_pesos(pesos: Sequence[float], rejilla: Sequence[float]) -> None:
+    """Refuse weights that do not fit the grid, are negative, or sum past 1 (δ would not hold)."""
+    if len(pesos) != len(rejilla):
+        raise ValueError(f"{len(pesos)} weights for a grid of {len(rejilla)} thresholds")
+    if any(p < 0.0 for p in pesos) or math.fsum(pesos) > 1.0 + 1e-12:
+        raise ValueError(f"the walk's weights must be >= 0 and sum to at most 1, got {pesos}")
+
+
 class EstadoProceso(BaseModel):
-    """The stored state of one λ: the opener's e-process and whether the exclusion's mixture
-    ever crossed (its value is a function of ``n`` and ``aprobadas``, ``puerta.exclusion``)."""
+    """The stored state of one λ: the opener's e-process (its plug-in capital, the counts the
+    mixture is a function of, the running maximum of their average), the obsolete fichas among
+    the failures, and whether the exclusion's mixture ever crossed (``puerta.exclusion``: its
+    value is a function of the counts, obsolete ones read as successes)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     umbral: float = Field(ge=0.0, le=1.0)
     n: int = Field(ge=0)
     aprobadas: int = Field(ge=0)
-    log_capital: float
+    obsoletas: int = Field(ge=0)
+    log_plugin: float
     log_maximo: float = Field(ge=0.0)
     excluido: bool
 
     @model_validator(mode="after")
     def _coherente(self) -> Self:
-        """Refuse counts or a running maximum no sequence could have produced."""
-        if self.aprobadas > self.n or self.log_maximo < self.log_capital:
+        """Refuse counts no sequence could have produced."""
+        if self.aprobadas + self.obsoletas > self.n:
             raise ValueError(f"inconsistent state at λ {self.umbral}")
         return self
 
@@ -301,16 +416,19 @@ class EstadoSecuencia(BaseModel):
 
     ``desde``: the arrival position the sequence starts at (its last restart); ``posicion``: the
     last arrival position consumed (``desde - 1`` before any); ``decididas``: consumed fichas
-    that could count at some λ (``Observacion.cuenta``), obsolete ones included; ``umbrales``:
-    per λ of the grid, strictest first. Immutable; ``a_json``/``de_json`` round-trip it exactly.
+    that could count at some λ (``Observacion.cuenta``), obsolete ones included; ``pesos``: the
+    walk's weights; ``umbrales``: per λ of the grid, strictest first. Immutable;
+    ``a_json``/``de_json`` round-trip it exactly. A state of another format (v1.5's
+    ``fichas-secuencia/1`` skipped obsolete fichas) is not read: the sequence is recomputed.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    formato: Literal["fichas-secuencia/1"] = FORMATO
+    formato: Literal["fichas-secuencia/2"] = FORMATO
     objetivo: float
     delta: float
     apuestas_exclusion: tuple[float, ...]
+    pesos: tuple[float, ...]
     desde: int
     posicion: int
     decididas: int = Field(ge=0)
@@ -321,6 +439,7 @@ class EstadoSecuencia(BaseModel):
         """The same checks as a fresh sequence's, plus positions and bet counts that fit."""
         _comprobar_parametros(self.objetivo, self.delta, self.rejilla)
         comprobar_apuestas(self.apuestas_exclusion)
+        _comprobar_pesos(self.pesos, self.rejilla)
         if self.posicion < self.desde - 1:
             raise ValueError("posicion is before the sequence's start")
         return self
@@ -335,9 +454,13 @@ class EstadoSecuencia(BaseModel):
         return json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def de_json(cls, texto: str) -> EstadoSecuencia:
-        """The state back from ``a_json``'s text (``ValueError`` if it is not one)."""
-        return cls.model_validate(json.loads(texto))
+    def de_json(cls, texto: str) -> EstadoSecuencia | None:
+        """The state back from ``a_json``'s text; None for a state of an older format (the
+        caller recomputes it); ``ValueError`` if it is not a state at all."""
+        datos = json.loads(texto)
+        if isinstance(datos, dict) and datos.get("formato") != FORMATO:
+            return None
+        return cls.model_validate(datos)
 
 
 def inicial(
@@ -346,26 +469,28 @@ def inicial(
     rejilla: Sequence[float] = REJILLA,
     desde: int = 0,
     apuestas: Sequence[float] = APUESTAS_EXCLUSION,
+    pesos: Sequence[float] | None = None,
 ) -> EstadoSecuencia:
     """The state of a sequence that starts at arrival position ``desde`` with nothing seen."""
-    return _instantanea(SecuenciaPuerta(objetivo, delta, rejilla, apuestas), desde, desde - 1, 0)
+    motor = SecuenciaPuerta(objetivo, delta, rejilla, apuestas, pesos)
+    return _instantanea(motor, desde, desde - 1, 0)
 
 
 def _motor(estado: EstadoSecuencia) -> SecuenciaPuerta:
     """The mutable engine in exactly the state ``estado`` describes."""
     secuencia = SecuenciaPuerta(
-        estado.objetivo, estado.delta, estado.rejilla, estado.apuestas_exclusion
+        estado.objetivo, estado.delta, estado.rejilla, estado.apuestas_exclusion, estado.pesos
     )
-    for guardado, proceso, exclusion in zip(
-        estado.umbrales, secuencia.procesos, secuencia.exclusiones, strict=True
-    ):
+    for i, guardado in enumerate(estado.umbrales):
+        proceso, exclusion = secuencia.procesos[i], secuencia.exclusiones[i]
         proceso.n = guardado.n
         proceso.aprobadas = guardado.aprobadas
-        proceso.log_capital = guardado.log_capital
+        proceso.log_plugin = guardado.log_plugin
         proceso.log_maximo = guardado.log_maximo
-        exclusion.aprobadas = guardado.aprobadas
-        exclusion.rechazadas = guardado.n - guardado.aprobadas
+        exclusion.aprobadas = guardado.aprobadas + guardado.obsoletas
+        exclusion.rechazadas = guardado.n - guardado.aprobadas - guardado.obsoletas
         exclusion.cruzado = guardado.excluido
+        secuencia.obsoletas[i] = guardado.obsoletas
     return secuencia
 
 
@@ -377,6 +502,7 @@ def _instantanea(
         objetivo=secuencia.objetivo,
         delta=secuencia.delta,
         apuestas_exclusion=secuencia.apuestas,
+        pesos=secuencia.pesos,
         desde=desde,
         posicion=posicion,
         decididas=decididas,
@@ -385,12 +511,17 @@ def _instantanea(
                 umbral=umbral,
                 n=proceso.n,
                 aprobadas=proceso.aprobadas,
-                log_capital=proceso.log_capital,
+                obsoletas=obsoletas,
+                log_plugin=proceso.log_plugin,
                 log_maximo=proceso.log_maximo,
                 excluido=exclusion.cruzado,
             )
-            for umbral, proceso, exclusion in zip(
-                secuencia.rejilla, secuencia.procesos, secuencia.exclusiones, strict=True
+            for umbral, proceso, exclusion, obsoletas in zip(
+                secuencia.rejilla,
+                secuencia.procesos,
+                secuencia.exclusiones,
+                secuencia.obsoletas,
+                strict=True,
             )
         ),
     )

@@ -12,11 +12,11 @@ partitions, and must never move anyone's offsets. It assigns all partitions, see
 beginning, reads with ``isolation_level=read_committed`` (guarantee 10 of the contract) and
 keeps following. The newest record per key wins (one key always lands on one partition, so
 "newest" is the partition's order). A record's key is its value's ``id``: the gate id for a
-gate's state, the hold id (``<gate id>|retencion``, v1.5) for a person's hold or release, so
-both live side by side and neither replaces the other. A record that is not a valid
-``EstadoPuerta``, or whose key is not its own id, is logged and skipped: a bad record must never
-stop the gates of the others. A tombstone (null value) removes the record (a gate then counts as
-closed, a hold as released). Why a topic: docs/puerta.md, "The topic".
+gate's state, the hold id (``<gate id>|retencion``, v1.5) for a person's hold or release. Each
+record is read by ``puerta.lectura``: one this version cannot interpret closes the gate its key
+names (a hold: held) and is logged once with why; only a record whose key names no gate is
+skipped. A tombstone removes the record (a gate then counts as closed, a hold as released).
+Why a topic: docs/puerta.md, "The topic".
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ import logging
 from collections.abc import Callable, Iterable
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
-from pydantic import ValidationError
 
 from esquemas.estado_puerta import EstadoPuerta
 from esquemas.wire import cabeceras_estado, encode_value
 from infra.config import Settings
+from infra.kafka.access import AUTHORIZATION_ERRORS
 from infra.kafka.clients import build_reader, build_writer
 from infra.kafka.topics import topic_partitions
+from puerta.lectura import Ilegible, Instantanea, leer_registro
 
 log = logging.getLogger(__name__)
 
@@ -76,43 +77,29 @@ async def escribir_estado(
     await escribir_estados(settings, [estado], topic)
 
 
-def leer_registro(registro: ConsumerRecord) -> tuple[str, EstadoPuerta | None]:
-    """The gate id and state of one record; None for a tombstone; ValueError if invalid."""
-    if registro.key is None:
-        raise ValueError("record without a key")
-    clave = bytes(registro.key).decode("utf-8", errors="replace")
-    if registro.value is None:
-        return clave, None
-    try:
-        estado = EstadoPuerta.model_validate_json(registro.value)
-    except ValidationError as exc:
-        raise ValueError(f"not an EstadoPuerta: {exc.errors()[0]['msg']}") from exc
-    if estado.id != clave:
-        raise ValueError(f"key {clave!r} is not the state's id {estado.id!r}")
-    return clave, estado
-
-
 class LectorPuertas:
     """Follows ``fichas.puerta`` from the beginning; ``estados()`` is the current snapshot.
 
-    ``al_cambiar`` (optional) is called with each state read that differs from the one it
-    replaces, in the reader's task; an exception in it is logged and ignored.
+    ``al_cambiar`` (optional) is called with the key of each gate or hold whose state changed
+    (a record read, an unreadable one closing it, a tombstone), in the reader's task; an
+    exception in it is logged and ignored.
     """
 
     def __init__(
         self,
         topic: str,
-        al_cambiar: Callable[[EstadoPuerta], None] | None = None,
+        al_cambiar: Callable[[str], None] | None = None,
         client_id: str = "fichas-puerta",
     ) -> None:
         self.topic = topic
         self.al_cambiar = al_cambiar
         self.client_id = client_id
-        self._estados: dict[str, EstadoPuerta] = {}
+        self._instantanea = Instantanea()
         self._al_dia = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
         self._tarea: asyncio.Task[None] | None = None
-        self.invalidos = 0
+        self._rechazo: BaseException | None = None
+        self.invalidos = 0  # records skipped: their key names no gate
 
     async def start(self, settings: Settings) -> None:
         """Connect and start following in a background task (returns before catching up)."""
@@ -135,13 +122,21 @@ class LectorPuertas:
         """Return once every record that existed when the reader started has been read.
 
         A topic that does not exist yet counts as read (no gate: closed); the reader keeps
-        looking for it and follows it once it appears.
+        looking for it and follows it once it appears. Kafka refusing this client before it
+        caught up (an ACL on the topic) is raised here: the caller's refusal, not a wait.
         """
         await self._al_dia.wait()
+        if self._rechazo is not None:
+            raise self._rechazo
 
     def estados(self) -> dict[str, EstadoPuerta]:
-        """A copy of the current state of every gate, by gate id."""
-        return dict(self._estados)
+        """A copy of the current state of every gate and hold, by key; a gate whose newest
+        record this version cannot read is absent (closed), such a hold is held."""
+        return self._instantanea.estados()
+
+    def ilegibles(self) -> dict[str, Ilegible]:
+        """The newest records this version could not read, by key (each closes its gate)."""
+        return self._instantanea.ilegibles()
 
     async def _particiones(self, settings: Settings) -> list[TopicPartition]:
         """Every partition of the topic, waiting for the topic to exist (admin metadata)."""
@@ -171,6 +166,8 @@ class LectorPuertas:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                if self._rechazado(exc):
+                    return
                 log.warning("cannot describe topic %s: %s", self.topic, exc)
                 await asyncio.sleep(PAUSA_ERROR_S)
         consumer.assign(particiones)
@@ -191,35 +188,53 @@ class LectorPuertas:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # keep the gates of every worker alive; log and go on
+                if self._rechazado(exc):
+                    return
                 log.warning("error following %s: %s", self.topic, exc, extra={"topic": self.topic})
                 await asyncio.sleep(PAUSA_ERROR_S)
 
+    def _rechazado(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is Kafka refusing this reader before it caught up: then ``al_dia``
+        raises it and the reader stops (retrying cannot cure an ACL). Once caught up, errors
+        are logged and retried, so a worker keeps the gates it has."""
+        if self._al_dia.is_set() or not isinstance(exc, AUTHORIZATION_ERRORS):
+            return False
+        self._rechazo = exc
+        self._al_dia.set()
+        return True
+
     def _aplicar(self, registro: ConsumerRecord) -> None:
-        """Take one record into the snapshot, or log why it was skipped."""
+        """Take one record into the snapshot; log a skipped or unreadable one, once."""
+        clave = None if registro.key is None else bytes(registro.key).decode("utf-8", "replace")
+        donde = f"{registro.topic} partition {registro.partition} offset {registro.offset}"
         try:
-            clave, estado = leer_registro(registro)
+            lectura = leer_registro(clave, registro.value)
         except ValueError as exc:
             self.invalidos += 1
+            log.warning("skipped record on %s: %s", donde, exc, extra={"topic": registro.topic})
+            return
+        assert clave is not None
+        if isinstance(lectura, Ilegible):
+            efecto = "held" if lectura.retencion else "closed"
             log.warning(
-                "skipped invalid record on %s partition %d offset %d: %s",
-                registro.topic,
-                registro.partition,
-                registro.offset,
-                exc,
-                extra={"topic": registro.topic, "offset": registro.offset},
+                "gate record %s on %s cannot be read by this version (%s): %s until a record "
+                "this version reads replaces it",
+                clave,
+                donde,
+                lectura.razon,
+                efecto,
+                extra={"puerta": clave, "topic": registro.topic, "offset": registro.offset},
             )
-            return
-        if estado is None:
-            if self._estados.pop(clave, None) is not None:
-                log.warning("gate %s removed by a tombstone: closed", clave)
-            return
-        anterior = self._estados.get(clave)
-        self._estados[clave] = estado
-        if anterior != estado and self.al_cambiar is not None:
+        cambiadas = self._instantanea.aplicar(clave, lectura)
+        if lectura is None and cambiadas:
+            log.warning("gate %s removed by a tombstone: closed", clave)
+        for cambiada in cambiadas:
+            if self.al_cambiar is None:
+                break
             try:
-                self.al_cambiar(estado)
+                self.al_cambiar(cambiada)
             except Exception:
-                log.exception("gate change callback failed for %s", clave)
+                log.exception("gate change callback failed for %s", cambiada)
 
 
 async def leer_estados(

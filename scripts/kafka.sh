@@ -12,6 +12,7 @@
 #   scripts/kafka.sh topics ARGS...   run the kafka-topics tool against the broker
 #   scripts/kafka.sh acls ARGS...     run the kafka-acls tool against the broker (secured mode)
 #   scripts/kafka.sh dump-log ARGS... run DumpLogSegments on segment files (failed tests' accounts)
+#   scripts/kafka.sh bin NAME.sh ARGS... a tool of Kafka's bin/ by its name (kafka-consumer-groups.sh, ...)
 #
 # Environment:
 #   FICHAS_KAFKA_VERSION  Kafka version (default below)
@@ -479,6 +480,24 @@ case "${1:-}" in
         [[ -f "$TOOLS_LOG4J_CONF" ]] || write_config
         run_tool org.apache.kafka.tools.AclCommand --bootstrap-server "127.0.0.1:$PORT" "$@"
         ;;
+    bin)
+        # A tool of Kafka's bin/ by its script's name, as an operator runs it from a Kafka
+        # image (/opt/kafka/bin/NAME.sh ARGS): the same main class, these jars. The runbook's
+        # test (tests/deploy/test_runbook.py) runs the documented commands through it.
+        shift
+        fetch
+        [[ -f "$TOOLS_LOG4J_CONF" ]] || write_config
+        tool="$1"
+        shift
+        case "$tool" in
+            kafka-consumer-groups.sh) class=org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+            kafka-topics.sh) class=org.apache.kafka.tools.TopicCommand ;;
+            kafka-console-consumer.sh) class=org.apache.kafka.tools.consumer.ConsoleConsumer ;;
+            kafka-acls.sh) class=org.apache.kafka.tools.AclCommand ;;
+            *) echo "kafka.sh bin: no main class known for $tool" >&2; exit 2 ;;
+        esac
+        run_tool "$class" "$@"
+        ;;
     dump-log)
         # Kafka's DumpLogSegments over segment files (a failed test's account of its broker:
         # harness.kafka_dump); it reads files, not the broker.
@@ -488,7 +507,7 @@ case "${1:-}" in
         run_tool org.apache.kafka.tools.DumpLogSegments "$@"
         ;;
     *)
-        echo "usage: $0 {fetch|start|stop|kill|status|wait|topics ARGS...|acls ARGS...|dump-log ARGS...}" >&2
+        echo "usage: $0 {fetch|start|stop|kill|status|wait|topics ARGS...|acls ARGS...|dump-log ARGS...|bin NAME.sh ARGS...}" >&2
         exit 2
         ;;
 esac

@@ -2,8 +2,9 @@
 
 Imports ``esquemas`` (models, contract constants, the wire format), ``criterios``, ``grafo``
 (its public API, never its prompts), ``puerta`` (the gate's resolution, audit and topic),
-``versiones`` (the claim rule and its store) and ``infra`` (settings, logs, Kafka clients,
-topics, fault points); only ``herramientas`` and ``harness`` import it. Its subsystems, each a
+``versiones`` (the claim rule and its store), ``migraciones`` (which database errors are
+an outage) and ``infra`` (settings, logs, Kafka clients, topics, fault points); only
+``herramientas`` and ``harness`` import it. Its subsystems, each a
 package, from the bottom up:
 
 * ``metricas``: what the worker reports (the sensor interface, the series, Prometheus);

@@ -4,9 +4,9 @@ Two records, kept in one transaction, fence every emission of the worker: the ne
 per SKU (a redelivered or zombie older version finds a newer one and is ``OBSOLETO``) and the
 outcome of each ``event_id`` with its SKU, version and fingerprint, the one source of every
 emission of it (a later emission sends these stored bytes, never a new run's).
-``reclamar`` is the compare-and-set: under the SKU's row lock it reads both and records the
+``claim`` is the compare-and-set: under the SKU's row lock it reads both and records the
 new outcome only when the rule (``versiones.regla.decidir_reclamo``) lets it; superseded
-outcomes go in the same transaction and ``podar`` deletes what is older than the retention.
+outcomes go in the same transaction and ``prune`` deletes what is older than the retention.
 
 ``VersionStore`` (``get``, ``record``) is what an app outside the worker needs; ``ClaimStore``
 adds the worker's fence and upkeep. One class, ``SqlVersionStore``, serves both dialects on
@@ -60,19 +60,19 @@ class ClaimStore(VersionStore, Protocol):
     """The worker's fence: the outcome per ``event_id``, claimed together with the version,
     and the upkeep (retention, sizes) of both records."""
 
-    async def resultado(self, event_id: str) -> ResultadoGuardado | None:
+    async def result(self, event_id: str) -> ResultadoGuardado | None:
         """The stored outcome of ``event_id``, or None."""
         ...
 
-    async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
+    async def claim(self, guardado: ResultadoGuardado) -> Reclamo:
         """Compare-and-set: record ``guardado`` unless superseded or already decided."""
         ...
 
-    async def podar(self, retencion_s: float) -> int:
+    async def prune(self, retencion_s: float) -> int:
         """Delete records older than ``retencion_s`` seconds; the number of rows deleted."""
         ...
 
-    async def tamanos(self) -> dict[str, int]:
+    async def sizes(self) -> dict[str, int]:
         """Rows per table (for measurements and tests)."""
         ...
 
@@ -87,7 +87,7 @@ async def dictamen_previo(
     The event's key comes back too: the claim after the run needs its fingerprint.
     """
     clave = Clave.de_evento(evento)
-    existente = await store.resultado(evento.event_id)
+    existente = await store.result(evento.event_id)
     vigente = await store.get(evento.sku)
     dictamen = dictaminar(clave, mas_nueva(en_cola, vigente), existente)
     guardado = existente if dictamen is not Dictamen.OBSOLETO else None
@@ -167,12 +167,12 @@ class SqlVersionStore:
         """Raise the stored version of ``sku`` to ``version`` (never lowers it)."""
         await self._database.run(UPSERT_VERSION[self.dialect], (sku, version))
 
-    async def resultado(self, event_id: str) -> ResultadoGuardado | None:
+    async def result(self, event_id: str) -> ResultadoGuardado | None:
         """The stored outcome of ``event_id``, or None."""
         fila = (await self._database.run(SELECT_RESULTADO, (event_id,))).first()
         return None if fila is None else _guardado_de_fila(fila)
 
-    async def reclamar(self, guardado: ResultadoGuardado) -> Reclamo:
+    async def claim(self, guardado: ResultadoGuardado) -> Reclamo:
         """Compare-and-set under the SKU's row lock, in one transaction."""
         d = self.dialect
         async with self._database.transaction() as run:
@@ -187,14 +187,14 @@ class SqlVersionStore:
                 await run(DELETE_SUPERADOS, (guardado.sku, guardado.version))
         return reclamo
 
-    async def podar(self, retencion_s: float) -> int:
+    async def prune(self, retencion_s: float) -> int:
         """Delete outcome and version records older than the retention."""
         async with self._database.transaction() as run:
             resultados = await run(PODAR_RESULTADOS[self.dialect], (retencion_s,))
             versiones = await run(PODAR_VERSIONES[self.dialect], (retencion_s,))
         return resultados.count + versiones.count
 
-    async def tamanos(self) -> dict[str, int]:
+    async def sizes(self) -> dict[str, int]:
         """Rows per table."""
         sizes: dict[str, int] = {}
         async with self._database.transaction() as run:

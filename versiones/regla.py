@@ -12,19 +12,16 @@ The long reason: docs/stream.md, "The version store and the outcome records".
 from __future__ import annotations
 
 import enum
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from esquemas import EventoCambio
+from esquemas.canonico import sha256_canonico
 
 
 def huella(evento: EventoCambio) -> str:
     """Fingerprint of an event's content: sha256 of its canonical JSON (key order ignored)."""
-    datos = evento.model_dump(mode="json")
-    canonical = json.dumps(datos, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return sha256_canonico(evento.model_dump(mode="json"))
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,14 @@ real command as a user would:
     fichas calibrar --recalificar --casos <the recorded candidates> --salida <audit>
 
 with ``FICHAS_LLM_URL`` at the replaying server and ``FICHAS_LLM_MODELO`` naming the model whose
-answers are replayed. The command builds the loop's evaluator agent, asks it about every
-candidate, reads the score from the log-probabilities (``grafo.puntuacion``), applies the code
-checks of the running criteria, and certifies the running key with Learn then Test. The script
-then checks that the scores the command computed are those of the recording (replay fidelity)
-and prints the audit's certification.
+answers are replayed, ``FICHAS_MAX_INTENTOS=1`` (since issue 47 the hand-written labelled set
+counts only for a loop that never retries: docs/puerta.md, "Re-scoring") and an empty reviewer
+store in its data folder (where the command counts the variants tried). The command builds the
+loop's evaluator agent, asks it about every candidate, reads the score from the
+log-probabilities (``grafo.puntuacion``), applies the code checks of the running criteria, and
+certifies the running key with Learn then Test. The script then checks that the scores the
+command computed are those of the recording (replay fidelity) and prints the audit's
+certification.
 
     python docs/calidad/medir_recalificar.py docs/calidad/puerta/ev15-base.jsonl.gz \\
         --modelo qwen2.5-coder-1.5b-instruct-q4_k_m [--control] [--mismas-que OTRA.jsonl.gz]
@@ -72,6 +75,19 @@ def guion(casos: list[dict[str, Any]], filas: dict[str, dict[str, Any]]) -> dict
     return {"rules": reglas}
 
 
+def crear_almacen(data_dir: Path) -> None:
+    """An empty reviewer store (SQLite) in ``data_dir``, as ``fichas migrar`` would create it."""
+    import asyncio
+
+    from revision.almacen.database import open_database
+
+    async def crear() -> None:
+        await (await open_database(None, data_dir)).close()
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(crear())
+
+
 def main() -> int:
     """Replay one recording through ``fichas calibrar --recalificar``; print what it said."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -100,8 +116,10 @@ def main() -> int:
                 "FICHAS_LLM_URL": llm.url,
                 "FICHAS_LLM_MODELO": args.modelo,
                 "FICHAS_DATA_DIR": str(trabajo / "datos"),
+                "FICHAS_MAX_INTENTOS": "1",
                 "PYTHONPATH": str(REPO),
             }
+            crear_almacen(trabajo / "datos")
             comando = ["--recalificar", "--casos", str(trabajo / "casos.jsonl")]
             proc = subprocess.run(
                 [sys.executable, "-m", "herramientas.cli", "calibrar", *comando,

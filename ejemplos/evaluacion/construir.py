@@ -17,19 +17,26 @@ SALIDA = AQUI / "casos.jsonl"
 
 
 def casos() -> list[dict[str, Any]]:
-    """Every case, in family order, from the three source modules."""
+    """Every case, in family order, from the three source modules, with the issue-48
+    candidates (``fuente_ampliacion``) after each case's own, numbered on from them."""
     sys.path.insert(0, str(AQUI))
     try:
+        import fuente_ampliacion
         import fuente_botellas_auriculares
         import fuente_sartenes
         import fuente_zapatillas_camisetas
     finally:
         sys.path.remove(str(AQUI))
-    return [
+    todos = [
         *fuente_zapatillas_camisetas.CASOS,
         *fuente_botellas_auriculares.CASOS,
         *fuente_sartenes.CASOS,
     ]
+    for caso in todos:
+        propias = caso["candidatas"]
+        for n, build in enumerate(fuente_ampliacion.EXTRA.get(caso["id"], []), len(propias) + 1):
+            propias.append({"id": f"{caso['id']}/{n}", **build(caso["referencia"])})
+    return todos
 
 
 def texto() -> str:

@@ -2,17 +2,17 @@
 
 Reads scored candidates that people labelled (``fichas evaluar --modo evaluador`` result files;
 people's decisions on ``fichas.decisiones`` with their v1.3 evidence, ``--desde-decisiones``;
-the stored shadow-mode decisions or the labelled set re-scored by the running evaluator,
-``--recalificar``), certifies a threshold per family and pooled (``*``) with the fixed-n
-Learn-then-Test of ``puerta.certificacion``, decides which families the pooled certification
-covers (``cubrir_por_lote``: since v1.5 the pooled record alone publishes no family, so each
-covered family gets its covered record beside it), and writes the states to a JSON audit file
-(``--salida``) and, only when asked, to ``fichas.puerta`` (``--publicar``; ``--dry-run`` prints
-and writes nothing). The tool for offline data and audits: production gates are opened by the
-reviewer app's certifier. Invariants: only the certified key's evidence counts, every candidate
-left out is counted and printed; calibrate only on data no gate selected (the labelled set,
-shadow mode, the random sample). Exit 0 done (a gate that does not certify is a result); 2 bad
-usage, unreadable input, or --recalificar refused; 3 the LLM did not answer; 4 Kafka
+the stored shadow-mode histories replayed under the running evaluator, ``--recalificar``, each
+run counted in the reviewer store), certifies a threshold per family and pooled (``*``) with the
+fixed-n Learn-then-Test of ``puerta.certificacion``, decides which families the pooled
+certification covers (``cubrir_por_lote``: since v1.5 the pooled record alone publishes no
+family, so each covered family gets its covered record beside it), and writes the states to a
+JSON audit file (``--salida``) and, only when asked, to ``fichas.puerta`` (``--publicar``;
+``--dry-run`` prints them). The tool for offline data and audits: production gates are opened by
+the reviewer app's certifier. Invariants: only the certified key's evidence counts, every
+candidate left out is counted and printed; calibrate only on data no gate selected (the labelled
+set, shadow mode, the random sample). Exit 0 done (a gate that does not certify is a result); 2
+bad usage, unreadable input, or --recalificar refused; 3 the LLM did not answer; 4 Kafka
 unreachable. Why, and the selection-bias trap: docs/puerta.md, "fichas calibrar".
 """
 
@@ -46,6 +46,7 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
+from esquemas.decode import Decoded, decode
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from esquemas.salidas import DecisionRevision
 from herramientas.calibrar import recalificar
@@ -62,7 +63,6 @@ from puerta.certificacion import (
     estado_puerta,
     minimo_aprobaciones,
 )
-from puerta.cobertura import MINIMO_PROPIO
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
@@ -88,10 +88,15 @@ is open: the queue then holds only what the gate held back, so the data say noth
 fichas the gate lets through.
 
 For offline data and audits: in production the reviewer app's certifier opens gates.
---recalificar: a new evaluator (prompt, rubric, signal) certified on people's old labels,
-re-scoring the stored decided fichas (--desde-almacen) or the labelled set (--casos) with the
-running FICHAS_* evaluator; refused when the generator (model, generator prompt, criteria)
-changed: new fichas need new labels (shadow mode).
+--recalificar: a new evaluator (prompt, rubric, signal) certified on people's old labels.
+The loop retries a ficha its judge rejects, so each labelled ficha's whole history is replayed
+under the running FICHAS_* judge, and only the fichas the new loop would end on, from the same
+inputs, count (the rest is counted by reason). Sources: the stored decided fichas
+(--desde-almacen), and the labelled set (--casos: hand-written, no history; only with
+FICHAS_MAX_INTENTOS=1). Refused when the generator (model, generator prompt, criteria) changed,
+or when nothing is kept because the loop can retry: new fichas need new labels (shadow mode).
+Every run, --dry-run included, is recorded in the reviewer store: the summary, the audit file
+and the Puertas page say how many evaluator variants were tried on the same labels.
 
 Exit 0 done (gate open or closed); 2 bad usage, unreadable input or refused; 3 LLM down;
 4 Kafka unreachable."""
@@ -206,8 +211,14 @@ FUERA = {
     "anterior_v1_3": "written before v1.3 (no evidence; its ficha carries no key, so it can "
     "never count for a v1.3 key)",
     "obsoletas": "obsolete (closed by a newer version: nobody judged the ficha)",
+    "desconocidas": "a value this version does not know (a later contract's decision kind, "
+    "tipo or key): not a label it can read",
     "invalidas": "not a DecisionRevision",
 }
+
+# What of a decision a certification reads: a value this version does not know in one of them
+# (a later decision kind, tipo, or a key with a field it does not know) makes it no label.
+LEIDOS = ("decision", "tipo", "evidencia")
 
 
 def seleccionar_evidencia(
@@ -224,24 +235,28 @@ def seleccionar_evidencia(
     Decisions written before v1.3 are left out, not joined with ``fichas.revision_manual`` as
     before: their fichas carry no key (no ``prompt_generador_sha256``), which never equals a
     running v1.3 key, so they could only certify a gate no v1.3 worker applies; and the join
-    depended on a topic kept 30 days, so evidence expired without a word.
+    depended on a topic kept 30 days, so evidence expired without a word. Each decision is read
+    through the contract's decode (``esquemas.decode``): a later version's fields are ignored,
+    and one whose ``LEIDOS`` hold a value this version does not know is ``desconocidas``.
     """
-    ultima: dict[str, Mapping[str, Any]] = {}
+    ultima: dict[str, tuple[Mapping[str, Any], Decoded[DecisionRevision]]] = {}
     cuentas: dict[str, Any] = {"decisiones": 0, "usadas": 0, **dict.fromkeys(FUERA, 0)}
     for d in decisiones:
         try:
-            DecisionRevision.model_validate(d)
+            leida = decode(DecisionRevision, d)
         except ValidationError:
             cuentas["invalidas"] += 1
             continue
-        ultima[str(d["event_id"])] = d
+        ultima[leida.value.event_id] = (d, leida)
     cuentas["decisiones"] = len(ultima) + cuentas["invalidas"]
     otras: dict[str, int] = {}
     candidatas: list[Candidata] = []
     tipos: set[str] = set()
-    for event_id, d in ultima.items():
-        decision = DecisionRevision.model_validate(d)
-        if decision.decision == DECISION_OBSOLETA or decision.decision not in BUENAS | MALAS:
+    for event_id, (d, leida) in ultima.items():
+        decision = leida.value
+        if not all(map(leida.understood, LEIDOS)):
+            cuentas["desconocidas"] += 1
+        elif decision.decision == DECISION_OBSOLETA or decision.decision not in BUENAS | MALAS:
             cuentas["obsoletas"] += 1
         elif "evidencia" not in d:
             cuentas["anterior_v1_3"] += 1
@@ -364,12 +379,15 @@ def _lado_evaluador(clave: ClavePuerta) -> ClavePuerta:
 def leer_recalificadas(
     args: argparse.Namespace, settings: Any, clave: ClavePuerta, datos: Datos
 ) -> None:
-    """Add the stored decided fichas and/or the labelled set, scored by the running evaluator."""
+    """Add the stored decided fichas and/or the labelled set whose history the running
+    evaluator's loop would end on, scored by it (``recalificar.SinPoblacion`` when nothing is
+    kept because the loop can retry)."""
     lotes = []
     if args.casos is not None:
         from herramientas.evaluar.casos import CASOS_POR_DEFECTO
 
-        lotes.append(recalificar.lote_del_conjunto(Path(args.casos or CASOS_POR_DEFECTO)))
+        ruta = Path(args.casos or CASOS_POR_DEFECTO)
+        lotes.append(recalificar.lote_del_conjunto(ruta, settings.max_intentos))
     if args.desde_almacen:
         from infra import eventloop
 
@@ -378,18 +396,73 @@ def leer_recalificadas(
         lotes.append(recalificar.lote_del_almacen(cerrados, clave, fuente))
     base = args.salida or Path("calibrar")
     cache = base.with_name(base.name + ".recalificar.parcial.jsonl")
+    fuentes = datos.origen.setdefault("recalificado", [])
     for lote in lotes:
         registros = recalificar.recalificar(
             settings, lote, clave, cache, args.concurrencia, args.espera_llm
         )
         nuevas = [candidata_de_registro(r) for r in registros]
         datos.candidatas += nuevas
-        datos.origen.setdefault("recalificado", []).append(
-            {"fuente": lote.fuente, "candidatas": len(nuevas), "cache": str(cache), **lote.fuera}
+        fuentes.append(
+            {
+                "fuente": lote.fuente,
+                "etiquetas": lote.etiquetas,
+                "candidatas": len(nuevas),
+                "cache": str(cache),
+                **lote.fuera,
+            }
         )
         if {TIPO_MUESTRA, TIPO_REVISION} <= lote.tipos:
             datos.avisos.append(AVISO_SESGO)
+    porque = recalificar.sin_poblacion(fuentes, settings.max_intentos)
+    if porque is not None:
+        raise recalificar.SinPoblacion(porque)
     datos.metodos.append(ORIGEN_LTT_RECALIFICADO)
+
+
+def registrar_variante(
+    args: argparse.Namespace,
+    settings: Any,
+    clave: ClavePuerta,
+    datos: Datos,
+    conjunta: Certificacion,
+    ahora: datetime,
+) -> None:
+    """Record this run in the reviewer store (published or not: a try is a try) and keep in
+    ``datos.origen["variantes"]`` how many evaluator variants were tried on the same labels,
+    with the union bound on the chance that one passed by luck (docs/puerta.md, "Re-scoring")."""
+    import uuid
+
+    from infra import eventloop
+    from revision.almacen.recalificaciones import Corrida
+
+    fuentes = datos.origen.get("recalificado", [])
+    no_cuentas = {"fuente", "etiquetas", "candidatas", "cache"}
+    descartadas: dict[str, int] = {}
+    for fuente in fuentes:
+        for motivo, n in fuente.items():
+            if motivo not in no_cuentas and n:
+                descartadas[motivo] = descartadas.get(motivo, 0) + n
+    corrida = Corrida(
+        corrida=uuid.uuid4().hex,
+        etiquetas=tuple(f["etiquetas"] for f in fuentes),
+        clave=clave,
+        hecha_en=ahora.timestamp(),
+        conservadas=sum(f["candidatas"] for f in fuentes),
+        descartadas=descartadas,
+        resultado=conjunta.motivo,
+        publicar=bool(args.publicar and not args.dry_run),
+        delta=args.delta,
+    )
+    variantes = eventloop.run(recalificar.registrar_corrida(settings, corrida))
+    datos.origen["variantes"] = {
+        "etiquetas": list(variantes.etiquetas),
+        "variantes": variantes.n,
+        "claves": list(variantes.claves),
+        "corridas": variantes.corridas,
+        "delta": args.delta,
+        "azar": variantes.azar,
+    }
 
 
 # -- command line -----------------------------------------------------------------------------
@@ -419,9 +492,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--recalificar",
         action="store_true",
-        help="re-score people-labelled fichas with the RUNNING evaluator (FICHAS_* settings) "
-        "and certify the running key on (new score, old label); needs --desde-almacen and/or "
-        "--casos; refused when the generator side of the key changed",
+        help="replay people-labelled fichas' histories under the RUNNING evaluator (FICHAS_* "
+        "settings) and certify the running key on (new score, old label) of those the new loop "
+        "would end on; needs --desde-almacen and/or --casos and the reviewer store (every run is "
+        "counted there); refused when the generator side of the key changed or nothing is kept",
     )
     p.add_argument(
         "--desde-almacen",
@@ -451,7 +525,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--criterios-version", help="gate key: the criteria version")
     p.add_argument(
         "--modo-evaluador",
-        choices=("veredicto", "rubrica", "citas"),
+        choices=("veredicto", "rubrica", "citas", "lector"),
         help="gate key: evaluator mode",
     )
     p.add_argument(
@@ -470,7 +544,10 @@ def _parser() -> argparse.ArgumentParser:
         "--publicar", metavar="BOOTSTRAP", help="write the gate states to FICHAS_TOPIC_PUERTA"
     )
     p.add_argument(
-        "--dry-run", action="store_true", help="compute and print the states; write nothing"
+        "--dry-run",
+        action="store_true",
+        help="compute and print the states; write no audit file and nothing to the topic (a "
+        "--recalificar run is still counted in the reviewer store: a try is a try)",
     )
     return p
 
@@ -522,7 +599,7 @@ def main(argv: list[str]) -> int:
     try:
         for entrada in args.entradas:
             leer_evaluar(entrada, datos)
-        if args.recalificar and args.desde_almacen:
+        if args.recalificar:  # the labels, and where every variant tried is counted
             recalificar.comprobar_almacen(settings)
         clave = elegir_clave(args, settings, datos)
         if args.desde_decisiones:
@@ -531,7 +608,7 @@ def main(argv: list[str]) -> int:
             leer_recalificadas(args, settings, clave, datos)
     except (Entrada, ValueError) as exc:
         return _error(str(exc))
-    except recalificar.GeneradorDistinto as exc:
+    except (recalificar.GeneradorDistinto, recalificar.SinPoblacion) as exc:
         return _error(f"--recalificar refused: {exc}")
     except LLMUnavailable as exc:
         print(
@@ -540,7 +617,11 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_LLM_UNAVAILABLE
-    except Exception as exc:  # the broker: unreachable (4) or refusing this client (2)
+    except Exception as exc:  # the broker or the store: unreachable (4) or refusing (2)
+        from migraciones.conexion import rechazo_postgres
+
+        if (rechazo := rechazo_postgres(exc, settings.postgres_dsn)) is not None:
+            return _error(rechazo)
         codigo = _fallo_de_kafka(exc, con_brokers(settings, args.kafka or settings.kafka_brokers))
         if codigo is None:
             raise
@@ -554,6 +635,8 @@ def _certificar_y_escribir(
     """Certify per family and pooled, print the summary, write the audit file and the topic."""
     ahora = datetime.now(UTC)
     certificaciones = certificar_por_familia(datos.candidatas, args.objetivo, args.delta)
+    if args.recalificar:  # counted before anything is shown: a dry run is a try too
+        registrar_variante(args, settings, clave, datos, certificaciones[FAMILIA_TODAS], ahora)
     origen_datos = describir_origen(datos)
     estados = [
         estado_puerta(f, clave, c, origen_datos, ahora, ABIERTA_POR_CALIBRAR)
@@ -703,20 +786,25 @@ RAZONES_COBERTURA = {
     "conjunta_cerrada": "not covered: the pooled gate did not certify",
     "excluida": "not covered: its own approvals at the pooled threshold show its precision "
     "below the objective",
-    "pocas_aprobaciones": "not covered: too few approvals of its own at the pooled threshold",
+    "umbral_propio": "not covered: without its own data the pooled walk certifies another "
+    "threshold, so its own test there would not be at a threshold fixed before its labels",
+    "sin_certificar": "not covered: its own approvals at the pooled threshold do not certify it",
 }
 
 
 def lineas_cobertura(coberturas: Mapping[str, CoberturaLote], delta: float) -> list[str]:
     """One line per family of the batch without its own gate: covered by the pooled gate or
-    not, and why (v1.5: the pooled gate alone publishes no family)."""
+    not, and why (v1.5: the pooled gate alone publishes no family; v1.6: the family's own
+    approvals certify the pooled λ, which the walk picks without them). The p is that of its
+    own certification, or for an excluded family that of the exclusion."""
     lineas = []
     for familia, cob in sorted(coberturas.items()):
         if cob.razon == "propia":
             continue
+        p = cob.p_exclusion if cob.razon == "excluida" else cob.p
         cifras = (
-            f" (own approvals at λ {cob.umbral:.6g}: n={cob.n}, k={cob.k}, p={cob.p:.4g} "
-            f"against δ {delta}; at least {MINIMO_PROPIO} needed)"
+            f" (own approvals at λ {cob.umbral:.6g}: n={cob.n}, k={cob.k}, p={p:.4g} "
+            f"against δ {delta})"
             if cob.umbral is not None
             else ""
         )
@@ -737,6 +825,9 @@ def describir_origen(datos: Datos) -> str:
         d = datos.origen["decisiones"]
         partes.append(f"decisiones {d['topic']} ({d['usadas']} de {d['decisiones']})")
     partes += [f"{r['fuente']} ({r['candidatas']})" for r in datos.origen.get("recalificado", [])]
+    if "variantes" in datos.origen:
+        n = datos.origen["variantes"]["variantes"]
+        partes.append(f"variantes del evaluador en estas etiquetas: {n}")
     return "; ".join([metodos, *partes])
 
 
@@ -754,11 +845,33 @@ def fuera_de_la_cuenta(datos: Datos) -> list[str]:
         if d["otras_claves"]:
             claves = ", ".join(f"{k} ({n})" for k, n in sorted(d["otras_claves"].items()))
             lineas.append(f"  other keys seen: {claves}")
-    for r in datos.origen.get("recalificado", []):
-        lineas.append(f"re-scored by the running evaluator: {r['candidatas']} from {r['fuente']}")
+    if datos.origen.get("recalificado"):
+        lineas += _fuera_de_la_repeticion(datos.origen["recalificado"])
+    if "variantes" in datos.origen:
+        v = datos.origen["variantes"]
+        lineas.append(
+            f"evaluator variants tried on these labels: {v['variantes']} (keys "
+            f"{', '.join(v['claves'])}; {v['corridas']} run(s) of --recalificar). The guarantee "
+            f"is per variant (δ {v['delta']} each): the chance that one of them passed by luck "
+            f"is up to {v['azar']:.3g}"
+        )
+    return lineas
+
+
+def _fuera_de_la_repeticion(fuentes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per re-scored source: what was kept, and every item left out by reason, those the
+    replay dropped (``grafo.repeticion.MOTIVOS``) included."""
+    from grafo.repeticion import MOTIVOS
+
+    lineas = []
+    for r in fuentes:
+        lineas.append(
+            f"re-scored by the running evaluator: {r['candidatas']} from {r['fuente']} "
+            "(the labelled attempt of every history the new loop would end on)"
+        )
         lineas += [
             f"  left out: {r[motivo]} {texto}"
-            for motivo, texto in recalificar.FUERA.items()
+            for motivo, texto in (recalificar.FUERA | MOTIVOS).items()
             if r.get(motivo)
         ]
     return lineas

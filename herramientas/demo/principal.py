@@ -181,7 +181,8 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
     where = [f"{topic} ({LABELS[destino]})" for topic, destino in output_topics.items()]
     where.append(f"{salida} ({len(progress.outcomes())} líneas, formato de fichas procesar)")
     print()
-    puerta = _lineas_puerta(metrics_port, progress)
+    puerta = [f"  evaluador: {wenv['FICHAS_EVALUADOR']} (FICHAS_EVALUADOR)"]
+    puerta += _lineas_puerta(metrics_port, progress)
     print(render_summary(summarize(progress, args.max_intentos), where, puerta), end="", flush=True)
     if not complete:
         print(

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from esquemas.constantes import DESTINO_PUBLICADAS, DESTINO_REVISION
 from estadistica import percentile
+from herramientas.definiciones import Informe, Salida
 from herramientas.demo.avance import DLQ, OBSOLETO, PENDING, PUBLICADA, REVISION, Progress
-from herramientas.informe import Informe, Salida, calcular_informe
+from herramientas.informe import calcular_informe
 
 
 @dataclass

@@ -36,6 +36,13 @@ WORKER_TUNING = {
 }
 
 
+# The evaluator of the demo unless the caller sets FICHAS_EVALUADOR: code alone with the
+# reader of translations (issue 48). On the CPU models it approves more good fichas, with
+# more precision, than the model's verdict (none) or its quotes, and costs no model call:
+# the table that decided it is in docs/calidad.md («El juez que lee traducciones»).
+EVALUADOR_DEMO = "lector"
+
+
 class DemoError(RuntimeError):
     """Something the demo needs did not come up; the message says what and where to look."""
 
@@ -261,6 +268,7 @@ def worker_env(
     """The worker's environment: the caller's, with this run's names and the CPU tuning."""
     out = dict(env)
     out.update(WORKER_TUNING)
+    out.setdefault("FICHAS_EVALUADOR", EVALUADOR_DEMO)
     out.update(topics)
     out.update(
         FICHAS_KAFKA_BROKERS=brokers,

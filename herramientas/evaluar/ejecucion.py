@@ -204,7 +204,7 @@ def configuracion(settings: Any, modo: str, casos_path: Path) -> dict[str, Any]:
     }
     if settings.evaluador_senal:  # only when set: the caches written before it stay valid
         config["evaluador_senal"] = True
-    if settings.evaluador == "citas":  # likewise: a new mode, recorded only when it runs
+    if settings.evaluador in ("citas", "lector"):  # likewise: recorded only when it runs
         config["evaluador"] = settings.evaluador
     return config
 
@@ -304,6 +304,21 @@ async def _con_reintentos(llamada: Callable[[], Awaitable[Any]], espera_llm: flo
     return await reintentar_llm(llamada, Backoff(max_wait_s=espera_llm))
 
 
+def agentes_de(settings: Any, model: Any) -> Any:
+    """The loop's agents as the running configuration builds them (evaluator mode, signal,
+    prompt files), over ``model``, counting each item's calls and tokens (``SensorCuentas``)."""
+    from grafo import Agentes
+    from stream.gobierno.clave import plantillas
+
+    return Agentes(
+        model,
+        SensorCuentas(),
+        rubrica=settings.evaluador,
+        senal=settings.evaluador_senal,
+        plantillas=plantillas(settings),
+    )
+
+
 async def correr_evaluador(
     settings: Any,
     casos: Sequence[Mapping[str, Any]],
@@ -313,18 +328,12 @@ async def correr_evaluador(
     omitir_vetadas: bool = False,
 ) -> list[dict[str, Any]]:
     """The evaluator on every candidate not yet in the cache; records in case order."""
-    from grafo import Agentes, build_chat_model, close_chat_model
-    from stream.gobierno.clave import llm_settings, plantillas
+    from grafo import build_chat_model, close_chat_model
+    from stream.gobierno.clave import llm_settings
 
     items = items_evaluador(casos, omitir_vetadas)
     model = build_chat_model(llm_settings(settings))
-    agentes = Agentes(
-        model,
-        SensorCuentas(),
-        rubrica=settings.evaluador,
-        senal=settings.evaluador_senal,
-        plantillas=plantillas(settings),
-    )
+    agentes = agentes_de(settings, model)
 
     async def trabajo(id_: str) -> dict[str, Any]:
         caso, candidata = items[id_]
@@ -387,14 +396,14 @@ async def correr_bucle(
     from esquemas import EventoCambio
     from grafo import Backoff
     from stream.gobierno.identidad import clave_servida
-    from stream.gobierno.runtime import build_processor, puerta_offline
+    from stream.gobierno.runtime import build_processor, puerta_sin_kafka
 
     por_id = {c["id"]: c for c in casos}
     politica = Backoff(max_wait_s=espera_llm)
     # The gate of FICHAS_PUERTA and FICHAS_PUERTA_ARCHIVO, as ``fichas procesar`` applies it,
     # under the key of the model the server serves (as the worker reads it).
     clave = await clave_servida(settings, politica)
-    puerta = puerta_offline(settings, clave)
+    puerta = puerta_sin_kafka(settings, clave)
     async with build_processor(
         settings, clave, sensor=SensorCuentas(), policy=politica, puerta=puerta
     ) as proc:

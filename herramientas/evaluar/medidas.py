@@ -1,18 +1,11 @@
 """The numbers of ``fichas evaluar``, as pure functions over its per-item records.
 
-Kept apart from running the models so the statistics are tested on fixed records and the
-comparison of two result files needs no server. Conventions:
-
-- In the evaluator's confusion matrix the positive class is "approved": ``vp`` approved by the
-  evaluator and by people, ``fp`` approved by the evaluator and rejected by people (the costly
-  error: a bad ficha published), ``fn`` rejected by the evaluator and approved by people (a good
-  ficha sent to manual review), ``vn`` rejected by both.
-- Every proportion carries a 95 % Wilson interval; kappa and the paired deltas carry a 95 %
-  percentile bootstrap interval over items (seeded, so a result file is reproducible).
-- A delta is called better or worse only when its interval excludes zero.
-- The evaluator's score (``puntuacion``, ``P(aprobada = true)``) is measured by its AUC against
-  the label (Mann–Whitney form, bootstrap interval): whether it orders good fichas above bad
-  ones, which is what a certified threshold on it needs, whatever its argmax verdict says.
+Apart from running the models, so the statistics are tested on fixed records and comparing two
+result files needs no server. The positive class is "approved" (``fp``: approved by the
+evaluator, rejected by people, the costly error); proportions carry a 95 % Wilson interval,
+kappa and paired deltas a seeded 95 % bootstrap interval; a delta is better or worse only when
+its interval excludes zero; the score is measured by its AUC against the label. Every field of
+the result file: docs/calidad.md, "``fichas evaluar``".
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """``fichas evaluar``: measure the fichas against the labelled set, on any OpenAI-compatible server.
 
-Modes: ``--modo evaluador`` (the evaluator agent alone on every labelled candidate ficha, its
-verdict and the system's compared with the human one), ``--modo bucle`` (the whole loop,
-``stream.gobierno.runtime.build_processor``, on every event) and ``--comparar A.json B.json``
-(paired deltas with bootstrap intervals, and a PNG). This module is the parser and entry point;
-``casos`` reads the labelled set, ``ejecucion`` runs, ``resumen`` prints and draws, ``medidas``
-computes the statistics.
-
-Invariants: the models are driven through ``grafo`` as the worker drives them, with the
-worker's ``FICHAS_*`` settings, so a run measures what the worker runs; a run is resumable
-(each finished item goes to ``<salida>.parcial.jsonl`` with a hash of the configuration, and
-the loop's checkpointer lives in ``<salida>.estado/<hash>/``), so a cut run calls the model
-again for nothing it finished. Options, the result file's format and the reasons:
-docs/calidad.md, "``fichas evaluar``".
+The parser and entry point of ``--modo evaluador`` (the evaluator alone on every labelled
+candidate), ``--modo bucle`` (the whole loop on every event) and ``--comparar A.json B.json``
+(paired deltas, a PNG); ``casos`` reads the set, ``ejecucion`` runs, ``resumen`` prints and
+draws, ``medidas`` computes. The models are driven through ``grafo`` with the worker's
+settings, and a run is resumable. Options, the result file and the reasons: docs/calidad.md,
+"``fichas evaluar``".
 """
 
 from __future__ import annotations
@@ -84,9 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--evaluador",
-        choices=("veredicto", "rubrica", "citas"),
+        choices=("veredicto", "rubrica", "citas", "lector"),
         help="the evaluator's mode (FICHAS_EVALUADOR); citas: the model quotes the origin "
-        "for each claim and code judges the quotes",
+        "for each claim and code judges the quotes; lector: code alone, with the reader of "
+        "translations (no model call)",
     )
     p.add_argument(
         "--senal",

@@ -1,22 +1,13 @@
 """Every Kafka client of the product is built here, from the settings and one options function.
 
-``client_options`` is what every builder spreads: where the brokers are, and whatever else
-every connection needs (how to authenticate, TLS) goes there and nowhere else, so the worker,
-the review app, the gate topic's reader and writer and the tools all get it. The settings that
-matter for correctness stay with their builder and their reason; keep them as they are:
-
-* the worker's consumer never commits (its offsets go in the emitter's transactions), has one
-  assignor (range: a SKU's decisions with its events) and timeouts sized for LLM calls;
-* the worker's producers are transactional (one id per input partition: the fence), every
-  write acknowledged by all in-sync replicas, with a 10 s transaction timeout;
-* every reader of what the worker writes reads ``read_committed``.
-
-Start-up against a broker that does not answer: ``connect_admin`` retries for
-``FICHAS_KAFKA_ESPERA_S`` (60 s) with a WARNING per try naming the servers and the cause, then
-raises ``BrokerUnreachable`` (exit 4); why a bound and why 60 s: docs/operacion.md.
-A broker that answers but refuses the login or presents an untrusted certificate is not
-waited for: ``check_access`` (the first step of ``connect_admin``) raises ``KafkaRefused``
-at once, a configuration error (exit 2; ``infra.kafka.access``). One assignor: docs/stream.md.
+``client_options`` is what every builder spreads: the brokers, and how every connection
+authenticates (SASL, TLS), nowhere else. The settings that matter for correctness stay with
+their builder and its reason: the worker's consumer never commits and has one assignor (range);
+its producers are transactional, one id per input partition, acknowledged by all in-sync
+replicas, with a 10 s transaction timeout; every reader of what the worker writes reads
+``read_committed``. At start-up ``connect_admin`` waits ``FICHAS_KAFKA_ESPERA_S`` for a broker
+that does not answer (then ``BrokerUnreachable``, exit 4) and none for one that refuses the
+client (``KafkaRefused``, exit 2). Why: docs/operacion.md, "Start-up"; docs/stream.md.
 """
 
 from __future__ import annotations
@@ -270,12 +261,18 @@ def build_producer(settings: Settings, transactional_id: str) -> AIOKafkaProduce
 
 
 def build_writer(
-    settings: Settings, client_id: str | None = None, linger_ms: int = 0
+    settings: Settings,
+    client_id: str | None = None,
+    linger_ms: int = 0,
+    max_request_size: int | None = None,
 ) -> AIOKafkaProducer:
     """A producer outside the worker (the app's outbox, the gate states, ``fichas producir``,
-    the demo's feed): idempotent, every write acknowledged by all in-sync replicas, so an
-    acknowledged record is neither lost nor doubled by the producer's own retries."""
-    named = {"client_id": client_id} if client_id is not None else {}
+    the demo's feed, the tests' input): idempotent, every write acknowledged by all in-sync
+    replicas, so an acknowledged record is neither lost nor doubled by the producer's own
+    retries. ``max_request_size``: a larger record than aiokafka's 1 MiB (a test's poison)."""
+    named: dict[str, Any] = {"client_id": client_id} if client_id is not None else {}
+    if max_request_size is not None:
+        named["max_request_size"] = max_request_size
     return AIOKafkaProducer(
         **client_options(settings),
         **named,

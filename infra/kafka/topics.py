@@ -144,7 +144,8 @@ async def describe_partitions(
     admin: AIOKafkaAdminClient, topics: Iterable[str]
 ) -> tuple[list[TopicPartition], list[str]]:
     """The partitions of ``topics`` from the broker's metadata, and the topics that do not
-    exist (an error, or no partitions yet).
+    exist (an error, or no partitions yet); ``TopicAuthorizationFailedError`` for a topic this
+    client may not describe (a missing ACL is not a missing topic).
 
     A consumer learns partitions only of topics it subscribes to; readers that assign partitions
     by hand ask the admin API instead, which also never creates a topic.
@@ -152,6 +153,8 @@ async def describe_partitions(
     partitions: list[TopicPartition] = []
     missing: list[str] = []
     for description in await admin.describe_topics(list(topics)):
+        if description.get("error_code") == TopicAuthorizationFailedError.errno:
+            raise TopicAuthorizationFailedError(description["topic"])  # an ACL, not missing
         if description.get("error_code") or not description.get("partitions"):
             missing.append(description["topic"])
             continue

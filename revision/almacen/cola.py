@@ -1,67 +1,61 @@
-"""The review queue's store: items, decisions (the outbox), versions seen, the gates' evidence.
+"""The review queue's store: items, decisions (the outbox), versions seen, what figures read.
 
-Apart from the reviewers' accounts (``revision.almacen.cuentas``): this store changes with what is
-reviewed, that one with who may review. Both run on the app's one database
-(``revision.almacen.database``: a ``migraciones.Database`` on SQLite in ``FICHAS_DATA_DIR`` or
-PostgreSQL, its schema in ``revision.almacen.migrations``), with the same SQL strategy: the
-statements below are module constants, one text for both dialects (none needs a pair), ``$n``
-placeholders.
+Apart from the reviewers' accounts (``revision.almacen.cuentas``), on the app's one database
+(``revision.almacen.database``, schema in ``revision.almacen.migrations``); statements are
+module constants, one text for both dialects, ``$n`` placeholders. The gates' evidence each
+item leaves is ``revision.almacen.evidencia`` (the base class), the rows by name
+``revision.almacen.filas``.
 
-Why the guarantees hold:
-- one item per id (``revision.almacen.item.id_item``): the primary key, and ``insert ... on conflict
-  do nothing``;
+Invariants:
+- one item per id (``revision.almacen.item.id_item``): the primary key, and ``insert ... on
+  conflict do nothing``;
 - one decision per item: deciding is a conditional update (``estado = 'abierta'``) and the
   decision row is written in the same transaction, so two reviewers racing get one winner;
 - nothing lost between decision and publication: the decision row, with the publication it
   implies, is committed before anything is sent (``enviada = 0``), and only marked sent after
   the broker acknowledged both records (the outbox pattern);
-- a candidate's item is a label only: its decision row is stored as sent (nothing to send),
-  and no live figure reads it (docs/revision.md, "La vista candidata").
+- a candidate's item is a label only: its decision row is stored as sent (nothing to send).
+Why: docs/revision.md, "La base de datos" and "La vista candidata".
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from esquemas.constantes import (
     DECISION_CORRECTA,
     DECISION_INCORRECTA,
     DECISION_OBSOLETA,
-    FAMILIA_TODAS,
     MOTIVO_SIN_GARANTIA,
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
-    TIPO_REVISION,
 )
-from esquemas.estado_puerta import ClavePuerta
-from migraciones import Database, Run
+from migraciones import Run
 from revision.almacen.database import open_database
 from revision.almacen.decisiones import decision_de
+from revision.almacen.evidencia import Evidencias, FilaSecuencia, Llegada, guardar_llegada
+from revision.almacen.filas import (
+    ABIERTA,
+    DECIDIDA,
+    DECISION_COLUMNS,
+    ITEM_SELECT,
+    OBSOLETA,
+    Cierre,
+    Decision,
+    DecisionResumida,
+    FilaItem,
+    ItemNuevo,
+    ResumenAbiertos,
+    VeredictoMuestra,
+    decision_de_fila,
+    item_de_fila,
+)
 from revision.almacen.item import Item
-
-ABIERTA = "abierta"
-DECIDIDA = "decidida"
-OBSOLETA = "obsoleta"
 
 # ---------------------------------------------------------------------------- the statements
 
-# An item with its evidence (if any), which every decision on it carries (``Evidencia``).
-_ITEM_SELECT = (
-    "select i.event_id, i.tipo, i.motivo, i.sku, i.version, i.familia, i.criterios, i.datos, "
-    "i.recibido_en, i.estado, i.cerrado_en, i.candidata, e.clave, e.puntuacion, e.codigo_ok, "
-    "e.llegada "
-    "from revision_items i left join revision_evidencias e on e.event_id = i.event_id"
-)
-_DECISION_COLUMNS = (
-    "event_id, tipo, decision, familia, criterios, revisor, decidida_en, segundos, registro, "
-    "publicacion, enviada"
-)
-
-SQL_ITEM = f"{_ITEM_SELECT} where i.event_id = $1"
+SQL_ITEM = f"{ITEM_SELECT} where i.event_id = $1"
 SQL_INSERTAR_ITEM = (
     "insert into revision_items (event_id, tipo, motivo, sku, version, familia, criterios, "
     "datos, recibido_en, estado, cerrado_en, candidata) values "
@@ -69,7 +63,7 @@ SQL_INSERTAR_ITEM = (
 )
 # Each queue view (the main queue, the candidate's) is its own: ``candidata`` 0 or 1.
 SQL_ABIERTOS = (
-    f"{_ITEM_SELECT} where i.estado = $1 and i.candidata = $2 order by i.recibido_en, i.event_id"
+    f"{ITEM_SELECT} where i.estado = $1 and i.candidata = $2 order by i.recibido_en, i.event_id"
 )
 SQL_SIGUIENTE = (
     "select event_id from revision_items where estado = $1 and candidata = $3 "
@@ -84,10 +78,9 @@ SQL_DECIDIR_ITEM = (
 # The closed items with their decision and whether they arrived in shadow mode: what
 # ``fichas calibrar --recalificar`` re-scores (shadow-mode items only).
 SQL_CERRADOS = (
-    _ITEM_SELECT.replace(
+    ITEM_SELECT.replace(
         " from ",
-        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id), "
-        "e.sombra from ",
+        ", (select d.decision from revision_decisiones d where d.event_id = i.event_id) from ",
         1,
     )
     + " where i.estado <> $1 and i.candidata = 0 order by i.recibido_en, i.event_id"
@@ -99,18 +92,28 @@ SQL_SUBIR_VERSION = (
     "set version = case when excluded.version > revision_skus.version "
     "then excluded.version else revision_skus.version end"
 )
-SQL_ABIERTOS_ANTERIORES = f"{_ITEM_SELECT} where i.sku = $1 and i.estado = $2 and i.version < $3"
+# A sampled publication is never superseded (v1.6): it was published and seen, and its verdict
+# still counts for the gate that let it through (``revision.certificador.publicacion``).
+SQL_ABIERTOS_ANTERIORES = (
+    f"{ITEM_SELECT} where i.sku = $1 and i.estado = $2 and i.version < $3 and i.tipo <> $4"
+)
+# The sample's arrival order (``revision_muestras``), numbered in the item's transaction.
+SQL_NUMERAR_MUESTRA = (
+    "insert into revision_muestras (event_id, orden) values "
+    "($1, (select coalesce(max(orden), -1) + 1 from revision_muestras)) "
+    "on conflict (event_id) do nothing"
+)
 
 SQL_INSERTAR_DECISION = (
-    f"insert into revision_decisiones ({_DECISION_COLUMNS}) values "
+    f"insert into revision_decisiones ({DECISION_COLUMNS}) values "
     "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
 )
-SQL_DECISION = f"select {_DECISION_COLUMNS} from revision_decisiones where event_id = $1"
+SQL_DECISION = f"select {DECISION_COLUMNS} from revision_decisiones where event_id = $1"
 SQL_PENDIENTES = (
-    f"select {_DECISION_COLUMNS} from revision_decisiones where enviada = 0 order by decidida_en"
+    f"select {DECISION_COLUMNS} from revision_decisiones where enviada = 0 order by decidida_en"
 )
 SQL_PENDIENTES_ANTERIORES = (
-    f"select {_DECISION_COLUMNS} from revision_decisiones where enviada = 0 "
+    f"select {DECISION_COLUMNS} from revision_decisiones where enviada = 0 "
     "and decidida_en < $1 order by decidida_en"
 )
 SQL_MARCAR_ENVIADA = "update revision_decisiones set enviada = 1 where event_id = $1"
@@ -120,7 +123,7 @@ _DE_VIVAS = (
     "from revision_decisiones d join revision_items i on i.event_id = d.event_id "
     "where i.candidata = 0"
 )
-_DECISION_COLUMNS_D = ", ".join(f"d.{c.strip()}" for c in _DECISION_COLUMNS.split(","))
+_DECISION_COLUMNS_D = ", ".join(f"d.{c.strip()}" for c in DECISION_COLUMNS.split(","))
 SQL_DECISIONES = f"select {_DECISION_COLUMNS_D} {_DE_VIVAS} order by d.decidida_en"
 SQL_DECISIONES_DE_TIPO = (
     f"select {_DECISION_COLUMNS_D} {_DE_VIVAS} and d.tipo = $1 order by d.decidida_en"
@@ -147,27 +150,10 @@ SQL_CANDIDATAS_DECISIONES = (
     "left join revision_evidencias e on e.event_id = d.event_id "
     "where i.candidata = 1 group by d.familia, coalesce(e.clave_id, ''), d.decision"
 )
-# The keys the app knows as a candidate's (from its items), and the key of the newest live
-# item with a key: what the Puertas page sets side by side.
-SQL_CLAVES_CANDIDATAS = (
-    "select e.clave_id, min(e.clave) from revision_evidencias e "
-    "join revision_items i on i.event_id = e.event_id where i.candidata = 1 group by e.clave_id"
-)
-SQL_CLAVE_VIVA = (
-    "select e.clave from revision_evidencias e join revision_items i on i.event_id = e.event_id "
-    "where i.candidata = 0 and i.tipo = $1 order by e.orden desc limit 1"
-)
 SQL_VEREDICTOS_MUESTRA = (
     "select d.event_id, d.decision, i.datos from revision_decisiones d "
     "join revision_items i on i.event_id = d.event_id "
     "where d.tipo = $1 and d.decision in ($2, $3) order by d.decidida_en, d.event_id"
-)
-# The verdicts taken since a moment, for the online bound's incremental read on every replica.
-SQL_VEREDICTOS_DESDE = (
-    "select d.event_id, d.decision, i.datos, d.decidida_en from revision_decisiones d "
-    "join revision_items i on i.event_id = d.event_id "
-    "where d.tipo = $1 and d.decision in ($2, $3) and d.decidida_en >= $4 "
-    "order by d.decidida_en, d.event_id"
 )
 SQL_RETENIDAS = (
     "select i.event_id, i.familia, d.decision from revision_items i "
@@ -178,120 +164,9 @@ SQL_CUENTAS_DECISIONES = (
     f"select d.tipo, d.decision, count(*) {_DE_VIVAS} group by d.tipo, d.decision"
 )
 
-# The gates' evidence.
-SQL_INSERTAR_EVIDENCIA = (
-    "insert into revision_evidencias (event_id, clave_id, clave, familia, puntuacion, codigo_ok, "
-    "sombra, orden, llegada) values ($1, $2, $3, $4, $5, $6, $7, "
-    "(select coalesce(max(orden), -1) + 1 from revision_evidencias), "
-    "(select coalesce(max(llegada), -1) + 1 from revision_evidencias "
-    "where clave_id = $2 and familia = $4)) on conflict (event_id) do nothing"
-)
-# A shadow-mode item makes its gates' sequences known to the certifier
-# (``revision.certificador.secuencias``): its family's and its key's pooled one, created once, their
-# state filled by the certifier.
-SQL_REGISTRAR_SECUENCIA = (
-    "insert into revision_secuencias (clave_id, familia, clave, desde, posicion, estado) "
-    "values ($1, $2, $3, 0, -1, null) on conflict (clave_id, familia) do nothing"
-)
-SQL_REINICIAR = (
-    "insert into revision_reinicios (familia, clave_id, cerrada_en, desde) values ($1, $2, $3, "
-    "(select coalesce(max(orden), -1) + 1 from revision_evidencias)) "
-    "on conflict (familia, clave_id, cerrada_en) do nothing"
-)
-SQL_REINICIOS = (
-    "select familia, clave_id, max(desde) from revision_reinicios group by familia, clave_id"
-)
-SQL_SECUENCIAS = (
-    "select e.event_id, e.clave_id, e.clave, e.familia, e.puntuacion, e.codigo_ok, e.orden, "
-    "e.llegada, i.estado, d.decision from revision_evidencias e "
-    "join revision_items i on i.event_id = e.event_id "
-    "left join revision_decisiones d on d.event_id = e.event_id "
-    "where e.sombra = 1 order by e.orden"
-)
 
-# ---------------------------------------------------------------------------- what it holds
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A stored decision: its record for ``fichas.decisiones`` and the publication it implies."""
-
-    event_id: str
-    tipo: str
-    decision: str
-    familia: str
-    criterios: list[str]
-    revisor: str
-    decidida_en: float
-    segundos: float
-    registro: dict[str, Any]
-    publicacion: dict[str, Any] | None
-    enviada: bool
-
-
-@dataclass(frozen=True)
-class Cierre:
-    """What the store needs to close an item: the decision record and its publication."""
-
-    decision: str
-    criterios: list[str]
-    revisor: str
-    decidida_en: float
-    registro: dict[str, Any]
-    publicacion: dict[str, Any] | None
-
-
-@dataclass(frozen=True)
-class Llegada:
-    """What the store keeps of an arriving item as a gate's evidence (docs/puerta.md).
-
-    ``clave``: the key of the loop that wrote the ficha. ``puntuacion``: its final attempt's
-    score (None: no score). ``codigo_ok``: its code checks passed. ``sombra``: the gate of its
-    family and key was closed when the app stored it (``revision.almacen.flujo.llegada_de``).
-    """
-
-    clave: ClavePuerta
-    puntuacion: float | None
-    codigo_ok: bool
-    sombra: bool
-
-
-@dataclass(frozen=True)
-class FilaSecuencia:
-    """One shadow-mode item of a gate's sequence, as the certifier reads it."""
-
-    event_id: str
-    clave: ClavePuerta
-    familia: str
-    puntuacion: float | None
-    codigo_ok: bool
-    orden: int  # store-wide arrival order: the pooled sequence
-    llegada: int  # position in the (key, family) sequence
-    estado: str  # the item's: abierta, decidida, obsoleta
-    decision: str | None
-
-    @classmethod
-    def de_fila(cls, r: Sequence[Any]) -> FilaSecuencia:
-        """From a row of ``SQL_SECUENCIAS``'s columns (also ``revision.certificador.secuencias``'
-        reads)."""
-        return cls(
-            event_id=str(r[0]),
-            clave=ClavePuerta.model_validate_json(r[2]),
-            familia=str(r[3]),
-            puntuacion=None if r[4] is None else float(r[4]),
-            codigo_ok=bool(r[5]),
-            orden=int(r[6]),
-            llegada=int(r[7]),
-            estado=str(r[8]),
-            decision=None if r[9] is None else str(r[9]),
-        )
-
-
-class Almacen:
+class Almacen(Evidencias):
     """The review queue's store; SQLite or PostgreSQL behind the same coroutines."""
-
-    def __init__(self, database: Database) -> None:
-        self._database = database
 
     @classmethod
     async def abrir(cls, postgres_dsn: str | None, data_dir: Path) -> Almacen:
@@ -299,87 +174,55 @@ class Almacen:
         store alone; the app shares one with the accounts instead (``revision.web.app``)."""
         return cls(await open_database(postgres_dsn, data_dir))
 
-    @property
-    def database(self) -> Database:
-        """The database under this store, for the stores that share it (the certifier's)."""
-        return self._database
-
     async def cerrar(self) -> None:
         """Close the database (the connection or the pool)."""
         await self._database.close()
 
-    async def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """A read of one statement: its rows."""
-        return (await self._database.run(sql, params)).rows
-
     # ------------------------------------------------------------------ items
 
     async def guardar_item(
-        self,
-        event_id: str,
-        tipo: str,
-        motivo: str,
-        sku: str,
-        version: int,
-        familia: str,
-        criterios: list[str],
-        datos: dict[str, Any],
-        ahora: float,
-        llegada: Llegada | None = None,
-        candidata: bool = False,
+        self, nuevo: ItemNuevo, ahora: float, llegada: Llegada | None = None
     ) -> list[Decision]:
         """Store an item once per id and apply supersession in one transaction.
 
         Returns the decisions ``obsoleta`` written for older open items of the SKU (and for this
-        item itself when a newer version was already seen), for the caller to send. ``llegada``
-        (when the record carries the loop's key) is stored in the same transaction as the
-        gates' evidence, with its arrival positions. ``candidata``: a candidate loop's item
-        (``event_id`` is then its id, ``revision.almacen.item.id_item``).
+        item itself when a newer version was already seen), for the caller to send; a sampled
+        publication is never closed so (``SQL_ABIERTOS_ANTERIORES``). ``llegada`` (when the
+        record carries the loop's key) is stored in the same transaction as the gates'
+        evidence, with its arrival positions; a live sample item takes its number in the
+        sample's arrival order there too.
         """
+        muestra = nuevo.tipo == TIPO_MUESTRA
         async with self._database.transaction() as run:
-            previa = await _max_version(run, sku)
-            estado = OBSOLETA if previa is not None and previa > version else ABIERTA
+            previa = await _max_version(run, nuevo.sku)
+            nueva = previa is None or previa <= nuevo.version
+            estado = ABIERTA if muestra or nueva else OBSOLETA
             insertado = await run(
                 SQL_INSERTAR_ITEM,
                 (
-                    event_id,
-                    tipo,
-                    motivo,
-                    sku,
-                    version,
-                    familia,
-                    json.dumps(criterios),
-                    json.dumps(datos, ensure_ascii=False),
+                    nuevo.event_id,
+                    nuevo.tipo,
+                    nuevo.motivo,
+                    nuevo.sku,
+                    nuevo.version,
+                    nuevo.familia,
+                    json.dumps(nuevo.criterios),
+                    json.dumps(nuevo.datos, ensure_ascii=False),
                     ahora,
                     estado,
                     ahora if estado == OBSOLETA else None,
-                    int(candidata),
+                    int(nuevo.candidata),
                 ),
             )
             if not insertado.count:
                 return []
             if llegada is not None:
-                await run(
-                    SQL_INSERTAR_EVIDENCIA,
-                    (
-                        event_id,
-                        llegada.clave.texto(),
-                        llegada.clave.model_dump_json(),
-                        familia,
-                        llegada.puntuacion,
-                        int(llegada.codigo_ok),
-                        int(llegada.sombra),
-                    ),
-                )
-                if llegada.sombra:
-                    for secuencia in (familia, FAMILIA_TODAS):
-                        await run(
-                            SQL_REGISTRAR_SECUENCIA,
-                            (llegada.clave.texto(), secuencia, llegada.clave.model_dump_json()),
-                        )
-            cerradas = await _supersede(run, sku, version, ahora)
+                await guardar_llegada(run, nuevo.event_id, nuevo.familia, llegada)
+            if muestra and not nuevo.candidata:
+                await run(SQL_NUMERAR_MUESTRA, (nuevo.event_id,))
+            cerradas = await _supersede(run, nuevo.sku, nuevo.version, ahora)
             if estado == OBSOLETA:
-                item = await _item_row(run, event_id)
+                item = await _item_row(run, nuevo.event_id)
                 assert item is not None
                 cerradas.append(await _insert_obsoleta(run, item, ahora))
             return cerradas
@@ -403,7 +246,7 @@ class Almacen:
         """Every open item of one queue view (the main queue, or the candidate's), oldest
         first (filters are applied by the caller)."""
         rows = await self._query(SQL_ABIERTOS, (ABIERTA, int(candidata)))
-        return [_item(row) for row in rows]
+        return [item_de_fila(row) for row in rows]
 
     async def siguiente(self, despues_de: str, candidata: bool = False) -> str | None:
         """The oldest open item of the same view other than ``despues_de`` (where "next"
@@ -435,7 +278,7 @@ class Almacen:
     async def decision(self, event_id: str) -> Decision | None:
         """The decision of an item, if any."""
         rows = await self._query(SQL_DECISION, (event_id,))
-        return _decision(rows[0]) if rows else None
+        return decision_de_fila(rows[0]) if rows else None
 
     async def pendientes(self, anteriores_a: float | None = None) -> list[Decision]:
         """Decisions whose records the broker has not acknowledged yet, oldest first."""
@@ -443,7 +286,7 @@ class Almacen:
             rows = await self._query(SQL_PENDIENTES)
         else:
             rows = await self._query(SQL_PENDIENTES_ANTERIORES, (anteriores_a,))
-        return [_decision(row) for row in rows]
+        return [decision_de_fila(row) for row in rows]
 
     async def marcar_enviada(self, event_id: str) -> None:
         """The broker acknowledged the decision's records."""
@@ -456,63 +299,73 @@ class Almacen:
             rows = await self._query(SQL_DECISIONES)
         else:
             rows = await self._query(SQL_DECISIONES_DE_TIPO, (tipo,))
-        return [_decision(row) for row in rows]
+        return [decision_de_fila(row) for row in rows]
 
-    async def resumen_abiertos(self) -> tuple[dict[str, int], float | None]:
+    async def resumen_abiertos(self) -> ResumenAbiertos:
         """Open items per reason and the arrival time of the oldest (for ``/metrics``)."""
         rows = await self._query(SQL_RESUMEN_ABIERTOS, (ABIERTA,))
-        cuentas = {str(m): int(n) for m, n, _ in rows}
-        primero = min((float(t) for _, _, t in rows), default=None)
-        return cuentas, primero
+        cuentas = {str(motivo): int(n) for motivo, n, _ in rows}
+        primero = min((float(recibido) for _, _, recibido in rows), default=None)
+        return ResumenAbiertos(cuentas, primero)
 
-    async def decisiones_resumidas(self) -> list[tuple[str, str, str, list[str], str, float]]:
-        """(tipo, decision, familia, criterios, revisor, segundos) of every decision, oldest
-        first: what the metrics need, without the stored records."""
+    async def decisiones_resumidas(self) -> list[DecisionResumida]:
+        """Every live decision without its stored records, oldest first: what the metrics
+        need."""
         rows = await self._query(SQL_DECISIONES_RESUMIDAS)
         return [
-            (str(t), str(d), str(f), list(json.loads(c)), str(r), float(sg))
-            for t, d, f, c, r, sg in rows
+            DecisionResumida(
+                tipo=str(tipo),
+                decision=str(decision),
+                familia=str(familia),
+                criterios=list(json.loads(criterios)),
+                revisor=str(revisor),
+                segundos=float(segundos),
+            )
+            for tipo, decision, familia, criterios, revisor, segundos in rows
         ]
 
-    async def veredictos_muestra(self) -> list[tuple[str, str, dict[str, Any]]]:
-        """(event_id, decision, the published record) of every ``correcta``/``incorrecta``
-        verdict on the sample, in the order they were taken: the input the online bound of
-        ``revision.certificador.vigilancia`` is rebuilt from at start-up (no state of its own to
-        migrate)."""
+    async def veredictos_muestra(self) -> list[VeredictoMuestra]:
+        """Every ``correcta``/``incorrecta`` verdict on the sample, in the order they were
+        taken: the recall's C when no monitor counts it (``revision.web.metricas``). The
+        closing tests read the sample in publication order instead
+        (``revision.certificador.publicacion``)."""
         rows = await self._query(
             SQL_VEREDICTOS_MUESTRA, (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA)
         )
-        return [(str(e), str(d), dict(json.loads(datos))) for e, d, datos in rows]
-
-    async def veredictos_desde(self, desde: float) -> list[tuple[str, str, dict[str, Any], float]]:
-        """(event_id, decision, the published record, decidida_en) of every sample verdict
-        taken at or after ``desde`` (by any replica), in the order they were taken."""
-        rows = await self._query(
-            SQL_VEREDICTOS_DESDE, (TIPO_MUESTRA, DECISION_CORRECTA, DECISION_INCORRECTA, desde)
-        )
-        return [(str(e), str(d), dict(json.loads(datos)), float(t)) for e, d, datos, t in rows]
+        return [
+            VeredictoMuestra(str(event_id), str(decision), dict(json.loads(datos)))
+            for event_id, decision, datos in rows
+        ]
 
     async def retenidas(self) -> list[tuple[str, str, str | None]]:
         """(event_id, familia, decision or None while open) of every item the gate held back
-        (motivo ``sin_garantia``), oldest first: what recall is measured on."""
+        (motivo ``sin_garantia``), oldest first: what recall is measured on. Plain tuples
+        while ``revision.certificador.confianza`` types them so."""
         rows = await self._query(SQL_RETENIDAS, (MOTIVO_SIN_GARANTIA,))
-        return [(str(e), str(f), None if d is None else str(d)) for e, f, d in rows]
+        return [
+            (str(event_id), str(familia), None if decision is None else str(decision))
+            for event_id, familia, decision in rows
+        ]
 
     async def cerrados(self) -> list[tuple[Item, str | None, bool | None]]:
         """(item, its decision, whether it arrived in shadow mode) of every closed item, in
         arrival order: the stored fichas with people's labels that ``fichas calibrar
         --recalificar`` re-scores. Shadow mode is None for an item stored without evidence.
         Read-only; an item closed ``obsoleta`` is returned too, so the command can count what
-        it leaves out."""
+        it leaves out. Plain tuples while ``herramientas.calibrar.recalificar`` types them so."""
         rows = await self._query(SQL_CERRADOS, (ABIERTA,))
-        return [
-            (
-                _item(row[:16]),
-                None if row[16] is None else str(row[16]),
-                None if row[17] is None else bool(row[17]),
+        cerrados: list[tuple[Item, str | None, bool | None]] = []
+        for row in rows:
+            fila = FilaItem._make(row[: len(FilaItem._fields)])
+            decision = row[len(FilaItem._fields)]
+            cerrados.append(
+                (
+                    item_de_fila(row),
+                    None if decision is None else str(decision),
+                    None if fila.sombra is None else bool(fila.sombra),
+                )
             )
-            for row in rows
-        ]
+        return cerrados
 
     async def cuentas_decisiones(self) -> dict[tuple[str, str], int]:
         """Decisions on live items per (tipo, decision), for the ``_total`` counter read at
@@ -532,93 +385,10 @@ class Almacen:
         rows = await self._query(SQL_CANDIDATAS_DECISIONES)
         return {(str(f), str(c), str(d)): int(n) for f, c, d, n in rows}
 
-    async def claves_candidatas(self) -> dict[str, ClavePuerta]:
-        """The keys of every candidate item stored, by id: what the app knows as a
-        candidate's key."""
-        rows = await self._query(SQL_CLAVES_CANDIDATAS)
-        return {str(c): ClavePuerta.model_validate_json(k) for c, k in rows}
-
-    async def clave_viva(self) -> ClavePuerta | None:
-        """The key of the newest live review item that carries one: the live loop's key as
-        the app last saw it (None before any)."""
-        rows = await self._query(SQL_CLAVE_VIVA, (TIPO_REVISION,))
-        return ClavePuerta.model_validate_json(rows[0][0]) if rows else None
-
-    # ------------------------------------------------------------------ the gates' evidence
-
-    async def secuencias(self) -> list[FilaSecuencia]:
-        """Every shadow-mode item with its state and decision, in store-wide arrival order: the
-        whole evidence, for a recomputation from scratch (tests, ``bench.certificador``). The
-        certifier itself reads only each sequence's rows after its position
-        (``revision.certificador.secuencias``)."""
-        rows = await self._query(SQL_SECUENCIAS)
-        return [FilaSecuencia.de_fila(r) for r in rows]
-
-    async def reiniciar(self, familia: str, clave_id: str, cerrada_en: str) -> None:
-        """The gate (``familia`` or ``*``, key id) was closed by the online bound at
-        ``cerrada_en``: its sequence starts again after every item stored so far. Once per
-        closure (a closure seen again changes nothing)."""
-        async with self._database.transaction() as run:
-            await run(SQL_REINICIAR, (familia, clave_id, cerrada_en))
-
-    async def reinicios(self) -> dict[tuple[str, str], int]:
-        """(familia, key id) -> the store-wide arrival order its sequence starts at now."""
-        rows = await self._query(SQL_REINICIOS)
-        return {(str(f), str(c)): int(d) for f, c, d in rows}
-
-
-def _item(row: Sequence[Any]) -> Item:
-    return Item(
-        event_id=str(row[0]),
-        tipo=str(row[1]),
-        motivo=str(row[2]),
-        sku=str(row[3]),
-        version=int(row[4]),
-        familia=str(row[5]),
-        criterios=list(json.loads(row[6])),
-        datos=dict(json.loads(row[7])),
-        recibido_en=float(row[8]),
-        estado=str(row[9]),
-        cerrado_en=None if row[10] is None else float(row[10]),
-        evidencia=_evidencia(row[5], row[12:16]) if len(row) > 12 else None,
-        candidata=bool(row[11]),
-    )
-
-
-def _evidencia(familia: str, columnas: Sequence[Any]) -> dict[str, Any] | None:
-    """The ``Evidencia`` of an item (JSON-ready), or None: no key, or no score (contract v1.3:
-    a decision on a ficha without a score is evidence of nothing)."""
-    clave, puntuacion, codigo_ok, llegada = columnas
-    if clave is None or puntuacion is None:
-        return None
-    return {
-        "familia": str(familia),
-        "clave": json.loads(clave),
-        "puntuacion": float(puntuacion),
-        "codigo_ok": bool(codigo_ok),
-        "llegada": int(llegada),
-    }
-
-
-def _decision(row: Sequence[Any]) -> Decision:
-    return Decision(
-        event_id=str(row[0]),
-        tipo=str(row[1]),
-        decision=str(row[2]),
-        familia=str(row[3]),
-        criterios=list(json.loads(row[4])),
-        revisor=str(row[5]),
-        decidida_en=float(row[6]),
-        segundos=float(row[7]),
-        registro=dict(json.loads(row[8])),
-        publicacion=None if row[9] is None else dict(json.loads(row[9])),
-        enviada=bool(row[10]),
-    )
-
 
 async def _item_row(run: Run, event_id: str) -> Item | None:
     found = (await run(SQL_ITEM, (event_id,))).first()
-    return _item(found) if found else None
+    return item_de_fila(found) if found else None
 
 
 async def _max_version(run: Run, sku: str) -> int | None:
@@ -627,12 +397,13 @@ async def _max_version(run: Run, sku: str) -> int | None:
 
 
 async def _supersede(run: Run, sku: str, version: int, ahora: float) -> list[Decision]:
-    """Raise the SKU's newest version and close its older open items as ``obsoleta``."""
+    """Raise the SKU's newest version and close its older open items as ``obsoleta`` (review
+    items only: a sampled publication keeps waiting for its verdict)."""
     await run(SQL_SUBIR_VERSION, (sku, version))
-    viejos = await run(SQL_ABIERTOS_ANTERIORES, (sku, ABIERTA, version))
+    viejos = await run(SQL_ABIERTOS_ANTERIORES, (sku, ABIERTA, version, TIPO_MUESTRA))
     cerradas = []
     for row in viejos.rows:
-        item = _item(row)
+        item = item_de_fila(row)
         await run(SQL_CERRAR_ITEM, (OBSOLETA, ahora, item.event_id))
         cerradas.append(await _insert_obsoleta(run, item, ahora))
     return cerradas
@@ -696,7 +467,11 @@ __all__ = [
     "Almacen",
     "Cierre",
     "Decision",
+    "DecisionResumida",
     "FilaSecuencia",
     "Item",
+    "ItemNuevo",
     "Llegada",
+    "ResumenAbiertos",
+    "VeredictoMuestra",
 ]

@@ -1,20 +1,11 @@
 """The reviewers' accounts: who may log in, their open sessions, and the server's secrets.
 
-Apart from the review queue (``revision.almacen.cola``) because it changes for another reason: who
-may review, not what is reviewed. Same database and same SQL strategy
-(``revision.almacen.database``, a ``migraciones.Database``): the statements below are one text for
-both dialects.
-
-- A reviewer (``revision_usuarios``) is a name and an argon2id hash (``revision.web.seguridad``);
-  ``--baja`` disables one (``activo = 0``) and keeps the row, so their past decisions still
-  name someone the store knows.
-- A session (``revision_sesiones``) is found by the SHA-256 of its token
-  (``revision.web.seguridad.hash_token``); the token itself is never stored. It ends at logout, at
-  the reviewer's next login, at a password change or ``--baja``, after the idle timeout, and at
-  its absolute expiry.
-- A secret (``revision_secretos``) is a random key made on first use and shared by every
-  process on this database: the key that signs the login form's CSRF token. It lives here
-  because it guards the login, and only the login reads it.
+Apart from the review queue (``revision.almacen.cola``): it changes with who may review, not
+with what is reviewed; same database and SQL strategy (``revision.almacen.database``). A
+reviewer is a name and an argon2id hash, disabled (never deleted) by ``--baja``, so past
+decisions still name someone; a session is found by its token's SHA-256, never the token; a
+secret is a random key made on first use and shared by every process on the database (it
+signs the login form's CSRF token). docs/revision.md, "Quién puede hacerlo".
 """
 
 from __future__ import annotations

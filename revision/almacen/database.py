@@ -1,18 +1,11 @@
 """The review app's database: where it is and how it is opened, on the one store layer.
 
-One database serves the app's two stores, the review queue (``revision.almacen.cola.Almacen``) and
-the reviewers' accounts (``revision.almacen.cuentas.Cuentas``): embedded SQLite ``revision.sqlite``
-in ``FICHAS_DATA_DIR``, or PostgreSQL when ``FICHAS_POSTGRES_DSN`` is set (tables prefixed
-``revision_`` so they live next to the worker's, with the same names on both;
-``revision.almacen.migrations``). It is a ``migraciones.Database`` (rows, transactions, ``$n``
-placeholders): the app opens it once (``open_database``) and gives both stores the same object, so
-on SQLite they share one connection and one lock; each store's ``abrir`` opens one of its own for
-the commands that need only one of them.
-
-``OPCIONES`` are the app's choices: on SQLite every statement on a thread and every commit
-fsynced (``synchronous=full``), on PostgreSQL a pool that checks a connection before lending
-it (a server restart heals without an error page) and names itself ``fichas revisor``. Why:
-docs/revision.md, "La base de datos".
+One ``migraciones.Database`` serves the app's two stores, the queue
+(``revision.almacen.cola.Almacen``) and the accounts (``revision.almacen.cuentas.Cuentas``):
+SQLite ``revision.sqlite`` in ``FICHAS_DATA_DIR``, or PostgreSQL with ``FICHAS_POSTGRES_DSN``
+(tables ``revision_*``, ``revision.almacen.migrations``). The app opens it once and gives both
+stores the same object. ``OPCIONES`` are the app's choices (on a thread, ``synchronous=full``; a
+checked pool named ``fichas revisor``). Why: docs/revision.md, "La base de datos".
 """
 
 from __future__ import annotations

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from criterios import CRITERIOS_VERSION, FamiliaDesconocida, atributos_obligatorios, comprobar
 from esquemas import DecisionRevision, Ficha, FichaPublicada, RevisionHumana
-from esquemas.constantes import DECISION_APROBADA, DECISION_EDITADA
+from esquemas.constantes import (
+    CRITERIO_SALIDA_INVALIDA,
+    DECISION_APROBADA,
+    DECISION_EDITADA,
+    MOTIVO_SALIDA_INVALIDA,
+)
+from esquemas.salidas import SOLO_MUESTRA
 
 if TYPE_CHECKING:
     from revision.almacen.item import Item
@@ -34,14 +40,19 @@ def origen_de(item: Item) -> dict[str, Any]:
     carry the SKU's: without it the app would refuse to approve a ficha the loop's own checks
     passed. A family the tables no longer know keeps no required attributes (C03 says why).
     """
-    origen = item.datos.get("origen") or {}
+    return _origen(item.datos, item.familia, item.sku)
+
+
+def _origen(datos: dict[str, Any], familia: str, sku: str) -> dict[str, Any]:
+    """``origen_de`` over a stored record's data."""
+    origen = datos.get("origen") or {}
     try:
-        obligatorios = list(atributos_obligatorios(item.familia))
+        obligatorios = list(atributos_obligatorios(familia))
     except FamiliaDesconocida:
         obligatorios = []
     return {
-        "sku": item.sku,
-        "familia": item.familia,
+        "sku": sku,
+        "familia": familia,
         "atributos_obligatorios": obligatorios,
         "ficha_proveedor": origen.get("ficha_proveedor") or {},
         "cifras": origen.get("cifras") or {},
@@ -57,6 +68,22 @@ def ficha_de(item: Item) -> dict[str, Any] | None:
 def comprobaciones(ficha: dict[str, Any], item: Item) -> dict[str, dict[str, Any]]:
     """The code checks (``criterios.comprobar``) of a ficha against the item's origin."""
     return comprobar(ficha, origen_de(item))
+
+
+def criterios_a_ciegas(datos: dict[str, Any]) -> list[str]:
+    """What the queue shows of an item decided blind (shadow-mode evidence): the criteria the
+    app's own code checks fail on its final ficha, and ``salida_invalida`` for an unusable
+    answer; never the problems the record lists, which carry the judge's.
+    """
+    criterios = (
+        {CRITERIO_SALIDA_INVALIDA} if datos.get("motivo") == MOTIVO_SALIDA_INVALIDA else set()
+    )
+    ficha = datos.get("ficha")
+    if isinstance(ficha, dict):
+        origen = _origen(datos, str(datos.get("familia")), str(datos.get("sku")))
+        resultado = comprobar(ficha, origen)
+        criterios |= {c for c, r in resultado.items() if not r.get("ok")}
+    return sorted(criterios)
 
 
 def errores_por_campo(resultado: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
@@ -164,7 +191,7 @@ def publicacion(
         ),
         clave=item.datos.get("clave"),  # type: ignore[arg-type]
     )
-    return _json(publicada.model_dump(mode="json", exclude={"origen"}))
+    return _json(publicada.model_dump(mode="json", exclude=set(SOLO_MUESTRA)))
 
 
 def _json(data: dict[str, Any]) -> dict[str, Any]:

@@ -1,22 +1,13 @@
 """The app's side of the stream: the consumer that fills the queue and the outbox that sends.
 
-Consumer: the review topic, the sample topic and the published topic, with the app's own
-consumer group. Review and sample records become items (one per id, ``revision.almacen.item``);
-every record also tells its SKU's newest version, which closes older open items (supersession).
-Offsets are committed after the batch is stored: a crash redelivers, redelivery changes nothing.
-
-Outbox: a decision is committed to the store first; then its one record, the
-``DecisionRevision`` (for an approval, with the ``FichaPublicada`` to publish in
-``publicacion``), is sent to ``fichas.decisiones`` with an idempotent producer, and the row is
-marked sent only after it is acknowledged. At start-up, and every few seconds, rows left unsent
-(the app died, the broker was down) are sent again, with the same ``event_id`` and bytes.
-
-Kafka refusing the app (a missing ACL) is not retried: it is kept in ``rechazo`` and the app
-stops with exit 2 (``infra.kafka.access``); stored rows stay, unsent ones go at the next start.
-
-The app never writes ``fichas.publicadas``: the worker that owns the SKU's partition publishes
-the person's ficha, in the SKU's order and under its version rule (``stream.flow.decisiones``; why:
-docs/revision.md, "Un solo escritor por SKU"); a candidate's decision is never sent.
+Consumer: the review, sample and published topics, in the app's own group; review and sample
+records become items (``revision.almacen.item``), every record's version closes older open
+items of its SKU, offsets are committed after the batch is stored (redelivery changes
+nothing). Outbox: a decision is stored first, then its ``DecisionRevision`` is sent to
+``fichas.decisiones`` with an idempotent producer and marked sent once acknowledged; unsent rows
+are sent again at start-up and every few seconds. Kafka refusing the app stops it (exit 2).
+The app never writes ``fichas.publicadas``, and never sends a candidate's decision. Why:
+docs/revision.md, "Garantías y cómo se consiguen" and "Un solo escritor por SKU".
 """
 
 from __future__ import annotations
@@ -26,7 +17,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from pydantic import ValidationError
@@ -38,17 +29,21 @@ from esquemas.constantes import (
     TIPO_MUESTRA,
     TIPO_REVISION,
 )
+from esquemas.decode import decode
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
-from esquemas.wire import cabeceras_decision, encode_value, known_fields
+from esquemas.wire import cabeceras_decision, encode_value
 from infra.config import Settings
 from infra.kafka.access import refusal
 from infra.kafka.clients import build_group_reader, build_writer
 from infra.kafka.topics import ensure_topics
 from puerta.resolucion import puerta_para, umbral_aplicable
-from revision.almacen.cola import Almacen, Decision, Llegada
-from revision.almacen.item import es_candidata, id_item
+from revision.almacen.cola import Almacen, Decision, ItemNuevo, Llegada
+from revision.almacen.decisiones import criterios_a_ciegas
+from revision.almacen.item import es_candidata, es_muestra_sombra, id_item
 
 log = logging.getLogger(__name__)
+
+M = TypeVar("M", FichaEnRevision, FichaPublicada)
 
 REINTENTO_S = 5.0
 
@@ -67,21 +62,37 @@ def item_de_registro(
 ) -> tuple[dict[str, Any], str, str, list[str]] | None:
     """(record, tipo, motivo, failing criteria) of a review or sample record; None otherwise.
 
-    A review record's ``candidata`` is read from the record as it came (``es_candidata``) and
-    kept in the stored data when true, whatever fields this build's model knows.
+    Read through the contract's decode (``esquemas.decode``): a record of a later version is
+    queued all the same, what this version does not know dropped, a motivo it does not know kept
+    as written, and a gate key it does not know read as null (the item is then evidence of no
+    gate). A review record's ``candidata`` is read from the record as it came (``es_candidata``)
+    and kept in the stored data when true, whatever fields this build's model knows.
     """
     if topic == settings.topic_revision:
         crudo = json.loads(valor)
-        revision = FichaEnRevision.model_validate(known_fields(crudo, FichaEnRevision))
+        revision = _leido(FichaEnRevision, crudo, topic)
         criterios = sorted({p.criterio for p in revision.problemas})
         datos = revision.model_dump(mode="json")
         if isinstance(crudo, dict) and es_candidata(crudo):
             datos["candidata"] = True
         return datos, TIPO_REVISION, revision.motivo, criterios
     if topic == settings.topic_muestra:
-        publicada = FichaPublicada.model_validate(known_fields(json.loads(valor), FichaPublicada))
+        publicada = _leido(FichaPublicada, json.loads(valor), topic)
         return publicada.model_dump(mode="json"), TIPO_MUESTRA, MOTIVO_MUESTRA, []
     return None
+
+
+def _leido(modelo: type[M], crudo: Any, topic: str) -> M:
+    """``crudo`` read as ``modelo``; what this version does not know of it is logged."""
+    leido = decode(modelo, crudo)
+    if leido.unknown:
+        log.info(
+            "record on %s (event_id %s) read with values this version does not know: %s",
+            topic,
+            crudo.get("event_id") if isinstance(crudo, dict) else None,
+            leido.reasons(),
+        )
+    return leido.value
 
 
 def llegada_de(
@@ -104,7 +115,10 @@ def llegada_de(
       the item. A sampled publication is never shadow: an open gate let it through. A candidate
       loop's item is always shadow, even under an open gate of its key: the candidate never
       publishes, so every one of its final fichas reaches people unselected, which is what
-      shadow evidence is (an open gate's items are only those it held back, by score).
+      shadow evidence is (an open gate's items are only those it held back, by score). So is
+      an item of the blind shadow share (v1.6 ``muestra_sombra``): the worker held it back
+      from an open gate by a hash of its id alone, so while a gate is open the evidence is
+      exactly that share of its final fichas, and while it is closed, all of them.
 
     The race around a transition, and why it is harmless: the worker routed the ficha on its
     own view of the gate, a few seconds apart from the app's. A ficha routed while the gate was
@@ -129,7 +143,7 @@ def llegada_de(
         clave=clave,
         puntuacion=None if final is None else float(final),
         codigo_ok=datos.get("motivo") == MOTIVO_SIN_GARANTIA,
-        sombra=es_candidata(datos) or umbral_aplicable(estado) is None,
+        sombra=es_candidata(datos) or es_muestra_sombra(datos) or umbral_aplicable(estado) is None,
     )
 
 
@@ -247,21 +261,20 @@ class Flujo:
         except (ValidationError, ValueError, TypeError) as exc:
             log.warning("unreadable gate key on %s record %s: %s", topic, datos["event_id"], exc)
             llegada = None
+        if llegada is not None and llegada.sombra:
+            # decided blind (docs/revision.md): the queue shows the code checks, not the judge
+            criterios = criterios_a_ciegas(datos)
         candidata = es_candidata(datos)
         clave_id = llegada.clave.texto() if llegada is not None else None
-        return await self.almacen.guardar_item(
+        nuevo = ItemNuevo.de_registro(
+            datos,
+            tipo,
+            motivo,
+            criterios,
             event_id=id_item(datos["event_id"], candidata, clave_id),
-            tipo=tipo,
-            motivo=motivo,
-            sku=datos["sku"],
-            version=int(datos["version"]),
-            familia=datos["familia"],
-            criterios=criterios,
-            datos=datos,
-            ahora=ahora,
-            llegada=llegada,
             candidata=candidata,
         )
+        return await self.almacen.guardar_item(nuevo, ahora, llegada)
 
     # ------------------------------------------------------------------ the outbox
 

@@ -21,6 +21,12 @@ def es_candidata(datos: Mapping[str, Any]) -> bool:
     return datos.get("candidata") is True
 
 
+def es_muestra_sombra(datos: Mapping[str, Any]) -> bool:
+    """Whether a review record is of the blind shadow share (v1.6 ``muestra_sombra``): the
+    worker held it back from an open gate by a hash of its id alone. Only ``true`` counts."""
+    return datos.get("muestra_sombra") is True
+
+
 def id_item(event_id: str, candidata: bool, clave_id: str | None) -> str:
     """The store's id of an item: the record's ``event_id``; for a candidate's item, with
     its key id (``sin-clave`` when the record carries no readable key). Pure."""
@@ -49,6 +55,9 @@ class Item:
     # or a score (contract v1.3).
     evidencia: dict[str, Any] | None = None
     candidata: bool = False
+    # Stored as shadow-mode evidence (``revision.almacen.cola.Llegada.sombra``: its gate was
+    # closed, a candidate's, or the blind shadow share): its page is blind (no judge, no score).
+    sombra: bool = False
 
     @property
     def id_evento(self) -> str:

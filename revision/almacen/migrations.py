@@ -6,11 +6,14 @@ One schema for the app's one database: the review queue's tables (``revision_ite
 ``revision_sesiones``, ``revision_secretos``; ``revision.almacen.cuentas``), and the certifier's
 (``revision_secuencias``, ``revision_escrituras``, ``revision_leases``;
 ``revision.certificador.secuencias``, ``revision.certificador.escritura``,
-``revision.certificador.lease``); migration 5 marks a candidate loop's items. The migrations are one
-sequence because the position in the list is the version (``migraciones.numeradas``): a store's
-tables cannot have a numbering of their own in the same migrations table. Every migration is written
-once and used for both dialects, because none needs a dialect's own syntax; one that did would give
-``Migracion`` its two texts side by side. ``revision.almacen.database`` applies them.
+``revision.certificador.lease``); migration 5 marks a candidate loop's items, migration 6 keeps
+every ``--recalificar`` run (``revision.almacen.recalificaciones``); migration 7 numbers
+the sample's items and keeps the coverage sequences (``revision.certificador.publicacion``,
+``revision.certificador.coberturas``). The migrations are one sequence because the position in
+the list is the version (``migraciones.numeradas``): a store's tables cannot have a numbering of
+their own in the same migrations table. Every migration is written once and used for both
+dialects, because none needs a dialect's own syntax; one that did would give ``Migracion`` its two
+texts side by side. ``revision.almacen.database`` applies them.
 """
 
 from __future__ import annotations
@@ -168,6 +171,58 @@ _ESQUEMA_5 = (
     "create index revision_items_vista on revision_items (estado, candidata, recibido_en)",
 )
 
+# Every ``fichas calibrar --recalificar`` run (issue 47, docs/puerta.md "Re-scoring"): one row
+# per run and label set it certified on (``etiquetas``: ``almacen:<generator id>`` for the
+# store's labels of one generator, ``conjunto:<sha>`` for a labelled set), with the key it
+# certified (its evaluator side is the variant tried), written whether the run published or
+# not, so the next run and the Puertas page count the variants tried on the same labels.
+_ESQUEMA_6 = (
+    """create table revision_recalificaciones (
+        corrida text not null,
+        etiquetas text not null,
+        clave_id text not null,
+        clave text not null,
+        hecha_en double precision not null,
+        conservadas bigint not null,
+        descartadas text not null,
+        resultado text not null,
+        publicar integer not null,
+        delta double precision not null,
+        primary key (corrida, etiquetas)
+    )""",
+    "create index revision_recalificaciones_etiquetas on revision_recalificaciones (etiquetas)",
+)
+
+# Issue 47 (docs/revision.md, "La puerta que se cierra sola", "Cobertura"). ``revision_muestras``:
+# the store-wide arrival order of the sample's items (``fichas.muestra_revision``), numbered inside
+# the item's transaction as ``revision_evidencias.orden`` is (held unique, so commits follow the
+# numbers): the online bound and the detector read the verdicts in this order, the order of
+# publication as the app saw it, not in the order people decided them. The sample items already
+# stored are numbered by arrival time, the best order they have. ``revision_coberturas``: per key,
+# family and pooled certification (its ``actualizada_en``), the family's own e-process at the
+# pooled λ from the first arrival after the certifier first saw that certification, as a
+# ``puerta.secuencial.EstadoSecuencia`` (null until first advanced), like ``revision_secuencias``.
+_ESQUEMA_7 = (
+    """create table revision_muestras (
+        event_id text primary key,
+        orden bigint not null
+    )""",
+    "create unique index revision_muestras_orden on revision_muestras (orden)",
+    "insert into revision_muestras (event_id, orden) select event_id, "
+    "row_number() over (order by recibido_en, event_id) - 1 from revision_items "
+    "where tipo = 'muestra' and candidata = 0",
+    """create table revision_coberturas (
+        clave_id text not null,
+        familia text not null,
+        conjunta_en text not null,
+        clave text not null,
+        desde bigint not null,
+        posicion bigint not null,
+        estado text,
+        primary key (clave_id, familia, conjunta_en)
+    )""",
+)
+
 ESQUEMA = Esquema(
     nombre="revision",
     tabla="revision_migraciones",
@@ -193,6 +248,16 @@ ESQUEMA = Esquema(
             "candidate items: their own queue view, kept beside the live item of their event",
             _ESQUEMA_5,
             _ESQUEMA_5,
+        ),
+        Migracion(
+            "every --recalificar run: the label set, the key it certified, its result",
+            _ESQUEMA_6,
+            _ESQUEMA_6,
+        ),
+        Migracion(
+            "the sample's arrival order, and each family's coverage sequences",
+            _ESQUEMA_7,
+            _ESQUEMA_7,
         ),
     ),
 )

@@ -2,11 +2,13 @@
 
 Each round (at start-up, every ``cada_s`` seconds, after each review decision) advances every
 gate sequence by its newly decided prefix (``revision.certificador.secuencias``: per key, each
-family and the pooled ``*``, in arrival order). On the replica that holds the lease
+family and the pooled ``*``, in arrival order), and each family's coverage sequence at the open
+pooled λ (``revision.certificador.coberturas``). On the replica that holds the lease
 (``revision.certificador.lease``) it then writes to ``fichas.puerta``: restart points after the
-online bound's closures; the open record of every certified gate in the automatic scope that is not
-open nor held (``--apertura automatica``); the covered record of every family the open pooled gate
-covers on its own evidence, and the closed record of a covered family its exclusion e-process caught
+closures by what people said of publications; the open record of every certified gate in the
+automatic scope that is not open nor held, or open at a stricter λ than its sequence now certifies
+(``--apertura automatica``); the covered record of every family the open pooled gate covers on its
+own evidence, and the closed record of a covered family its exclusion e-process caught
 (``puerta.cobertura``). ``--apertura manual`` leaves openings and coverage to a reviewer's click.
 Invariants: evidence is per key; a held gate, or one a promotion replaced (``sustituida``), is never
 opened nor covered; the app never opens a family outside ``--apertura-familias`` nor the pooled gate
@@ -29,9 +31,9 @@ from esquemas.constantes import (
     DELTA_PUERTA,
     FAMILIA_TODAS,
     MOTIVO_PUERTA_CERTIFICADA,
-    MOTIVO_PUERTA_COTA_BAJA,
     MOTIVO_PUERTA_CUBIERTA,
     MOTIVO_PUERTA_SUSTITUIDA,
+    MOTIVOS_VIGILANCIA,
     OBJETIVO_PUERTA,
     ORIGEN_SECUENCIAL_SOMBRA,
 )
@@ -40,9 +42,16 @@ from puerta.alcance import Alcance
 from puerta.cobertura import cobertura, escritura
 from puerta.resolucion import registro
 from puerta.retencion import retencion
-from puerta.secuencial import REJILLA
+from puerta.secuencial import REJILLA, EstadoSecuencia
 from revision.almacen.cola import Almacen
+from revision.certificador.coberturas import (
+    AlmacenCoberturas,
+    ClaveCobertura,
+    avanzar_coberturas,
+    desde_conjunta,
+)
 from revision.certificador.escritura import EscritorPuerta, marca
+from revision.certificador.gobierno import EnJuego, en_juego
 from revision.certificador.lease import Lease
 from revision.certificador.rondas import en_rondas, sin_propagar
 from revision.certificador.secuencias import (
@@ -89,6 +98,24 @@ def abierta_propia(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
     return estado is not None and estado.abierta and estado.motivo != MOTIVO_PUERTA_CUBIERTA
 
 
+def relajable(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
+    """Whether the gate is open on its own certification at a stricter λ than its sequence
+    now certifies: its evidence (an open gate's sequence keeps growing with the blind shadow
+    share) lets λ relax. Never the other way: closing is the bound's and the detector's job.
+    Never the pooled gate: its λ is the one every covered family certified, and a new pooled
+    record would uncover them all (docs/revision.md, "Una puerta abierta relaja su λ")."""
+    estado = registro(sec.familia, sec.clave, estados)
+    umbral = sec.resultado.umbral
+    return (
+        sec.familia != FAMILIA_TODAS
+        and abierta_propia(sec, estados)
+        and estado is not None
+        and estado.umbral is not None
+        and umbral is not None
+        and umbral < estado.umbral
+    )
+
+
 def sustituida(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
     """Whether the gate's key was replaced by a promoted candidate (``fichas puerta
     promover`` closed it with motivo ``sustituida``): its evidence still certifies, but no
@@ -101,14 +128,15 @@ def sustituida(sec: Secuencia, estados: Mapping[str, EstadoPuerta]) -> bool:
 def por_abrir(
     secs: Sequence[Secuencia], estados: Mapping[str, EstadoPuerta], alcance: Alcance
 ) -> list[Secuencia]:
-    """Certified sequences whose gate is not open on its own, not held, not replaced by a
-    promotion, and that someone may open (the pooled gate not under
-    ``--sin-puerta-conjunta``): ready to open. Pure."""
+    """Certified sequences whose gate is not open on its own (or is, at a stricter λ than the
+    sequence now certifies: ``relajable``), not held, not replaced by a promotion, and that
+    someone may open (the pooled gate not under ``--sin-puerta-conjunta``): ready to open (or
+    to relax). Pure."""
     return [
         s
         for s in secs
         if s.certificada
-        and not abierta_propia(s, estados)
+        and (not abierta_propia(s, estados) or relajable(s, estados))
         and retencion(s.familia, s.clave, estados) is None
         and not sustituida(s, estados)
         and (s.familia != FAMILIA_TODAS or alcance.conjunta)
@@ -146,6 +174,8 @@ class Apertura:
     rejilla: Sequence[float] = REJILLA
     cada_s: float = REVISAR_S
     secuencias: list[Secuencia] = field(default_factory=list)
+    # Each family's coverage sequence under its key's open pooled certification.
+    coberturas: dict[ClaveCobertura, EstadoSecuencia] = field(default_factory=dict)
     # (family, key id) -> records this process wrote: the counters on /metrics.
     abiertas: dict[tuple[str, str], int] = field(default_factory=dict)
     cubiertas: dict[tuple[str, str, str], int] = field(default_factory=dict)
@@ -157,6 +187,7 @@ class Apertura:
         if self.modo not in APERTURAS:
             raise ValueError(f"apertura must be one of {APERTURAS}, got {self.modo!r}")
         self._store = AlmacenSecuencias(self.almacen.database)
+        self._coberturas = AlmacenCoberturas(self.almacen.database)
         self._escritor = EscritorPuerta(self.almacen.database, self.escribir)
 
     @property
@@ -165,9 +196,10 @@ class Apertura:
         return self.lease is None or self.lease.held
 
     async def _reiniciar(self, estados: Mapping[str, EstadoPuerta]) -> None:
-        """Write the restart point of every gate the online bound closed, once per closure."""
+        """Write the restart point of every gate closed by what people said of its
+        publications (the online bound or the change detector), once per closure."""
         for estado in estados.values():
-            if estado.abierta or estado.motivo != MOTIVO_PUERTA_COTA_BAJA:
+            if estado.abierta or estado.motivo not in MOTIVOS_VIGILANCIA:
                 continue
             marca_ = (estado.familia, estado.clave.texto(), estado.actualizada_en.isoformat())
             if marca_ in self._reiniciadas:
@@ -183,9 +215,10 @@ class Apertura:
                 await self._reiniciar(self.estados())
 
     async def calcular(self, guardar: bool = False) -> list[Secuencia]:
-        """Every sequence advanced by its newly decided prefix; the states written back when
-        ``guardar`` (the holder's rounds). Safe to call concurrently (the Puertas page does):
-        a state is written only ahead of the stored one, and advancing is deterministic."""
+        """Every sequence, and every coverage sequence under an open pooled gate, advanced by
+        its newly decided prefix; the states written back when ``guardar`` (the holder's
+        rounds). Safe to call concurrently (the Puertas page does): a state is written only
+        ahead of the stored one, and advancing is deterministic."""
         reinicios = await self.almacen.reinicios()
         secuencias = []
         for guardada in await self._store.listar():
@@ -200,8 +233,37 @@ class Apertura:
                     guardar=guardar,
                 )
             )
+        self.coberturas = await avanzar_coberturas(
+            self._coberturas, secuencias, self.estados(), self.objetivo, self.delta, guardar
+        )
         self.secuencias = secuencias
         return secuencias
+
+    def en_juego(self, estados: Mapping[str, EstadoPuerta] | None = None) -> EnJuego:
+        """The gates in play now: every sequence that could still open a gate (not of a key a
+        promotion replaced; the pooled ones only where the pooled gate may open), and the
+        coverage sequences under open pooled certifications of families coverage may reach
+        (the automatic scope)."""
+        vistos = self.estados() if estados is None else estados
+        secuencias = [
+            s
+            for s in self.secuencias
+            if not sustituida(s, vistos) and (s.familia != FAMILIA_TODAS or self.alcance.conjunta)
+        ]
+        coberturas = sum(
+            1
+            for s in secuencias
+            if self.alcance.conjunta
+            and self.alcance.incluye(s.familia)
+            and self.desde_conjunta(s, vistos) is not None
+        )
+        return en_juego(secuencias, coberturas, self.delta)
+
+    def desde_conjunta(
+        self, sec: Secuencia | None, estados: Mapping[str, EstadoPuerta]
+    ) -> EstadoSecuencia | None:
+        """The family's coverage sequence under the pooled certification ``estados`` show."""
+        return desde_conjunta(self.coberturas, sec, estados)
 
     def listas(self, estados: Mapping[str, EstadoPuerta] | None = None) -> list[Secuencia]:
         """Gates ready to open now (certified, not open on their own, not held)."""
@@ -265,7 +327,14 @@ class Apertura:
         conjunta = registro(FAMILIA_TODAS, sec.clave, estados)
         if conjunta is None or not conjunta.abierta:
             return None
-        cob = cobertura(sec.familia, sec.clave, estados, sec.estado, self.alcance)
+        cob = cobertura(
+            sec.familia,
+            sec.clave,
+            estados,
+            sec.estado,
+            self.alcance,
+            self.desde_conjunta(sec, estados),
+        )
         return escritura(cob, sec.clave, estados, datetime.now(UTC))
 
     async def _escribir_cobertura(
@@ -328,9 +397,11 @@ class Apertura:
     async def _abrir(
         self, sec: Secuencia, abierta_por: str, estados: Mapping[str, EstadoPuerta]
     ) -> EstadoPuerta | None:
-        """Write the open record once per sequence start and record it replaces; count it."""
+        """Write the open record once per sequence start and record it replaces (a gate open
+        at a stricter λ gets its relaxed record the same way); count it."""
         estado = estado_abierto(sec, abierta_por, datetime.now(UTC))
         previo = estados.get(sec.id)
+        relaja = previo is not None and relajable(sec, estados)
         if not await self._escritor.escribir(
             marca("abrir", sec.id, str(sec.desde), previo), estado
         ):
@@ -338,14 +409,14 @@ class Apertura:
         clave = (sec.familia, sec.clave.texto())
         self.abiertas[clave] = self.abiertas.get(clave, 0) + 1
         log.warning(
-            "gate %s opened by %s at λ %.2f: %d decided approvals, %d rejected, in arrival order "
-            "(e-value crossed 1/δ = %.0f)",
+            "gate %s %s by %s at λ %.2f: %d decided approvals, %d rejected, in arrival order "
+            "(e-value crossed its level in the walk)",
             estado.id,
+            f"relaxed from λ {previo.umbral}" if relaja and previo is not None else "opened",
             abierta_por,
             estado.umbral or 0.0,
             estado.n,
             estado.k,
-            1 / estado.delta,
         )
         return estado
 

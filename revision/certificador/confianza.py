@@ -146,7 +146,7 @@ def informe_desde_almacen(settings: Settings) -> str:
 
     async def leer() -> tuple[
         list[DecisionResumen],
-        list[tuple[str, dict[str, Any]]],
+        tuple[dict[Any, vigilancia.Seguimiento], dict[str, int]],
         list[tuple[str, str, str | None]],
     ]:
         almacen = await Almacen.abrir(settings.postgres_dsn, settings.data_dir)
@@ -155,22 +155,21 @@ def informe_desde_almacen(settings: Settings) -> str:
                 DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
                 for d in await almacen.decisiones()
             ]
-            veredictos = [
-                (decision, datos) for _, decision, datos in await almacen.veredictos_muestra()
-            ]
-            return decisiones, veredictos, await almacen.retenidas()
+            seguidas = await vigilancia.leer_seguimientos(almacen)
+            return decisiones, seguidas, await almacen.retenidas()
         finally:
             await almacen.cerrar()
 
-    decisiones, veredictos, retenidos = asyncio.run(leer())
+    decisiones, (seguimientos, correctas), retenidos = asyncio.run(leer())
     return (
         render_texto(calcular(decisiones))
-        + vigilancia.render_texto(vigilancia.seguir(veredictos))
+        + vigilancia.render_texto(seguimientos)
         + retenidas.render_texto(
             retenidas.calcular(
-                retenidas.correctas_publicadas(veredictos),
+                correctas,
                 retenidos,
                 settings.muestra_proporcion,
+                settings.sombra_proporcion,
             )
         )
     )

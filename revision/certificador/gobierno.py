@@ -2,7 +2,8 @@
 
 The Puertas page and ``/metrics`` show it per family: its own gate, the pooled gate through a
 covered record (with the family's own evidence at the pooled λ), or none, and the reason:
-held, closed by the online bound, excluded by its own evidence, too little own evidence,
+held, closed by what people said of its publications (the online bound or the change
+detector), excluded by its own evidence, not yet certified at the pooled λ by its own evidence,
 outside the automatic scope, no pooled gate. It combines what the workers apply now
 (``puerta.resolucion.resolver``) with what the certifier decides next
 (``puerta.cobertura.cobertura`` on the family's stored sequence state). Invariants: the
@@ -21,13 +22,15 @@ from typing import Literal
 from esquemas.constantes import (
     DELTA_PUERTA,
     FAMILIA_TODAS,
-    MOTIVO_PUERTA_COTA_BAJA,
+    MOTIVO_PUERTA_CAMBIO,
     MOTIVO_PUERTA_EXCLUIDA,
+    MOTIVOS_VIGILANCIA,
 )
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from puerta.alcance import Alcance
-from puerta.cobertura import MINIMO_PROPIO, Cobertura, cobertura
+from puerta.cobertura import Cobertura, cobertura
 from puerta.resolucion import Resolucion, resolver
+from puerta.secuencial import EstadoSecuencia
 from revision.certificador.secuencias import Secuencia
 
 PuertaQueRige = Literal["propia", "conjunta", "ninguna"]
@@ -37,9 +40,9 @@ RazonGobierno = Literal[
     "retenida",
     "conjunta_retenida",
     "cubierta_pendiente",
-    "cerrada_cota",
+    "cerrada_por_vigilancia",
     "excluida",
-    "pocas_aprobaciones",
+    "sin_certificar",
     "fuera_de_alcance",
     "sin_conjunta",
     "conjunta_cerrada",
@@ -50,7 +53,8 @@ RazonGobierno = Literal[
 _DE_COBERTURA: dict[str, RazonGobierno] = {
     "cubierta": "cubierta_pendiente",
     "excluida": "excluida",
-    "pocas_aprobaciones": "pocas_aprobaciones",
+    "sin_certificar": "sin_certificar",
+    "cerrada_por_vigilancia": "cerrada_por_vigilancia",
     "fuera_de_alcance": "fuera_de_alcance",
     "sin_conjunta": "sin_conjunta",
     "conjunta_cerrada": "conjunta_cerrada",
@@ -74,7 +78,6 @@ class Gobierno:
     razon: RazonGobierno
     resolucion: Resolucion
     cobertura: Cobertura | None
-    minimo: int = MINIMO_PROPIO
     manual: bool = False
 
     @property
@@ -115,13 +118,8 @@ class Gobierno:
                 f"{hold.actualizada_en.strftime('%Y-%m-%d %H:%M UTC')}{nota}. Nada se publica "
                 "sin persona hasta que la liberen."
             )
-        if self.razon == "cerrada_cota":
-            cota = propia.cota_inferior if propia is not None else None
-            texto = f" (cota inferior {cota:.3f})" if cota is not None else ""
-            return (
-                "Cerrada por la cota en línea: la muestra de lo publicado mostró su precisión "
-                f"bajo el objetivo{texto}. Su secuencia vuelve a empezar con fichas nuevas."
-            )
+        if self.razon == "cerrada_por_vigilancia":
+            return _vigilancia(propia)
         if self.razon == "excluida":
             n = cob.n if cob is not None else (propia.n if propia is not None else 0)
             k = cob.k if cob is not None else (propia.k if propia is not None else 0)
@@ -131,11 +129,12 @@ class Gobierno:
                 f"precisión bajo el objetivo ({n} aprobaciones decididas, {k} rechazadas"
                 f"{_exclusion(cob)}). Todo va a revisión."
             )
-        if self.razon == "pocas_aprobaciones" and cob is not None:
+        if self.razon == "sin_certificar" and cob is not None:
             return (
-                f"Poca evidencia propia: {cob.n} de {self.minimo} aprobaciones decididas a "
-                f"λ = {cob.umbral} de la conjunta ({cob.k} rechazadas){_exclusion(cob)}. "
-                "Todo va a revisión hasta reunirlas."
+                f"Sin certificar a λ = {cob.umbral} de la conjunta: su propia evidencia desde "
+                f"que la conjunta se certificó ({cob.n} fichas a ese λ, {cob.k} no aprobadas "
+                f"tal cual) tiene e-valor {cob.e_valor:.3g}, y la cubre al llegar a "
+                f"{1 / DELTA_PUERTA:.0f}{_exclusion(cob)}. Todo va a revisión hasta entonces."
             )
         if self.razon == "cubierta_pendiente" and cob is not None:
             if self.manual:
@@ -163,6 +162,23 @@ class Gobierno:
         }.get(self.razon, self.razon)
 
 
+def _vigilancia(propia: EstadoPuerta | None) -> str:
+    """A closure by what people said of the published fichas, by which test closed it."""
+    if propia is not None and propia.motivo == MOTIVO_PUERTA_CAMBIO:
+        return (
+            "Cerrada por el detector de cambios: los veredictos recientes de la muestra de lo "
+            "publicado mostraron una caída de la precisión bajo el objetivo. La conjunta no la "
+            "vuelve a cubrir: necesita su propia puerta, con una secuencia que empieza de nuevo."
+        )
+    cota = propia.cota_inferior if propia is not None else None
+    texto = f" (cota inferior {cota:.3f})" if cota is not None else ""
+    return (
+        "Cerrada por la cota en línea: la muestra de lo publicado mostró su precisión bajo el "
+        f"objetivo{texto}. La conjunta no la vuelve a cubrir: necesita su propia puerta, con "
+        "una secuencia que empieza de nuevo."
+    )
+
+
 def _exclusion(cob: Cobertura | None, delta: float = DELTA_PUERTA) -> str:
     """The exclusion e-value and where it excludes (1/δ), when read; else nothing."""
     if cob is None or cob.umbral is None:
@@ -177,18 +193,19 @@ def gobierno(
     secuencia: Secuencia | None,
     alcance: Alcance,
     manual: bool = False,
-    minimo: int = MINIMO_PROPIO,
+    desde_conjunta: EstadoSecuencia | None = None,
 ) -> Gobierno:
-    """The gate that governs ``familia`` under ``clave`` now, and why."""
+    """The gate that governs ``familia`` under ``clave`` now, and why (``desde_conjunta``: the
+    family's coverage sequence since the pooled certification, ``puerta.cobertura``)."""
     res = resolver(familia, clave, estados)
     cob = (
-        cobertura(familia, clave, estados, secuencia.estado, alcance, minimo)
+        cobertura(familia, clave, estados, secuencia.estado, alcance, desde_conjunta)
         if secuencia is not None
         else None
     )
 
     def resultado(puerta: PuertaQueRige, razon: RazonGobierno) -> Gobierno:
-        return Gobierno(familia, clave, puerta, razon, res, cob, minimo, manual)
+        return Gobierno(familia, clave, puerta, razon, res, cob, manual)
 
     if res.razon == "propia":
         return resultado("propia", "propia")
@@ -199,11 +216,11 @@ def gobierno(
     propia = res.propia
     if cob is not None and cob.razon == "cubierta":
         return resultado("ninguna", "cubierta_pendiente")
-    if propia is not None and not propia.abierta and propia.motivo == MOTIVO_PUERTA_COTA_BAJA:
-        return resultado("ninguna", "cerrada_cota")
+    if propia is not None and not propia.abierta and propia.motivo in MOTIVOS_VIGILANCIA:
+        return resultado("ninguna", "cerrada_por_vigilancia")
     if propia is not None and not propia.abierta and propia.motivo == MOTIVO_PUERTA_EXCLUIDA:
         return resultado("ninguna", "excluida")
-    if cob is not None and cob.razon == "pocas_aprobaciones" and secuencia is not None:
+    if cob is not None and cob.razon == "sin_certificar" and secuencia is not None:
         if not secuencia.decididas:
             return resultado("ninguna", "sin_evidencia")
     if cob is not None and cob.razon in _DE_COBERTURA:
@@ -221,3 +238,44 @@ def familias(
     nombres |= {e.familia for e in estados.values() if e.clave == clave}
     nombres.discard(FAMILIA_TODAS)
     return sorted(nombres)
+
+
+@dataclass(frozen=True)
+class EnJuego:
+    """The gates in play across the catalogue now: each a test at risk δ of its own.
+
+    ``familias``: (family, key) sequences that could open a family's own gate; ``conjuntas``:
+    pooled sequences (one per key); ``coberturas``: families' coverage sequences under an open
+    pooled gate (each could publish its family at the pooled λ).
+    """
+
+    familias: int
+    conjuntas: int
+    coberturas: int
+    delta: float = DELTA_PUERTA
+
+    @property
+    def total(self) -> int:
+        """N: every test in play."""
+        return self.familias + self.conjuntas + self.coberturas
+
+    def describir(self) -> str:
+        """What holds for them together, in one sentence for catalogue editors."""
+        n = self.total
+        return (
+            f"Hay {n} puertas en juego ({self.familias} de familia por clave, {self.conjuntas} "
+            f"conjuntas, {self.coberturas} coberturas en curso). Cada una, por sí sola, se abre "
+            f"con una precisión real bajo el objetivo con probabilidad δ = {self.delta} como "
+            f"mucho; juntas no tienen esa garantía: de las {n}, el número esperado de puertas "
+            f"abiertas por error es como mucho {n} · δ = {n * self.delta:.2f}."
+        )
+
+
+def en_juego(
+    secuencias: Iterable[Secuencia], coberturas: int, delta: float = DELTA_PUERTA
+) -> EnJuego:
+    """The gates in play: every sequence the certifier advances (a family's or a key's pooled
+    one) and ``coberturas`` coverage sequences under open pooled gates."""
+    lista = list(secuencias)
+    conjuntas = sum(1 for s in lista if s.familia == FAMILIA_TODAS)
+    return EnJuego(len(lista) - conjuntas, conjuntas, coberturas, delta)

@@ -12,7 +12,11 @@ is the same in every replica and restart; both samples use the same rate p, so w
 verdicts in the sample of gate publications and A held-back sample items approved unchanged,
 recall ≈ C / (C + A) without knowing p or the volumes (an edited or rejected held-back ficha
 was rightly held back; a closed gate's recall is 0); pending sample items are counted on
-``/metrics``. The reasoning and its limits: docs/puerta.md, "Recall: la muestra de retenidas".
+``/metrics``. v1.6: both sides leave out what is not drawn at rate p of its population: C the
+publications sampled by the daily minimum (``muestreo: minimo_diario``), A the events of the
+blind shadow share (``esquemas.sombra``, ``FICHAS_SOMBRA_PROPORCION``: an open gate held them
+back whatever their score, so they are not what it held back). The reasoning and its limits:
+docs/puerta.md, "Recall: la muestra de retenidas".
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from esquemas.constantes import (
     DECISION_EDITADA,
     DECISION_OBSOLETA,
     DECISION_RECHAZADA,
+    MUESTREO_MINIMO_DIARIO,
 )
+from esquemas.sombra import en_muestra_sombra
 
 PENDIENTE = "pendiente"
 # The states a held-back sample item is counted in on /metrics.
@@ -36,11 +42,13 @@ ESTADOS = (DECISION_APROBADA, DECISION_EDITADA, DECISION_RECHAZADA, DECISION_OBS
 SAL = b"fichas.retenidas:"  # a draw of its own, independent of the publications' sample
 
 
-def en_muestra(event_id: str, proporcion: float) -> bool:
+def en_muestra(event_id: str, proporcion: float, sombra: float = 0.0) -> bool:
     """Whether a held-back ficha is in the app's random sample: a hash of its id below the
-    share, so every replica and every restart draws the same items."""
+    share, so every replica and every restart draws the same items; never an event of the
+    blind shadow share (``sombra``: the workers' ``FICHAS_SOMBRA_PROPORCION``)."""
     digest = hashlib.sha256(SAL + event_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < proporcion
+    dentro = int.from_bytes(digest[:8], "big") / 2**64 < proporcion
+    return dentro and not en_muestra_sombra(event_id, sombra)
 
 
 @dataclass(frozen=True)
@@ -64,8 +72,14 @@ class Recall:
 
 def contar_correcta(correctas: dict[str, int], decision: str, publicada: Mapping[str, Any]) -> None:
     """Count one sample verdict into C per family, if it is a correct one on a publication
-    made through a gate (people's and uncertified publications do not measure the gate)."""
-    if decision == DECISION_CORRECTA and isinstance(publicada.get("puerta"), dict):
+    made through a gate (people's and uncertified publications do not measure the gate) and
+    drawn at the sample's rate (v1.6: not by the daily minimum, which over-samples small
+    families)."""
+    if (
+        decision == DECISION_CORRECTA
+        and isinstance(publicada.get("puerta"), dict)
+        and publicada.get("muestreo") != MUESTREO_MINIMO_DIARIO
+    ):
         familia = str(publicada.get("familia"))
         correctas[familia] = correctas.get(familia, 0) + 1
 
@@ -82,15 +96,17 @@ def calcular(
     correctas: Mapping[str, int],
     retenidas: Iterable[tuple[str, str, str | None]],
     proporcion: float,
+    sombra: float = 0.0,
 ) -> dict[str, Recall]:
     """Recall per family and for ``todas``.
 
     ``correctas``: C per family (``correctas_publicadas``). ``retenidas``: (event_id, family,
-    decision or None) of the held-back items; only those in the app's draw count.
+    decision or None) of the held-back items; only those in the app's draw count (``en_muestra``,
+    outside the blind shadow share ``sombra``).
     """
     estados: dict[str, dict[str, int]] = {}
     for event_id, familia, decidida in retenidas:
-        if not en_muestra(event_id, proporcion):
+        if not en_muestra(event_id, proporcion, sombra):
             continue
         estado = decidida if decidida is not None and decidida in ESTADOS else PENDIENTE
         cuentas = estados.setdefault(familia, {})

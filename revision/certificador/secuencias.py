@@ -9,7 +9,8 @@ Invariants: a sequence's positions are the store-wide arrival order ``orden`` (t
 sequence of a key is all its families in that order, a family's its own rows), committed in
 that order (``revision.almacen.cola``), so nothing ever lands behind a stored position; the state
 only moves forward, written with a condition that never replaces a later one; a new restart
-point starts a new state. Advancing in rounds equals recomputing from scratch bit for bit
+point starts a new state; a state of an older format (v1.5's) is recomputed from the rows and
+replaces it. Advancing in rounds equals recomputing from scratch bit for bit
 (``puerta.secuencial``). Why and what it costs: docs/revision.md, "El certificador".
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from esquemas.constantes import DECISION_APROBADA, DECISION_OBSOLETA, FAMILIA_TO
 from esquemas.estado_puerta import ClavePuerta, id_puerta
 from migraciones import Database
 from puerta.secuencial import (
+    FORMATO,
     REJILLA,
     EstadoSecuencia,
     Observacion,
@@ -69,11 +72,23 @@ SQL_GUARDAR = (
     "where clave_id = $1 and familia = $2 and (desde < $3 or (desde = $3 and posicion < $4) "
     "or estado is null)"
 )
+# A state of an older format, recomputed: replaces exactly the text that was read (a second
+# writer that replaced it first wins, and this write changes nothing).
+SQL_REEMPLAZAR = (
+    "update revision_secuencias set desde = $3, posicion = $4, estado = $5 "
+    "where clave_id = $1 and familia = $2 and estado = $6"
+)
 
 
 @dataclass(frozen=True)
 class Guardada:
-    """One row of ``revision_secuencias``: a gate sequence as the store has it."""
+    """One row of ``revision_secuencias``: a gate sequence as the store has it.
+
+    ``estado`` None: no state yet, or one of another format. ``anticuado``: the stored text of
+    a state of an older format (v1.5's), which the next write replaces; ``posterior``: the
+    stored state is of a newer format (a newer replica wrote it during a rolling upgrade), so
+    this build recomputes in memory and never writes over it.
+    """
 
     clave_id: str
     familia: str
@@ -81,6 +96,31 @@ class Guardada:
     desde: int
     posicion: int
     estado: EstadoSecuencia | None
+    anticuado: str | None = None
+    posterior: bool = False
+
+
+def numero_de_formato(formato: object) -> int | None:
+    """N of a format name ``fichas-secuencia/N``; None for anything else."""
+    familia, _, numero = str(formato).rpartition("/")
+    if familia != FORMATO.rpartition("/")[0] or not numero.isdigit():
+        return None
+    return int(numero)
+
+
+def leer_guardado(texto: str | None) -> tuple[EstadoSecuencia | None, str | None, bool]:
+    """A stored state's text as (the state, or None; the text again when it is of an older
+    format; whether it is of a newer one). ``ValueError`` if it is no state at all."""
+    if texto is None:
+        return None, None, False
+    estado = EstadoSecuencia.de_json(texto)
+    if estado is not None:
+        return estado, None, False
+    guardado = numero_de_formato(json.loads(texto).get("formato"))
+    actual = numero_de_formato(FORMATO)
+    if guardado is None or actual is None:
+        raise ValueError(f"not a sequence state: {texto[:80]!r}")
+    return None, (texto if guardado < actual else None), guardado > actual
 
 
 @dataclass(frozen=True)
@@ -132,7 +172,9 @@ def observacion(fila: FilaSecuencia) -> Observacion | None:
     """The decided ficha as the test sees it; None while it is open.
 
     Approved as is: True; rejected or edited (not publishable as generated): False; closed
-    as obsolete (a newer version overtook it, nobody judged it): None, skipped.
+    as obsolete (a newer version overtook it, nobody judged it): None, which the opener counts
+    as a failure at every λ it reaches (v1.6: leaving a ficha undecided until it is superseded
+    never helps a gate open; ``puerta.secuencial.Observacion``).
     """
     if fila.estado == ABIERTA or fila.decision is None:
         return None
@@ -149,8 +191,8 @@ def prefijo(
     """The decided prefix of ``filas`` (in arrival order) as (position, observation) pairs, and
     the first ficha that can count still open (None: none). Pure.
 
-    An open ficha that can count at no λ changes no e-process: it is passed as skipped
-    (``aprobada`` None), so the position moves past it.
+    An open ficha that can count at no λ of ``rejilla`` reaches none of them, so it changes
+    no e-process: it is passed with ``aprobada`` None, and the position moves past it.
     """
     decididas: list[tuple[int, Observacion]] = []
     for fila in filas:
@@ -172,17 +214,22 @@ class AlmacenSecuencias:
     async def listar(self) -> list[Guardada]:
         """Every gate sequence the store knows, with its stored state."""
         rows = (await self._database.run(SQL_LISTAR)).rows
-        return [
-            Guardada(
-                clave_id=str(c),
-                familia=str(f),
-                clave=ClavePuerta.model_validate_json(k),
-                desde=int(d),
-                posicion=int(p),
-                estado=None if e is None else EstadoSecuencia.de_json(str(e)),
+        guardadas = []
+        for c, f, k, d, p, e in rows:
+            estado, anticuado, posterior = leer_guardado(None if e is None else str(e))
+            guardadas.append(
+                Guardada(
+                    clave_id=str(c),
+                    familia=str(f),
+                    clave=ClavePuerta.model_validate_json(k),
+                    desde=int(d),
+                    posicion=int(p),
+                    estado=estado,
+                    anticuado=anticuado,
+                    posterior=posterior,
+                )
             )
-            for c, f, k, d, p, e in rows
-        ]
+        return guardadas
 
     async def filas_tras(
         self, clave_id: str, familia: str, posicion: int, limite: int = LOTE
@@ -208,11 +255,16 @@ class AlmacenSecuencias:
             row = (await self._database.run(SQL_CUENTAS_FAMILIA, (*params, familia))).first()
         return int(row[0]), int(row[1])
 
-    async def guardar(self, clave_id: str, familia: str, estado: EstadoSecuencia) -> None:
-        """Write the state if it is ahead of the stored one (never backwards)."""
-        await self._database.run(
-            SQL_GUARDAR, (clave_id, familia, estado.desde, estado.posicion, estado.a_json())
-        )
+    async def guardar(
+        self, clave_id: str, familia: str, estado: EstadoSecuencia, anticuado: str | None = None
+    ) -> None:
+        """Write the state if it is ahead of the stored one (never backwards); with
+        ``anticuado``, in place of that stored text of an older format (recomputed)."""
+        valores = (clave_id, familia, estado.desde, estado.posicion, estado.a_json())
+        if anticuado is not None:
+            await self._database.run(SQL_REEMPLAZAR, (*valores, anticuado))
+        else:
+            await self._database.run(SQL_GUARDAR, valores)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -243,6 +295,30 @@ def estado_de_partida(
     return estado
 
 
+async def avanzar_filas(
+    almacen: AlmacenSecuencias,
+    clave_id: str,
+    familia: str,
+    partida: EstadoSecuencia,
+    lote: int = LOTE,
+) -> tuple[EstadoSecuencia, str | None]:
+    """``partida`` advanced by the decided prefix of the sequence's rows after its position
+    (the family's shadow-mode rows, or the key's for ``*``), at its own grid; and the first
+    ficha that can count at that grid still open (None: none).
+
+    Reads the rows in batches until that ficha (or the end); each batch is advanced on a
+    thread, so a long first round (after an upgrade) never stalls the app's event loop.
+    """
+    estado = partida
+    while True:
+        filas = await almacen.filas_tras(clave_id, familia, estado.posicion, lote)
+        decididas, bloqueo = prefijo(filas, estado.rejilla)
+        if decididas:
+            estado = await asyncio.to_thread(avanzar, estado, decididas)
+        if bloqueo is not None or len(filas) < lote:
+            return estado, bloqueo
+
+
 async def avanzar_secuencia(
     almacen: AlmacenSecuencias,
     guardada: Guardada,
@@ -253,24 +329,15 @@ async def avanzar_secuencia(
     guardar: bool = True,
     lote: int = LOTE,
 ) -> Secuencia:
-    """Advance one sequence by its newly decided prefix; its state written when ``guardar``.
-
-    Reads the rows after the state's position in batches until the first open ficha that can
-    count (or the end); each batch is advanced on a thread, so a long first round (after an
-    upgrade) never stalls the app's event loop.
-    """
+    """Advance one sequence by its newly decided prefix (``avanzar_filas``); its state written
+    when ``guardar`` (never over a state of a newer format)."""
     partida = estado_de_partida(guardada, desde, objetivo, delta, rejilla)
-    estado = partida
-    bloqueo: str | None = None
-    while True:
-        filas = await almacen.filas_tras(guardada.clave_id, guardada.familia, estado.posicion, lote)
-        decididas, bloqueo = prefijo(filas, rejilla)
-        if decididas:
-            estado = await asyncio.to_thread(avanzar, estado, decididas)
-        if bloqueo is not None or len(filas) < lote:
-            break
-    if guardar and (estado is not partida or guardada.estado is not partida):
-        await almacen.guardar(guardada.clave_id, guardada.familia, estado)
+    estado, bloqueo = await avanzar_filas(
+        almacen, guardada.clave_id, guardada.familia, partida, lote
+    )
+    cambiado = estado is not partida or guardada.estado is not partida
+    if guardar and cambiado and not guardada.posterior:
+        await almacen.guardar(guardada.clave_id, guardada.familia, estado, guardada.anticuado)
     tras, pendientes = await almacen.cuentas_tras(
         guardada.clave_id, guardada.familia, estado.posicion, min(rejilla)
     )

@@ -3,7 +3,11 @@
 Routes (each needs a session and its CSRF token, ``revision.web.acceso``):
 - ``POST /item/aprobar``: approve, as is or edited (the code checks run first);
 - ``POST /item/rechazar``: reject with criteria and a note;
-- ``POST /item/muestra``: a sample item is correct, or wrong with the failing criteria.
+- ``POST /item/muestra``: a sample item is correct (publishable as generated, without any
+  change), or wrong with the failing criteria;
+- ``POST /item/corregir``: a sample item needed a change and the reviewer made it: the verdict
+  is ``incorrecta`` (v1.6: one label semantics, an edit is a failure) and its ``publicacion`` is
+  the corrected ficha, which the worker publishes as it does a person's approval.
 
 Why an approval is safe to click twice, from two browsers, or across a crash: see
 ``revision.almacen.cola`` (one decision per item, outbox) and ``revision.almacen.flujo`` (the
@@ -60,33 +64,9 @@ async def aprobar(request: web.Request) -> web.Response:
     """Approve the ficha as shown in the form; publish only if every code check passes."""
     ctx, form, item = await _de_la_cola(request)
     ficha = _ficha_del_form(form)
-    resultado = dec.comprobaciones(ficha, item)
-    errores = dec.errores_por_campo(resultado)
-    if errores:
-        return await render_item(
-            ctx,
-            request,
-            item,
-            ficha,
-            errores,
-            status=422,
-            mensaje="La ficha no pasa las comprobaciones: no se publica.",
-        )
-    cerrado = await _no_abierto(ctx, request, item)
-    if cerrado is not None:
-        return cerrado
-    superada = await _version_superada(ctx, item)
-    if superada is not None:
-        return await render_item(
-            ctx,
-            request,
-            await buscar_item(ctx, item.event_id),
-            ficha,
-            {},
-            status=409,
-            mensaje=f"Hay una versión más nueva de {item.sku} (v{superada}): no se publica una "
-            "versión anterior.",
-        )
+    rechazo = await _no_publicable(ctx, request, item, ficha)
+    if rechazo is not None:
+        return rechazo
     editados = dec.campos_editados(dec.ficha_de(item), ficha)
     decision = DECISION_EDITADA if editados else DECISION_APROBADA
     ahora = time.time()
@@ -148,6 +128,82 @@ async def muestra(request: web.Request) -> web.Response:
     return await _cerrar(ctx, request, item, cierre)
 
 
+async def corregir(request: web.Request) -> web.Response:
+    """A sample item that needed a change, corrected by the reviewer: ``incorrecta`` with the
+    fields edited (and any criteria marked), publishing the correction through the worker.
+
+    The same checks as an approval (code checks, a newer version), and at least one field must
+    change: a ficha publishable as generated is ``correcta``, not corrected.
+    """
+    ctx = request.app[CTX]
+    form = await request.post()
+    item = await buscar_item(ctx, texto(form.get("event_id")))
+    if item.tipo != TIPO_MUESTRA:
+        raise web.HTTPBadRequest(text="Solo se corrige así una ficha de la muestra.")
+    ficha = _ficha_del_form(form)
+    editados = dec.campos_editados(dec.ficha_de(item), ficha)
+    if not editados:
+        return await render_item(
+            ctx,
+            request,
+            item,
+            ficha,
+            {"ficha": ["No cambió ningún campo: si se publicaría tal cual, márquela correcta."]},
+            status=422,
+        )
+    rechazo = await _no_publicable(ctx, request, item, ficha)
+    if rechazo is not None:
+        return rechazo
+    criterios, nota = _criterios_y_nota(ctx, form)
+    ahora = time.time()
+    usuario = request["usuario"]
+    cierre = Cierre(
+        decision=DECISION_INCORRECTA,
+        criterios=criterios,
+        revisor=usuario,
+        decidida_en=ahora,
+        registro=dec.decision_de(
+            item, DECISION_INCORRECTA, usuario, ahora, criterios, nota, editados
+        ),
+        publicacion=dec.publicacion(item, ficha, usuario, True, ahora, ctx.modelo),
+    )
+    return await _cerrar(ctx, request, item, cierre)
+
+
+async def _no_publicable(
+    ctx: Contexto, request: web.Request, item: Item, ficha: dict[str, Any]
+) -> web.Response | None:
+    """The page refusing to publish ``ficha`` (a code check fails, the item is closed, a newer
+    version exists), or None: a person may publish it."""
+    errores = dec.errores_por_campo(dec.comprobaciones(ficha, item))
+    if errores:
+        return await render_item(
+            ctx,
+            request,
+            item,
+            ficha,
+            errores,
+            status=422,
+            mensaje="La ficha no pasa las comprobaciones: no se publica.",
+        )
+    cerrado = await _no_abierto(ctx, request, item)
+    if cerrado is not None:
+        return cerrado
+    superada = await _version_superada(ctx, item)
+    if superada is not None:
+        return await render_item(
+            ctx,
+            request,
+            await buscar_item(ctx, item.event_id),
+            ficha,
+            {},
+            status=409,
+            mensaje=f"Hay una versión más nueva de {item.sku} (v{superada}): no se publica una "
+            "versión anterior.",
+        )
+    return None
+
+
 def _cierre_sin_publicar(
     item: Item, decision: str, usuario: str, criterios: list[str], nota: str
 ) -> Cierre:
@@ -173,7 +229,7 @@ async def _cerrar(ctx: Contexto, request: web.Request, item: Item, cierre: Cierr
     if decision.publicacion is not None:
         fault_point(REVISOR_CAIDA_TRAS_DECISION)
     if ctx.vigilancia is not None and decision.tipo == TIPO_MUESTRA:
-        ctx.vigilancia.anotar(decision.decision, item.datos)
+        # The monitor reads the verdict from the store, in publication order.
         _en_segundo_plano(ctx.vigilancia.revisar_o_registrar())
     if ctx.apertura is not None and decision.tipo != TIPO_MUESTRA:
         _en_segundo_plano(ctx.apertura.revisar_o_registrar())

@@ -1,21 +1,13 @@
 """``fichas revisor``: run the web app; ``fichas revisor usuarios NOMBRE``: add a reviewer.
 
-The app binds to 127.0.0.1 unless ``--host`` says otherwise (containers pass ``0.0.0.0``):
-a review tool that publishes to the catalogue is not something to expose by accident.
-
-The app's own security settings are options of this command, next to ``--cookie-segura``,
-rather than ``FICHAS_*`` variables: only this process reads them, and the worker's settings
-(shared ConfigMap, ``deploy/variables.txt``) stay the contract's. ``--proxies`` names the
-reverse proxies whose ``X-Forwarded-For`` is believed; ``--inactividad-min`` the idle timeout.
-``fichas revisor usuarios --baja NOMBRE`` disables a reviewer and ends their sessions.
-``--apertura automatica|manual`` says whether the app opens a certified gate itself or offers a
-reviewer the click; ``--apertura-familias`` and ``--sin-puerta-conjunta`` narrow what it opens
-by itself (``puerta.alcance``); only the replica holding the certifier's lease writes gates
-(``revision.certificador.lease``). Why: docs/revision.md, "Decisiones de diseño" and "El
-certificador".
-
-``crear_app`` wires every route to its handler, in one list a reader can scan; the handlers
-live in the modules of the web layer (``revision.web.base`` says which does what).
+The app's security settings are options of this command (``--host``, 127.0.0.1 by default;
+``--cookie-segura``, ``--proxies``, ``--inactividad-min``; ``usuarios --baja``), not
+``FICHAS_*`` variables, since only this process reads them; ``--apertura``,
+``--apertura-familias`` and ``--sin-puerta-conjunta`` say what the certifier opens by itself.
+A store PostgreSQL refuses (``migraciones.conexion.rechazo_postgres``) is one line and exit 2.
+``crear_app`` wires every route to its handler in one list; the handlers live in the web
+layer's modules (``revision.web.base`` says which does what). Why: docs/revision.md,
+"Decisiones de diseño" and "El certificador".
 """
 
 from __future__ import annotations
@@ -34,15 +26,17 @@ from importlib.resources import files
 from aiohttp import web
 
 from esquemas.estado_puerta import EstadoPuerta
-from infra.config import ConfigError, Settings, load_settings
+from infra.config import Settings, load_settings_or_report
 from infra.kafka.access import refusal
 from infra.kafka.clients import check_access
+from migraciones.conexion import rechazo_postgres
 from puerta.alcance import Alcance
 from puerta.topico import LectorPuertas, escribir_estado
 from revision.almacen.cola import Almacen
 from revision.almacen.cuentas import Cuentas
 from revision.almacen.database import open_database
 from revision.almacen.flujo import Flujo
+from revision.almacen.recalificaciones import Recalificaciones
 from revision.certificador.apertura import APERTURA_AUTOMATICA, APERTURAS, REVISAR_S, Apertura
 from revision.certificador.lease import Lease
 from revision.certificador.rondas import sin_propagar
@@ -60,12 +54,14 @@ log = logging.getLogger("fichas.revisor")
 HOST = "127.0.0.1"
 PUERTO = 8080
 MIN_CLAVE = 8
+EXIT_FALLO = 1
 EXIT_USAGE = 2
 
 
 @dataclass(frozen=True)
 class Seguridad:
-    """The command's security options, as the web app's context takes them."""
+    """The command's security options, as the web app's context takes them
+    (``metricas_puerto``: where /metrics and /health/* go, None: with the pages)."""
 
     cookie_segura: bool = False
     proxies: tuple[Red, ...] = ()
@@ -74,6 +70,7 @@ class Seguridad:
     alcance: Alcance = field(default_factory=Alcance)
     ronda_s: float = REVISAR_S
     envio_s: float = ENVIO_S
+    metricas_puerto: int | None = None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,6 +83,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default=HOST, help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=PUERTO, help="port (default 8080)")
+    parser.add_argument(
+        "--metricas-puerto",
+        type=int,
+        default=None,
+        metavar="PUERTO",
+        help="serve /metrics and /health/* on this port only, not on --port (which then answers "
+        "404 for them): behind an Ingress that routes --port, they stay inside the cluster "
+        "(default: on --port, with the pages)",
+    )
     parser.add_argument(
         "--cookie-segura",
         action="store_true",
@@ -158,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["usuarios"]:
         return usuarios(argv[1:])
     args = _parser().parse_args(argv)
-    settings = _settings("fichas revisor")
+    settings = load_settings_or_report("fichas revisor")
     if settings is None:
         return EXIT_USAGE
     from infra import eventloop, logs
@@ -188,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         alcance,
         args.ronda_s,
         args.envio_s,
+        args.metricas_puerto,
     )
     try:
         eventloop.run(servir(settings, args.host, args.port, seguridad))
@@ -226,24 +233,45 @@ def usuarios(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    settings = _settings("fichas revisor usuarios")
+    settings = load_settings_or_report("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    asyncio.run(guardar_usuario(settings, args.nombre, hash_clave(clave)))
+    try:
+        asyncio.run(guardar_usuario(settings, args.nombre, hash_clave(clave)))
+    except Exception as exc:
+        return _fallo_almacen(exc, settings)
     print(f"reviewer {args.nombre} saved")
     return 0
 
 
 def _baja(nombre: str) -> int:
     """``--baja``: 0 when the reviewer is now disabled, 1 when there was no such reviewer."""
-    settings = _settings("fichas revisor usuarios")
+    settings = load_settings_or_report("fichas revisor usuarios")
     if settings is None:
         return EXIT_USAGE
-    if not asyncio.run(_dar_de_baja(settings, nombre)):
+    try:
+        existia = asyncio.run(_dar_de_baja(settings, nombre))
+    except Exception as exc:
+        return _fallo_almacen(exc, settings)
+    if not existia:
         print(f"fichas revisor usuarios: no reviewer named {nombre}", file=sys.stderr)
         return 1
     print(f"reviewer {nombre} disabled; their sessions ended")
     return 0
+
+
+def _fallo_almacen(exc: Exception, settings: Settings) -> int:
+    """``fichas revisor usuarios`` could not reach or use the accounts' store: one line, exit 2
+    when PostgreSQL refused the DSN (a login, a database, a privilege), else exit 1."""
+    rechazo = rechazo_postgres(exc, settings.postgres_dsn)
+    if rechazo is not None:
+        print(f"fichas revisor usuarios: {rechazo}", file=sys.stderr)
+        return EXIT_USAGE
+    print(
+        f"fichas revisor usuarios: the store could not be used: {type(exc).__name__}: {exc}",
+        file=sys.stderr,
+    )
+    return EXIT_FALLO
 
 
 async def _dar_de_baja(settings: Settings, nombre: str) -> bool:
@@ -262,16 +290,6 @@ async def guardar_usuario(settings: Settings, nombre: str, hash_: str) -> None:
         await cuentas.guardar_usuario(nombre, hash_)
     finally:
         await cuentas.cerrar()
-
-
-def _settings(programa: str) -> Settings | None:
-    """The validated settings, or None after one line per bad variable on stderr."""
-    try:
-        return load_settings()
-    except ConfigError as exc:
-        for line in exc.lines:
-            print(f"{programa}: {line}", file=sys.stderr)
-        return None
 
 
 async def vigilancia_de(
@@ -300,10 +318,11 @@ async def vigilancia_de(
     return vigilancia
 
 
-def crear_app(ctx: Contexto, acceso: Acceso) -> web.Application:
+def crear_app(ctx: Contexto, acceso: Acceso, internas: bool = True) -> web.Application:
     """The aiohttp application: every route and the handler that answers it, the session
     middleware in front of them (``revision.web.acceso``) and the security headers on every
-    response (``revision.web.base.cabeceras``)."""
+    response (``revision.web.base.cabeceras``). ``internas`` False: without /metrics and
+    /health/*, which ``crear_app_interna`` serves on a port of their own."""
     app = web.Application(middlewares=[exigir_sesion], client_max_size=256 * 1024)
     app[CTX] = ctx
     app[ACCESO] = acceso
@@ -313,19 +332,35 @@ def crear_app(ctx: Contexto, acceso: Acceso) -> web.Application:
     app.router.add_post("/item/aprobar", acciones.aprobar)
     app.router.add_post("/item/rechazar", acciones.rechazar)
     app.router.add_post("/item/muestra", acciones.muestra)
-    app.router.add_get("/puertas", puertas.puertas_get)
+    app.router.add_post("/item/corregir", acciones.corregir)
+    app.router.add_get("/puertas", puertas.puertas_ver)
     app.router.add_post("/puertas/abrir", puertas.puertas_abrir)
     app.router.add_post("/puertas/retener", puertas.puertas_retener)
     app.router.add_post("/puertas/liberar", puertas.puertas_liberar)
     app.router.add_get("/login", login_get)
     app.router.add_post("/login", login_post)
     app.router.add_post("/logout", logout)
-    app.router.add_get("/metrics", operacion.metrics)
     app.router.add_get("/favicon.ico", operacion.favicon)
-    app.router.add_get("/health/live", operacion.live)
-    app.router.add_get("/health/ready", operacion.ready)
+    if internas:
+        _rutas_internas(app)
     app.router.add_static("/estatico/", str(files("revision.web") / "estatico"))
     return app
+
+
+def crear_app_interna(ctx: Contexto) -> web.Application:
+    """/metrics and /health/* alone, for ``--metricas-puerto``: Prometheus and the kubelet's
+    probes reach them, an Ingress that routes the pages' port does not."""
+    app = web.Application()
+    app[CTX] = ctx
+    _rutas_internas(app)
+    return app
+
+
+def _rutas_internas(app: web.Application) -> None:
+    """The machine endpoints: no session (``revision.web.acceso.PUBLICAS``)."""
+    app.router.add_get("/metrics", operacion.metrics)
+    app.router.add_get("/health/live", operacion.live)
+    app.router.add_get("/health/ready", operacion.ready)
 
 
 async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad) -> None:
@@ -373,13 +408,20 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 flujo=flujo,
                 versiones=versiones,
                 metricas=metricas_revision(
-                    almacen, vigilancia, settings.muestra_proporcion, apertura, lease
+                    almacen,
+                    vigilancia,
+                    settings.muestra_proporcion,
+                    apertura,
+                    lease,
+                    settings.sombra_proporcion,
                 ),
                 modelo=settings.llm_modelo,
                 vigilancia=vigilancia,
                 muestra_proporcion=settings.muestra_proporcion,
+                sombra_proporcion=settings.sombra_proporcion,
                 apertura=apertura,
                 envio_s=seguridad.envio_s,
+                recalificaciones=Recalificaciones(database),
             )
             acceso = Acceso(
                 cuentas=Cuentas(database),
@@ -387,11 +429,17 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                 proxies=seguridad.proxies,
                 inactividad_s=seguridad.inactividad_s,
             )
-            aplicacion = crear_app(ctx, acceso)
+            interno = seguridad.metricas_puerto
+            aplicacion = crear_app(ctx, acceso, internas=interno is None)
             runner = web.AppRunner(aplicacion, access_log=None)
             await runner.setup()
             site = web.TCPSite(runner, host, port)
             await site.start()
+            runners = [runner]
+            if interno is not None:
+                runners.append(web.AppRunner(crear_app_interna(ctx), access_log=None))
+                await runners[-1].setup()
+                await web.TCPSite(runners[-1], host, interno).start()
             # The lease is tried before the first rounds, so a sole replica writes at once.
             with contextlib.suppress(Exception):
                 await lease.renew()
@@ -414,7 +462,8 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
                     with contextlib.suppress(asyncio.CancelledError):
                         await tarea
                 await lease.stop()
-                await runner.cleanup()
+                for corredor in runners:
+                    await corredor.cleanup()
                 await flujo.stop()
     finally:
         await lector.stop()

@@ -1,19 +1,12 @@
 """What every page of the reviewer web app shares: the context, the templates, the headers.
 
-The app is server-rendered pages (aiohttp + Jinja2, autoescaped) and plain forms, split by
-what makes each part change:
-
-- ``revision.web.acceso``: who gets in (login, logout, sessions, CSRF, cookies, the middleware
-  that guards every route but the public ones);
-- ``revision.web.paginas``: what a reviewer sees (the queue, one item);
-- ``revision.web.acciones``: what a reviewer's click does (approve, reject, the sample's verdict);
-- ``revision.web.pagina_puertas``: the gates' page;
-- ``revision.web.operacion``: what machines read (``/metrics``, ``/health/*``);
-- ``revision.web.app``: the command, and the routes wired to those handlers.
-
-This module is what they all build on and imports none of them: the handlers' context
-(``Contexto``, reached through ``request.app[CTX]``), rendering a template (``pagina``), the
-security headers every response carries (``cabeceras``).
+Server-rendered pages (aiohttp + Jinja2, autoescaped) and plain forms, one module per reason to
+change: ``revision.web.acceso`` (who gets in), ``paginas`` (the queue, one item), ``acciones``
+(what a click does), ``pagina_puertas`` (the gates), ``operacion`` (``/metrics``,
+``/health/*``), ``app`` (the command and its routes). This module is what they all build on
+and imports none of them: the handlers' context (``Contexto``, ``request.app[CTX]``),
+rendering (``pagina``), the security headers on every response (``cabeceras``).
+docs/revision.md, "Quién puede hacerlo".
 """
 
 from __future__ import annotations
@@ -27,6 +20,7 @@ from aiohttp import web
 from criterios import cargar_criterios
 from revision.almacen.cola import Almacen
 from revision.almacen.flujo import Flujo
+from revision.almacen.recalificaciones import Recalificaciones
 from revision.certificador.apertura import Apertura
 from revision.certificador.vigilancia import Vigilancia
 from revision.web.metricas import MetricasRevision
@@ -58,10 +52,13 @@ class Contexto:
     muestra_proporcion: float = (
         0.0  # the held-back sample's share (revision/certificador/retenidas.py)
     )
+    sombra_proporcion: float = 0.0  # the workers' blind shadow share, outside that draw
     apertura: Apertura | None = (
         None  # the certifier that opens gates (revision/certificador/apertura.py)
     )
     envio_s: float = ENVIO_S  # a decision's wait for the broker's acknowledgement
+    # the ``fichas calibrar --recalificar`` runs: variants tried on the same labels (Puertas)
+    recalificaciones: Recalificaciones | None = None
 
     def __post_init__(self) -> None:
         self.jinja = jinja2.Environment(

@@ -33,13 +33,15 @@ from esquemas.constantes import (
     REVISOR_SISTEMA,
     TIPO_MUESTRA,
 )
-from revision.almacen.cola import Almacen
+from puerta.secuencial import REJILLA
+from revision.almacen import obsoletas
+from revision.almacen.cola import Almacen, DecisionResumida
 from revision.certificador import retenidas
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
 from revision.certificador.confianza import VENTANA_MUESTRA, DecisionResumen, calcular
 from revision.certificador.gobierno import familias, gobierno
 from revision.certificador.lease import Lease
-from revision.certificador.vigilancia import Vigilancia, actuales
+from revision.certificador.vigilancia import Instantanea, Vigilancia, actuales, instantanea
 
 # Base names as they appear in /metrics; docs/metricas.md lists them.
 QUEUE_DEPTH = "fichas_revision_queue_depth"
@@ -58,6 +60,13 @@ GATE_SAMPLE = "fichas_revision_puerta_muestra"
 GATE_ERRORS = "fichas_revision_puerta_errores"
 GATE_BELOW = "fichas_revision_puerta_bajo_objetivo"
 GATE_CLOSED = "fichas_revision_puertas_cerradas"  # exported as ..._total
+# The change detector beside the bound (puerta.cierre), and the sample's verdicts held back in
+# publication order (revision/certificador/publicacion.py).
+GATE_DETECTOR = "fichas_revision_puerta_detector_log_r"
+GATE_DETECTOR_THRESHOLD = "fichas_revision_puerta_detector_umbral_log"
+GATE_PENDING = "fichas_revision_puerta_muestra_pendientes"
+GATE_WAITING = "fichas_revision_puerta_muestra_retenidos"
+GATE_BLOCKING = "fichas_revision_puerta_muestra_bloqueo_segundos"
 # The gate that opens itself (revision/certificador/apertura.py), per gate (family or "*", key)
 # while its sequence has any shadow-mode ficha since its last restart.
 OPEN_EVIDENCE = "fichas_revision_apertura_evidencia_log10"
@@ -75,6 +84,9 @@ GOVERNED = "fichas_revision_familia_gobierno"
 OWN_APPROVALS = "fichas_revision_familia_aprobaciones_propias"
 EXCLUSION = "fichas_revision_familia_exclusion_log10"
 COVERED = "fichas_revision_coberturas"  # exported as ..._total
+OWN_COVERAGE = "fichas_revision_familia_cobertura_log10"
+# What holds across the catalogue: the gates in play, each a test at δ of its own.
+IN_PLAY = "fichas_revision_puertas_en_juego"
 # One certifier among replicas (revision/certificador/lease.py).
 LEASE_HOLDER = "fichas_revision_certificador_titular"
 ROUNDS = "fichas_revision_certificador_rondas"  # exported as ..._total
@@ -87,6 +99,22 @@ CANDIDATE_DECISIONS = "fichas_revision_candidata_decisions"  # exported as ..._t
 # Recall of the gate (revision/certificador/retenidas.py).
 RECALL = "fichas_revision_recall"
 HELD_BACK = "fichas_revision_retenidas_muestra"
+# A gate's countable shadow-mode items closed, obsolete or decided (revision/almacen/obsoletas.py).
+SHADOW_CLOSED = "fichas_revision_sombra_cerradas"
+OBSOLETE_SHARE = "fichas_revision_obsoletas_proporcion"
+
+# Per gate and certification, the closing tests' figures (``ReviewCollector._puertas``).
+_SEGUIMIENTO = {
+    GATE_LOWER: "Online lower bound on precision",
+    GATE_UPPER: "Online upper bound on precision",
+    GATE_SAMPLE: "Sample verdicts since certification",
+    GATE_ERRORS: "Incorrect sample verdicts since certification",
+    GATE_BELOW: "1 when the online bound or the detector closes the gate",
+    GATE_DETECTOR: "Change detector's log R since certification",
+    GATE_DETECTOR_THRESHOLD: "log of the detector's alarm threshold",
+    GATE_PENDING: "Sampled publications not yet decided",
+    GATE_WAITING: "Verdicts waiting behind the first undecided item",
+}
 
 TODAS = "todas"
 KINDS = (MOTIVO_RECHAZADA, MOTIVO_SALIDA_INVALIDA, MOTIVO_SIN_GARANTIA, MOTIVO_MUESTRA)
@@ -100,7 +128,7 @@ class Cifras:
     abiertos: dict[str, int] = field(default_factory=dict)
     primero: float | None = None
     cuentas: dict[tuple[str, str], int] = field(default_factory=dict)
-    decisiones: list[tuple[str, str, str, list[str], str, float]] = field(default_factory=list)
+    decisiones: list[DecisionResumida] = field(default_factory=list)
     # (event_id, familia, decision or None) of the items the gate held back (recall).
     retenidas: list[tuple[str, str, str | None]] = field(default_factory=list)
     # Correct published sample verdicts per family, read from the store only when no monitor
@@ -109,6 +137,8 @@ class Cifras:
     # The candidate's open items per (family, key) and its decisions per (family, key, decision).
     candidatas: dict[tuple[str, str], int] = field(default_factory=dict)
     etiquetas: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # (family or "*", key id) -> its countable shadow-mode items closed, obsolete or decided.
+    cerradas: dict[tuple[str, str], obsoletas.Cerradas] = field(default_factory=dict)
 
 
 async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
@@ -128,10 +158,11 @@ async def leer_cifras(almacen: Almacen, con_vigilancia: bool = False) -> Cifras:
         correctas,
         await almacen.candidatas_abiertas(),
         await almacen.candidatas_decisiones(),
+        await obsoletas.cerradas(almacen.database, min(REJILLA)),
     )
 
 
-class RevisionCollector(Collector):
+class ReviewCollector(Collector):
     """Builds the families from the figures read for the current scrape."""
 
     def __init__(
@@ -140,12 +171,17 @@ class RevisionCollector(Collector):
         proporcion: float = 0.0,
         apertura: Apertura | None = None,
         lease: Lease | None = None,
+        sombra: float = 0.0,
     ) -> None:
         self.cifras = Cifras()
+        # The monitor's figures, taken on the event loop before the scrape (``actualizar``).
+        self.seguidas: list[Instantanea] = []
+        self.cerradas: dict[tuple[str, str, str], int] = {}
         self.vigilancia = vigilancia
         self.proporcion = proporcion
         self.apertura = apertura
         self.lease = lease
+        self.sombra = sombra  # the blind shadow share, left out of the recall's draw
 
     def collect(self) -> Iterator[Metric]:
         cuentas, primero = self.cifras.abiertos, self.cifras.primero
@@ -163,17 +199,17 @@ class RevisionCollector(Collector):
         yield total
         decisiones = self.cifras.decisiones
         yield self._duration(
-            [(tipo, sg) for tipo, _, _, _, revisor, sg in decisiones if revisor != REVISOR_SISTEMA]
+            [(d.tipo, d.segundos) for d in decisiones if d.revisor != REVISOR_SISTEMA]
         )
         yield from self._precision(
             [
-                DecisionResumen(tipo, decision, familia, criterios)
-                for tipo, decision, familia, criterios, _, _ in decisiones
-                if tipo == TIPO_MUESTRA
+                DecisionResumen(d.tipo, d.decision, d.familia, d.criterios)
+                for d in decisiones
+                if d.tipo == TIPO_MUESTRA
             ]
         )
         if self.vigilancia is not None:
-            yield from self._puertas(self.vigilancia)
+            yield from self._puertas()
         if self.apertura is not None:
             yield from self._apertura(self.apertura)
             yield from self._gobierno(self.apertura)
@@ -185,6 +221,28 @@ class RevisionCollector(Collector):
                 value=1 if self.lease.held else 0,
             )
         yield from self._recall(self.vigilancia)
+        yield from self._obsoletas()
+
+    def _obsoletas(self) -> Iterator[Metric]:
+        """Per gate (family or "*", key), its countable shadow-mode items closed by how they
+        closed, and the share closed obsolete before anyone decided them."""
+        cerradas = GaugeMetricFamily(
+            SHADOW_CLOSED,
+            "Countable shadow-mode items closed, by state (obsoleta, decidida)",
+            labels=["family", "key", "state"],
+        )
+        proporcion = GaugeMetricFamily(
+            OBSOLETE_SHARE,
+            "Share of the countable shadow-mode items closed obsolete before a decision",
+            labels=["family", "key"],
+        )
+        for (familia, clave), c in sorted(self.cifras.cerradas.items()):
+            cerradas.add_metric([familia, clave, obsoletas.OBSOLETA], c.obsoletas)
+            cerradas.add_metric([familia, clave, obsoletas.DECIDIDA], c.decididas)
+            if c.proporcion is not None:
+                proporcion.add_metric([familia, clave], c.proporcion)
+        yield cerradas
+        yield proporcion
 
     def _candidata(self) -> Iterator[Metric]:
         """A candidate loop's open items and its decisions (labels that never publish), per
@@ -219,6 +277,11 @@ class RevisionCollector(Collector):
         exclusion = GaugeMetricFamily(
             EXCLUSION, "log10 exclusion e-value at the pooled threshold", labels=["family", "key"]
         )
+        cobertura = GaugeMetricFamily(
+            OWN_COVERAGE,
+            "log10 own e-value at the pooled threshold since the pooled certification",
+            labels=["family", "key"],
+        )
         estados = apertura.estados()
         secuencias = list(apertura.secuencias)
         claves = {s.clave.texto(): s.clave for s in secuencias}
@@ -227,16 +290,31 @@ class RevisionCollector(Collector):
         for clave_id, clave in sorted(claves.items()):
             por_familia = {s.familia: s for s in secuencias if s.clave == clave}
             for familia in familias(clave, estados, secuencias):
+                sec = por_familia.get(familia)
                 gob = gobierno(
-                    familia, clave, estados, por_familia.get(familia), apertura.alcance, manual
+                    familia,
+                    clave,
+                    estados,
+                    sec,
+                    apertura.alcance,
+                    manual,
+                    apertura.desde_conjunta(sec, estados),
                 )
                 rige.add_metric([familia, clave_id, gob.puerta, gob.razon], 1)
                 cob = gob.cobertura
                 if cob is not None and cob.umbral is not None:
                     propias.add_metric([familia, clave_id], cob.n)
-                    valor = math.log10(cob.e_exclusion) if cob.e_exclusion > 0 else -math.inf
-                    exclusion.add_metric([familia, clave_id], valor)
-        yield from (rige, propias, exclusion)
+                    exclusion.add_metric([familia, clave_id], _log10(cob.e_exclusion))
+                    cobertura.add_metric([familia, clave_id], _log10(cob.e_valor))
+        yield from (rige, propias, exclusion, cobertura)
+        juego = apertura.en_juego(estados)
+        en_juego = GaugeMetricFamily(
+            IN_PLAY, "Gates in play, each a test at risk delta of its own", labels=["kind"]
+        )
+        en_juego.add_metric(["familia"], juego.familias)
+        en_juego.add_metric(["conjunta"], juego.conjuntas)
+        en_juego.add_metric(["cobertura"], juego.coberturas)
+        yield en_juego
         cubiertas = CounterMetricFamily(
             COVERED, "Coverage records this app wrote", labels=["family", "key", "kind"]
         )
@@ -315,34 +393,50 @@ class RevisionCollector(Collector):
             abiertas.add_metric([familia, clave], veces)
         yield abiertas
 
-    def _puertas(self, vigilancia: Vigilancia) -> Iterator[Metric]:
-        """Per gate (family and key, as the worker labels its gate), the online bounds of its
-        newest certification, the verdicts and errors behind them, and the closures written."""
+    def _puertas(self) -> Iterator[Metric]:
+        """Per gate (family and key, as the worker labels its gate), the closing tests of its
+        newest certification (the online bound, the detector), the verdicts and errors behind
+        them, the sampled items still undecided and the one that holds the later verdicts
+        back; the closures written, by motivo."""
         etiquetas = ["family", "key"]  # as the worker's fichas_puerta_* (family may be "*")
-        bajo = GaugeMetricFamily(GATE_LOWER, "Online lower bound on precision", labels=etiquetas)
-        alto = GaugeMetricFamily(GATE_UPPER, "Online upper bound on precision", labels=etiquetas)
-        n = GaugeMetricFamily(GATE_SAMPLE, "Sample verdicts since certification", labels=etiquetas)
-        errores = GaugeMetricFamily(
-            GATE_ERRORS, "Incorrect sample verdicts since certification", labels=etiquetas
+        familias = {
+            nombre: GaugeMetricFamily(nombre, ayuda, labels=etiquetas)
+            for nombre, ayuda in _SEGUIMIENTO.items()
+        }
+        bloqueo = GaugeMetricFamily(
+            GATE_BLOCKING,
+            "Age of the first undecided sampled item, which holds later verdicts back",
+            labels=[*etiquetas, "event_id"],
         )
-        debajo = GaugeMetricFamily(
-            GATE_BELOW, "1 when the online bound closes the gate", labels=etiquetas
-        )
-        # Copies: the scrape runs in a thread while the event loop adds verdicts.
-        for seg in actuales(dict(vigilancia.seguimientos)).values():
+        ahora = time.time()
+        for seg in self.seguidas:
             cert = seg.certificacion
             valores = [cert.familia, cert.clave.texto()]
-            bajo.add_metric(valores, seg.cota_inferior)
-            alto.add_metric(valores, seg.cota_superior)
-            n.add_metric(valores, seg.veredictos)
-            errores.add_metric(valores, seg.incorrectas)
-            debajo.add_metric(valores, 1 if seg.bajo_objetivo else 0)
+            cifras = {
+                GATE_LOWER: seg.cota_inferior,
+                GATE_UPPER: seg.cota_superior,
+                GATE_SAMPLE: seg.veredictos,
+                GATE_ERRORS: seg.incorrectas,
+                GATE_BELOW: 1 if seg.bajo_objetivo else 0,
+                GATE_DETECTOR: seg.log_r,
+                GATE_DETECTOR_THRESHOLD: seg.umbral_log,
+                GATE_PENDING: seg.pendientes,
+                GATE_WAITING: seg.retenidos,
+            }
+            for nombre, valor in cifras.items():
+                familias[nombre].add_metric(valores, valor)
+            if seg.bloqueo is not None:
+                edad = max(0.0, ahora - seg.bloqueo.recibido_en)
+                bloqueo.add_metric([*valores, seg.bloqueo.event_id], edad)
         cerradas = CounterMetricFamily(
-            GATE_CLOSED, "Gates this app closed on the online bound", labels=etiquetas
+            GATE_CLOSED,
+            "Gates this app closed on what people said of their publications",
+            labels=[*etiquetas, "reason"],
         )
-        for (familia, clave), veces in sorted(dict(vigilancia.cerradas).items()):
-            cerradas.add_metric([familia, clave], veces)
-        yield from (bajo, alto, n, errores, debajo, cerradas)
+        for (familia, clave, motivo), veces in sorted(self.cerradas.items()):
+            cerradas.add_metric([familia, clave, motivo], veces)
+        yield from familias.values()
+        yield from (bloqueo, cerradas)
 
     def _recall(self, vigilancia: Vigilancia | None) -> Iterator[Metric]:
         """Recall of the gate per family, and the held-back sample behind it per state (C is
@@ -351,7 +445,7 @@ class RevisionCollector(Collector):
             correctas = dict(vigilancia.correctas)
         else:
             correctas = dict(self.cifras.correctas or {})
-        figuras = retenidas.calcular(correctas, self.cifras.retenidas, self.proporcion)
+        figuras = retenidas.calcular(correctas, self.cifras.retenidas, self.proporcion, self.sombra)
         recall = GaugeMetricFamily(RECALL, "Recall of the gate, C/(C+A)", labels=["family"])
         muestra = GaugeMetricFamily(
             HELD_BACK, "Held-back sample items per state", labels=["family", "state"]
@@ -416,17 +510,29 @@ class MetricasRevision(CollectorRegistry):
         proporcion: float = 0.0,
         apertura: Apertura | None = None,
         lease: Lease | None = None,
+        sombra: float = 0.0,
     ) -> None:
         super().__init__()
         self.almacen = almacen
-        self.colector = RevisionCollector(vigilancia, proporcion, apertura, lease)
+        self.colector = ReviewCollector(vigilancia, proporcion, apertura, lease, sombra)
         self.register(self.colector)
 
     async def actualizar(self) -> None:
-        """Read the figures the next ``collect`` shows."""
-        self.colector.cifras = await leer_cifras(
-            self.almacen, con_vigilancia=self.colector.vigilancia is not None
+        """Read the figures the next ``collect`` shows (the monitor's taken here, on the
+        event loop that feeds it)."""
+        colector = self.colector
+        colector.cifras = await leer_cifras(
+            self.almacen, con_vigilancia=colector.vigilancia is not None
         )
+        if colector.vigilancia is not None:
+            vigilancia = colector.vigilancia
+            colector.seguidas = [instantanea(s) for s in actuales(vigilancia.seguimientos).values()]
+            colector.cerradas = dict(vigilancia.cerradas)
+
+
+def _log10(valor: float) -> float:
+    """log10 of an e-value (``-inf`` for 0)."""
+    return math.log10(valor) if valor > 0 else -math.inf
 
 
 def metricas_revision(
@@ -435,6 +541,8 @@ def metricas_revision(
     proporcion: float = 0.0,
     apertura: Apertura | None = None,
     lease: Lease | None = None,
+    sombra: float = 0.0,
 ) -> MetricasRevision:
-    """A registry of its own with the app's collector (several apps may share a process)."""
-    return MetricasRevision(almacen, vigilancia, proporcion, apertura, lease)
+    """A registry of its own with the app's collector (several apps may share a process);
+    ``sombra`` is the workers' blind shadow share (``FICHAS_SOMBRA_PROPORCION``)."""
+    return MetricasRevision(almacen, vigilancia, proporcion, apertura, lease, sombra)

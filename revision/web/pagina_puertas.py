@@ -1,22 +1,17 @@
 """The "Puertas" page: every gate's state and, while it shadows, how far it is from opening.
 
-Routes (all need a session; a POST needs the session's CSRF token, as every form):
-- ``GET /puertas``: one block per gate the app knows, from ``fichas.puerta`` (state, key, λ,
-  n, k, who opened it, the online bound of ``revision.certificador.vigilancia``, a person's hold)
-  and from the certifier (``revision.certificador.apertura``: the decided prefix against the
-  arrivals, the evidence per λ, how many consecutive approvals would open it); above them, "Qué
-  puerta rige cada familia" (``revision.certificador.gobierno``), the automatic scope, which replica
-  certifies, and "Viva y candidata" (``revision.certificador.comparacion``);
-- ``POST /puertas/abrir``: in ``--apertura manual`` (or, for a family outside
-  ``--apertura-familias``, in automatic mode), a reviewer opens a gate the certifier shows ready,
-  or covers a family the pooled gate covers; the certifier checks again before writing, once per
-  mark whatever replica serves the click, and records the reviewer's name;
-- ``POST /puertas/retener`` and ``/puertas/liberar``: a reviewer holds a gate closed, or
-  releases it, with a reason: the hold record (``puerta.retencion``) signed with the session's
-  name goes to the gate's hold id on ``fichas.puerta``, and the page waits (a few seconds) until
-  the app's reader shows it before confirming.
-
-A module of its own (not ``paginas``): the page changes with the gate, the queue does not.
+``GET /puertas`` shows the gates in play and what holds for them together, then one block per
+gate the app knows (``fichas.puerta``, the closing tests of ``revision.certificador.vigilancia``
+and the sampled item holding their verdicts back, a person's hold, the evaluator variants
+``--recalificar`` tried on its labels, the obsolete rate) with the certifier's view of it
+(``revision.certificador.apertura``; how many approvals are missing is on ``/metrics`` only,
+never shown to those whose approvals they are), which gate governs each family, the automatic
+scope, the certifying replica and the live key against the candidate. ``POST /puertas/abrir``
+lets a reviewer open a gate the certifier shows ready (manual opening, or a family outside the
+automatic scope) or relax an open one; ``/puertas/retener`` and ``/puertas/liberar`` write a
+person's hold or release and wait until the app's reader sees it. Every route needs a session
+and every POST its CSRF token. Its own module: the page changes with the gate, the queue does
+not. docs/revision.md, "Puerta de publicación".
 """
 
 from __future__ import annotations
@@ -38,9 +33,11 @@ from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
 from puerta.alcance import Alcance
 from puerta.resolucion import cobertura_vigente
 from puerta.retencion import registro_retencion, retencion
-from revision.certificador.apertura import APERTURA_MANUAL, Apertura
+from puerta.secuencial import REJILLA, EstadoSecuencia
+from revision.almacen import obsoletas
+from revision.certificador.apertura import APERTURA_MANUAL, Apertura, relajable
 from revision.certificador.comparacion import comparar
-from revision.certificador.gobierno import Gobierno, familias, gobierno
+from revision.certificador.gobierno import EnJuego, Gobierno, familias, gobierno
 from revision.certificador.secuencias import Secuencia
 from revision.certificador.vigilancia import Seguimiento, actuales
 from revision.web.base import CTX, pagina, texto
@@ -81,15 +78,25 @@ def rigen(
     secuencias: list[Secuencia],
     alcance: Alcance,
     manual: bool,
+    coberturas: Callable[[Secuencia | None], EstadoSecuencia | None] = lambda _: None,
 ) -> list[Rige]:
-    """Per key with any family, each family's governing gate and why (pure)."""
+    """Per key with any family, each family's governing gate and why (pure; ``coberturas``
+    gives a family's coverage sequence under the open pooled certification)."""
     claves = {s.clave.texto(): s.clave for s in secuencias}
     claves |= {e.clave.texto(): e.clave for e in estados.values()}
     resultado = []
     for _, clave in sorted(claves.items()):
         por_familia = {s.familia: s for s in secuencias if s.clave == clave}
         filas_ = [
-            gobierno(f, clave, estados, por_familia.get(f), alcance, manual)
+            gobierno(
+                f,
+                clave,
+                estados,
+                por_familia.get(f),
+                alcance,
+                manual,
+                coberturas(por_familia.get(f)),
+            )
             for f in familias(clave, estados, secuencias)
         ]
         if filas_:
@@ -180,7 +187,7 @@ def e_valor(valor: float) -> str:
     return f"{valor:.3g}"
 
 
-async def puertas_get(request: web.Request) -> web.Response:
+async def puertas_ver(request: web.Request) -> web.Response:
     """The page, computed afresh from the store."""
     ctx = request.app[CTX]
     apertura = ctx.apertura
@@ -192,6 +199,7 @@ async def puertas_get(request: web.Request) -> web.Response:
     manual = apertura is not None and apertura.modo == APERTURA_MANUAL
     rige: list[Rige] = []
     certificador = ""
+    juego: EnJuego | None = None
     candidatas = await ctx.almacen.claves_candidatas()
     viva = await ctx.almacen.clave_viva()
     if apertura is not None:
@@ -202,9 +210,19 @@ async def puertas_get(request: web.Request) -> web.Response:
         listas = {s.id for s in apertura.listas(estados)}
         clics = {s.id for s in secuencias if apertura.por_clic(s.familia)}
         cubribles = {s.id for s in secuencias if apertura.cubrible(s.id, estados)}
-        rige = rigen(estados, secuencias, apertura.alcance, manual)
+        rige = rigen(
+            estados,
+            secuencias,
+            apertura.alcance,
+            manual,
+            lambda sec: apertura.desde_conjunta(sec, estados),
+        )
         certificador = await _certificador(apertura)
+        juego = apertura.en_juego(estados)
     seguimientos = actuales(ctx.vigilancia.seguimientos) if ctx.vigilancia is not None else {}
+    recalificaciones = ctx.recalificaciones
+    variantes = await recalificaciones.por_clave() if recalificaciones is not None else {}
+    cerradas = obsoletas.por_puerta(await obsoletas.cerradas(ctx.almacen.database, min(REJILLA)))
     return pagina(
         ctx,
         request,
@@ -216,12 +234,16 @@ async def puertas_get(request: web.Request) -> web.Response:
         viva=viva.texto() if viva is not None else "",
         alcance=apertura.alcance.describir() if apertura is not None else "",
         certificador=certificador,
+        juego=juego,
+        relajables={s.id for s in secuencias if relajable(s, estados)},
         manual=manual,
         modo=apertura.modo if apertura is not None else "",
         aviso=AVISOS_PUERTA.get(request.query.get("aviso", ""), "").format(
             puerta=request.query.get("puerta", "")
         ),
+        variantes=variantes,
         e_valor=e_valor,
+        cerradas=cerradas,
         enlace_item=lambda event_id: "/item?" + urlencode({"id": event_id}),
         un_delta=lambda d: f"{1 / d:.0f}",
     )

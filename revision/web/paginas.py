@@ -5,7 +5,9 @@ Routes (both need a session, ``revision.web.acceso``):
   ``GET /?vista=candidata``: the candidate loop's items, a queue of their own (never in the
   main one), so a team can give them a fixed share of its reviewers;
 - ``GET /item?id=ITEM_ID``: one item, origin against ficha, attempts, code checks, actions; a
-  candidate's item says so, with its key, and that deciding it never publishes.
+  candidate's item says so, with its key, and that deciding it never publishes. An item stored
+  as a gate's shadow-mode evidence (``Item.sombra``) is decided blind: no score, no verdict or
+  problem of the judge, no attempt count (docs/revision.md, "Decidir a ciegas").
 
 ``render_item`` is also the page an action answers with when it refuses (a code check fails,
 someone decided first, a newer version exists: ``revision.web.acciones``). The word diff the item
@@ -144,7 +146,10 @@ async def _aviso(ctx: Contexto, request: web.Request) -> str:
     decision = await ctx.almacen.decision(event_id)
     if item is None or decision is None or decision.decision not in VERBOS:
         return ""
-    return f"{item.sku} v{item.version}: {VERBOS[decision.decision]}{sufijo}"
+    verbo = VERBOS[decision.decision]
+    if decision.decision == DECISION_INCORRECTA and decision.publicacion is not None:
+        verbo = "incorrecta; se publica la corrección"
+    return f"{item.sku} v{item.version}: {verbo}{sufijo}"
 
 
 def _muestra_retenidas(ctx: Contexto, item: Item) -> bool:
@@ -153,7 +158,7 @@ def _muestra_retenidas(ctx: Contexto, item: Item) -> bool:
     return (
         not item.candidata
         and item.motivo == MOTIVO_SIN_GARANTIA
-        and en_muestra(item.event_id, ctx.muestra_proporcion)
+        and en_muestra(item.event_id, ctx.muestra_proporcion, ctx.sombra_proporcion)
     )
 
 
@@ -236,6 +241,7 @@ async def render_item(
         decision=decision,
         mensaje=mensaje,
         es_muestra=item.tipo == TIPO_MUESTRA,
+        ciega=item.sombra,
         clave_puerta=clave_puerta(item.datos),
         clave_candidata=_clave_candidata(item),
         cola="/?vista=" + VISTA_CANDIDATA if item.candidata else "/",

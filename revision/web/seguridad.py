@@ -1,22 +1,13 @@
 """Who may review: password hashes, sessions, CSRF tokens, redirects and the login rate limit.
 
-The threat model these controls answer is in docs/revision.md ("Frente a un atacante").
-
-- Passwords: argon2id (``argon2-cffi``), stored in the app's database; ``fichas revisor
-  usuarios NOMBRE`` adds one or changes its password (and ends that reviewer's sessions),
-  ``--baja NOMBRE`` disables a reviewer (and ends their sessions).
-- Sessions: a random token in an HttpOnly, SameSite=Strict cookie; the store keeps only its
-  SHA-256 (``hash_token``), so a dump of the database opens no session. A session ends at
-  logout, at the reviewer's next login, at a password change or ``--baja``, after
-  ``INACTIVIDAD_S`` without a request, and ``DURACION_SESION_S`` after login at the latest.
-- CSRF: every session has its own random token, checked on every POST; the login form uses a
-  double-submit cookie signed with a server-side secret (``csrf_login``), so a pair the client
-  chose is refused. Redirects: ``siguiente_local`` lets only a path of this site through.
-- Login attempts (``Intentos``): counted before the password is checked, so a burst of
-  concurrent requests cannot all reach argon2. Limits per (user, address), per address, and per
-  user from addresses that user never logged in from; the client address is read from
-  ``X-Forwarded-For`` only when the request comes from a configured proxy (``cliente``).
-  The state is in this process's memory (docs/revision.md says what that means).
+Passwords are argon2id; a session is a random token in an HttpOnly, SameSite=Strict cookie of
+which the store keeps only the SHA-256 (``hash_token``); every session has its CSRF token and
+the login form a signed double-submit one (``csrf_login``); ``siguiente_local`` lets only a
+path of this site through; login attempts (``Intentos``) are counted before the password is
+checked, per (user, address), address and user, with the client address from
+``X-Forwarded-For`` only behind a configured proxy (``cliente``), in this process's memory.
+Each rule, its numbers and the threat it answers: docs/revision.md, "Quién puede hacerlo" and
+"Frente a un atacante".
 """
 
 from __future__ import annotations

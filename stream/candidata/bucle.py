@@ -1,18 +1,12 @@
 """The candidate loop in shadow beside the live one (issue 41): routing, budget, run, write.
 
-``a_candidata`` routes by a hash of the SKU alone, so a SKU goes the same way on every
-version, every worker and every redelivery, and nothing a label could influence chooses it.
-``Candidata.ofrecer`` is called by the handler when the live run of a routed event starts: it
-starts the candidate run beside it, or skips it (counted) when the budget
-(``FICHAS_CANDIDATA_CONCURRENCIA``) is full, the candidate's served model is not verified, or
-its key equals the live key. It never waits: the live outcome and its offset commit never
-depend on the candidate. The candidate's final ficha is a ``FichaEnRevision`` marked
-``candidata`` under the candidate's key, written to the review topic in a transaction of its
-own (``EscritorCandidata``, no offset); nothing of it is written anywhere else, whatever gate
-is open under its key (its graph runs with every gate closed: ``stream.gobierno.runtime``). Best
-effort: a stop or a crash loses the runs in flight (counted); a redelivery may write an item twice,
-which the reviewer app deduplicates on ``event_id`` + ``clave``. Why: docs/stream.md, "The candidate
-loop"; what an on-call sees: docs/operacion.md.
+``a_candidata`` routes by a hash of the SKU alone; ``Candidata.ofrecer`` starts the candidate
+run beside a routed event's live run, or skips it (counted: budget full, served model not
+verified, same key as the live one), and never makes the live outcome wait. Its final ficha is
+a ``FichaEnRevision`` marked ``candidata``, written to the review topic in a transaction of its
+own (``EscritorCandidata``), nothing else; its graph runs with every gate closed. Best effort: a
+stop or a crash loses the runs in flight. Why: docs/stream.md, "The candidate loop"; what an
+on-call sees: docs/operacion.md.
 """
 
 from __future__ import annotations
@@ -32,8 +26,8 @@ from esquemas.constantes import DESTINO_REVISION
 from esquemas.estado_puerta import ClavePuerta
 from esquemas.wire import cabeceras_resultado, encode_value
 from grafo import Backoff, Procesador, Resultado
-from infra import config as infra_config
 from infra.config import ConfigError, Settings
+from stream.candidata.ajustes import candidata, candidata_concurrencia
 from stream.candidata.metricas import SensorCandidata
 from stream.commit.producers import Record
 from stream.gobierno.clave import clave_de
@@ -256,14 +250,14 @@ async def abrir_candidata(
     0): refused at once (``ConfigError``) if its key is the live key by its settings; its own
     served-model watcher, graph and checkpoint threads, sensor and producer; on exit its runs
     are cancelled (lost) and everything closed."""
-    ajustes = infra_config.candidata(settings)
+    ajustes = candidata(settings)
     if ajustes is None:
         yield None
         return
     comprobar(settings, ajustes)
     sensor = SensorCandidata(series)
     clave = ClaveEnUso(ajustes, SIN_LEER, verificada=False)
-    vigia = VigiaIdentidad(ajustes, clave, on_clave=sensor.on_clave, etiqueta=CANDIDATA)
+    vigia = VigiaIdentidad(ajustes, clave, on_key=sensor.on_key, etiqueta=CANDIDATA)
     fallo = await vigia.primera()
     async with build_processor(
         ajustes, clave, sensor=sensor, policy=POLITICA_LLM, candidata=prefijo_hilo(ajustes)
@@ -273,8 +267,8 @@ async def abrir_candidata(
         escritor = EscritorCandidata(
             producer_factory, f"{settings.grupo}.candidata.{uuid.uuid4().hex[:12]}"
         )
-        presupuesto = infra_config.candidata_concurrencia(settings)
-        candidata = Candidata(settings, procesador, clave, viva, escritor, sensor, presupuesto)
+        presupuesto = candidata_concurrencia(settings)
+        bucle = Candidata(settings, procesador, clave, viva, escritor, sensor, presupuesto)
         log.info(
             "candidate loop: %.0f %% of SKUs, at most %d runs in flight; key %s (live %s)",
             100 * settings.candidata_proporcion,
@@ -283,9 +277,9 @@ async def abrir_candidata(
             viva.clave.texto(),
         )
         try:
-            yield candidata
+            yield bucle
         finally:
-            await candidata.cerrar()
+            await bucle.cerrar()
             vigilar.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await vigilar

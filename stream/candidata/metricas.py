@@ -95,7 +95,7 @@ class SensorCandidata:
         self.series.candidata_lost.labels(reason=reason).inc()
 
     @_never_raise
-    def on_clave(self, anterior: str, nueva: str, modelo_servido: str, cambio: bool) -> None:
+    def on_key(self, anterior: str, nueva: str, modelo_servido: str, cambio: bool) -> None:
         """The candidate's key and the served identity it names (``stream.gobierno.identidad``)."""
         self.series.candidata_key.clear()
         self.series.candidata_key.labels(key=nueva, modelo_servido=modelo_servido).set(1)

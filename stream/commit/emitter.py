@@ -1,22 +1,13 @@
 """Every write of the worker and every offset it commits: what, in which transaction, when.
 
-What: a consumed partition's commit point from the ledger (``stream.commit.ledger``): the watermark,
-never past a pending offset, and in its metadata the finished offsets above it. An offset is
-finished once its outputs' transaction committed, or, if it writes nothing, at
-``InFlight.finish``; the consumer never commits.
-
-Which transaction: always one of the input partition's producer (``stream.commit.producers``, the
-fence), which carries the points of every consumed partition mapped to it
-(``producer_partition``: a decisions partition goes with the input partition of its number).
-An emit (``send``) is one transaction: the records, then the points counting its offset as
-finished, then the commit; a crash leaves both or neither. Points are computed under the
-producer's lock, so every offset a point counts as finished has its outputs committed.
-
-When: at every emit; work that wrote nothing, every ``COMMIT_INTERVAL_S`` while a point changed
-(``commit_if_due``, off the poll loop); before partitions are given up or the worker stops
-(``final_commit``, at most ``FINAL_COMMIT_WAIT_S``). At ``claim``, after the fence, the group's
-points are read (``OffsetReader``) and restored into the ledger.
-Why each rule: docs/stream.md, "Offsets inside the output transaction".
+What: each consumed partition's commit point from ``stream.commit.ledger``. Which transaction:
+always one of the input partition's producer (``stream.commit.producers``, the fence), which
+carries the points of every partition mapped to it (``producer_partition``). When: at every
+emit (``send``: the records, then the points, then the commit: both or neither); every
+``COMMIT_INTERVAL_S`` for work that wrote nothing (``commit_if_due``); before partitions are
+given up or the worker stops (``final_commit``). At ``claim`` the group's points are read and
+restored into the ledger. Why each rule: docs/stream.md, "Offsets inside the output
+transaction".
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """The commit ledger: which offsets of each partition are finished, and the commit point that
-says so (watermark + metadata, ``stream.commit.metadata``).
+says so (watermark + metadata, ``stream.commit.metadata``). It makes no Kafka call.
 
-The ledger makes no Kafka call. Its commit points are committed by ``stream.commit.emitter``, inside
-the transaction of the partition's producer, together with the outputs of the fichas they
-finish (docs/stream.md, "Offsets inside the output transaction"). The rule, small enough to
-prove by tests:
-
-* the watermark is the smallest offset still pending (fetched, not finished), or one past the
-  highest offset seen when none is: never past a pending offset (faust-streaming 0.15 commits
-  past the head in-flight message under concurrency, upstream issue 606, fix still open as PR
-  707; a SIGKILL then loses it);
-* the metadata lists every finished offset above the watermark: those fetched and not pending,
-  and those the previous owner's commit listed and this worker has not fetched yet (leaving
-  these out is Parallel Consumer's issues 436/466: they were handled again by the next owner);
-* an offset becomes finished when its outputs' transaction commits (``confirm``), or at
-  ``done`` for work that writes nothing (an obsolete event): never before its outputs are
-  visible to read_committed readers.
+Invariants: the watermark never passes a pending offset; the metadata lists every finished
+offset above it, those the previous owner listed and this worker has not fetched yet
+included; an offset is finished only once its outputs' transaction committed (``confirm``) or,
+for work that writes nothing, at ``done``. Why each rule, and the upstream bugs they avoid:
+docs/stream.md, "Why aiokafka directly" and "Offsets inside the output transaction".
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
-"""The commit point of a partition: its contiguous watermark and, in the commit's metadata, the
-offsets above it that are already finished.
+"""The commit point of a partition: its contiguous watermark, and in the commit's metadata the
+offsets above it that are already finished (``v1:<base64>`` bitset, least significant bit
+first: bit ``i`` is offset ``watermark + 1 + i``; empty when none).
 
-Why metadata: SKU lanes finish events out of offset order, and every outcome is committed in
-the same transaction as its offset (docs/stream.md, "Offsets inside the output transaction").
-A commit at the watermark alone would make the next owner handle again every event above it
-whose outcome is already in the output topics: a duplicate for read_committed readers. So the
-finished offsets above the watermark travel with it, as a bitset in the offset's metadata
-string (as Confluent's Parallel Consumer does in its ``OffsetSimultaneousEncoder``), and the
-next owner skips them.
-
-Format ``v1:<base64>``: bit ``i`` (least significant bit first within each byte) is offset
-``watermark + 1 + i``; the bitset ends at the highest finished offset; no finished offset above
-the watermark is the empty string. A bitset, not a run-length code, because its size has a
-fixed upper bound: the worker never lets a partition's span of fetched offsets above the
-watermark reach ``WINDOW + MAX_FETCH`` (it pauses the partition at ``WINDOW``), so the metadata
-never exceeds ``max_length(WINDOW + MAX_FETCH)`` = 1,711 bytes, under the broker's default
-``offset.metadata.max.bytes`` of 4,096 (a commit over it is refused, and Parallel Consumer's
-issue 647 shows what that does: the partition stalls).
+The next owner skips those offsets, so an outcome already committed is not written twice. The
+bitset's size is bounded (``max_length(WINDOW + MAX_FETCH)``, 1,711 bytes, under the broker's
+4,096). Why a bitset and why that bound: docs/stream.md, "Offsets inside the output
+transaction".
 """
 
 from __future__ import annotations

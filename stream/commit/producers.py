@@ -1,20 +1,11 @@
 """The transactional producers of the input partitions this worker owns: the fence.
 
-Each input partition has one transactional id, ``<group>.<topic>.<partition>``, the same on
-every worker. The worker that takes a partition starts a producer with that id; the broker
-bumps the id's epoch, ends the old owner's open transaction and refuses every later write of
-the old producer (``ProducerFenced``). So a write decided before a partition moved can never
-land after the new owner's (docs/stream.md, "Fencing"). Invariants:
-
-* a partition counts as owned from ``start`` until ``release`` or a fence; a write for one that
-  is not owned raises ``NotOwner`` and writes nothing;
-* ``start`` returns once the broker granted the epoch (an empty transaction), so no old
-  owner's transaction can still commit after it;
-* a fenced producer is never replaced here (that would fence the new owner in turn): the
-  partition is dropped and ``fenced`` is set, and the worker rejoins the group;
-* ``locked`` serialises a partition's transactions, so at most one is open per producer.
-
-What the transactions carry, and when, is ``stream.commit.emitter``'s.
+One transactional id per input partition, ``<group>.<topic>.<partition>``, the same on every
+worker: the next owner's producer makes the broker refuse the old one (``ProducerFenced``).
+Invariants: a write for a partition not owned raises ``NotOwner`` and writes nothing; ``start``
+returns once the broker granted the epoch; a fenced producer is never replaced (the worker
+rejoins); ``locked`` keeps one transaction open per producer. What the transactions carry is
+``stream.commit.emitter``'s. Why: docs/stream.md, "Fencing".
 """
 
 from __future__ import annotations

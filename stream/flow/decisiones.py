@@ -1,22 +1,12 @@
 """People's decisions in the worker: the one writer of a SKU also publishes what a person approved.
 
-The app writes only decisions, on ``fichas.decisiones``; the worker that owns input partition
-*p* also owns ``fichas.decisiones``-*p* (``infra.kafka.clients.CO_PARTITIONING_ASSIGNORS``) and
-queues each decision in its SKU's lane behind the SKU's earlier events, because only the one writer
-of a SKU can keep the compacted ``fichas.publicadas`` in version order (docs/stream.md, "One writer
-per SKU", holds the why and the race it closes). There:
-
-* a decision without ``publicacion`` writes nothing: its offset is finished like an event's;
-* one with ``publicacion`` is published unless a newer version of the SKU was handled (the
-  store or the lane: ``versiones.regla.obsoleta``): the stored version is raised, and the
-  ``FichaPublicada`` is written byte for byte as the app built it through the producer of the
-  input partition with the same number (``NotOwner`` leaves it to the owner); otherwise it is
-  closed as obsolete, nothing written, and the log says so. At an equal version, the person wins;
-* a decision that does not parse, is keyed by another SKU, or whose ``publicacion`` is about
-  another ``event_id``, SKU or version goes to the DLQ with its ``origen``; the worker goes on.
-
-Each decision is an ``InFlight`` ticket of its partition: its offset is committed only once it is
-handled, by the same ledger as the events'.
+The worker that owns input partition *p* owns ``fichas.decisiones``-*p* too and queues each
+decision in its SKU's lane behind the SKU's earlier events. A decision with ``publicacion`` is
+published as the app built it, less what this version does not know (``esquemas.decode``),
+unless a newer version was handled (then closed as obsolete; at an equal version the person
+wins); one without writes nothing; one that does not parse or does not match its key goes to
+the DLQ. Each decision is an ``InFlight`` ticket of its partition, committed by the same ledger
+as the events. Why and the race it closes: docs/stream.md, "One writer per SKU".
 """
 
 from __future__ import annotations
@@ -30,9 +20,10 @@ from typing import Any
 from aiokafka import ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
-from esquemas import DecisionRevision, EventoInvalido, FichaPublicada
+from esquemas import DecisionRevision, EventoInvalido
 from esquemas.constantes import DESTINO_PUBLICADAS
-from esquemas.wire import cabeceras_resultado, encode_value, known_fields
+from esquemas.decode import decode
+from esquemas.wire import cabeceras_resultado, encode_value
 from infra.config import Settings
 from stream.commit.emitter import Emitter
 from stream.commit.inflight import Ticket
@@ -61,7 +52,9 @@ class DecisionItem:
 
     ticket: Ticket
     decision: DecisionRevision
-    publicacion: dict[str, Any] | None  # the FichaPublicada as the app wrote it, or None
+    publicacion: (
+        dict[str, Any] | None
+    )  # the FichaPublicada as the app wrote it and this version reads it, or None
 
     @property
     def tp(self) -> TopicPartition:
@@ -96,9 +89,13 @@ def particion_de_entrada(settings: Settings, tp: TopicPartition) -> TopicPartiti
 def leer_decision(record: ConsumerRecord) -> tuple[DecisionRevision, dict[str, Any] | None]:
     """Parse one ``fichas.decisiones`` record; raise ``EventoInvalido`` with the contract's code.
 
-    Fields a later contract version adds are ignored (the models forbid extras because they
-    are what this project writes). The key must be the SKU, or the decision would not be in
-    the partition of its SKU's events; a ``publicacion`` must be about the decided ficha.
+    Read through the contract's decode (``esquemas.decode``): fields a later contract version
+    adds are ignored at every level and a value it adds (a decision kind, a motivo) is kept as
+    written, so a newer app's decision is applied, never sent to the DLQ. The key must be the
+    SKU, or the decision would not be in the partition of its SKU's events; a ``publicacion``
+    must be about the decided ficha. The publication returned is the app's as this version
+    reads it (``Decoded.data``: what it does not know dropped, a gate key it does not know
+    null), so the worker writes only what its contract version says.
     """
     try:
         datos = json.loads(record.value) if record.value is not None else None
@@ -106,19 +103,16 @@ def leer_decision(record: ConsumerRecord) -> tuple[DecisionRevision, dict[str, A
         raise EventoInvalido("json_invalido", f"la decisión no es JSON: {exc}") from exc
     if not isinstance(datos, dict):
         raise EventoInvalido("esquema_invalido", "la decisión no es un objeto JSON")
-    publicacion = datos.get("publicacion")
     try:
-        decision = DecisionRevision.model_validate(
-            known_fields(datos, DecisionRevision)
-            | {"publicacion": known_fields(publicacion, FichaPublicada) if publicacion else None}
-        )
+        leida = decode(DecisionRevision, datos)
     except ValidationError as exc:
         error = exc.errors()[0]
         campo = ".".join(str(p) for p in error["loc"]) or None
         raise EventoInvalido("esquema_invalido", str(error["msg"]), campo) from exc
+    decision = leida.value
     require_sku_key(record, decision.sku)
     _comprobar_publicacion(decision)
-    return decision, known_fields(publicacion, FichaPublicada) if publicacion else None
+    return decision, leida.data["publicacion"] if decision.publicacion is not None else None
 
 
 def _comprobar_publicacion(decision: DecisionRevision) -> None:

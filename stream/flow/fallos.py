@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -24,6 +23,7 @@ from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordTooLarge
 from grafo import Backoff, LLMUnavailable
 from grafo.retry import Attempts, retry
 from infra.kafka.access import AUTHORIZATION_ERRORS
+from migraciones import database_unavailable
 from stream.commit.producers import NotOwner
 
 T = TypeVar("T")
@@ -48,14 +48,7 @@ def es_transitorio(exc: BaseException) -> bool:
         return False
     if isinstance(exc, KafkaError | LLMUnavailable | ConnectionError | TimeoutError):
         return True
-    if isinstance(exc, sqlite3.OperationalError):  # locked, busy, disk I/O
-        return True
-    try:
-        import psycopg
-    except ImportError:  # pragma: no cover - psycopg is a dependency
-        return False
-    # OperationalError: connection lost or refused, pool timeout, statement timeout.
-    return isinstance(exc, psycopg.OperationalError | psycopg.errors.AdminShutdown)
+    return database_unavailable(exc)
 
 
 class Reintentos:

@@ -1,22 +1,12 @@
 """One valid event, handled to one ``Desenlace``: emitted, obsolete, or in the DLQ.
 
-The steps, in the order they run (docs/stream.md gives the why of each):
-
-1. Before the graph: with the ``event_id``'s outcome record and the SKU's newest version
-   (``versiones.almacen``, and the lane), the claim rule (``dictaminar``) is asked once: a
-   newer version makes the event obsolete; a stored outcome of this very event is re-emitted
-   (a redelivery); one of another event with the same ``event_id`` sends it to the DLQ.
-2. Otherwise: wait while the LLM is down, take a graph slot, run the graph (``grafo.Procesador``),
-   and claim its outcome (``reclamar``, the compare-and-set, asking the same rule again under
-   the SKU's lock).
-3. ``_settle``, the one place the event ends: emit the new or the stored outcome, write the DLQ
-   record, or nothing (obsolete); then delete the event's checkpoint thread, since the outcome
-   record answers redeliveries from now on.
-
-Invariants: a step that keeps failing for a non-transient reason sends the event to the DLQ
-(``error_procesamiento``); nothing is written for a partition this worker no longer owns (the
-emitter raises ``NotOwner``, the lane abandons the item); the handler never touches the commit
-ledger (the lane's ``InFlight.settle`` does) nor the event's log context (the lane enters it).
+Before the graph the claim rule (``versiones.regla.dictaminar``) is asked once with the
+event's outcome record and the SKU's newest version; otherwise the graph runs and its outcome
+is claimed (``claim``, the compare-and-set); ``_settle`` is the one place the event ends (emit,
+DLQ, or nothing) and its checkpoint thread is deleted. A step that keeps failing for a
+non-transient reason sends the event to the DLQ; nothing is written for a partition this
+worker no longer owns (``NotOwner``). The lane, not the handler, settles the ledger and enters
+the event's log context. Why each step: docs/stream.md, "How one message flows".
 """
 
 from __future__ import annotations
@@ -24,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -32,7 +21,7 @@ from dataclasses import dataclass, field
 from aiokafka import ConsumerRecord, TopicPartition
 
 from esquemas import EventoCambio, EventoInvalido
-from esquemas.constantes import DESTINO_PUBLICADAS
+from esquemas.constantes import DESTINO_PUBLICADAS, Muestreo
 from esquemas.wire import cabeceras_resultado, encode_value
 from grafo import Procesador, Resultado, origen_revision
 from infra.config import Settings
@@ -41,6 +30,7 @@ from stream.commit.emitter import Emitter
 from stream.commit.producers import Record
 from stream.flow.fallos import FalloPermanente, Reintentos
 from stream.flow.lanes import Item
+from stream.flow.muestreo import MinimoDiario, muestreo
 from stream.flow.rechazo import registro_dlq
 from stream.metricas.sensor import WorkerSensor
 from versiones.almacen import ClaimStore, dictamen_previo
@@ -57,12 +47,6 @@ class Desenlace(enum.Enum):
     RECHAZADO = "rechazado"  # a DLQ record is written
 
 
-def sampled(event_id: str, proportion: float) -> bool:
-    """Deterministic sampling: a redelivered event is sampled exactly when the first was."""
-    digest = hashlib.sha256(event_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < proportion
-
-
 @dataclass
 class Handler:
     """Handles one event of a lane; the worker makes one and shares it between lanes."""
@@ -75,9 +59,11 @@ class Handler:
     steps: Reintentos  # the worker's retry rule, whose failures show in its readiness
     candidata: Candidata | None = None  # the candidate loop in shadow (stream.candidata.bucle)
     graph_slots: asyncio.Semaphore = field(init=False)
+    minimo: MinimoDiario = field(init=False)  # the sample's daily minimum, this replica's count
 
     def __post_init__(self) -> None:
         self.graph_slots = asyncio.Semaphore(self.settings.concurrencia)
+        self.minimo = MinimoDiario(self.settings.muestra_minima_dia)
 
     async def handle(self, item: Item, newest_waiting: int | None) -> Desenlace:
         """Handle one event: decided, then ended in ``_settle``; a permanent failure, the DLQ."""
@@ -111,7 +97,7 @@ class Handler:
             resultado.destino,
             resultado.salida,
         )
-        reclamo = await self.steps.run(lambda: self.versions.reclamar(guardado), "store")
+        reclamo = await self.steps.run(lambda: self.versions.claim(guardado), "store")
         return reclamo, resultado
 
     async def _run_graph(self, evento: EventoCambio) -> Resultado:
@@ -146,7 +132,7 @@ class Handler:
             self.sensor.on_outcome(_replayed(guardado), time.monotonic() - item.ticket.received)
         await self._forget_thread(evento)
         if reclamo.dictamen is Dictamen.OBSOLETO:
-            self.sensor.on_obsoleto()
+            self.sensor.on_obsolete()
             return Desenlace.OBSOLETO
         return Desenlace.EMITIDO
 
@@ -160,11 +146,11 @@ class Handler:
     async def _emit(self, item: Item, guardado: ResultadoGuardado, first: bool) -> None:
         """Write the outcome (and its human-review sample) with the event's offset, in one
         transaction, committed when this returns."""
-        records, muestreada = outcome_records(self.settings, guardado, item.evento)
+        records, muestreada = outcome_records(self.settings, guardado, item.evento, self.minimo)
         offset = item.ticket.offset
         await self.steps.run(lambda: self.emitter.send(item.tp, records, offset), "produce")
-        if muestreada and first:
-            self.sensor.on_sample()
+        if muestreada is not None and first:
+            self.sensor.on_sample(str(guardado.salida.get("familia")), muestreada)
 
     async def _reject(self, item: Item, exc: EventoInvalido) -> Desenlace:
         """Write a DLQ record for a valid-looking event that cannot be handled."""
@@ -188,24 +174,38 @@ class Handler:
 
 
 def outcome_records(
-    settings: Settings, guardado: ResultadoGuardado, evento: EventoCambio
-) -> tuple[list[Record], bool]:
-    """The outcome record, plus its human-review sample when sampled (and whether it was).
+    settings: Settings,
+    guardado: ResultadoGuardado,
+    evento: EventoCambio,
+    minimo: MinimoDiario | None = None,
+) -> tuple[list[Record], Muestreo | None]:
+    """The outcome record, plus its human-review sample when sampled (and why it was:
+    ``stream.flow.muestreo``, with ``minimo`` the daily minimum's count, none without one).
 
     The sample carries ``origen`` (the supplier's page and figures): a reviewer judges the
-    published ficha against it. The published record itself stays as subscribers know it.
+    published ficha against it, and (v1.6) ``muestreo``. The published record itself stays as
+    subscribers know it.
     """
     publicada = guardado.destino == DESTINO_PUBLICADAS
     topic = settings.topic_publicadas if publicada else settings.topic_revision
     key = guardado.sku.encode("utf-8")
     headers = cabeceras_resultado(guardado.destino, guardado.salida)
     records = [Record(topic, encode_value(guardado.salida), key, headers)]
-    muestreada = publicada and sampled(guardado.event_id, settings.muestra_proporcion)
-    if muestreada:
-        origen = origen_revision(evento.model_dump(mode="json"))
-        muestra = encode_value(guardado.salida | {"origen": origen.model_dump(mode="json")})
+    if not publicada:
+        return records, None
+    salida = guardado.salida
+    motivo = muestreo(
+        guardado.event_id,
+        str(salida.get("familia")),
+        salida.get("publicada_en"),
+        settings.muestra_proporcion,
+        minimo or MinimoDiario(0),
+    )
+    if motivo is not None:
+        origen = origen_revision(evento.model_dump(mode="json")).model_dump(mode="json")
+        muestra = encode_value(salida | {"origen": origen, "muestreo": motivo})
         records.append(Record(settings.topic_muestra, muestra, key, headers))
-    return records, muestreada
+    return records, motivo
 
 
 def _replayed(guardado: ResultadoGuardado) -> Resultado:

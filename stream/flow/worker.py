@@ -1,22 +1,12 @@
 """The worker as one consumer-group member: fetch, pace, hand to the SKU lanes, rebalance, stop.
 
-It consumes the input and ``fichas.decisiones`` co-partitioned (range assignor, equal counts
-checked at start-up) and keeps, for the contract's guarantees (docs/stream.md, "Guarantees and
-the tests that prove them"):
-
-* order: one lane per SKU runs its events, and people's decisions on it, in offset order;
-  different SKUs run concurrently, at most ``FICHAS_CONCURRENCIA`` graph runs at once;
-* bounded memory: fetched-but-unfinished messages are capped; past the cap, and while the LLM
-  is down, every partition is paused while the poll loop keeps heartbeating;
-* nothing for a partition it lost: a revoke gives running work the grace period, then cancels
-  it, commits what finished and gives the partition up; a fenced producer makes it rejoin;
-* invalid input goes to the DLQ and counts as handled; the worker goes on.
-
-Where the rest lives: committing (what, in which transaction, when) ``stream.commit.emitter``; what
-is pending or running ``stream.commit.inflight``; the lanes ``stream.flow.lanes``; one event
-``stream.flow.handler``; one decision ``stream.flow.decisiones``; start-up and stop
-``stream.serving.main``. The worker talks to the graph only through ``grafo.Procesador``; it knows
-nothing of prompts.
+It consumes the input and ``fichas.decisiones`` co-partitioned and keeps, for each, order per
+SKU (one lane each, at most ``FICHAS_CONCURRENCIA`` graph runs at once), bounded memory (every
+partition paused past the cap of fetched work or while the LLM is down), nothing for a
+partition it lost (grace period, cancel, final commit) and a DLQ for invalid input. Committing
+is ``stream.commit.emitter``'s, one event ``stream.flow.handler``'s, one decision
+``stream.flow.decisiones``'s, start-up and stop ``stream.serving.main``'s; the graph is reached
+only through ``grafo.Procesador``. Why: docs/stream.md, "How one message flows", "Rebalance".
 """
 
 from __future__ import annotations
@@ -279,7 +269,7 @@ class Worker:
 
         async def prune() -> None:
             try:
-                deleted = await self._versions.podar(retention_s)
+                deleted = await self._versions.prune(retention_s)
             except Exception:
                 log.exception("pruning the version store failed; next time")
                 return

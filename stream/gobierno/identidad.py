@@ -146,7 +146,7 @@ class _NoDice(Exception):
         self.fallo = fallo
 
 
-OnClave = Callable[[str, str, str, bool], None]
+OnKey = Callable[[str, str, str, bool], None]
 
 
 class VigiaIdentidad:
@@ -155,7 +155,7 @@ class VigiaIdentidad:
     ``primera`` reads once at start-up (no retry); ``vigilar`` then runs until cancelled: while
     the identity is not verified it reads with the LLM's backoff (pausing consumption through
     ``health`` when it paused it at start-up), else every ``releer_s`` or at once after an
-    outage. ``on_clave(anterior, nueva, modelo_servido, cambio)`` (key ids) tells the metrics.
+    outage. ``on_key(anterior, nueva, modelo_servido, cambio)`` (key ids) tells the metrics.
     ``etiqueta`` follows the URL in its log lines (the candidate loop's watcher says so).
     """
 
@@ -163,14 +163,14 @@ class VigiaIdentidad:
         self,
         settings: Settings,
         clave: ClaveEnUso,
-        on_clave: OnClave | None = None,
+        on_key: OnKey | None = None,
         releer_s: float = RELEER_S,
         backoff: Backoff | None = None,
         etiqueta: str = "",
     ) -> None:
         self.settings = settings
         self.clave = clave
-        self.on_clave = on_clave
+        self.on_key = on_key
         self.releer_s = releer_s
         self.backoff = backoff or Backoff()
         self._llm = llm_settings(settings)
@@ -265,8 +265,8 @@ class VigiaIdentidad:
                 self.clave.clave.texto(),
                 extra={"llm_url": self._url, "modelo_servido": servido},
             )
-        if anterior is not None and self.on_clave is not None:
-            self.on_clave(anterior.texto(), self.clave.clave.texto(), servido, not primera)
+        if anterior is not None and self.on_key is not None:
+            self.on_key(anterior.texto(), self.clave.clave.texto(), servido, not primera)
         if self._pausada and self._health is not None:
             self._pausada = False
             self._health.mark_up()

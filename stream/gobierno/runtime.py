@@ -17,8 +17,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from criterios import CRITERIOS_VERSION
-from esquemas.constantes import PUERTA_CERTIFICADA
+from criterios import CRITERIOS_VERSION, lector
+from esquemas.constantes import MODO_LECTOR, PUERTA_CERTIFICADA
 from esquemas.estado_puerta import ClavePuerta
 from grafo import (
     Agentes,
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 CANDIDATA = " (candidate)"  # after the candidate's LLM URL in its log lines
 
 
-def puerta_offline(
+def puerta_sin_kafka(
     settings: Settings, clave: ClavePuerta, archivo: Path | None = None
 ) -> PuertaResuelta:
     """The gate of a run without Kafka (``fichas procesar``, ``fichas evaluar --modo bucle``)
@@ -107,6 +107,7 @@ async def build_processor(
         puerta=puerta or PuertaCerrada(),
         clave=clave if isinstance(clave, ClavePuerta) else clave.clave,
         candidata=candidata is not None,
+        sombra_proporcion=settings.sombra_proporcion if candidata is None else 0.0,
     )
     pool_size = min(settings.concurrencia, 16) if candidata is None else 4
     if not isinstance(clave, ClavePuerta):
@@ -132,7 +133,13 @@ async def build_processor(
 async def _probe(
     settings: Settings, agentes: Agentes, on_probe: Callable[[LogprobsProbe], None] | None
 ) -> AsyncIterator[None]:
-    """Run the log-probabilities probe beside the caller's work; cancel it if still running."""
+    """Run the log-probabilities probe beside the caller's work; cancel it if still running.
+    The model-free evaluator (``lector``) asks the server nothing, so there is nothing to
+    probe: its reader of translations is loaded instead, before the first ficha."""
+    if agentes.modo == MODO_LECTOR:
+        lector.cargar()
+        yield
+        return
     if on_probe is None:
         yield
         return

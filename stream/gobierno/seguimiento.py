@@ -17,7 +17,6 @@ from contextlib import asynccontextmanager
 
 from criterios import familias_conocidas
 from esquemas.constantes import FAMILIA_TODAS, PUERTA_VEREDICTO
-from esquemas.estado_puerta import EstadoPuerta
 from grafo import FuentePuerta, PuertaCerrada
 from infra.config import Settings
 from puerta.topico import LectorPuertas
@@ -71,8 +70,9 @@ class VigiaPuerta:
             )
         self._metricas()
 
-    def al_cambiar(self, _estado: EstadoPuerta) -> None:
-        """A gate record changed on the topic: refresh every family, log those that flipped."""
+    def al_cambiar(self, _id: str) -> None:
+        """A gate or hold changed on the topic (a record read, an unreadable record closing it,
+        a tombstone): refresh every family, log those that flipped."""
         if not self._abiertas:
             return  # still catching up at start-up: ``arrancar`` reports the result
         estados = self.fuente.estados()
@@ -97,13 +97,13 @@ class VigiaPuerta:
 
     def _metricas(self) -> None:
         """Every family's gate and hold series, and the pooled gate's hold."""
-        self.sensor.set_puerta_suspendida(self.fuente.suspendida)
+        self.sensor.set_gates_suspended(self.fuente.suspendida)
         for familia in self.familias:
             res = self.fuente.resolucion(familia)
-            self.sensor.set_puerta(familia, self.fuente.estado(familia))
-            self.sensor.set_retenida(familia, res.razon in ("retenida", "conjunta_retenida"))
+            self.sensor.set_gate(familia, self.fuente.estado(familia))
+            self.sensor.set_gate_held(familia, res.razon in ("retenida", "conjunta_retenida"))
         conjunta = self.fuente.resolucion(FAMILIA_TODAS)
-        self.sensor.set_retenida(FAMILIA_TODAS, conjunta.razon == "retenida")
+        self.sensor.set_gate_held(FAMILIA_TODAS, conjunta.razon == "retenida")
 
 
 @asynccontextmanager
@@ -120,7 +120,7 @@ async def seguir_puerta(
     served model is not verified.
     """
     familias = tuple(sorted(familias_conocidas()))
-    sensor.on_modo_puerta(settings.puerta, clave.clave.texto(), familias)
+    sensor.on_gate_mode(settings.puerta, clave.clave.texto(), familias)
     if settings.puerta == PUERTA_VEREDICTO:
         log.warning(
             "FICHAS_PUERTA=veredicto: fichas are published on the evaluator's yes; automatic "
@@ -128,15 +128,15 @@ async def seguir_puerta(
             "=1). Unset it for the certified gate (docs/puerta.md)"
         )
         clave.seguir(
-            lambda en_uso: sensor.on_modo_puerta(settings.puerta, en_uso.clave.texto(), familias)
+            lambda en_uso: sensor.on_gate_mode(settings.puerta, en_uso.clave.texto(), familias)
         )
         yield PuertaCerrada()
         return
     vigia: VigiaPuerta | None = None
 
-    def al_cambiar(estado: EstadoPuerta) -> None:
+    def al_cambiar(id_registro: str) -> None:
         if vigia is not None:
-            vigia.al_cambiar(estado)
+            vigia.al_cambiar(id_registro)
 
     # ``serve`` calls ``ensure_topics`` first: the broker answered (or the start-up exited 4)
     # and the gate topic exists before this reader connects.
@@ -153,7 +153,7 @@ async def seguir_puerta(
         def seguir(en_uso: ClaveEnUso) -> None:
             leida = fuente.clave.modelo_servido == SIN_LEER != en_uso.modelo_servido
             if en_uso.clave != fuente.clave:
-                sensor.on_modo_puerta(settings.puerta, en_uso.clave.texto(), familias)
+                sensor.on_gate_mode(settings.puerta, en_uso.clave.texto(), familias)
             fuente.clave = en_uso.clave
             fuente.suspendida = not en_uso.verificada
             # The start-up report waits for the first identity the server gives; a later
@@ -164,7 +164,7 @@ async def seguir_puerta(
         if clave.modelo_servido != SIN_LEER:
             vigia.arrancar()
         else:
-            sensor.set_puerta_suspendida(True)
+            sensor.set_gates_suspended(True)
         yield fuente
     finally:
         await lector.stop()

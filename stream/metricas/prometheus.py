@@ -23,6 +23,7 @@ from esquemas.constantes import (
     DESTINO_REVISION,
     FAMILIA_TODAS,
     MOTIVO_SIN_GARANTIA,
+    MUESTREO_MINIMO_DIARIO,
     PUERTA_VEREDICTO,
     ModoPuerta,
 )
@@ -32,11 +33,11 @@ from grafo.intentos import contar_rechazos
 from stream.metricas.series import (
     AGENTS,
     DECISION_RESULTS,
-    FICHA_RESULTS,
     LLM_ERROR_KINDS,
     METRIC_NAMES,
     NODES,
     OTHER_CRITERION,
+    OUTCOME_RESULTS,
     RESULTS,
     SCORE_STATES,
     STEPS,
@@ -89,7 +90,7 @@ class PrometheusSensor:
         self.series.criteria.info({"version": criterios_version})
         self._known_criteria, criteria_pairs = _criteria_by()
         self._preinitialise(criteria_pairs, max_intentos)
-        self._clave_puerta = ""  # the running gate key's id, set by ``on_modo_puerta``
+        self._clave_puerta = ""  # the running gate key's id, set by ``on_gate_mode``
         self.series.puerta_sin_certificar.set(0)
         self.series.llm_logprobs.set(math.nan)  # unknown until the start-up probe answers
 
@@ -169,6 +170,8 @@ class PrometheusSensor:
         self.series.outcomes.labels(family=familia, key=self._clave_puerta, result=result).inc()
         if resultado.salida.get("motivo") == MOTIVO_SIN_GARANTIA:
             self.series.sin_garantia.labels(family=familia, key=self._clave_puerta).inc()
+        if resultado.salida.get("muestra_sombra") is True:
+            self.series.sombra.labels(family=familia, key=self._clave_puerta).inc()
         attempts = len(resultado.resumen) or resultado.intentos
         self.series.attempts.inc(attempts)
         self.series.attempts_per_ficha.observe(attempts)
@@ -206,7 +209,7 @@ class PrometheusSensor:
         self.series.events.labels(result="dlq").inc()
 
     @_never_raise
-    def on_obsoleto(self) -> None:
+    def on_obsolete(self) -> None:
         """An event was superseded by a newer version of its SKU before it finished."""
         self.series.events.labels(result="obsoleto").inc()
 
@@ -216,9 +219,12 @@ class PrometheusSensor:
         self.series.decisiones.labels(result=resultado).inc()
 
     @_never_raise
-    def on_sample(self) -> None:
-        """A published ficha was copied to the human review sample."""
+    def on_sample(self, familia: str, muestreo: str) -> None:
+        """A published ficha was copied to the human review sample; the daily minimum's own
+        draws are counted per family too."""
         self.series.sample.inc()
+        if muestreo == MUESTREO_MINIMO_DIARIO:
+            self.series.muestra_minima.labels(family=familia).inc()
 
     @_never_raise
     def on_step_failure(self, step: str, transient: bool) -> None:
@@ -260,7 +266,7 @@ class PrometheusSensor:
     # -- the publication gate (docs/puerta.md) ----------------------------------------------
 
     @_never_raise
-    def on_modo_puerta(self, modo: ModoPuerta, clave: str, familias: tuple[str, ...]) -> None:
+    def on_gate_mode(self, modo: ModoPuerta, clave: str, familias: tuple[str, ...]) -> None:
         """The worker's gate rule and running key, once at start-up.
 
         Under ``certificada`` every family's gate series start closed, so a dashboard shows a
@@ -273,20 +279,22 @@ class PrometheusSensor:
         for familia in familias:
             for score in SCORE_STATES:
                 self.series.evaluator_scores.labels(family=familia, score=score)
-            for result in FICHA_RESULTS:
+            for result in OUTCOME_RESULTS:
                 self.series.outcomes.labels(family=familia, key=clave, result=result)
+            self.series.muestra_minima.labels(family=familia)
         if modo == PUERTA_VEREDICTO:
             self.series.puerta_sin_certificar.set(1)
             return
         self.series.puerta_sin_certificar.set(0)
         for familia in familias:
             self.series.sin_garantia.labels(family=familia, key=clave)
-            self.set_puerta(familia, None)
-            self.set_retenida(familia, False)
-        self.set_retenida(FAMILIA_TODAS, False)
+            self.series.sombra.labels(family=familia, key=clave)
+            self.set_gate(familia, None)
+            self.set_gate_held(familia, False)
+        self.set_gate_held(FAMILIA_TODAS, False)
 
     @_never_raise
-    def set_puerta(self, familia: str, estado: EstadoPuerta | None) -> None:
+    def set_gate(self, familia: str, estado: EstadoPuerta | None) -> None:
         """The gate that governs ``familia`` now (None: no record of the running key)."""
         labels = {"family": familia, "key": self._clave_puerta}
         abierta = estado is not None and estado.abierta and estado.umbral is not None
@@ -314,18 +322,18 @@ class PrometheusSensor:
                     gauge.remove(familia, clave)
 
     @_never_raise
-    def set_retenida(self, familia: str, retenida: bool) -> None:
+    def set_gate_held(self, familia: str, retenida: bool) -> None:
         """Whether a person's hold closes ``familia``'s gate (``*``: the pooled gate's own)."""
         labels = {"family": familia, "key": self._clave_puerta}
         self.series.puerta_retenida.labels(**labels).set(1 if retenida else 0)
 
     @_never_raise
-    def set_puerta_suspendida(self, suspendida: bool) -> None:
+    def set_gates_suspended(self, suspendida: bool) -> None:
         """Every gate closed while the served model is not verified."""
         self.series.puerta_suspendida.set(1 if suspendida else 0)
 
     @_never_raise
-    def on_clave(self, anterior: str, nueva: str, modelo_servido: str, cambio: bool) -> None:
+    def on_key(self, anterior: str, nueva: str, modelo_servido: str, cambio: bool) -> None:
         """The running key and the identity it names; a change under a running worker counts."""
         self.series.modelo_servido.clear()
         self.series.modelo_servido.labels(key=nueva, modelo_servido=modelo_servido).set(1)

@@ -26,15 +26,16 @@ class WorkerSensor(Sensor, Protocol):
     def on_dlq(self) -> None:
         """An input message went to the DLQ."""
 
-    def on_obsoleto(self) -> None:
+    def on_obsolete(self) -> None:
         """An event was superseded by a newer version of its SKU."""
 
     def on_decision(self, resultado: str) -> None:
         """A person's decision was handled: ``publicada``, ``obsoleta``, ``sin_publicacion`` or
         ``rechazada`` (``stream.flow.decisiones.Aplicacion``)."""
 
-    def on_sample(self) -> None:
-        """A published ficha was copied to the human-review sample."""
+    def on_sample(self, familia: str, muestreo: str) -> None:
+        """A published ficha of ``familia`` was copied to the human-review sample, by the draw
+        ``muestreo`` (``proporcion`` or ``minimo_diario``, ``stream.flow.muestreo``)."""
 
     def set_in_flight(self, n: int) -> None:
         """Fetched messages not yet fully handled."""
@@ -51,19 +52,19 @@ class WorkerSensor(Sensor, Protocol):
     def on_step_failure(self, step: str, transient: bool) -> None:
         """A worker step (``store``, ``graph``, ``produce``) failed and will be retried or not."""
 
-    def on_modo_puerta(self, modo: ModoPuerta, clave: str, familias: tuple[str, ...]) -> None:
+    def on_gate_mode(self, modo: ModoPuerta, clave: str, familias: tuple[str, ...]) -> None:
         """At start-up: the gate rule (``FICHAS_PUERTA``), the running key's id, the families."""
 
-    def set_puerta(self, familia: str, estado: EstadoPuerta | None) -> None:
+    def set_gate(self, familia: str, estado: EstadoPuerta | None) -> None:
         """The gate that governs ``familia`` now (None: closed, no record of the running key)."""
 
-    def set_retenida(self, familia: str, retenida: bool) -> None:
+    def set_gate_held(self, familia: str, retenida: bool) -> None:
         """Whether a person's hold closes ``familia``'s gate (or ``*``'s own) now."""
 
-    def set_puerta_suspendida(self, suspendida: bool) -> None:
+    def set_gates_suspended(self, suspendida: bool) -> None:
         """Every gate closed while the served model is not verified
         (``stream.gobierno.identidad``)."""
 
-    def on_clave(self, anterior: str, nueva: str, modelo_servido: str, cambio: bool) -> None:
+    def on_key(self, anterior: str, nueva: str, modelo_servido: str, cambio: bool) -> None:
         """The running key is now ``nueva`` (the server serves ``modelo_servido``); ``cambio``:
         the served model changed under a running worker (not its first reading)."""

@@ -45,6 +45,8 @@ METRIC_NAMES: frozenset[str] = frozenset(
         "fichas_puerta_k",
         "fichas_puerta_cota_inferior",
         "fichas_sin_garantia_total",
+        "fichas_sombra_total",
+        "fichas_muestra_minima_total",
         "fichas_puerta_sin_certificar",
         "fichas_puerta_retenida",
         "fichas_puerta_suspendida",
@@ -68,13 +70,13 @@ RESULTS = ("publicada", "revision_manual", "dlq", "obsoleto", "reentregada")
 # How the worker ended a person's decision (stream.flow.decisiones.Aplicacion).
 DECISION_RESULTS = ("publicada", "obsoleta", "sin_publicacion", "rechazada")
 AGENTS = ("generador", "evaluador")
-NODES = ("generar", "evaluar", "publicar", "descartar")
+NODES = ("generar", "evaluar", "publicar", "enviar_a_revision")
 LLM_ERROR_KINDS = ("connection", "timeout", "rate_limit", "server", "request", "invalid_output")
 TOKEN_TYPES = ("prompt", "completion")
 OTHER_CRITERION = "otro"
 STEPS = ("store", "graph", "produce")
 SCORE_STATES = ("present", "missing")
-FICHA_RESULTS = ("publicada", "revision_manual")
+OUTCOME_RESULTS = ("publicada", "revision_manual")
 
 # Why a routed event got no candidate run (stream.candidata.bucle), and why a started one wrote
 # nothing.
@@ -227,6 +229,19 @@ class Series:
             "fichas_sin_garantia",
             "Fichas whose code checks passed but that the gate alone sent to review",
             gate,
+            registry=r,
+        )
+        # v1.6: the blind shadow share of an open gate, and the sample's daily minimum.
+        self.sombra = Counter(
+            "fichas_sombra",
+            "Final fichas an open gate sent to review unpublished, for the blind shadow share",
+            gate,
+            registry=r,
+        )
+        self.muestra_minima = Counter(
+            "fichas_muestra_minima",
+            "Published fichas sampled only as the first of their family that UTC day",
+            ["family"],
             registry=r,
         )
         # The evaluator's score, read from the server's log-probabilities (grafo.puntuacion):

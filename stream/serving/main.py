@@ -62,7 +62,7 @@ async def serve(settings: Settings, on_started: Callable[[Worker], None] | None 
         await check_co_partitioned(settings)
         # The running key names the model that answers: read before the gate is resolved.
         clave = ClaveEnUso(settings, SIN_LEER, verificada=False)
-        identidad = VigiaIdentidad(settings, clave, on_clave=sensor.on_clave)
+        identidad = VigiaIdentidad(settings, clave, on_key=sensor.on_key)
         fallo = await identidad.primera()
         async with (
             seguir_puerta(settings, clave, sensor) as puerta,

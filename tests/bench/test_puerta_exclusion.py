@@ -1,7 +1,7 @@
 """``python -m bench.puerta_exclusion``: its check (5 approved and 5 rejected exclude in every
 order, or it exits) holds, and its table has every precision and horizon, each share inside
 its interval, never smaller at a longer horizon (an exclusion stays), and the coverable share
-the complement of the share excluded within ``MINIMO_PROPIO`` approvals."""
+the complement of the share excluded within ``MIRADA`` approvals."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import re
 
 import pytest
 
-from bench.puerta_exclusion import HORIZONTES, PRECISIONES
-from puerta.cobertura import MINIMO_PROPIO
+from bench.puerta_exclusion import HORIZONTES, MIRADA, PRECISIONES
 from tests.bench.conftest import ejecutar, salida
 
 TASA = re.compile(r"([\d.]+) \[([\d.]+), ([\d.]+)\]")
@@ -20,7 +19,7 @@ def test_puerta_exclusion_comprueba_y_tabula_cada_precision() -> None:
     texto = salida(ejecutar("bench.puerta_exclusion", "--secuencias", "40", "--semilla", "7"))
     assert "40 sequences per row, seed 7" in texto
     assert "5 approved / 5 rejected exclude in all 252 orders" in texto
-    assert f"| coverable at {MINIMO_PROPIO} |" in texto
+    assert f"| coverable at {MIRADA} |" in texto
     filas = {f.split("|")[1].strip(): f for f in texto.splitlines() if f.startswith("| 0.")}
     assert list(filas) == [str(p) for p in PRECISIONES]
     for fila in filas.values():
@@ -32,4 +31,4 @@ def test_puerta_exclusion_comprueba_y_tabula_cada_precision() -> None:
         excluidas = [t for t, _, _ in tasas[:-1]]
         assert excluidas == sorted(excluidas), fila
         cubribles = tasas[-1][0]
-        assert cubribles == pytest.approx(1 - excluidas[HORIZONTES.index(MINIMO_PROPIO)]), fila
+        assert cubribles == pytest.approx(1 - excluidas[HORIZONTES.index(MIRADA)]), fila

@@ -26,7 +26,7 @@ PROGRAMA = textwrap.dedent(
     antes = fidelidad._identificador.cache_info().currsize
     nodo = lambda state: {}
     nodos = SimpleNamespace(
-        generar=nodo, evaluar=nodo, publicar=nodo, descartar=nodo, modo_puerta="veredicto"
+        generar=nodo, evaluar=nodo, publicar=nodo, enviar_a_revision=nodo, modo_puerta="veredicto"
     )
     construir_grafo(nodos, 3, InMemorySaver())
     print(json.dumps({

@@ -25,12 +25,12 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
+import importlib
 import io
 import os
 import re
 import shlex
 import tempfile
-from collections.abc import Callable
 from contextlib import redirect_stderr
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +40,8 @@ from unittest import mock
 import pytest
 import yaml
 
-from harness.kustomize import renderizar
+from harness.entorno import entorno as entorno_de_prueba
+from harness.kustomize import renderizar, sin_hash
 from harness.pki import CertificateAuthority
 from infra.config import ConfigError, Settings, load_settings
 
@@ -70,33 +71,18 @@ SECRETOS_TLS_MUTUO = (*SECRETOS, K8S / "componentes" / "kafka-tls-mutuo" / "secr
 VARIABLE = re.compile(r"\$\{?(FICHAS_[A-Z0-9_]+)\}?")
 
 
-def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
-    """The parser of every command ``fichas`` hands over before its own (herramientas.cli.main);
-    the rest (worker, procesar, producir) are subcommands of the main parser."""
-    from herramientas import informe, migrar
-    from herramientas.calibrar import principal as calibrar
-    from herramientas.evaluar import principal as evaluar
-    from revision.web import app
-
-    return {
-        "revisor": app._parser,
-        "migrar": migrar._parser,
-        "calibrar": calibrar._parser,
-        "evaluar": evaluar._parser,
-        "informe": informe._parser,
-    }
-
-
 def analizar(argv: list[str]) -> str | None:
-    """Parse ``fichas ARGS`` as ``fichas`` would: None when it parses, argparse's error if not."""
+    """Parse ``fichas ARGS`` as ``fichas`` would (``herramientas.cli``'s table, then the
+    subcommand's own parser): None when it parses, argparse's error if not."""
     from herramientas import cli
 
     assert argv[0] == "fichas", argv
-    propios = _parsers()
-    if len(argv) > 1 and argv[1] in propios:
-        parser, args = propios[argv[1]](), argv[2:]
-    else:
+    subcomando = cli.subcomando_de(argv[1:])
+    if subcomando is None:
         parser, args = cli._parser(), argv[1:]
+    else:
+        modulo = importlib.import_module(subcomando.modulo)
+        parser, args = modulo._parser(), argv[1 + len(subcomando.palabras) :]
     salida = io.StringIO()
     try:
         with redirect_stderr(salida):
@@ -251,7 +237,7 @@ def problemas(
                 if falta is not None:
                     lineas.append(f"{c.donde}: {falta}")
                 entorno[variable] = _locales().get(variable, ruta)
-        propio = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+        propio = entorno_de_prueba()
         with mock.patch.dict(os.environ, {**propio, **entorno}, clear=True):
             try:
                 load_settings()
@@ -307,7 +293,7 @@ def _contenedor(objetos: list[dict[str, Any]], deployment: str) -> dict[str, Any
 
 def test_una_variable_desconocida_se_detecta():
     objetos, configmaps = _copia_produccion()
-    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    (cm,) = [o for o in configmaps if sin_hash(o["metadata"]["name"]) == "fichas-config"]
     cm["data"]["FICHAS_CONCURRENCIA_MAX"] = "64"
     lineas = problemas(objetos, configmaps)
     assert any("FICHAS_CONCURRENCIA_MAX is not a setting" in linea for linea in lineas), lineas
@@ -348,7 +334,7 @@ def test_un_valor_que_el_codigo_rechaza_se_detecta():
     objetos, configmaps = _copia_produccion()
     args = _contenedor(objetos, "fichas-revisor")["args"]
     args[args.index("--proxies") + 1] = "el-ingress"
-    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    (cm,) = [o for o in configmaps if sin_hash(o["metadata"]["name"]) == "fichas-config"]
     cm["data"]["FICHAS_CONCURRENCIA"] = "treinta y dos"
     lineas = problemas(objetos, configmaps)
     assert any("argument --proxies" in linea for linea in lineas), lineas
@@ -387,7 +373,7 @@ def test_un_fichero_que_ningun_volumen_monta_se_detecta():
 def test_un_fichero_que_el_secret_no_tiene_se_detecta():
     """A path inside the mount that names no key of the Secret (ca.pem for ca.crt)."""
     objetos, configmaps = _copia_produccion()
-    (cm,) = [o for o in configmaps if o["metadata"]["name"] == "fichas-config"]
+    (cm,) = [o for o in configmaps if sin_hash(o["metadata"]["name"]) == "fichas-config"]
     cm["data"]["FICHAS_KAFKA_CA_ARCHIVO"] = "/etc/fichas/kafka/ca/ca.pem"
     lineas = problemas(objetos, configmaps)
     assert len(lineas) == 4, lineas  # worker, revisor and both migrar read the ConfigMap

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from harness.acls import kafka_users, names_for
-from harness.kustomize import renderizar
+from harness.kustomize import renderizar, sin_hash
 from infra.config import Settings
 
 RAIZ = Path(__file__).resolve().parents[2]
@@ -28,26 +28,46 @@ EJEMPLOS = {
     "tls": K8S / "componentes" / "kafka-tls-mutuo" / "secretos.example.yaml",
 }
 RENDERS = {
-    "base": ("base", "base/calibrar", "scram"),
-    "produccion": ("overlays/produccion", "overlays/produccion/calibrar", "scram"),
-    "tls-mutuo": ("overlays/produccion-tls-mutuo", "overlays/produccion-tls-mutuo/calibrar", "tls"),
+    "base": ("base", ("base/calibrar", "base/operador"), "scram"),
+    "produccion": (
+        "overlays/produccion",
+        ("overlays/produccion/calibrar", "overlays/produccion/operador"),
+        "scram",
+    ),
+    "tls-mutuo": (
+        "overlays/produccion-tls-mutuo",
+        ("overlays/produccion-tls-mutuo/calibrar", "overlays/produccion-tls-mutuo/operador"),
+        "tls",
+    ),
 }
 # The workload of each component and the Secret its pods take the Kafka credentials from.
 COMPONENTES = {
     ("Deployment", "fichas"): "fichas-kafka-worker",
     ("Deployment", "fichas-revisor"): "fichas-kafka-revisor",
     ("Job", "fichas-calibrar"): "fichas-kafka-calibrar",
+    ("Pod", "fichas-operador"): "fichas-kafka-operador",
 }
+# Containers that read the user's files themselves (Kafka's tools, client.properties), with no
+# FICHAS_KAFKA_USUARIO.
+SIN_VARIABLES = {("fichas-operador", "kafka")}
 KEDA_SASL = {"PLAIN": "plaintext", "SCRAM-SHA-256": "scram_sha256", "SCRAM-SHA-512": "scram_sha512"}
 
 
 def _render(nombre: str) -> list[dict[str, Any]]:
-    despliegue, calibrar, _ = RENDERS[nombre]
-    return renderizar(K8S / despliegue) + renderizar(K8S / calibrar)
+    despliegue, aparte, _ = RENDERS[nombre]
+    unicos: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for d in (despliegue, *aparte):  # the Job and the toolbox render the deployment's ConfigMaps
+        for o in renderizar(K8S / d):
+            unicos.setdefault(
+                (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]), o
+            )
+    return list(unicos.values())
 
 
 def _uno(objetos: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
-    (objeto,) = [o for o in objetos if o["kind"] == kind and o["metadata"]["name"] == name]
+    (objeto,) = [
+        o for o in objetos if o["kind"] == kind and sin_hash(o["metadata"]["name"]) == name
+    ]
     return objeto
 
 
@@ -85,6 +105,7 @@ def test_la_tabla_de_la_guia_es_la_del_manifiesto():
         "fichas-revisor",
         "fichas-calibrar",
         "fichas-keda",
+        "fichas-operador",
     }
 
 
@@ -121,19 +142,22 @@ def test_cada_componente_entra_con_su_usuario(overlay: str):
         "tls": ("SSL", ""),
     }[modo]
     for (kind, nombre), secreto in COMPONENTES.items():
-        pod = _uno(objetos, kind, nombre)["spec"]["template"]["spec"]
+        objeto = _uno(objetos, kind, nombre)
+        pod = objeto["spec"] if kind == "Pod" else objeto["spec"]["template"]["spec"]
         volumenes = {v["name"]: v for v in pod["volumes"]}
         assert volumenes["kafka-usuario"]["secret"]["secretName"] == secreto
         assert volumenes["kafka-ca"]["secret"]["secretName"] == "fichas-kafka-ca"
         for c in [*pod.get("initContainers", []), *pod["containers"]]:
+            montados = {m["name"] for m in c["volumeMounts"]}
+            assert {"kafka-usuario", "kafka-ca"} <= montados, f"{nombre} {c['name']}"
+            if (nombre, c["name"]) in SIN_VARIABLES:
+                continue
             (ref,) = [
                 e["valueFrom"]["secretKeyRef"]
                 for e in c["env"]
                 if e["name"] == "FICHAS_KAFKA_USUARIO"
             ]
             assert (ref["name"], ref["key"]) == (secreto, "username"), f"{nombre} {c['name']}"
-            montados = {m["name"] for m in c["volumeMounts"]}
-            assert {"kafka-usuario", "kafka-ca"} <= montados, f"{nombre} {c['name']}"
         if modo == "scram":
             assert ejemplos[secreto]["username"] in usuarios
         else:  # the user is the certificate's subject: no username, or SSL would refuse it

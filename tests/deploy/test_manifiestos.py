@@ -39,6 +39,7 @@ import yaml
 
 from harness import kustomize
 from harness.contenedor import instrucciones_dockerfile
+from harness.kustomize import sin_hash
 from infra.config import Settings
 
 RAIZ = Path(__file__).resolve().parents[2]
@@ -133,6 +134,8 @@ VARIABLES_ANADIDAS = [
     "FICHAS_CANDIDATA_CONCURRENCIA",
     "FICHAS_CANDIDATA_PROPORCION",
     "FICHAS_KAFKA_ESPERA_S",
+    "FICHAS_MUESTRA_MINIMA_DIA",
+    "FICHAS_SOMBRA_PROPORCION",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -231,7 +234,9 @@ def render_produccion() -> tuple[dict[str, Any], ...]:
 
 def uno(objetos: tuple[dict[str, Any], ...], kind: str, name: str | None = None) -> dict[str, Any]:
     hits = [
-        o for o in objetos if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+        o
+        for o in objetos
+        if o["kind"] == kind and (name is None or sin_hash(o["metadata"]["name"]) == name)
     ]
     assert len(hits) == 1, f"se esperaba un {kind} {name or ''}, hay {len(hits)}"
     return hits[0]
@@ -289,10 +294,29 @@ def validar_objeto(doc: dict[str, Any]) -> None:
     if "/" in api and api.split("/")[0].endswith((".coreos.com", "keda.sh", "strimzi.io")):
         validar_crd(doc)
         return
+    if api == "postgresql.cnpg.io/v1":
+        validar_cluster_cnpg(doc)
+        return
     try:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
     except kubernetes_validate.ValidationError as e:
         pytest.fail(f"{doc['kind']}/{doc['metadata'].get('name')}: {e.message} en {list(e.path)}")
+
+
+def validar_cluster_cnpg(doc: dict[str, Any]) -> None:
+    """The CloudNativePG Cluster of k8s/componentes/postgres-cnpg: its CRD is not copied here
+    (tests/deploy/datos/crds/README.md), so only the fields the Component sets, with the types
+    CloudNativePG's documentation gives them."""
+    assert doc["kind"] == "Cluster", doc["kind"]
+    spec = doc["spec"]
+    conocidos = {"instances", "imageName", "primaryUpdateStrategy", "storage", "bootstrap"}
+    conocidos |= {"postgresql", "resources"}
+    assert set(spec) <= conocidos, set(spec) - conocidos
+    assert isinstance(spec["instances"], int) and spec["instances"] >= 1
+    assert spec["primaryUpdateStrategy"] in ("unsupervised", "supervised")
+    assert isinstance(spec["storage"]["size"], str)
+    assert set(spec["bootstrap"]["initdb"]) <= {"database", "owner", "secret"}
+    assert all(isinstance(v, str) for v in spec["postgresql"]["parameters"].values())
 
 
 def _endurecer(esquema: Any) -> Any:
@@ -381,9 +405,14 @@ def test_kubectl_kustomize_renderiza_lo_mismo(overlay: Path):
 
 def test_kustomize_produce_los_objetos_esperados():
     claves = {
-        (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in render_base()
+        (o["kind"], o["metadata"].get("namespace"), sin_hash(o["metadata"]["name"]))
+        for o in render_base()
     }
     esperadas = {
+        ("Namespace", None, "fichas"),
+        ("NetworkPolicy", "fichas", "fichas-calibrar"),
+        ("NetworkPolicy", "fichas", "fichas-operador"),
+        ("KafkaUser", "kafka", "fichas-operador"),
         ("ServiceAccount", "fichas", "fichas"),
         ("ConfigMap", "fichas", "fichas-config"),
         ("Deployment", "fichas", "fichas"),
@@ -460,7 +489,7 @@ def test_deployment_del_worker():
     montajes = {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
     assert "emptyDir" in montajes["/tmp"]
     assert "emptyDir" in montajes[cm["FICHAS_DATA_DIR"]]
-    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    assert [sin_hash(e["configMapRef"]["name"]) for e in c["envFrom"]] == ["fichas-config"]
     # Las etiquetas del pod casan con Service, PDB, NetworkPolicy y ServiceMonitor.
     etiquetas = dep["spec"]["template"]["metadata"]["labels"]
     assert dep["spec"]["selector"]["matchLabels"].items() <= etiquetas.items()
@@ -579,7 +608,9 @@ def test_scaledobject_por_retraso_de_kafka(render):
         for o in objetos
         if o["kind"] == "KafkaTopic" and o["spec"]["topicName"] == cm["FICHAS_TOPIC_ENTRADA"]
     )
-    assert so["spec"]["maxReplicaCount"] == entrada["spec"]["partitions"]
+    # at most one consumer per partition; the overlay keeps it to one vLLM server's share
+    # (docs/despliegue.md, "Capacidad"; tests/deploy/test_componentes.py checks the rule)
+    assert so["spec"]["maxReplicaCount"] <= entrada["spec"]["partitions"]
     assert 1 <= so["spec"]["minReplicaCount"] <= so["spec"]["maxReplicaCount"]
     # KEDA (its HPA) owns the worker's replicas: a number in the Deployment would be put back by
     # every `kubectl apply` and fight the autoscaler.
@@ -605,10 +636,15 @@ def test_revisor_en_k8s():
     assert c["args"][c["args"].index("--host") + 1] == "0.0.0.0"
     puerto = int(c["args"][c["args"].index("--port") + 1])
     assert "--cookie-segura" in c["args"]
-    assert c["ports"] == [{"name": "http", "containerPort": puerto, "protocol": "TCP"}]
-    assert c["readinessProbe"]["httpGet"] == {"path": "/health/ready", "port": "http"}
-    assert c["livenessProbe"]["httpGet"] == {"path": "/health/live", "port": "http"}
-    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    interno = int(c["args"][c["args"].index("--metricas-puerto") + 1])
+    assert c["ports"] == [
+        {"name": "http", "containerPort": puerto, "protocol": "TCP"},
+        {"name": "metricas", "containerPort": interno, "protocol": "TCP"},
+    ]
+    # probes and Prometheus on the internal port, which the Ingress does not route
+    assert c["readinessProbe"]["httpGet"] == {"path": "/health/ready", "port": "metricas"}
+    assert c["livenessProbe"]["httpGet"] == {"path": "/health/live", "port": "metricas"}
+    assert [sin_hash(e["configMapRef"]["name"]) for e in c["envFrom"]] == ["fichas-config"]
     assert [e["name"] for e in c["env"]] == ["FICHAS_POSTGRES_DSN", "FICHAS_KAFKA_USUARIO"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert c["securityContext"]["readOnlyRootFilesystem"] is True
@@ -618,7 +654,9 @@ def test_revisor_en_k8s():
     assert svc["spec"]["ports"][0]["targetPort"] == "http"
     sm = uno(objetos, "ServiceMonitor", "fichas-revisor")
     assert sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
-    assert sm["spec"]["endpoints"][0]["port"] == "http"
+    assert sm["spec"]["endpoints"][0]["port"] == "metricas"
+    puertos_svc = {p["name"]: p["targetPort"] for p in svc["spec"]["ports"]}
+    assert puertos_svc == {"http": "http", "metricas": "metricas"}
     # El ServiceMonitor y la NetworkPolicy del worker no seleccionan la app, ni al revés.
     worker = uno(objetos, "Deployment", "fichas")["spec"]["template"]["metadata"]["labels"]
     assert (
@@ -628,8 +666,14 @@ def test_revisor_en_k8s():
     np_ = uno(objetos, "NetworkPolicy", "fichas-revisor")
     assert np_["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
     assert not np_["spec"]["podSelector"]["matchLabels"].items() <= worker.items()
-    entrada = {(p["protocol"], p["port"]) for r in np_["spec"]["ingress"] for p in r["ports"]}
-    assert entrada == {("TCP", puerto)}
+    # the Ingress reaches the pages only, Prometheus the internal port only
+    entrada = [
+        (f["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"], p["port"])
+        for r in np_["spec"]["ingress"]
+        for f in r["from"]
+        for p in r["ports"]
+    ]
+    assert entrada == [("ingress-nginx", puerto), ("monitoring", interno)]
     salida = {(p["protocol"], p["port"]) for r in np_["spec"]["egress"] for p in r["ports"]}
     assert salida == {("TCP", 9093), ("TCP", 5432), ("UDP", 53), ("TCP", 53)}
     prod = uno(render_produccion(), "Deployment", "fichas-revisor")
@@ -700,6 +744,7 @@ SUPUESTOS_DE_LA_BASE = {
     "ingress-class": "nginx",
     "revisor-host": "revision.fichas.example",
     "revisor-proxies": "10.0.0.0/8",
+    "runbook-base": "https://runbook.fichas.example",
 }
 
 
@@ -725,6 +770,7 @@ def _nombres_del_cluster(objetos: list[dict[str, Any]]) -> dict[str, set[str]]:
                 "fichas": ["monitoring-namespace"],
                 "fichas-revisor": ["ingress-namespace", "monitoring-namespace"],
                 "fichas-calibrar": [],  # nobody calls the Job
+                "fichas-operador": [],  # nor the toolbox
             }[md["name"]]
             assert len(desde) == len(claves), md["name"]
             for clave, f in zip(claves, desde, strict=True):
@@ -737,6 +783,11 @@ def _nombres_del_cluster(objetos: list[dict[str, Any]]) -> dict[str, set[str]]:
             res["monitoring-namespace"].add(md["namespace"])
         elif kind in {"ServiceMonitor", "PrometheusRule"}:
             res["prometheus-release"].add(md["labels"]["release"])
+            for grupo in o["spec"].get("groups", []):
+                for regla in grupo["rules"]:
+                    enlace = regla.get("annotations", {}).get("runbook_url")
+                    if enlace:
+                        res["runbook-base"].add(enlace.partition("/docs/")[0])
         elif kind == "Ingress":
             res["ingress-class"].add(o["spec"]["ingressClassName"])
             res["revisor-host"] |= {r["host"] for r in o["spec"]["rules"]}
@@ -766,6 +817,7 @@ def test_el_overlay_cambia_cada_nombre_del_cluster_en_un_solo_fichero(tmp_path: 
     otros = {k: f"otro-{i}" for i, k in enumerate(SUPUESTOS_DE_LA_BASE)}
     otros["revisor-proxies"] = "192.168.7.0/24"
     otros["revisor-host"] = "revisar.ejemplo.interno"
+    otros["runbook-base"] = "https://git.ejemplo.interno/catalogo/fichas/blob/v9"
     ruta = copia / "overlays" / "produccion" / "entorno" / "entorno.yaml"
     entorno = yaml.safe_load(ruta.read_text(encoding="utf-8"))
     entorno["data"] = otros
@@ -800,7 +852,7 @@ def test_job_de_calibrar():
     assert c["command"] == ["/bin/sh", "-c"] and guion.startswith("fichas calibrar ")
     # An audit never publishes unless asked (issue 38): the default Job prints, writes nothing.
     assert "--dry-run" in guion and "--publicar" not in guion
-    assert c["envFrom"] == [{"configMapRef": {"name": "fichas-config"}}]
+    assert [sin_hash(e["configMapRef"]["name"]) for e in c["envFrom"]] == ["fichas-config"]
     secretos = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c["env"]}
     assert secretos == {
         "FICHAS_LLM_API_KEY": {"name": "fichas-secretos", "key": "llm-api-key"},
@@ -823,7 +875,8 @@ def test_job_de_calibrar():
         selector = o["spec"].get("selector") or o["spec"]["podSelector"]
         selector = selector.get("matchLabels", selector)
         assert not selector.items() <= etiquetas.items(), kind
-    np_ = uno(tuple(base), "NetworkPolicy", "fichas-calibrar")
+    # its NetworkPolicy comes with the deployment (k8s/base/redes), not with the Job's overlay
+    np_ = uno(objetos, "NetworkPolicy", "fichas-calibrar")
     assert np_["spec"]["podSelector"]["matchLabels"].items() <= etiquetas.items()
     assert np_["spec"]["ingress"] == []
     assert np_["spec"]["egress"] == uno(objetos, "NetworkPolicy", "fichas")["spec"]["egress"]
@@ -851,7 +904,8 @@ def test_el_job_que_publica_se_llama_asi():
     sin_orden = {k: v for k, v in c.items() if k != "args"}
     assert sin_orden == {k: v for k, v in c_prod.items() if k != "args"}
     assert job["spec"]["podFailurePolicy"] == prod["spec"]["podFailurePolicy"]
-    assert uno(tuple(objetos), "NetworkPolicy", "fichas-calibrar")
+    # its NetworkPolicy is the deployment's; its ConfigMaps are the deployment's too
+    assert sorted(o["kind"] for o in objetos) == ["ConfigMap", "ConfigMap", "Job"]
 
 
 def test_la_imagen_lleva_lo_que_leen_los_comandos():
@@ -883,15 +937,17 @@ def test_los_comentarios_de_despliegue_apuntan_dentro_del_repositorio():
         texto = f.read_text(encoding="utf-8")
         assert "/work/" not in texto, f
         for ruta in re.findall(r"[A-Za-z0-9_./-]+\.md\b", texto):
+            if ruta.startswith("//"):
+                continue  # a URL (runbook_url under its base), checked in test_componentes
             assert (RAIZ / ruta).is_file(), f"{f.relative_to(RAIZ)} cita {ruta}"
 
 
 def test_overlay_produccion():
     dep = uno(render_produccion(), "Deployment", "fichas")
     (c,) = dep["spec"]["template"]["spec"]["containers"]
-    assert re.fullmatch(r"[^:]+/fichas:\d+\.\d+\.\d+", c["image"]), c["image"]
+    assert re.fullmatch(r"[^:@]+/fichas@sha256:[0-9a-f]{64}", c["image"]), c["image"]
     assert "replicas" not in dep["spec"], "KEDA decides the worker's replicas"
-    assert uno(render_produccion(), "ScaledObject", "fichas")["spec"]["minReplicaCount"] == 4
+    assert uno(render_produccion(), "ScaledObject", "fichas")["spec"]["maxReplicaCount"] == 4
     assert c["resources"]["limits"]["memory"] == "2Gi"
     # El parche no borra lo que la base pone en el contenedor.
     assert c["readinessProbe"]["httpGet"]["path"] == "/health/ready"
@@ -901,7 +957,15 @@ def test_overlay_produccion():
 
 
 def test_prometheusrule_igual_que_alertas_yml():
+    """The same rules; each runbook_url under the generator's base (entorno.yaml replaces it)."""
     pr = uno(render_base(), "PrometheusRule", "fichas")
+    base = "https://runbook.fichas.example/"
+    for grupo in pr["spec"]["groups"]:
+        for regla in grupo["rules"]:
+            anotaciones = regla.get("annotations", {})
+            if "runbook_url" in anotaciones:
+                assert anotaciones["runbook_url"].startswith(base), anotaciones["runbook_url"]
+                anotaciones["runbook_url"] = anotaciones["runbook_url"].removeprefix(base)
     assert pr["spec"]["groups"] == yaml.safe_load(ALERTAS.read_text(encoding="utf-8"))["groups"], (
         "k8s/base/worker/prometheusrule.yaml desactualizado: "
         "python deploy/generar_prometheusrule.py"
@@ -1323,6 +1387,30 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
         [("40m", False), ("100m", False)],
     ),
     (
+        # v1.6: with the gate open, 25 % to review of which 10 points are the blind shadow share
+        # (fichas_sombra_total): 15 % not on purpose, under 20 %: nothing fires. Without the
+        # share's series (a worker before v1.6) the same 25 % fires.
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+5x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+15x120"),
+            ('fichas_sombra_total{family="zapatillas",key="k1"}', "0+2x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
+        ],
+        [("40m", False), ("100m", False)],
+    ),
+    (
+        "FichasRevisionManualAlta",
+        [
+            (_SALIDAS.format(f="zapatillas", r="revision_manual"), "0+5x120"),
+            (_SALIDAS.format(f="zapatillas", r="publicada"), "0+15x120"),
+            ('fichas_puerta_abierta{family="zapatillas",key="k1"}', "1x120"),
+            ('fichas_puerta_sin_certificar{instance="w1"}', "0x120"),
+        ],
+        [("40m", True)],
+    ),
+    (
         # FICHAS_PUERTA=veredicto (sin puerta): el 30 % a revisión dispara como antes.
         "FichasRevisionManualAlta",
         [
@@ -1427,6 +1515,38 @@ CASOS_ALERTAS: list[tuple[str, list[tuple[str, str]], list[tuple[str, bool]]]] =
             ('up{job="fichas",instance="worker-2:9100"}', "1x22"),
         ],
         [("3m", False), ("15m", True)],
+    ),
+    (
+        "FichasRevisorCaido",
+        [
+            ('up{job="fichas-revisor",instance="revisor-1:8080"}', "1 1 0x20"),
+            ('up{job="fichas-revisor",instance="revisor-2:8080"}', "1 1 0x20"),
+        ],
+        [("3m", False), ("15m", True)],
+    ),
+    (
+        "FichasRevisorCaido",
+        [
+            ('up{job="fichas-revisor",instance="revisor-1:8080"}', "1 1 0x20"),
+            ('up{job="fichas-revisor",instance="revisor-2:8080"}', "1x22"),
+        ],
+        [("15m", False)],
+    ),
+    (
+        "FichasCertificadorSinTitular",
+        [
+            ('fichas_revision_certificador_titular{instance="revisor-1:8080"}', "1 1 0x20"),
+            ('fichas_revision_certificador_titular{instance="revisor-2:8080"}', "0x22"),
+        ],
+        [("2m", False), ("10m", True)],
+    ),
+    (
+        "FichasCertificadorSinTitular",
+        [
+            ('fichas_revision_certificador_titular{instance="revisor-1:8080"}', "1 1 0x20"),
+            ('fichas_revision_certificador_titular{instance="revisor-2:8080"}', "0 0 0 1x20"),
+        ],
+        [("10m", False)],
     ),
     (
         "FichasRevisionPrecisionBaja",
@@ -1711,7 +1831,16 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_puerta_muestra": ("gauge", ("family", "key")),
         "fichas_revision_puerta_errores": ("gauge", ("family", "key")),
         "fichas_revision_puerta_bajo_objetivo": ("gauge", ("family", "key")),
-        "fichas_revision_puertas_cerradas_total": ("counter", ("family", "key")),
+        "fichas_revision_puertas_cerradas_total": ("counter", ("family", "key", "reason")),
+        # v1.6: the change detector and the sample's verdicts in publication order.
+        "fichas_revision_puerta_detector_log_r": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_detector_umbral_log": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_muestra_pendientes": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_muestra_retenidos": ("gauge", ("family", "key")),
+        "fichas_revision_puerta_muestra_bloqueo_segundos": (
+            "gauge",
+            ("family", "key", "event_id"),
+        ),
         "fichas_revision_recall": ("gauge", ("family",)),
         # The gate that opens itself (revision/certificador/apertura.py).
         "fichas_revision_apertura_evidencia_log10": ("gauge", ("family", "key")),
@@ -1728,6 +1857,8 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_revision_familia_gobierno": ("gauge", ("family", "key", "gate", "reason")),
         "fichas_revision_familia_aprobaciones_propias": ("gauge", ("family", "key")),
         "fichas_revision_familia_exclusion_log10": ("gauge", ("family", "key")),
+        "fichas_revision_familia_cobertura_log10": ("gauge", ("family", "key")),
+        "fichas_revision_puertas_en_juego": ("gauge", ("kind",)),
         "fichas_revision_coberturas_total": ("counter", ("family", "key", "kind")),
         "fichas_revision_certificador_titular": ("gauge", ()),
         "fichas_revision_certificador_rondas_total": ("counter", ()),
@@ -1758,6 +1889,11 @@ def test_metricas_md_lista_lo_acordado():
         "fichas_candidata_llm_calls_total": ("counter", ("agent",)),
         "fichas_candidata_llm_calls_per_event": ("histogram", ()),
         "fichas_candidata_key_info": ("gauge", ("key", "modelo_servido")),
+        # Issue 47: the blind shadow share of an open gate, the sample's daily minimum.
+        "fichas_sombra_total": ("counter", ("family", "key")),
+        "fichas_muestra_minima_total": ("counter", ("family",)),
+        "fichas_revision_sombra_cerradas": ("gauge", ("family", "key", "state")),
+        "fichas_revision_obsoletas_proporcion": ("gauge", ("family", "key")),
     }
 
 

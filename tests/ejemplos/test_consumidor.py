@@ -19,8 +19,10 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from esquemas import Ficha, FichaPublicada
 from esquemas.wire import cabeceras_resultado
+from harness.estados_puerta import clave_fake
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics
+from harness.version_siguiente import completos, siguiente
 from infra.kafka.topics import COMPACTED
 
 pytestmark = pytest.mark.kafka
@@ -43,6 +45,16 @@ def _publicada(sku: str, version: int, event_id: str | None = None) -> dict[str,
         publicada_en=datetime(2026, 11, 30, tzinfo=UTC),
     )
     return valor.model_dump(mode="json", exclude={"origen"})
+
+
+# A FichaPublicada as the contract's next minor version could write it (v1.6, "Readers never
+# fail open"): every object with a field the schema does not name, and a value new to each of
+# its closed lists (the person's decision kind, the evaluator mode of the key).
+SIGUIENTE = siguiente(
+    FichaPublicada,
+    completos(clave_fake(), sku="E")["FichaPublicada"],
+    {"revision.decision": "aprobada_ciega", "clave.modo_evaluador": "jurado"},
+)
 
 
 def _record(valor: dict[str, Any], **cabeceras: str) -> Record:
@@ -114,6 +126,8 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
             _record(_publicada("C", 9), esquema_version="2.0"),  # a major this code predates
             _record(_publicada("C", 8) | {"ficha": None}, event_id="C-roto"),  # fails the schema
             _record(_publicada("C", 1)),
+            # the next minor version: a field at every level, values its lists do not hold
+            _record(SIGUIENTE, esquema_version="1.7"),
         ],
     )
     salida = tmp_path / "catalogo.json"
@@ -138,14 +152,16 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
         al_dia = lineas.siguiente()
         assert al_dia == {
             "evento": "al_dia",
-            "skus": 3,
-            "leidos": 8,
+            "skus": 4,
+            "leidos": 9,
             "duplicados": 1,
             "antiguos": 1,
             "ajenos": 1,
             "invalidos": 1,
+            "desconocidos": 1,
         }
-        assert _catalogo(salida) == {"A": 2, "B": 3, "C": 1}
+        assert _catalogo(salida) == {"A": 2, "B": 3, "C": 1, "E": 1}
+        assert json.loads(salida.read_text())["E"] == SIGUIENTE
         # Live: new versions update the catalogue; a repeated one changes nothing.
         a3 = _publicada("A", 3)
         await _escribir(
@@ -157,7 +173,7 @@ async def test_reconstruye_el_catalogo_y_sigue_en_vivo(kafka: KafkaBroker, tmp_p
             {"evento": "cambio", "sku": "D", "version": 1},
         ]
         deadline = time.monotonic() + 10
-        while _catalogo(salida) != {"A": 3, "B": 3, "C": 1, "D": 1}:
+        while _catalogo(salida) != {"A": 3, "B": 3, "C": 1, "D": 1, "E": 1}:
             assert time.monotonic() < deadline, _catalogo(salida)
             time.sleep(0.2)
         assert json.loads(salida.read_text())["A"] == a3

@@ -1,13 +1,10 @@
-"""The wire format (``esquemas.wire``): value bytes, headers per record kind, tolerant reading."""
+"""The wire format (``esquemas.wire``): value bytes and headers per record kind."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
-from pydantic import ValidationError
-
-from esquemas import DecisionRevision, EstadoPuerta, FichaPublicada
+from esquemas import EstadoPuerta
 from esquemas.estado_puerta import ClavePuerta
 from esquemas.wire import (
     cabeceras_decision,
@@ -15,7 +12,6 @@ from esquemas.wire import (
     cabeceras_rechazo,
     cabeceras_resultado,
     encode_value,
-    known_fields,
 )
 
 EVENTO = {"event_id": "e-1", "sku": "ZAP-1", "version": 12, "otro": "no va en cabeceras"}
@@ -116,12 +112,3 @@ def test_la_dlq_reenvia_las_cabeceras_originales_y_nombra_su_esquema() -> None:
         ("esquema", b"EventoRechazado"),
         ("esquema_version", b"1.6"),
     ]
-
-
-def test_el_lector_tolerante_ignora_los_campos_que_el_modelo_no_conoce() -> None:
-    publicada = {"sku": "ZAP-1", "campo_de_la_v2": 1, "version": 3}
-    assert known_fields(publicada, FichaPublicada) == {"sku": "ZAP-1", "version": 3}
-    # Not an object: left as it is, so the model refuses it with its own words.
-    assert known_fields([1, 2], DecisionRevision) == [1, 2]
-    with pytest.raises(ValidationError):
-        DecisionRevision.model_validate(known_fields([1, 2], DecisionRevision))

@@ -22,6 +22,7 @@ def _estado(
     puntuacion: float | None = None,
     puerta: dict[str, Any] | None = None,
     comprobaciones: dict[str, Any] | None = OK,
+    sombra: bool | None = None,
 ) -> Any:
     estado: dict[str, Any] = {
         "veredicto": {"aprobada": aprobada, "problemas": [], "puntuacion": puntuacion},
@@ -29,6 +30,8 @@ def _estado(
         "invalida": {"agente": "evaluador", "detalle": "x"} if invalida else None,
         "puerta": puerta,
     }
+    if sombra is not None:  # absent in checkpoints older than v1.6: not in the share
+        estado["sombra"] = sombra
     if comprobaciones is not None:
         estado["comprobaciones"] = comprobaciones
     return estado
@@ -42,11 +45,11 @@ def _estado(
         (True, 3, 3, False, "publicar"),
         (False, 1, 3, False, "generar"),
         (False, 2, 3, False, "generar"),
-        (False, 3, 3, False, "descartar"),
-        (False, 4, 3, False, "descartar"),
-        (False, 1, 1, False, "descartar"),
-        (True, 1, 3, True, "descartar"),
-        (False, 1, 3, True, "descartar"),
+        (False, 3, 3, False, "enviar_a_revision"),
+        (False, 4, 3, False, "enviar_a_revision"),
+        (False, 1, 1, False, "enviar_a_revision"),
+        (True, 1, 3, True, "enviar_a_revision"),
+        (False, 1, 3, True, "enviar_a_revision"),
     ],
 )
 def test_decidir_modo_veredicto(
@@ -79,22 +82,28 @@ CERTIFICADA = [
         dict(aprobada=True, puntuacion=UMBRAL - 1e-9, puerta=PUERTA),
         1,
         3,
-        "descartar",
+        "enviar_a_revision",
         id="s=umbral-eps",
     ),
     # no score is "not approvable", even at λ = 0: kills "None counts as 0" and "None passes".
     pytest.param(
-        dict(aprobada=True, puntuacion=None, puerta=PUERTA), 1, 3, "descartar", id="sin-puntuacion"
+        dict(aprobada=True, puntuacion=None, puerta=PUERTA),
+        1,
+        3,
+        "enviar_a_revision",
+        id="sin-puntuacion",
     ),
     pytest.param(
         dict(aprobada=True, puntuacion=None, puerta={"umbral": 0.0}),
         1,
         3,
-        "descartar",
+        "enviar_a_revision",
         id="sin-puntuacion-l0",
     ),
     # the judge rejects on the last attempt: review; kills "intentos > max" for ">=".
-    pytest.param(dict(puntuacion=0.5, puerta=PUERTA), 3, 3, "descartar", id="ultimo-intento"),
+    pytest.param(
+        dict(puntuacion=0.5, puerta=PUERTA), 3, 3, "enviar_a_revision", id="ultimo-intento"
+    ),
     pytest.param(dict(puntuacion=0.5, puerta=PUERTA), 2, 3, "generar", id="penultimo-intento"),
     # code failure with an open gate and a high score retries: kills "publish on score
     # alone" (the code checks must veto).
@@ -109,7 +118,7 @@ CERTIFICADA = [
         dict(puntuacion=0.99, puerta=PUERTA, comprobaciones=FALLA),
         3,
         3,
-        "descartar",
+        "enviar_a_revision",
         id="codigo-falla-ultimo",
     ),
     # no code checks recorded is not "they passed": kills "missing checks = passed".
@@ -117,7 +126,7 @@ CERTIFICADA = [
         dict(aprobada=True, puntuacion=0.99, puerta=PUERTA, comprobaciones=None),
         1,
         3,
-        "descartar",
+        "enviar_a_revision",
         id="sin-comprobaciones",
     ),
     # closed gate (shadow mode): the loop still retries a rejection; kills the v1.2 rule
@@ -130,11 +139,11 @@ CERTIFICADA = [
         "generar",
         id="cerrada-codigo-falla",
     ),
-    pytest.param(dict(puntuacion=0.2, puerta=None), 3, 3, "descartar", id="cerrada-ultimo"),
+    pytest.param(dict(puntuacion=0.2, puerta=None), 3, 3, "enviar_a_revision", id="cerrada-ultimo"),
     # closed gate, the judge approves: review, never published; kills "closed gate falls back
     # to the judge's yes".
     pytest.param(
-        dict(aprobada=True, puntuacion=1.0, puerta=None), 1, 3, "descartar", id="cerrada-si"
+        dict(aprobada=True, puntuacion=1.0, puerta=None), 1, 3, "enviar_a_revision", id="cerrada-si"
     ),
     # where the final ficha goes, the score decides, not the judge's yes/no: kills
     # "certificada publishes on aprobada". A rejection still retries first: kills "retries
@@ -147,7 +156,31 @@ CERTIFICADA = [
     ),
     # an invalid answer goes to review whatever the gate: kills a dropped invalida check.
     pytest.param(
-        dict(invalida=True, puntuacion=0.99, puerta=PUERTA), 1, 3, "descartar", id="invalida"
+        dict(invalida=True, puntuacion=0.99, puerta=PUERTA),
+        1,
+        3,
+        "enviar_a_revision",
+        id="invalida",
+    ),
+    # v1.6, the blind shadow share: an open gate's final ficha in the share goes to review
+    # whatever its score (kills "the share is ignored" and "the share only takes fichas under
+    # λ"); it never stops a retry (kills "the share ends the loop early").
+    pytest.param(
+        dict(aprobada=True, puntuacion=0.99, puerta=PUERTA, sombra=True),
+        1,
+        3,
+        "enviar_a_revision",
+        id="sombra-s-alta",
+    ),
+    pytest.param(
+        dict(aprobada=True, puntuacion=0.99, puerta=PUERTA, sombra=False),
+        1,
+        3,
+        "publicar",
+        id="fuera-de-sombra",
+    ),
+    pytest.param(
+        dict(puntuacion=0.99, puerta=PUERTA, sombra=True), 1, 3, "generar", id="sombra-no"
     ),
 ]
 
@@ -182,7 +215,7 @@ def test_la_puerta_no_cambia_los_reintentos(
     }
     reintenta = {nombre: ruta == "generar" for nombre, ruta in rutas.items()}
     assert len(set(reintenta.values())) == 1, rutas
-    assert rutas["cerrada"] in {"generar", "descartar"}
+    assert rutas["cerrada"] in {"generar", "enviar_a_revision"}
 
 
 def test_decidir_es_pura() -> None:
@@ -195,7 +228,9 @@ def test_decidir_es_pura() -> None:
 def test_tras_generar() -> None:
     assert tras_generar({"invalida": None}) == "evaluar"
     assert tras_generar({}) == "evaluar"
-    assert tras_generar({"invalida": {"agente": "generador", "detalle": "x"}}) == "descartar"
+    assert (
+        tras_generar({"invalida": {"agente": "generador", "detalle": "x"}}) == "enviar_a_revision"
+    )
 
 
 def test_forzar_rechazo_veta_la_aprobacion_del_evaluador() -> None:

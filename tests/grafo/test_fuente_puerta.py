@@ -15,6 +15,7 @@ from langchain_core.messages import HumanMessage
 
 from esquemas import EventoCambio, FichaEnRevision, FichaPublicada
 from esquemas.estado_puerta import ClavePuerta, PuertaAplicada
+from esquemas.sombra import en_muestra_sombra
 from grafo import (
     Agentes,
     LLMSettings,
@@ -32,6 +33,7 @@ from grafo.mensajes import prompt_evaluador, prompt_evaluador_rubrica, prompt_ge
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.procesador import abrir_procesador
+from stream.flow.muestreo import sampled
 
 FICHA = {"titulo": "Zapatilla Runner X2", "descripcion": "Zapatilla ligera.", "atributos": {}}
 
@@ -106,7 +108,7 @@ class _Fuente:
 
 
 def _nodos(modo: Any = "certificada", fuente: Any = None) -> Nodos:
-    # publicar, descartar and the gate snapshot never call the agents.
+    # publicar, enviar_a_revision and the gate snapshot never call the agents.
     return Nodos(
         cast(Agentes, None),
         modelo="fake",
@@ -172,7 +174,7 @@ def test_publicar_en_modo_veredicto_sin_puerta() -> None:
 )
 def test_motivo_de_revision(modo: Any, ok: bool, invalida: bool, motivo: str) -> None:
     extra = {"invalida": {"agente": "evaluador", "detalle": "x"}} if invalida else {}
-    salida = _nodos(modo).descartar(_estado(0.4, ok, **extra))["salida"]
+    salida = _nodos(modo).enviar_a_revision(_estado(0.4, ok, **extra))["salida"]
     assert FichaEnRevision.model_validate(salida["evento"]).motivo == motivo
 
 
@@ -272,6 +274,96 @@ async def test_la_puerta_se_lee_en_cada_evaluacion(fake_llm: FakeLLM, data_dir: 
         pytest.approx(0.6),
         pytest.approx(0.99),
     ]
+
+
+# -- v1.6: the blind shadow share of an open gate ---------------------------------------------
+
+
+def test_la_parte_ciega_es_un_hash_propio_independiente_de_la_muestra() -> None:
+    """The share is its own draw: about the proportion asked, pinned (a change would move
+    which events every deployed worker holds back), and independent of the publication
+    sample's bare-id hash (both at 50 %: the joint share is about a quarter)."""
+    ids = [f"ev-{i}" for i in range(4000)]
+    en_sombra = {i for i in ids if en_muestra_sombra(i, 0.05)}
+    assert 150 <= len(en_sombra) <= 250  # 200 expected; outside is a 5-sigma miss
+    assert [i for i in ids[:200] if en_muestra_sombra(i, 0.05)] == SOMBRA_PRIMEROS_200
+    assert all(en_muestra_sombra(i, 1.0) for i in ids) and not any(
+        en_muestra_sombra(i, 0.0) for i in ids
+    )
+    ambas = sum(1 for i in ids if en_muestra_sombra(i, 0.5) and sampled(i, 0.5))
+    assert 880 <= ambas <= 1120  # 1000 expected if independent; 0 or 2000 if the same hash
+
+
+SOMBRA_PRIMEROS_200 = ["ev-60", "ev-105", "ev-115", "ev-158", "ev-195", "ev-196"]
+
+
+def test_enviar_a_revision_marca_la_parte_ciega_solo_cuando_toca() -> None:
+    """``muestra_sombra`` is written, true, only on a ficha held for the share; every other
+    record stays as v1.5 subscribers know it (no key at all)."""
+    puerta = _aplicada().model_dump(mode="json")
+    marcada = _nodos().enviar_a_revision(_estado(0.99, True, puerta, sombra=True))["salida"][
+        "evento"
+    ]
+    assert marcada["muestra_sombra"] is True and marcada["motivo"] == "sin_garantia"
+    assert FichaEnRevision.model_validate(marcada).muestra_sombra is True
+    for extra in ({"sombra": False}, {}):
+        normal = _nodos().enviar_a_revision(_estado(0.4, True, puerta, **extra))["salida"]["evento"]
+        assert "muestra_sombra" not in normal and "candidata" not in normal
+
+
+async def test_puerta_abierta_la_parte_ciega_va_a_revision_sin_publicar(
+    fake_llm: FakeLLM, data_dir: Path
+) -> None:
+    """Share 1: every final ficha of an open gate goes to people, above λ or not, marked; with
+    the gate closed nothing is marked (the app stores it as shadow evidence anyway); the
+    share never shortens the loop (a rejected draft is tried again first)."""
+    reglas = [
+        {"sku": "ZAP-P", "evaluador": [{"accion": "aprobar", "puntuacion": 0.97}]},
+        {
+            "sku": "ZAP-R",
+            "evaluador": [
+                {"accion": "rechazar", "puntuacion": 0.2},
+                {"accion": "aprobar", "puntuacion": 0.95},
+            ],
+        },
+        {"sku": "ZAP-L", "evaluador": [{"accion": "aprobar", "puntuacion": 0.5}]},
+    ]
+    fake_llm.configure({"rules": reglas})
+    fuente = _Fuente({"zapatillas": _aplicada(umbral=0.8)})
+    async with abrir_procesador(
+        fake_llm.url, data_dir, modo_puerta="certificada", puerta=fuente, sombra_proporcion=1.0
+    ) as (proc, _):
+        resultados = {
+            s: await proc.procesar(_evento_cambio(s)) for s in ("ZAP-P", "ZAP-R", "ZAP-L")
+        }
+    for sku, intentos in (("ZAP-P", 1), ("ZAP-R", 2), ("ZAP-L", 1)):
+        revision = FichaEnRevision.model_validate(resultados[sku].salida)
+        assert (revision.motivo, revision.intentos, revision.muestra_sombra) == (
+            "sin_garantia",
+            intentos,
+            True,
+        ), sku
+    async with abrir_procesador(
+        fake_llm.url, data_dir / "cerrada", modo_puerta="certificada", sombra_proporcion=1.0
+    ) as (proc, _):
+        cerrada = await proc.procesar(_evento_cambio("ZAP-P"))
+    assert cerrada.salida["motivo"] == "sin_garantia" and "muestra_sombra" not in cerrada.salida
+
+
+async def test_fuera_de_la_parte_ciega_la_puerta_abierta_publica(
+    fake_llm: FakeLLM, data_dir: Path
+) -> None:
+    """Share 0 (and an id outside a share): the open gate publishes as before; kills a share
+    that holds back every ficha."""
+    fake_llm.configure(
+        {"rules": [{"sku": "ZAP-P", "evaluador": [{"accion": "aprobar", "puntuacion": 0.97}]}]}
+    )
+    fuente = _Fuente({"zapatillas": _aplicada(umbral=0.8)})
+    async with abrir_procesador(
+        fake_llm.url, data_dir, modo_puerta="certificada", puerta=fuente, sombra_proporcion=0.0
+    ) as (proc, _):
+        resultado = await proc.procesar(_evento_cambio("ZAP-P"))
+    assert FichaPublicada.model_validate(resultado.salida).puntuacion == pytest.approx(0.97)
 
 
 def test_la_senal_del_evaluador_es_otra_clave() -> None:

@@ -301,16 +301,8 @@ def test_worker_env_isolates_the_run_and_tunes_for_the_cpu_model(tmp_path: Path)
     topics = servicios.demo_topics(Settings(), "r1")
     assert topics["FICHAS_TOPIC_ENTRADA"] == "proveedor.cambios.demo-r1"
     assert topics["FICHAS_TOPIC_DLQ"] == "proveedor.cambios.dlq.demo-r1"
-    env = servicios.worker_env(
-        {"PATH": "/bin", "FICHAS_CONCURRENCIA": "64", "FICHAS_LLM_API_KEY": "k"},
-        brokers="127.0.0.1:1",
-        llm_url="http://127.0.0.1:2/v1",
-        llm_model="local",
-        topics=topics,
-        run_id="r1",
-        data_dir=tmp_path,
-        metrics_port=3,
-        max_intentos=3,
+    env = _worker_env(
+        {"PATH": "/bin", "FICHAS_CONCURRENCIA": "64", "FICHAS_LLM_API_KEY": "k"}, tmp_path
     )
     settings = Settings(**{k[len("FICHAS_") :].lower(): v for k, v in _fichas(env).items()})
     assert settings.topic_publicadas == "fichas.publicadas.demo-r1"
@@ -320,6 +312,24 @@ def test_worker_env_isolates_the_run_and_tunes_for_the_cpu_model(tmp_path: Path)
     assert (settings.llm_modelo, settings.llm_repeat_penalty) == ("local", 1.1)
     assert settings.llm_timeout_s == 300 and settings.max_intentos == 3
     assert settings.data_dir == tmp_path and env["PATH"] == "/bin"
+    assert settings.evaluador == "lector"  # the measured default (docs/calidad.md, issue 48)
+    propio = _worker_env({"FICHAS_EVALUADOR": "citas"}, tmp_path)
+    assert propio["FICHAS_EVALUADOR"] == "citas"  # the caller's choice wins
+
+
+def _worker_env(env: dict[str, str], data_dir: Path) -> dict[str, str]:
+    """The demo's worker environment for run ``r1`` over ``env``."""
+    return servicios.worker_env(
+        env,
+        brokers="127.0.0.1:1",
+        llm_url="http://127.0.0.1:2/v1",
+        llm_model="local",
+        topics=servicios.demo_topics(Settings(), "r1"),
+        run_id="r1",
+        data_dir=data_dir,
+        metrics_port=3,
+        max_intentos=3,
+    )
 
 
 def _fichas(env: dict[str, str]) -> dict[str, Any]:
@@ -347,8 +357,8 @@ def test_interrupt_stops_what_was_started(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 def test_summary_says_per_family_whether_the_gate_is_open(progress: Progress) -> None:
     sensor = PrometheusSensor()
-    sensor.on_modo_puerta("certificada", "k1", ("zapatillas", "moviles"))
-    sensor.set_puerta("zapatillas", estado_puerta(clave_fake(), umbral=0.8125, n=61, k=2))
+    sensor.on_gate_mode("certificada", "k1", ("zapatillas", "moviles"))
+    sensor.set_gate("zapatillas", estado_puerta(clave_fake(), umbral=0.8125, n=61, k=2))
     lineas = lineas_puerta(generate_latest(sensor.registry).decode(), ["zapatillas", "moviles"])
     assert lineas[1:] == [
         "    moviles: cerrada (n 0, k 0); todo a revisión",
@@ -356,12 +366,12 @@ def test_summary_says_per_family_whether_the_gate_is_open(progress: Progress) ->
     ]
     text = resumen.render_summary(resumen.summarize(progress), [], lineas)
     assert "zapatillas: abierta, λ 0.8125, n 61, k 2" in text
-    sensor.set_puerta("zapatillas", None)  # a person holds it: closed whatever its state
-    sensor.set_retenida("zapatillas", True)
+    sensor.set_gate("zapatillas", None)  # a person holds it: closed whatever its state
+    sensor.set_gate_held("zapatillas", True)
     lineas = lineas_puerta(generate_latest(sensor.registry).decode(), ["zapatillas"])
     assert lineas[1:] == ["    zapatillas: retenida por una persona; todo a revisión"]
     veredicto = PrometheusSensor()
-    veredicto.on_modo_puerta("veredicto", "k1", ("zapatillas",))
+    veredicto.on_gate_mode("veredicto", "k1", ("zapatillas",))
     texto = generate_latest(veredicto.registry).decode()
     assert "SIN certificar" in lineas_puerta(texto, ["zapatillas"])[0]
 

@@ -16,7 +16,6 @@ through the same code with other data and cost 40-55 s of the suite (issue 40).
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import pytest
 
 from esquemas import EventoRechazado, FichaEnRevision, FichaPublicada
 from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
+from harness.entorno import entorno
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, read_all, settings_for
 from harness.worker import WorkerProcess
@@ -55,7 +55,7 @@ async def test_one_event_end_to_end_with_the_real_model(
     kafka: KafkaBroker, local_llm_url: str, topics: Topics, tmp_path: Path
 ) -> None:
     await create_input_topic(kafka.bootstrap, topics.entrada)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     env.update(
         servicios.worker_env(
             {},

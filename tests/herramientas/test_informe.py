@@ -17,6 +17,7 @@ import pytest
 from esquemas import FichaEnRevision, FichaPublicada
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import settings_for
+from harness.version_siguiente import siguiente
 from herramientas.informe import (
     calcular_informe,
     deduplicar,
@@ -120,6 +121,17 @@ def _filas(texto: str) -> list[list[str]]:
     return [line.split() for line in texto.splitlines()]
 
 
+def test_lineas_de_la_version_siguiente_cuentan_con_su_destino_nuevo() -> None:
+    """v1.6: a ``fichas procesar`` line of a later version, with a destination this version
+    does not know and an outcome with a field at every level, is counted, not ignored."""
+    evento = siguiente(FichaEnRevision, en_revision("n1", "rechazada", [["C04"]]), {"motivo": "x"})
+    lineas = [json.dumps({"destino": "fichas.descartadas", "evento": evento}), *LINEAS]
+    salidas, _, ignoradas = deduplicar(read_jsonl(lineas))
+    informe = calcular_informe(salidas, ignoradas=ignoradas)
+    assert informe.destinos["fichas.descartadas"] == 1 and ignoradas == 1
+    assert "fichas.descartadas" in render_text(informe)
+
+
 def test_report_numbers() -> None:
     salidas, duplicadas, ignoradas = deduplicar(read_jsonl(LINEAS))
     informe = calcular_informe(
@@ -216,6 +228,22 @@ async def _produce(bootstrap: str, records: list[tuple[str, str, bytes | str]]) 
         await producer.stop()
 
 
+def _informe_kafka(
+    kafka: KafkaBroker,
+    monkeypatch: pytest.MonkeyPatch,
+    publicadas: str,
+    revision: str,
+    records: list[tuple[str, str, bytes | str]],
+) -> tuple[str, list[list[str]]]:
+    """``fichas informe --kafka`` over ``records`` written to the two topics: text and rows."""
+    asyncio.run(_produce(kafka.bootstrap, records))
+    monkeypatch.setenv("FICHAS_TOPIC_PUBLICADAS", publicadas)
+    monkeypatch.setenv("FICHAS_TOPIC_REVISION", revision)
+    out = io.StringIO()
+    assert main_informe(["--kafka", kafka.bootstrap, "--timeout", "60"], stdout=out) == 0
+    return out.getvalue(), _filas(out.getvalue())
+
+
 @pytest.mark.kafka
 def test_kafka_mode_reads_both_topics_to_their_end(
     kafka: KafkaBroker, monkeypatch: pytest.MonkeyPatch
@@ -231,14 +259,7 @@ def test_kafka_mode_reads_both_topics_to_their_end(
         (publicadas, "ZAP-xx", b"\xff not json"),
         (revision, "ZAP-r1", json.dumps(en_revision("r1", "rechazada", [["C04"], ["C06"]]))),
     ]
-    asyncio.run(_produce(kafka.bootstrap, records))
-    monkeypatch.setenv("FICHAS_TOPIC_PUBLICADAS", publicadas)
-    monkeypatch.setenv("FICHAS_TOPIC_REVISION", revision)
-
-    out = io.StringIO()
-    assert main_informe(["--kafka", kafka.bootstrap, "--timeout", "60"], stdout=out) == 0
-    texto = out.getvalue()
-    filas = _filas(texto)
+    texto, filas = _informe_kafka(kafka, monkeypatch, publicadas, revision, records)
     assert "Salidas: 3 (duplicadas descartadas: 1, líneas ignoradas: 1)" in texto
     assert ["fichas.publicadas", "2"] in filas
     assert ["fichas.revision_manual", "1"] in filas
@@ -255,3 +276,28 @@ def test_kafka_mode_reports_a_missing_topic(kafka: KafkaBroker) -> None:
     assert (salidas, duplicadas, ignoradas) == ([], 0, 0)
     assert avisos == [f"el topic {missing} no existe o no tiene particiones"]
     assert missing not in kafka.list_topics()  # reading never creates it
+
+
+@pytest.mark.kafka
+def test_kafka_mode_reads_the_next_contract_version(
+    kafka: KafkaBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """v1.6, "Readers never fail open": outcomes of a later version (a field at every level, a
+    motivo this version does not know) are counted like any other; a record that is not an
+    outcome of its topic is ignored, as before."""
+    sufijo = uuid.uuid4().hex[:8]
+    publicadas, revision = f"pub-{sufijo}", f"rev-{sufijo}"
+    kafka.create_topic(publicadas, partitions=1)
+    kafka.create_topic(revision, partitions=1)
+    nueva = siguiente(
+        FichaEnRevision, en_revision("r1", "rechazada", [["C04"]]), {"motivo": "deriva"}
+    )
+    records: list[tuple[str, str, bytes | str]] = [
+        (publicadas, "ZAP-p1", json.dumps(siguiente(FichaPublicada, publicada("p1", 2)))),
+        (revision, "ZAP-r1", json.dumps(nueva)),
+        (revision, "ZAP-xx", json.dumps({"event_id": "xx", "motivo": "rechazada"})),
+    ]
+    texto, filas = _informe_kafka(kafka, monkeypatch, publicadas, revision, records)
+    assert "Salidas: 2 (duplicadas descartadas: 0, líneas ignoradas: 1)" in texto
+    assert ["deriva", "1"] in filas and ["C04", "1"] in [f[:2] for f in filas]
+    assert ["1", "2", "0", "0.0%"] in filas and ["2", "1", "1", "100.0%"] in filas

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from harness import forkserver
+from harness.entorno import entorno
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm.client import FakeLLM
 from infra.network import free_port
@@ -27,10 +28,8 @@ FICHAS = [sys.executable, "-m", "herramientas.cli"]
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
-    env["FICHAS_PUERTA"] = "veredicto"  # the commands' plumbing; the gate has tests of its own
-    env.update(extra)
-    return env
+    # the commands' plumbing; the gate has tests of its own
+    return entorno(**{"FICHAS_PUERTA": "veredicto"} | extra)
 
 
 def _run(

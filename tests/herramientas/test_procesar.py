@@ -15,6 +15,7 @@ import pytest
 
 from harness import forkserver
 from harness.contrato import validar_salidas_procesar
+from harness.entorno import entorno
 from harness.estados_puerta import clave_fake, estado
 from harness.eventos import evento_dict, evento_json
 from harness.fake_llm.client import FakeLLM
@@ -25,17 +26,13 @@ REPO = Path(__file__).parents[2]
 
 
 def _env(llm: FakeLLM, data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
-    env.update(
-        FICHAS_LLM_URL=llm.url,
-        FICHAS_LLM_MODELO="fake",
-        FICHAS_DATA_DIR=str(data_dir),
-        FICHAS_LLM_TIMEOUT_S="60",
-        FICHAS_CONCURRENCIA="8",
-        FICHAS_PUERTA="veredicto",  # the command's plumbing; the gate has tests of its own
-    )
-    env.update(extra)
-    return env
+    variables = {
+        "FICHAS_LLM_TIMEOUT_S": "60",
+        "FICHAS_CONCURRENCIA": "8",
+        "FICHAS_PUERTA": "veredicto",  # the command's plumbing; the gate has tests of its own
+        "FICHAS_SOMBRA_PROPORCION": "0",  # an open gate publishes every ficha above λ (random ids)
+    }
+    return entorno(llm=llm, data_dir=data_dir, **variables | extra)
 
 
 def _procesar(entrada: Path, env: dict[str, str]) -> tuple[int, list[dict[str, Any]], str]:
@@ -131,7 +128,7 @@ def test_proceso_matado_tras_el_generador_no_repite_el_generador(
 def test_llm_caido_procesar_se_rinde_con_codigo_3(tmp_path: Path, data_dir: Path) -> None:
     entrada = tmp_path / "uno.jsonl"
     entrada.write_text(evento_json("DOWN-1") + "\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     env.update(FICHAS_LLM_URL="http://127.0.0.1:9/v1", FICHAS_DATA_DIR=str(data_dir))
     proc = forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "procesar", "--espera-llm", "2", str(entrada)],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import forkserver
+from harness.entorno import entorno
 from harness.eventos import evento_dict, evento_json
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, create_input_topic, read_all
@@ -23,7 +23,7 @@ REPO = Path(__file__).parents[2]
 def _producir(
     args: list[str], kafka: KafkaBroker, topics: Topics, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     env.update(topics.env(), FICHAS_KAFKA_BROKERS=kafka.bootstrap)
     return forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "producir", *args],

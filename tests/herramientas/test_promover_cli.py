@@ -12,6 +12,7 @@ import pytest
 
 from esquemas.constantes import MOTIVO_PUERTA_RETENIDA, MOTIVO_PUERTA_SUSTITUIDA
 from esquemas.estado_puerta import EstadoPuerta, id_puerta, id_retencion
+from harness.entorno import entorno
 from harness.estados_puerta import clave_fake, crear_topic, escribir, estado, fichas_puerta
 from harness.kafka_broker import KafkaBroker
 from harness.topicos import Topics, settings_for
@@ -24,11 +25,7 @@ pytestmark = pytest.mark.kafka
 
 def _env(kafka: KafkaBroker, topics: Topics) -> dict[str, str]:
     # No LLM: the command never asks one (its keys are given by id).
-    return {
-        **topics.env(),
-        "FICHAS_KAFKA_BROKERS": kafka.bootstrap,
-        "FICHAS_LLM_URL": "http://127.0.0.1:9/v1",
-    }
+    return entorno(kafka=kafka, topics=topics, FICHAS_LLM_URL="http://127.0.0.1:9/v1")
 
 
 def _estados(kafka: KafkaBroker, topics: Topics) -> dict[str, EstadoPuerta]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import json
 from typing import Any
 
 import pytest
@@ -18,23 +19,21 @@ from esquemas.constantes import (
     ORIGEN_PERSONA,
 )
 from esquemas.estado_puerta import EstadoPuerta, id_retencion
+from harness.entorno import entorno
 from harness.estados_puerta import abrir, clave_fake, crear_topic, fichas_puerta
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
-from harness.topicos import Topics, settings_for
+from harness.topicos import Topics, produce, settings_for
+from harness.version_siguiente import siguiente
 from puerta.resolucion import resolver
+from puerta.retencion import registro_retencion
 from puerta.topico import leer_estados
 
 pytestmark = pytest.mark.kafka
 
 
 def _env(kafka: KafkaBroker, llm: FakeLLM, topics: Topics) -> dict[str, str]:
-    return {
-        **topics.env(),
-        "FICHAS_KAFKA_BROKERS": kafka.bootstrap,
-        "FICHAS_LLM_URL": llm.url,
-        "FICHAS_LLM_MODELO": "fake",
-    }
+    return entorno(kafka=kafka, llm=llm, topics=topics)
 
 
 def _estados(kafka: KafkaBroker, topics: Topics) -> dict[str, EstadoPuerta]:
@@ -137,3 +136,27 @@ def test_uso_incorrecto_sale_con_2_y_el_llm_caido_con_3(
     assert proc.returncode == 3, (proc.stdout, proc.stderr)
     assert "which model it serves" in proc.stderr and "--clave ID" in proc.stderr
     assert _estados(kafka, topics) == {}
+
+
+def test_una_retencion_de_la_version_siguiente_se_lee_retenida_y_se_libera(
+    kafka: KafkaBroker, fake_llm: FakeLLM
+) -> None:
+    """v1.6, "Readers never fail open": a hold a later version wrote with a motivo this one does
+    not know reads as held, so ``retener`` writes nothing and ``liberar`` releases it; a gate
+    whose newest record this version cannot read is closed to it."""
+    topics = Topics()
+    env = _env(kafka, fake_llm, topics)
+    clave = clave_fake()
+    abierta = asyncio.run(abrir(kafka.bootstrap, clave, topics.puerta, familia="zapatillas"))
+    hold = registro_retencion("zapatillas", clave, True, "eva", "v1.7", abierta.actualizada_en)
+    nuevo = siguiente(EstadoPuerta, hold.model_dump(mode="json"), {"motivo": "retenida_hasta"})
+    asyncio.run(
+        produce(kafka.bootstrap, topics.puerta, [(hold.id.encode(), json.dumps(nuevo).encode())])
+    )
+    salida = _ok(fichas_puerta(["retener", "zapatillas", "--motivo", "otra vez"], env))
+    assert "already held by eva" in salida and "nothing written" in salida
+    salida = _ok(fichas_puerta(["liberar", "zapatillas", "--motivo", "visto", "--por", "ana"], env))
+    assert "released by ana" in salida
+    estados = _estados(kafka, topics)
+    assert estados[hold.id].motivo == MOTIVO_PUERTA_LIBERADA
+    assert resolver("zapatillas", clave, estados).abierta

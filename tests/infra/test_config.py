@@ -96,7 +96,8 @@ def test_modo_del_evaluador(
         ),
         (
             {"FICHAS_EVALUADOR": "juez"},
-            "FICHAS_EVALUADOR='juez' is not valid: expected 'veredicto', 'rubrica' or 'citas'",
+            "FICHAS_EVALUADOR='juez' is not valid: "
+            "expected 'veredicto', 'rubrica', 'citas' or 'lector'",
         ),
     ],
 )

@@ -11,7 +11,14 @@ import sys
 import pytest
 
 from infra import fault_points
-from infra.fault_points import FAULT_POINTS, REVISOR_CAIDA_TRAS_DECISION, SWITCH, armed, fault_point
+from infra.fault_points import (
+    ALLOWANCE,
+    FAULT_POINTS,
+    REVISOR_CAIDA_TRAS_DECISION,
+    SWITCH,
+    armed,
+    fault_point,
+)
 from tests.infra.test_fronteras import PRODUCTO, REPO
 
 
@@ -79,3 +86,23 @@ def test_cada_punto_declarado_se_usa_y_esta_documentado() -> None:
     seccion = doc.split("## Fault-injection points", 1)[1].split("\n## ", 1)[0]
     assert SWITCH in seccion
     assert sorted(re.findall(r"^\| `([a-z_.]+)` \|", seccion, re.M)) == sorted(FAULT_POINTS)
+
+
+def test_sin_el_permiso_de_la_suite_ningun_proceso_arranca_con_el_interruptor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A deployment that copied the switch from a test refuses to start: one line, naming it."""
+    from infra.config import ConfigError, load_settings
+
+    monkeypatch.setenv(SWITCH, REVISOR_CAIDA_TRAS_DECISION)
+    monkeypatch.delenv(ALLOWANCE, raising=False)
+    with pytest.raises(ConfigError) as error:
+        load_settings()
+    (linea,) = error.value.lines
+    assert linea.startswith(f"{SWITCH}='{REVISOR_CAIDA_TRAS_DECISION}' is not valid"), linea
+    assert ALLOWANCE in linea
+    monkeypatch.setenv(ALLOWANCE, "1")
+    load_settings()
+    monkeypatch.delenv(SWITCH)
+    monkeypatch.delenv(ALLOWANCE)
+    load_settings()

@@ -50,3 +50,13 @@ def test_un_error_ssl_sobre_un_transporte_abierto_sigue_siendo_error(salida: io.
     (linea,) = salida.getvalue().splitlines()
     registro = json.loads(linea)
     assert registro["level"] == "ERROR" and "Traceback" in registro["exc_info"]
+
+
+def test_una_conexion_de_aiokafka_sin_cerrar_es_un_aviso(salida: io.StringIO) -> None:
+    """What asyncio's exception handler logs when aiokafka collects a connection left open
+    (a client whose start failed on a refused ACL): a WARNING, not a second ERROR line."""
+    logging.getLogger("asyncio").error(
+        "Unclosed AIOKafkaConnection\nconn: <AIOKafkaConnection host=127.0.0.1 port=9092>"
+    )
+    (linea,) = salida.getvalue().splitlines()
+    assert json.loads(linea)["level"] == "WARNING"

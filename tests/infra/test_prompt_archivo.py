@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import ConfigError, candidata, load_settings
+from infra.config import ConfigError, load_settings
+from stream.candidata.ajustes import candidata
 
 GENERADOR = "FICHAS_PROMPT_GENERADOR_ARCHIVO"
 EVALUADOR = "FICHAS_PROMPT_EVALUADOR_ARCHIVO"

@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import secrets
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,9 +35,11 @@ from aiokafka.structs import TopicPartition
 
 from harness import forkserver
 from harness.acls import acl_commands
+from harness.entorno import entorno
 from harness.eventos import evento_json
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import SecuredKafkaBroker
+from harness.nucleo import until
 from harness.pki import CertificateAuthority
 from harness.procesos import REPO
 from harness.revisor import RevisorProcess, revisor_env
@@ -110,19 +109,8 @@ def seguro(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seguro]:
     pki = CertificateAuthority(carpeta / "pki")
     pki.broker_keystore()
     ajena = CertificateAuthority(carpeta / "ajena", "otra-ca")
-    claves = {}
-    for usuario in (*USUARIOS, SIN_TX, SUSCRIPTOR):
-        claves[usuario] = carpeta / f"{usuario}.clave"
-        claves[usuario].write_text(secrets.token_urlsafe(18) + "\n")
-        claves[usuario].chmod(0o600)
-    broker = SecuredKafkaBroker(
-        free_port(),
-        carpeta / "kafka",
-        pki.folder,
-        {u: p.read_text().strip() for u, p in claves.items()},
-        sasl_ssl_port=free_port(),
-        ssl_port=free_port(),
-    )
+    usuarios = (*USUARIOS, SIN_TX, SUSCRIPTOR)
+    broker, claves = SecuredKafkaBroker.con_usuarios(carpeta, pki.folder, usuarios)
     broker.start()
     try:
         topics = Topics()
@@ -151,17 +139,6 @@ def _json(path: Path) -> list[dict[str, Any]]:
     """The JSON log lines of a process's output (the app also prints its URL)."""
     lineas = path.read_text(encoding="utf-8").splitlines()
     return [json.loads(linea) for linea in lineas if linea.startswith("{")]
-
-
-def _esperar(condicion: Any, timeout: float, explicar: Any = lambda: "") -> Any:
-    """Poll ``condicion()`` until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        valor = condicion()
-        if valor:
-            return valor
-        assert time.monotonic() < deadline, explicar()
-        time.sleep(0.5)
 
 
 def _fichero_evaluar(path: Path) -> Path:
@@ -216,8 +193,11 @@ async def test_worker_app_y_calibrar_con_solo_sus_acl(
         pendiente = await _esperar_sku(super_usuario, topics.revision, sku, worker)
         persona = RevisorHttp(app.url)
         persona.entrar(REVISOR, CLAVE_REVISOR)
-        campos = _esperar(
-            lambda: persona.formulario(pendiente["event_id"], "form-aprobar"), 60, app.log_tail
+        campos = await until(
+            lambda: persona.formulario(pendiente["event_id"], "form-aprobar"),
+            60,
+            every=0.5,
+            explain=app.log_tail,
         )
         assert persona.pedir("/item/aprobar", dict(campos))[0] == 303
         publicada = await _esperar_sku(super_usuario, topics.publicadas, sku, worker)
@@ -242,19 +222,18 @@ async def _esperar_sku(
     bootstrap: str, topic: str, sku: str, worker: WorkerProcess
 ) -> dict[str, Any]:
     """The record of ``sku`` on ``topic`` once the worker wrote it."""
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        for registro in await read_all(bootstrap, topic):
-            if registro["value"].get("sku") == sku:
-                return dict(registro["value"])
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"{sku} not on {topic}\n{worker.log_tail()}")
+
+    async def escrito() -> dict[str, Any] | None:
+        registros = await read_all(bootstrap, topic)
+        return next((dict(r["value"]) for r in registros if r["value"].get("sku") == sku), None)
+
+    return dict(await until(escrito, 90, every=0.5, explain=worker.log_tail))
 
 
 def _calibrar(seguro: Seguro, modo: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """``fichas calibrar FILE --publicar BROKERS`` as the calibrar Job's user."""
     kafka = seguro.entorno(modo, "fichas-calibrar")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     env |= seguro.topics.env() | kafka | {"FICHAS_DATA_DIR": str(tmp_path / "calibrar")}
     entrada = _fichero_evaluar(tmp_path / "evaluar.json")
     publicar = ["--publicar", kafka["FICHAS_KAFKA_BROKERS"]]
@@ -299,7 +278,7 @@ async def test_el_suscriptor_de_ejemplo_lee_el_catalogo_con_scram(seguro: Seguro
     SIGTERM."""
     topics, kafka = seguro.topics, seguro.entorno("scram", SUSCRIPTOR)
     skus = {r["key"] for r in await read_all(seguro.broker.bootstrap, topics.publicadas)}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     opciones = [
         "--topic", topics.publicadas, "--brokers", kafka["FICHAS_KAFKA_BROKERS"],
         "--seguridad", "SASL_SSL", "--sasl-mecanismo", "SCRAM-SHA-512", "--usuario", SUSCRIPTOR,
@@ -340,7 +319,7 @@ def _fichas(
     seguro: Seguro, args: list[str], kafka: dict[str, str], datos: Path
 ) -> subprocess.Popen[str]:
     """A ``fichas`` command with these Kafka settings, its output captured."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     env |= seguro.topics.env() | kafka
     env |= {"FICHAS_DATA_DIR": str(datos), "FICHAS_METRICAS_PUERTO": "0"}
     return forkserver.popen(

@@ -20,7 +20,6 @@ from puerta.certificacion import (
     estado_puerta,
     minimo_aprobaciones,
 )
-from puerta.cobertura import MINIMO_PROPIO
 
 
 def _c(puntuacion: float | None, buena: bool, familia: str = "tv") -> Candidata:
@@ -196,12 +195,13 @@ def test_la_cola_superior_es_el_complemento_exacto() -> None:
 
 
 def test_cobertura_por_lote_pide_evidencia_propia_y_no_mala() -> None:
-    """A batch analogue of issue 38: mochilas good and plentiful, relojes 5 of 10, gafas with
-    too few approvals of its own, tv with its own gate: only mochilas is covered."""
-    mochilas = [_c(0.97, True, "mochilas") for _ in range(120)]
+    """A batch analogue of issue 38 under v1.6: mochilas good and plentiful is covered only
+    because its own approvals at λ_* certify it there; relojes 5 of 10 is excluded; gafas, all
+    good but too few to certify alone, is not covered; tv has its own gate."""
+    mochilas = [_c(0.97, True, "mochilas") for _ in range(60)]
     relojes = [_c(0.97, i % 2 == 0, "relojes") for i in range(10)]
-    gafas = [_c(0.97, True, "gafas") for _ in range(MINIMO_PROPIO - 1)]
-    tv = [_c(0.99, True, "tv") for _ in range(40)]
+    gafas = [_c(0.97, True, "gafas") for _ in range(19)]
+    tv = [_c(0.97, True, "tv") for _ in range(100)]
     candidatas = mochilas + relojes + gafas + tv
     certificaciones = certificar_por_familia(candidatas)
     assert set(certificaciones) == {FAMILIA_TODAS, "mochilas", "tv"}
@@ -209,18 +209,31 @@ def test_cobertura_por_lote_pide_evidencia_propia_y_no_mala() -> None:
     sin_propia = {f: c for f, c in certificaciones.items() if f != "mochilas"}
     cobertura = cubrir_por_lote(candidatas, sin_propia)
     assert {f: c.razon for f, c in cobertura.items()} == {
-        "gafas": "pocas_aprobaciones",
+        "gafas": "sin_certificar",
         "mochilas": "cubierta",
         "relojes": "excluida",
         "tv": "propia",
     }
     assert (cobertura["relojes"].n, cobertura["relojes"].k) == (10, 5)
-    assert cobertura["relojes"].p == pytest.approx(cola_binomial_superior(5, 10, 0.1))
-    assert cobertura["relojes"].p <= 0.05 < cobertura["mochilas"].p
+    assert cobertura["relojes"].p_exclusion == pytest.approx(cola_binomial_superior(5, 10, 0.1))
+    assert cobertura["mochilas"].p == pytest.approx(0.9**60) and cobertura["gafas"].p > 0.05
     assert cobertura["mochilas"].umbral == certificaciones[FAMILIA_TODAS].umbral
     # with no certified pooled gate nothing is covered
     nada = cubrir_por_lote(gafas, certificar_por_familia(gafas))
     assert {f: c.razon for f, c in nada.items()} == {"gafas": "conjunta_cerrada"}
+
+
+def test_cobertura_por_lote_en_un_umbral_que_su_propia_evidencia_eligio() -> None:
+    """bolsos, many and good at 0.9, pulls the pooled λ down to 0.9; without bolsos the pooled
+    walk stops at 0.97, so its own test at 0.9 would be at a λ its labels chose: not covered."""
+    bolsos = [_c(0.9, True, "bolsos") for _ in range(200)]
+    tv = [_c(0.97, True, "tv") for _ in range(40)] + [_c(0.9, i % 3 == 0, "tv") for i in range(9)]
+    certificaciones = certificar_por_familia(bolsos + tv)
+    assert certificaciones[FAMILIA_TODAS].umbral == 0.9
+    solo_conjunta = {FAMILIA_TODAS: certificaciones[FAMILIA_TODAS]}
+    cobertura = cubrir_por_lote(bolsos + tv, solo_conjunta)
+    assert cobertura["bolsos"].razon == "umbral_propio"
+    assert cobertura["bolsos"].p < 0.05  # its own test would pass: the rule, not the data
 
 
 def test_el_registro_cubierto_del_lote_descansa_en_la_conjunta() -> None:
@@ -235,6 +248,7 @@ def test_el_registro_cubierto_del_lote_descansa_en_la_conjunta() -> None:
 
     candidatas = [_c(0.97, True, "mochilas") for _ in range(120)]
     candidatas += [_c(0.97, i % 2 == 0, "relojes") for i in range(10)]
+    candidatas += [_c(0.97, True, "tv") for _ in range(100)]  # the pooled λ without mochilas
     certificaciones = {FAMILIA_TODAS: certificar_por_familia(candidatas)[FAMILIA_TODAS]}
     cobertura = cubrir_por_lote(candidatas, certificaciones)
     ahora = datetime(2026, 12, 1, tzinfo=UTC)
@@ -261,7 +275,7 @@ def test_cobertura_por_lote_cuenta_solo_lo_que_la_conjunta_aprobaria() -> None:
     assert umbral is not None and umbral > 0.6
     radio = cubrir_por_lote(altas + bajas, {FAMILIA_TODAS: certificaciones[FAMILIA_TODAS]})
     assert (radio["radio"].razon, radio["radio"].n, radio["radio"].k) == (
-        "pocas_aprobaciones",
+        "sin_certificar",
         0,
         0,
     )

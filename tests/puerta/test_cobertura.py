@@ -1,5 +1,6 @@
-"""Coverage by the pooled gate (issue 38): only a family with enough decided evidence of its own
-at the pooled λ, none of it showing the family below the objective, in scope and not held."""
+"""Coverage by the pooled gate (issue 38; v1.6, issue 47): only a family whose own evidence
+since the pooled certification certifies the pooled λ, none of its evidence showing it below the
+objective, in scope, not held, and never closed by what people said of its publications."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from puerta.alcance import Alcance
-from puerta.cobertura import MINIMO_PROPIO, cobertura, escritura, estado_cubierto
+from puerta.cobertura import cobertura, escritura, estado_cubierto, secuencia_de_cobertura
 from puerta.resolucion import puerta_para, resolver, umbral_aplicable
 from puerta.retencion import registro_retencion
 from puerta.secuencial import EstadoSecuencia, Observacion, avanzar, inicial
@@ -33,6 +34,16 @@ def _secuencia(aprobadas: int, rechazadas: int = 0, puntuacion: float = 0.97) ->
     fichas = [Observacion(puntuacion, True, True)] * aprobadas
     fichas += [Observacion(puntuacion, True, False)] * rechazadas
     return avanzar(inicial(OBJETIVO, DELTA), enumerate(fichas))
+
+
+def _desde(
+    conjunta: EstadoPuerta, aprobadas: int, rechazadas: int = 0, puntuacion: float = 0.97
+) -> EstadoSecuencia:
+    """The family's coverage sequence: its fichas since the pooled certification, at λ_*."""
+    fichas = [Observacion(puntuacion, True, True)] * aprobadas
+    fichas += [Observacion(puntuacion, True, False)] * rechazadas
+    inicio = secuencia_de_cobertura(conjunta, 1000, OBJETIVO, DELTA)
+    return avanzar(inicio, enumerate(fichas, start=1000))
 
 
 def _conjunta(umbral: float = 0.5, abierta_en: datetime = ABIERTA_EN) -> EstadoPuerta:
@@ -61,13 +72,14 @@ def test_el_caso_del_issue_solo_publica_la_familia_medida() -> None:
     evidence at all: with ``*`` open only mochilas is covered; the other two go to review."""
     conjunta = _conjunta()
     estados = _mapa(conjunta)
-    mochilas = cobertura("mochilas", CLAVE, estados, _secuencia(120), TODO)
-    relojes = cobertura("relojes", CLAVE, estados, _secuencia(5, 5), TODO)
+    mochilas = cobertura("mochilas", CLAVE, estados, _secuencia(120), TODO, _desde(conjunta, 60))
+    relojes = cobertura("relojes", CLAVE, estados, _secuencia(5, 5), TODO, _desde(conjunta, 0))
     nueva = cobertura("gafas", CLAVE, estados, inicial(OBJETIVO, DELTA), TODO)
-    assert (mochilas.razon, mochilas.umbral, mochilas.n, mochilas.k) == ("cubierta", 0.5, 120, 0)
+    assert (mochilas.razon, mochilas.umbral, mochilas.n, mochilas.k) == ("cubierta", 0.5, 60, 0)
+    assert mochilas.e_valor >= 1 / DELTA
     assert (relojes.razon, relojes.n, relojes.k) == ("excluida", 10, 5)
     assert relojes.e_exclusion >= 1 / DELTA
-    assert (nueva.razon, nueva.n) == ("pocas_aprobaciones", 0)
+    assert (nueva.razon, nueva.n) == ("sin_certificar", 0)
     # what the app writes: the covered record of mochilas only
     escritos = [escritura(c, CLAVE, estados, AHORA) for c in (mochilas, relojes, nueva)]
     assert escritos[1:] == [None, None]
@@ -83,11 +95,13 @@ def test_el_caso_del_issue_solo_publica_la_familia_medida() -> None:
 
 def test_el_registro_cubierto_descansa_en_la_certificacion_conjunta() -> None:
     conjunta = _conjunta(umbral=0.8)
-    cob = cobertura("mochilas", CLAVE, _mapa(conjunta), _secuencia(25, 1), TODO)
+    cob = cobertura(
+        "mochilas", CLAVE, _mapa(conjunta), _secuencia(25, 1), TODO, _desde(conjunta, 70, 1)
+    )
     cubierta = estado_cubierto(cob, CLAVE, conjunta, AHORA)
     assert (cubierta.familia, cubierta.abierta, cubierta.umbral) == ("mochilas", True, 0.8)
     assert (cubierta.motivo, cubierta.abierta_por) == ("cubierta_por_conjunta", "automatico")
-    assert (cubierta.n, cubierta.k) == (26, 1)
+    assert (cubierta.n, cubierta.k) == (71, 1)
     assert cubierta.conjunta_actualizada_en == ABIERTA_EN and cubierta.actualizada_en == AHORA
     assert cubierta.origen_datos.startswith("cobertura:sombra; conjunta certificada el 2026-12-01")
     aplicada = umbral_aplicable(cubierta)
@@ -96,19 +110,62 @@ def test_el_registro_cubierto_descansa_en_la_certificacion_conjunta() -> None:
         estado_cubierto(cob, CLAVE, _conjunta(umbral=0.5), AHORA)
 
 
-def test_el_minimo_propio_se_cuenta_en_el_umbral_conjunto() -> None:
+def test_la_familia_se_certifica_sola_en_el_umbral_conjunto() -> None:
+    """Its own e-process at λ_* since the pooled certification must reach 1/δ: the evidence
+    before it (however long) is not enough, fichas scored under λ_* do not count, and a family
+    at precision 0.8 since then is not covered however many fichas it has."""
     conjunta = _conjunta(umbral=0.9)
-    casi = cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(MINIMO_PROPIO - 1), TODO)
-    justo = cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(MINIMO_PROPIO), TODO)
-    assert (casi.razon, justo.razon) == ("pocas_aprobaciones", "cubierta")
-    # approvals scored under the pooled λ do not count for it
-    bajas = cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(100, 0, 0.85), TODO)
-    assert (bajas.razon, bajas.n) == ("pocas_aprobaciones", 0)
+    mucha_antes = _secuencia(500)
+    nada = cobertura("ropa", CLAVE, _mapa(conjunta), mucha_antes, TODO, _desde(conjunta, 0))
+    assert (nada.razon, nada.n) == ("sin_certificar", 0)
+    faltan = next(
+        i
+        for i in range(1, 200)
+        if cobertura(
+            "ropa", CLAVE, _mapa(conjunta), mucha_antes, TODO, _desde(conjunta, i)
+        ).cubierta
+    )
+    assert 29 <= faltan <= 45  # no bet crosses 1/δ in fewer than 29 approvals
+    bajas = cobertura(
+        "ropa", CLAVE, _mapa(conjunta), mucha_antes, TODO, _desde(conjunta, 100, 0, 0.85)
+    )
+    assert (bajas.razon, bajas.n) == ("sin_certificar", 0)
+    ochenta = [Observacion(0.97, True, i % 5 != 4) for i in range(500)]  # precision 0.8
+    desde_mala = avanzar(
+        secuencia_de_cobertura(conjunta, 1000, OBJETIVO, DELTA), enumerate(ochenta, start=1000)
+    )
+    mala = cobertura("ropa", CLAVE, _mapa(conjunta), mucha_antes, TODO, desde_mala)
+    assert (mala.razon, mala.n, mala.k) == ("sin_certificar", 500, 100)
+
+
+def test_cerrada_por_lo_que_se_dijo_de_lo_publicado_no_vuelve_a_cubrirse() -> None:
+    """A covered record closed by the online bound or the change detector: the family needs a
+    gate of its own; fresh approvals under the same or a new pooled certification do not do."""
+    conjunta = _conjunta()
+    for motivo in ("cota_en_linea_bajo_objetivo", "cambio_detectado"):
+        cerrada = EstadoPuerta(
+            familia="ropa",
+            clave=CLAVE,
+            abierta=False,
+            umbral=None,
+            objetivo=OBJETIVO,
+            delta=DELTA,
+            n=40,
+            k=3,
+            origen_datos="vigilancia",
+            motivo=motivo,
+            actualizada_en=AHORA,
+        )
+        cob = cobertura(
+            "ropa", CLAVE, _mapa(conjunta, cerrada), _secuencia(80), TODO, _desde(conjunta, 80)
+        )
+        assert cob.razon == "cerrada_por_vigilancia", motivo
 
 
 def test_cada_condicion_en_su_orden() -> None:
     conjunta = _conjunta()
     sec = _secuencia(60)
+    desde = _desde(conjunta, 60)
     propia = conjunta.model_copy(update={"familia": "ropa", "umbral": 0.9})
     casos: list[tuple[Alcance, dict[str, EstadoPuerta], str]] = [
         (Alcance(conjunta=False), _mapa(conjunta), "sin_conjunta"),
@@ -130,23 +187,25 @@ def test_cada_condicion_en_su_orden() -> None:
         (TODO, _mapa(conjunta), "cubierta"),
     ]
     for alcance, estados, razon in casos:
-        assert cobertura("ropa", CLAVE, estados, sec, alcance).razon == razon, razon
+        assert cobertura("ropa", CLAVE, estados, sec, alcance, desde).razon == razon, razon
     liberada = registro_retencion("ropa", CLAVE, False, "ana", None, AHORA)
-    assert cobertura("ropa", CLAVE, _mapa(conjunta, liberada), sec, TODO).cubierta
+    assert cobertura("ropa", CLAVE, _mapa(conjunta, liberada), sec, TODO, desde).cubierta
     with pytest.raises(ValueError, match="not itself"):
         cobertura(FAMILIA_TODAS, CLAVE, _mapa(conjunta), sec, TODO)
 
 
 def test_escribir_solo_lo_que_el_topic_aun_no_dice() -> None:
     conjunta = _conjunta()
-    cob = cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(30), TODO)
+    cob = cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(30), TODO, _desde(conjunta, 60))
     cubierta = escritura(cob, CLAVE, _mapa(conjunta), AHORA)
     assert cubierta is not None
     # already on the topic: nothing more
     assert escritura(cob, CLAVE, _mapa(conjunta, cubierta), AHORA) is None
     # the pooled gate re-certified at another λ: the family is covered again, on the new one
     nueva = _conjunta(umbral=0.8, abierta_en=AHORA)
-    cob_nueva = cobertura("ropa", CLAVE, _mapa(nueva, cubierta), _secuencia(30), TODO)
+    cob_nueva = cobertura(
+        "ropa", CLAVE, _mapa(nueva, cubierta), _secuencia(30), TODO, _desde(nueva, 60)
+    )
     otra = escritura(cob_nueva, CLAVE, _mapa(nueva, cubierta), AHORA + timedelta(1))
     assert otra is not None and otra.conjunta_actualizada_en == AHORA and otra.umbral == 0.8
 
@@ -156,14 +215,14 @@ def test_una_cubierta_cuya_evidencia_la_excluye_se_cierra() -> None:
     closed with motivo excluida_de_conjunta; an excluded family without a record: no write."""
     conjunta = _conjunta()
     cubierta = escritura(
-        cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(30), TODO),
+        cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(30), TODO, _desde(conjunta, 60)),
         CLAVE,
         _mapa(conjunta),
         AHORA,
     )
     assert cubierta is not None
     estados = _mapa(conjunta, cubierta)
-    excluida = cobertura("ropa", CLAVE, estados, _secuencia(30, 12), TODO)
+    excluida = cobertura("ropa", CLAVE, estados, _secuencia(30, 12), TODO, _desde(conjunta, 60))
     assert excluida.razon == "excluida"
     cerrada = escritura(excluida, CLAVE, estados, AHORA + timedelta(1))
     assert cerrada is not None

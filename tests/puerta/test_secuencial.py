@@ -1,4 +1,4 @@
-"""The anytime-valid opener: the betting e-process per threshold and the fixed-sequence walk."""
+"""The anytime-valid opener: the betting e-process per threshold and the fallback walk (v1.6)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import random
 
 import pytest
 
+from puerta.exclusion import APUESTAS_EXCLUSION
 from puerta.secuencial import (
+    PESOS,
     REJILLA,
     TRUNCAMIENTO,
     EstadoSecuencia,
@@ -41,24 +43,43 @@ def _al_azar(rng: random.Random, precision: float, largo: int) -> list[Observaci
     ]
 
 
-def test_el_primer_factor_es_la_apuesta_de_kelly_truncada() -> None:
-    """Before any data the shrunk mean is 1, so the bet is the cap: 0.75 / 0.9."""
+def _e_tras_aprobaciones(n: int) -> float:
+    """The e-value after n approvals in a row, from the formulas alone: half the capital on
+    the plug-in (its bet is the cap while every decision is an approval), half on the average
+    of the constant bets c / objetivo."""
+    plugin = (1 + TRUNCAMIENTO / OBJETIVO * (1 - OBJETIVO)) ** n
+    mezcla = sum((1 + c * (1 - OBJETIVO) / OBJETIVO) ** n for c in APUESTAS_EXCLUSION)
+    return (plugin + mezcla / len(APUESTAS_EXCLUSION)) / 2
+
+
+def test_el_primer_factor_es_la_media_de_la_apuesta_truncada_y_la_mezcla() -> None:
+    """Before any data the shrunk mean is 1, so the plug-in bets the cap 0.75 / 0.9; the other
+    half of the capital is on the fixed bets c / 0.9."""
     apuesta = TRUNCAMIENTO / OBJETIVO
     arriba = certificar_secuencia(_aprobadas(1), OBJETIVO, DELTA).umbrales[0]
     abajo = certificar_secuencia(_rechazadas(1), OBJETIVO, DELTA).umbrales[0]
-    assert arriba.e_valor == pytest.approx(1 + apuesta * (1 - OBJETIVO))
-    assert abajo.e_valor == pytest.approx(1 - apuesta * OBJETIVO)
+    media_si = sum(1 + c * (1 - OBJETIVO) / OBJETIVO for c in APUESTAS_EXCLUSION) / 9
+    media_no = sum(1 - c for c in APUESTAS_EXCLUSION) / 9
+    assert arriba.e_valor == pytest.approx((1 + apuesta * (1 - OBJETIVO) + media_si) / 2)
+    assert abajo.e_valor == pytest.approx((1 - apuesta * OBJETIVO + media_no) / 2)
+    assert arriba.e_valor == pytest.approx(_e_tras_aprobaciones(1))
     assert (arriba.n, arriba.k, abajo.n, abajo.k) == (1, 0, 1, 1)
 
 
 def test_una_secuencia_toda_aprobada_abre_en_el_umbral_mas_laxo() -> None:
-    cerrada = certificar_secuencia(_aprobadas(37), OBJETIVO, DELTA)
-    abierta = certificar_secuencia(_aprobadas(38), OBJETIVO, DELTA)
+    """The strictest λ carries PESOS[0] of δ: it must reach 1 / (PESOS[0] δ); once it is
+    rejected its level passes down the grid and every λ follows (they saw the same fichas)."""
+    nivel = 1 / (PESOS[0] * DELTA)
+    necesarias = next(n for n in range(1, 200) if _e_tras_aprobaciones(n) >= nivel)
+    assert 29 <= necesarias <= 50  # no bet crosses 1/δ in fewer than 29
+    cerrada = certificar_secuencia(_aprobadas(necesarias - 1), OBJETIVO, DELTA)
+    abierta = certificar_secuencia(_aprobadas(necesarias), OBJETIVO, DELTA)
     assert cerrada.umbral is None and not cerrada.abierta
     assert (cerrada.n, cerrada.k, cerrada.bloqueo, cerrada.faltan) == (0, 0, REJILLA[0], 1)
+    assert cerrada.umbrales[0].nivel == pytest.approx(nivel)
     assert abierta.umbral == REJILLA[-1]
-    assert (abierta.n, abierta.k, abierta.bloqueo, abierta.faltan) == (38, 0, None, None)
-    assert all(e.cruzado and e.e_max >= 1 / DELTA for e in abierta.umbrales)
+    assert (abierta.n, abierta.k, abierta.bloqueo, abierta.faltan) == (necesarias, 0, None, None)
+    assert all(e.cruzado and e.e_max >= e.nivel for e in abierta.umbrales)
 
 
 def test_alta_precision_con_algun_rechazo_abre() -> None:
@@ -88,22 +109,16 @@ def test_en_el_objetivo_exacto_un_patron_fijo_no_abre() -> None:
 
 
 def test_el_recorrido_se_para_en_el_primer_umbral_sin_cruzar() -> None:
-    """λ <= 0.7 crossed on their own, but 0.85 did not: the gate stays at 0.9."""
+    """0.95 and 0.9 rejected, 0.85 not: the chain stops there. λ <= 0.7 would pass on their
+    own but carry no weight of their own; 0.75, the grid's second entry, does not pass: the
+    gate stays at 0.9."""
     secuencia = _aprobadas(200, 0.72) + _rechazadas(20, 0.87) + _aprobadas(60, 0.97)
     resultado = certificar_secuencia(secuencia, OBJETIVO, DELTA)
     cruzados = {e.umbral: e.cruzado for e in resultado.umbrales}
-    assert cruzados == {
-        0.95: True,
-        0.9: True,
-        0.85: False,
-        0.8: False,
-        0.75: False,
-        0.7: True,
-        0.65: True,
-        0.6: True,
-        0.55: True,
-        0.5: True,
-    }
+    assert cruzados == {u: u >= 0.9 for u in REJILLA}
+    niveles = {e.umbral: e.nivel for e in resultado.umbrales}
+    assert niveles[0.7] == math.inf and niveles[0.75] == pytest.approx(1 / (PESOS[4] * DELTA))
+    assert resultado.umbrales[5].e_max >= 1 / DELTA  # 0.7 alone would have passed at δ
     assert (resultado.umbral, resultado.n, resultado.k) == (0.9, 60, 0)
     assert resultado.bloqueo == 0.85
     por_umbral = {e.umbral: (e.n, e.k) for e in resultado.umbrales}
@@ -111,19 +126,25 @@ def test_el_recorrido_se_para_en_el_primer_umbral_sin_cruzar() -> None:
     assert por_umbral[0.7] == (280, 20)
 
 
-def test_un_umbral_estricto_sin_aprobaciones_bloquea_todo() -> None:
-    """Why the grid's top matters: fichas all at 0.9 never reach 0.95, so nothing opens."""
-    resultado = certificar_secuencia(_aprobadas(300, 0.9), OBJETIVO, DELTA)
-    assert resultado.umbral is None
-    assert [e.cruzado for e in resultado.umbrales] == [False] + [True] * (len(REJILLA) - 1)
-    assert (resultado.bloqueo, resultado.faltan) == (0.95, 38)
+def test_un_umbral_estricto_sin_aprobaciones_no_bloquea_la_segunda_entrada() -> None:
+    """Fichas all scored 0.9 never reach 0.95: the strict entry never moves, but the grid's
+    middle (0.75, PESOS[4] of δ) sees them all, and its rejection passes down to 0.5. Under
+    v1.5's strictest-first walk nothing opened (v1.6, issue 47)."""
+    nivel = 1 / (PESOS[4] * DELTA)
+    necesarias = next(n for n in range(1, 500) if _e_tras_aprobaciones(n) >= nivel)
+    casi = certificar_secuencia(_aprobadas(necesarias - 1, 0.9), OBJETIVO, DELTA)
+    resultado = certificar_secuencia(_aprobadas(necesarias, 0.9), OBJETIVO, DELTA)
+    assert casi.umbral is None and casi.bloqueo == 0.95
+    assert resultado.umbral == 0.5
+    assert [e.cruzado for e in resultado.umbrales] == [False] * 4 + [True] * 6
+    assert resultado.bloqueo == 0.95 and resultado.umbrales[0].n == 0
 
 
 def test_las_obsoletas_y_las_no_aprobables_no_cuentan() -> None:
     rng = random.Random(3)
     base = _al_azar(rng, 0.95, 150)
     ruido = [
-        Observacion(1.0, True, None),  # obsolete: nobody judged it
+        Observacion(0.99, False, None),  # code failed, obsolete: reaches no λ
         Observacion(0.99, False, False),  # code failed: an open gate would not publish it
         Observacion(None, True, False),  # no score: never approvable
         Observacion(0.3, True, False),  # below every threshold
@@ -136,9 +157,27 @@ def test_las_obsoletas_y_las_no_aprobables_no_cuentan() -> None:
     assert certificar_secuencia(mezclada, OBJETIVO, DELTA) == certificar_secuencia(
         base, OBJETIVO, DELTA
     )
-    # and obsolete ones do not help: 37 approvals among 100 obsolete still do not open
-    casi = _aprobadas(37) + [Observacion(1.0, True, None)] * 100
-    assert certificar_secuencia(casi, OBJETIVO, DELTA).umbral is None
+
+
+def test_una_obsoleta_cuenta_como_fallo() -> None:
+    """v1.6: a ficha superseded before anyone decided it is a failure at every λ it reaches
+    (leaving the hard ones undecided until a newer version arrives can never open a gate), and
+    a success for the exclusion (it can never wrongly exclude a family)."""
+    obsoleta = Observacion(0.97, True, None)
+    con = certificar_secuencia([*_aprobadas(30), obsoleta, *_aprobadas(30)], OBJETIVO, DELTA)
+    fallo = certificar_secuencia(
+        _aprobadas(30) + _rechazadas(1, 0.97) + _aprobadas(30), OBJETIVO, DELTA
+    )
+    assert [(e.n, e.k, e.e_max) for e in con.umbrales] == [
+        (e.n, e.k, e.e_max) for e in fallo.umbrales
+    ]
+    assert [e.obsoletas for e in con.umbrales] == [1] * len(REJILLA)
+    # the exclusion reads it as an approval: 5 rejections and 5 obsolete do not exclude the
+    # family, 10 rejections do
+    mitad = _aprobadas(10) + _rechazadas(5) + [obsoleta] * 5
+    assert not certificar_secuencia(mitad, OBJETIVO, DELTA).umbrales[0].excluido
+    diez = certificar_secuencia(_aprobadas(10) + _rechazadas(10), OBJETIVO, DELTA)
+    assert diez.umbrales[0].excluido
 
 
 @pytest.mark.parametrize("semilla", range(8))
@@ -162,12 +201,16 @@ def test_faltan_es_exacto(semilla: int) -> None:
 def test_el_orden_de_llegada_es_el_que_cuenta() -> None:
     """Same decisions, other order: the running maximum keeps an early crossing, and an early
     rejection delays it. The result depends on the sequence only as given."""
-    primero_bien = _aprobadas(38) + _rechazadas(3)
-    primero_mal = _rechazadas(3) + _aprobadas(38)
+    abre = next(
+        n for n in range(1, 200) if certificar_secuencia(_aprobadas(n), OBJETIVO, DELTA).abierta
+    )
+    primero_bien = _aprobadas(abre) + _rechazadas(3)
+    primero_mal = _rechazadas(3) + _aprobadas(abre)
     bien = certificar_secuencia(primero_bien, OBJETIVO, DELTA)
     mal = certificar_secuencia(primero_mal, OBJETIVO, DELTA)
-    assert bien.umbral == REJILLA[-1] and (bien.n, bien.k) == (41, 3)
-    assert bien.umbrales[0].e_valor < 1 / DELTA <= bien.umbrales[0].e_max  # crossed, stays
+    assert bien.umbral == REJILLA[-1] and (bien.n, bien.k) == (abre + 3, 3)
+    primera = bien.umbrales[0]
+    assert primera.e_valor < primera.nivel <= primera.e_max  # crossed, stays
     assert mal.umbral is None
     assert mal.faltan is not None and mal.faltan > 0
 
@@ -236,9 +279,10 @@ def test_puntuacion_fuera_de_rango(puntuacion: float) -> None:
 
 
 def test_puntuaciones_en_los_bordes_valen() -> None:
-    assert Observacion(0.0, True, True).aprobacion_en(0.0)
-    assert Observacion(1.0, True, False).aprobacion_en(0.95)
-    assert not Observacion(None, True, True).aprobacion_en(0.0)
+    assert Observacion(0.0, True, True).alcanza(0.0)
+    assert Observacion(1.0, True, False).alcanza(0.95)
+    assert not Observacion(None, True, True).alcanza(0.0)
+    assert not Observacion(0.99, False, True).alcanza(0.5)
 
 
 # --- The sequence's stored state (issue 38): advanced by new decisions only, equal to a
@@ -341,7 +385,6 @@ def test_el_estado_lleva_la_exclusion_de_cada_umbral() -> None:
 @pytest.mark.parametrize(
     ("cambio", "mensaje"),
     [
-        ({"formato": "fichas-secuencia/9"}, "formato"),
         ({"posicion": -5}, "before the sequence's start"),
         ({"apuestas_exclusion": [0.1, 1.0]}, "exclusion bet"),
         ({"objetivo": 1.5}, "objetivo"),
@@ -362,3 +405,20 @@ def test_un_umbral_guardado_incoherente_se_rechaza() -> None:
     datos["umbrales"][0]["log_capital"] = float("nan")
     with pytest.raises(ValueError):
         EstadoSecuencia.de_json(json.dumps(datos))
+
+
+def test_un_estado_de_otro_formato_se_recalcula() -> None:
+    """A v1.5 state (format 1 skipped obsolete fichas) or an unknown one is not read: None, and
+    the caller recomputes the sequence from its rows."""
+    datos = json.loads(avanzar(inicial(OBJETIVO, DELTA), enumerate(_aprobadas(3))).a_json())
+    for formato in ("fichas-secuencia/1", "fichas-secuencia/9"):
+        assert EstadoSecuencia.de_json(json.dumps({**datos, "formato": formato})) is None
+
+
+def test_los_pesos_del_recorrido_se_comprueban() -> None:
+    with pytest.raises(ValueError, match="sum to at most 1"):
+        SecuenciaPuerta(OBJETIVO, DELTA, pesos=(0.9, 0.2) + (0.0,) * 8)
+    with pytest.raises(ValueError, match="weights for a grid"):
+        SecuenciaPuerta(OBJETIVO, DELTA, pesos=(1.0,))
+    # another grid than the default: the fixed-sequence walk, all of δ on the strictest λ
+    assert SecuenciaPuerta(OBJETIVO, DELTA, rejilla=(0.9, 0.8)).pesos == (1.0, 0.0)

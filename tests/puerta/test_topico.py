@@ -1,8 +1,10 @@
-"""``fichas.puerta`` through the real broker: readers follow it, restart from it, skip junk."""
+"""``fichas.puerta`` through the real broker: readers follow it, restart from it, and a record they
+cannot read closes the gate its key names (only one whose key names no gate is skipped)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from datetime import UTC, datetime
 
@@ -12,7 +14,9 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta, id_retencion
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.topicos import produce, read_all, settings_for
+from harness.version_siguiente import siguiente
 from infra.kafka.topics import COMPACTED
 from puerta.resolucion import resolver
 from puerta.retencion import registro_retencion
@@ -53,13 +57,6 @@ async def _crear(bootstrap: str, topic: str, particiones: int = 3) -> None:
         await admin.close()
 
 
-async def _hasta(condicion, segundos: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    fin = asyncio.get_running_loop().time() + segundos
-    while not condicion():
-        assert asyncio.get_running_loop().time() < fin, "not seen in time"
-        await asyncio.sleep(0.05)
-
-
 def _topic() -> str:
     return f"t{uuid.uuid4().hex[:8]}.fichas.puerta"
 
@@ -67,7 +64,7 @@ def _topic() -> str:
 async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker) -> None:
     topic = _topic()
     await _crear(kafka.bootstrap, topic)
-    vistos: list[EstadoPuerta] = []
+    vistos: list[str] = []
     lectores = [LectorPuertas(topic, al_cambiar=vistos.append), LectorPuertas(topic)]
     for lector in lectores:
         await lector.start(settings_for(kafka.bootstrap))
@@ -79,13 +76,17 @@ async def test_dos_lectores_ven_un_estado_escrito_en_segundos(kafka: KafkaBroker
         inicio = asyncio.get_running_loop().time()
         await escribir_estado(settings_for(kafka.bootstrap), abierta, topic)
         for lector in lectores:
-            await _hasta(lambda lector=lector: lector.estados().get(abierta.id) == abierta)
+            await until(
+                lambda lector=lector: lector.estados().get(abierta.id) == abierta, 10, every=0.05
+            )
         assert asyncio.get_running_loop().time() - inicio < 5
         cerrada = _estado("tv", False)
         await escribir_estado(settings_for(kafka.bootstrap), cerrada, topic)
         for lector in lectores:
-            await _hasta(lambda lector=lector: not lector.estados()[abierta.id].abierta)
-        assert vistos == [abierta, cerrada]
+            await until(
+                lambda lector=lector: not lector.estados()[abierta.id].abierta, 10, every=0.05
+            )
+        assert vistos == [abierta.id, cerrada.id] == [abierta.id] * 2
     finally:
         for lector in lectores:
             await lector.stop()
@@ -118,33 +119,45 @@ async def test_un_lector_nuevo_arranca_del_estado_mas_reciente_por_clave(
     assert estados == {e.id: e for e in (historia[1], historia[4], historia[5])}
 
 
-async def test_un_registro_invalido_se_salta(kafka: KafkaBroker) -> None:
+async def test_lo_ilegible_cierra_su_puerta_y_solo_se_salta_lo_que_no_nombra_ninguna(
+    kafka: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
     topic = _topic()
     await _crear(kafka.bootstrap, topic, particiones=1)
     bueno = _estado("tv", True, 0.8)
     otro = _estado("nevera", True, 0.7)
     clave, valor = bueno.id.encode(), bueno.model_dump_json().encode()
+    siguiente_cierre = siguiente(
+        EstadoPuerta, _estado("tv", False).model_dump(mode="json"), {"motivo": "deriva"}
+    )
     await produce(
         kafka.bootstrap,
         topic,
         [
-            (b"basura", b"{no es json"),
-            (clave, b'{"familia": "tv"}'),  # not a whole EstadoPuerta
-            (otro.id.encode(), valor),  # a valid state under another gate's key
-            (clave, valor),
+            (b"basura", b"{no es json"),  # names no gate: skipped
+            (otro.id.encode(), otro.model_dump_json().encode()),
+            (clave, b'{"familia": "tv"}'),  # not a whole EstadoPuerta: tv closed
+            (otro.id.encode(), valor),  # a valid state under another gate's key: nevera closed
+            (clave, valor),  # tv open again: the newest record per key decides
         ],  # (a record without a key the broker refuses on a compacted topic)
     )
-    lector = LectorPuertas(topic)
+    vistos: list[str] = []
+    lector = LectorPuertas(topic, al_cambiar=vistos.append)
     await lector.start(settings_for(kafka.bootstrap))
     try:
         await asyncio.wait_for(lector.al_dia(), 30)
         assert lector.estados() == {bueno.id: bueno}
-        assert lector.invalidos == 3
-        # still following after the junk
+        assert lector.invalidos == 1 and set(lector.ilegibles()) == {otro.id}
+        # still following: a closure of the next contract version closes tv at once
+        await produce(kafka.bootstrap, topic, [(clave, json.dumps(siguiente_cierre).encode())])
+        await until(lambda: lector.estados() == {}, 10, every=0.05)
+        assert vistos[-1] == bueno.id
         await escribir_estado(settings_for(kafka.bootstrap), otro, topic)
-        await _hasta(lambda: otro.id in lector.estados())
+        await until(lambda: otro.id in lector.estados(), 10, every=0.05)
     finally:
         await lector.stop()
+    avisos = [r.getMessage() for r in caplog.records if "cannot be read" in r.getMessage()]
+    assert len(avisos) == 3 and "'deriva'" in avisos[-1] and "closed until" in avisos[-1]
 
 
 async def test_sin_topic_esta_al_dia_cerrado_y_lo_sigue_cuando_aparece(
@@ -160,7 +173,7 @@ async def test_sin_topic_esta_al_dia_cerrado_y_lo_sigue_cuando_aparece(
         await _crear(kafka.bootstrap, topic)
         estado = _estado("tv", True, 0.8)
         await escribir_estado(settings_for(kafka.bootstrap), estado, topic)
-        await _hasta(lambda: lector.estados() == {estado.id: estado}, 20)
+        await until(lambda: lector.estados() == {estado.id: estado}, 20, every=0.05)
     finally:
         await lector.stop()
 
@@ -170,7 +183,8 @@ async def test_una_retencion_vive_en_su_clave_y_ninguna_apertura_la_pisa(
 ) -> None:
     """v1.5: a hold is written at the gate's hold id; an opening written after it (by a writer
     that had not read it yet) lands at the gate id and leaves it in force; a hold's value under
-    the gate id is junk. Releasing is the hold id's newest record."""
+    the gate id is not that gate's state: it closes the gate (v1.6). Releasing is the hold id's
+    newest record."""
     topic = _topic()
     await _crear(kafka.bootstrap, topic, particiones=1)
     retenida = registro_retencion("tv", CLAVE, True, "ana", "tallas nuevas", datetime.now(UTC))
@@ -183,12 +197,20 @@ async def test_una_retencion_vive_en_su_clave_y_ninguna_apertura_la_pisa(
     await lector.start(settings_for(kafka.bootstrap))
     try:
         await asyncio.wait_for(lector.al_dia(), 30)
-        assert lector.estados() == {retenida.id: retenida, abierta.id: abierta}
-        assert lector.invalidos == 1
+        assert lector.estados() == {retenida.id: retenida}
+        assert set(lector.ilegibles()) == {abierta.id} and lector.invalidos == 0
         assert resolver("tv", CLAVE, lector.estados()).razon == "retenida"
         liberada = registro_retencion("tv", CLAVE, False, "luis", None, datetime.now(UTC))
         await escribir_estado(settings_for(kafka.bootstrap), liberada, topic)
-        await _hasta(lambda: resolver("tv", CLAVE, lector.estados()).razon == "propia")
+        await until(
+            lambda: resolver("tv", CLAVE, lector.estados()).razon == "sin_registro",
+            10,
+            every=0.05,
+        )
+        await escribir_estado(settings_for(kafka.bootstrap), abierta, topic)
+        await until(
+            lambda: resolver("tv", CLAVE, lector.estados()).razon == "propia", 10, every=0.05
+        )
     finally:
         await lector.stop()
     claves = [r["key"] for r in await read_all(kafka.bootstrap, topic)]
@@ -197,4 +219,5 @@ async def test_una_retencion_vive_en_su_clave_y_ninguna_apertura_la_pisa(
         id_puerta("tv", CLAVE).encode(),
         id_puerta("tv", CLAVE).encode(),
         id_retencion("tv", CLAVE).encode(),
+        id_puerta("tv", CLAVE).encode(),
     ]

@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
+from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import RevisorProcess, revisor_env
 from harness.topicos import Topics, produce, read_all
+from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -64,6 +66,32 @@ def revisor(
     app.wait_ready()
     yield app
     app.stop()
+
+
+@pytest.fixture
+def worker_del_revisor(
+    kafka: KafkaBroker,
+    revisor: RevisorProcess,
+    revisor_topics: Topics,
+    fake_llm: FakeLLM,
+    tmp_path: Path,
+) -> Iterator[WorkerInProcess]:
+    """A worker on the module app's topics (with its partition count, so the app's decisions
+    and the worker's input are co-partitioned): what publishes a person's ficha."""
+    env = worker_env(
+        kafka,
+        fake_llm,
+        revisor_topics,
+        tmp_path / "worker",
+        FICHAS_PARTICIONES=revisor.env["FICHAS_PARTICIONES"],
+    )
+    worker = WorkerInProcess(env, tmp_path / "worker.log")
+    worker.start()
+    try:
+        worker.wait_ready()
+        yield worker
+    finally:
+        assert worker.terminate() == 0, worker.log_tail()
 
 
 def nuevo_navegador() -> Any:
@@ -156,6 +184,15 @@ def esperar(
             return valor
         assert time.monotonic() < deadline, f"timed out waiting for {que}\n{explica()}"
         time.sleep(0.2)
+
+
+def en_juego(app: RevisorProcess, kind: str) -> float:
+    """``fichas_revision_puertas_en_juego{kind}`` on the app's /metrics (0 when absent): with
+    ``kind="cobertura"`` above 0, the app's certifier has seen an open pooled gate."""
+    for linea in app.metrics().splitlines():
+        if linea.startswith(f'fichas_revision_puertas_en_juego{{kind="{kind}"}} '):
+            return float(linea.rpartition(" ")[2])
+    return 0.0
 
 
 def producir(kafka: KafkaBroker, topic: str, registros: list[dict[str, Any]]) -> None:

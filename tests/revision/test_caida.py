@@ -10,7 +10,7 @@ from selenium.webdriver.common.by import By
 
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.topicos import Topics
-from infra.fault_points import REVISOR_CAIDA_TRAS_DECISION, SWITCH
+from infra.fault_points import ALLOWANCE, REVISOR_CAIDA_TRAS_DECISION, SWITCH
 from infra.network import free_port
 from tests.revision.conftest import (
     CLAVE,
@@ -34,7 +34,7 @@ def test_kill_9_tras_la_decision_la_envia_una_vez_al_volver(kafka, tmp_path, nav
     app.add_user(USUARIO, CLAVE)
     item = ficha_en_revision("ZAP-KILL-1")
     # The fault point makes the app SIGKILL itself right after the decision row is committed.
-    app.start({SWITCH: REVISOR_CAIDA_TRAS_DECISION})
+    app.start({SWITCH: REVISOR_CAIDA_TRAS_DECISION, ALLOWANCE: "1"})
     try:
         app.wait_ready()
         producir(kafka, topics.revision, [item])

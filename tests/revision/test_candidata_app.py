@@ -22,6 +22,7 @@ from esquemas.estado_puerta import ClavePuerta, id_puerta
 from harness.estados_puerta import abrir
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.revisor_http import RevisorHttp
+from harness.secuencia import aprobaciones_para_abrir
 from harness.topicos import Topics, settings_for
 from infra.network import free_port
 from puerta.topico import leer_estados
@@ -40,7 +41,7 @@ from tests.revision.conftest import (
 
 pytestmark = pytest.mark.kafka
 
-FICHAS = 45  # 38 consecutive approvals open at 0.9 / 0.05 (puerta.secuencial); a margin
+FICHAS = aprobaciones_para_abrir() + 1  # approvals in a row that open a gate; a margin
 
 
 def _clave(nombre: str) -> ClavePuerta:
@@ -133,7 +134,7 @@ def test_la_cola_candidata_etiqueta_sin_publicar_y_abre_su_clave(
                 f"the opener opening {familia} under the candidate key",
             )
             assert estado.abierta and estado.abierta_por == ABIERTA_POR_AUTOMATICO
-            assert estado.n >= 38 and estado.k == 0  # opened once the prefix certified
+            assert estado.n >= aprobaciones_para_abrir() and estado.k == 0  # once it certified
         assert cliente.aprobar(pares[0][0]["event_id"]) == 303
         decisiones = esperar(lambda: leer(kafka, decisiones_topic(topics)), "the live decision")
         assert [d["event_id"] for d in decisiones] == [pares[0][0]["event_id"]]
@@ -158,11 +159,8 @@ def test_la_cola_candidata_etiqueta_sin_publicar_y_abre_su_clave(
         assert "candidata" in bloque.find_element(By.CSS_SELECTOR, ".etiqueta-candidata").text
 
         metricas = app.metrics()
-        etiquetas = f'family="zapatillas",key="{candidata.texto()}"'
-        assert (
-            f'fichas_revision_candidata_decisions_total{{decision="aprobada",{etiquetas}}} 45.0'
-            in metricas
-        )
+        etiquetas = f'decision="aprobada",family="zapatillas",key="{candidata.texto()}"'
+        assert f"fichas_revision_candidata_decisions_total{{{etiquetas}}} {FICHAS}.0" in metricas
         assert 'fichas_revision_queue_depth{kind="sin_garantia"} 0.0' in metricas
         assert 'fichas_revision_decisions_total{decision="aprobada",type="revision"} 1.0' in (
             metricas

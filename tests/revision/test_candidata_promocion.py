@@ -9,8 +9,9 @@ over HTTP (``harness.revisor_http``), ``fichas puerta promover`` as a command.
    another generator prompt (``FICHAS_CANDIDATA_GENERADOR_EJEMPLOS=true``: key K), on the 30 %
    of SKUs the hash routes (``FICHAS_CANDIDATA_PROPORCION=0.3``).
 2. Rounds of 30 SKUs; the reviewer approves the candidate's items as they arrive until the
-   app's opener opens K's zapatillas gate (38 approvals in a row at least, puerta.secuencial:
-   about 6 rounds). It judges one live sample too: the one decision fichas.decisiones gets.
+   app's opener opens K's zapatillas gate (``aprobaciones_para_abrir`` approvals in a row at
+   least, puerta.secuencial: about 6 rounds). It judges one live sample too: the one decision
+   fichas.decisiones gets.
 3. The roll: the worker stops, a round arrives while none runs, a worker starts with the
    override moved to the live setting and share 0; then ``fichas puerta promover --de L --a K``.
 4. Every SKU of every round published once, under L before the roll and K from it on; nothing
@@ -38,6 +39,7 @@ from harness.kafka_broker import KafkaBroker
 from harness.procesos import soltar
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
+from harness.secuencia import aprobaciones_para_abrir
 from harness.topicos import Topics, create_input_topic, produce, settings_for
 from harness.worker import WorkerProcess, worker_env
 from infra.kafka.read import read_to_end
@@ -51,7 +53,7 @@ pytestmark = pytest.mark.kafka
 FAMILIA = "zapatillas"  # harness.eventos' family
 PROPORCION = 0.3
 RONDA = 30  # SKUs per round: about 9 to the candidate, within its budget of 16 runs
-MAX_RONDAS = 12  # the hash routes 38 SKUs within the first 5 rounds; a margin for the opener
+MAX_RONDAS = 12  # the hash routes the 44 approvals that open within 6 rounds; a margin
 
 
 class Escena:
@@ -220,7 +222,7 @@ def test_candidata_certificada_en_sombra_y_promovida_sin_apagar_lo_vivo(escena: 
         ronda += 1
         abierta = _abierta(escena.estado(FAMILIA, candidata))
     assert abierta.abierta_por == ABIERTA_POR_AUTOMATICO
-    assert 38 <= abierta.n <= len(aprobadas) and abierta.k == 0
+    assert aprobaciones_para_abrir() <= abierta.n <= len(aprobadas) and abierta.k == 0
     assert _abierta(escena.estado(FAMILIA, viva)) is not None  # L still open, publishing
 
     # 3. The roll: a round arrives while the worker is down; the candidate's setting is live.

@@ -1,9 +1,11 @@
 """The certifier writes what the pooled gate covers (revision/certificador/apertura.py), without
-Kafka, on SQLite and PostgreSQL: a covered record only for a family with enough own evidence, none
-for a family excluded by its evidence or with too little of it; the excluded record once a covered
-family's evidence crosses; coverage following a pooled certification again; holds, the automatic
-scope and --sin-puerta-conjunta respected; what the page says governs each family;
-one certifier and one record per gate across two replicas (the lease, the marks)."""
+Kafka, on SQLite and PostgreSQL: a covered record only for a family whose own e-process at the
+pooled λ, since the certifier first saw the pooled certification, crossed 1/δ (v1.6); none for a
+family excluded by its evidence, at precision 0.8, with too little evidence, or whose own record
+was closed by what people said of its publications; the excluded record once a covered family's
+evidence crosses; coverage following a pooled certification again; holds, the automatic scope and
+--sin-puerta-conjunta respected; what the page says governs each family; one certifier and one
+record per gate across two replicas (the lease, the marks)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from esquemas.constantes import (
     ABIERTA_POR_AUTOMATICO,
     DELTA_PUERTA,
     FAMILIA_TODAS,
+    MOTIVO_PUERTA_CAMBIO,
     MOTIVO_PUERTA_CUBIERTA,
     MOTIVO_PUERTA_EXCLUIDA,
     MOTIVO_SIN_GARANTIA,
@@ -29,20 +32,22 @@ from esquemas.constantes import (
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
 from harness.estados_puerta import estado as estado_puerta
 from harness.revisor import ficha_en_revision
+from harness.secuencia import aprobaciones_para_abrir, aprobaciones_para_cubrir
 from puerta.alcance import Alcance
-from puerta.cobertura import MINIMO_PROPIO
 from puerta.exclusion import ProcesoExclusion
 from puerta.resolucion import resolver
 from puerta.retencion import registro_retencion
 from revision.almacen import decisiones as dec
-from revision.almacen.cola import Almacen, Cierre
+from revision.almacen.cola import Almacen, Cierre, ItemNuevo
 from revision.almacen.flujo import llegada_de
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
 from revision.certificador.escritura import EscritorPuerta
-from revision.certificador.gobierno import gobierno
+from revision.certificador.gobierno import Gobierno, gobierno
 from revision.certificador.lease import Lease
 
-ABRE = 45  # approvals in a row that open a gate of their own (38 needed; a margin)
+ABRE = aprobaciones_para_abrir() + 1  # approvals in a row that open a gate; a margin of one
+CUBRE = aprobaciones_para_cubrir()  # own approvals at λ_* that cover a family
+BAJO_EL_GRADO = 0.72  # a score under every λ a family's own walk tests (0.95, 0.75)
 
 
 @pytest.fixture
@@ -104,16 +109,9 @@ async def _llegan(
         )
         r["clave"] = clave.model_dump(mode="json")
         await almacen.guardar_item(
-            r["event_id"],
-            "revision",
-            r["motivo"],
-            r["sku"],
-            1,
-            familia,
-            [],
-            r,
+            ItemNuevo.de_registro(r, "revision", r["motivo"], []),
             time.time(),
-            llegada=llegada_de(r, "revision", estados),
+            llegada_de(r, "revision", estados),
         )
         registros.append(r)
     return registros
@@ -140,6 +138,13 @@ async def _abre_zapatillas(
     escritos = [e for e in await apertura.revisar() if e.clave == clave]
     assert {e.familia for e in escritos} == {"zapatillas", FAMILIA_TODAS}
     topico.leer()
+    await _ve_la_conjunta(apertura, clave)
+
+
+async def _ve_la_conjunta(apertura: Apertura, clave: ClavePuerta) -> None:
+    """A round of the lease holder after its reader read the pooled gate's record: where the
+    families' coverage sequences start (the next arrival) is recorded."""
+    assert [e for e in await apertura.revisar() if e.clave == clave] == []
 
 
 def _de(apertura: Apertura, familia: str, clave: ClavePuerta):
@@ -157,96 +162,179 @@ def _rechazos_para_excluir(aprobadas: int) -> int:
 
 
 async def test_la_conjunta_cubre_solo_lo_que_midio(almacen):
-    """With * open (by zapatillas' approvals): botellas with 20 own approvals is covered and
-    published at the pooled λ; camisetas 5 approved / 5 rejected is excluded by its own
-    evidence; auriculares with 5 approvals has too little; none of the last two is written.
-    A covered family whose own evidence then crosses the exclusion gets its record closed."""
+    """With * open (by zapatillas' approvals): botellas, whose own e-process at the pooled λ
+    crosses 1/δ after CUBRE approvals since the pooled certification, is covered and published
+    at the pooled λ; camisetas 5 approved / 5 rejected is excluded by its own evidence;
+    auriculares with 5 approvals is not certified yet; a family at precision 0.8 (80 of 100,
+    its exclusion not crossing) is never covered, however many approvals it gathers (v1.5
+    covered it after 20). A covered family whose own evidence then crosses the exclusion gets
+    its record closed."""
     clave = _clave()
     topico = _Topico()
     apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
     await _abre_zapatillas(almacen, apertura, topico, clave)
     conjunta = topico.estados[id_puerta(FAMILIA_TODAS, clave)]
 
-    botellas = await _llegan(almacen, clave, "botellas", MINIMO_PROPIO, topico.estados)
+    botellas = await _llegan(almacen, clave, "botellas", CUBRE, topico.estados)
     camisetas = await _llegan(almacen, clave, "camisetas", 10, topico.estados)
     auriculares = await _llegan(almacen, clave, "auriculares", 5, topico.estados)
-    await _decidir(almacen, botellas, "aprobada")
+    gorras = await _llegan(almacen, clave, "gorras", 100, topico.estados)
+    await _decidir(almacen, botellas[:-1], "aprobada")
     await _decidir(almacen, camisetas[:5], "aprobada")
     await _decidir(almacen, camisetas[5:], "rechazada")
     await _decidir(almacen, auriculares, "aprobada")
+    for i, r in enumerate(gorras):
+        await _decidir(almacen, [r], "rechazada" if i % 5 == 4 else "aprobada")
+    assert [e for e in await apertura.revisar() if e.clave == clave] == []  # one short
+    await _decidir(almacen, botellas[-1:], "aprobada")
     escritos = [e for e in await apertura.revisar() if e.clave == clave]
     (cubierta,) = escritos
     assert cubierta.familia == "botellas" and cubierta.motivo == MOTIVO_PUERTA_CUBIERTA
     assert cubierta.abierta and cubierta.umbral == conjunta.umbral
     assert cubierta.conjunta_actualizada_en == conjunta.actualizada_en
-    assert (cubierta.n, cubierta.k, cubierta.abierta_por) == (
-        MINIMO_PROPIO,
-        0,
-        ABIERTA_POR_AUTOMATICO,
-    )
+    assert (cubierta.n, cubierta.k, cubierta.abierta_por) == (CUBRE, 0, ABIERTA_POR_AUTOMATICO)
     # the tables are shared: the app also covers what earlier tests left under their own keys
     propias = {k: n for k, n in apertura.cubiertas.items() if k[1] == clave.texto()}
     assert propias == {("botellas", clave.texto(), "cubierta"): 1}
     assert [e for e in await apertura.revisar() if e.clave == clave] == []  # written once
     topico.leer()
     assert resolver("botellas", clave, topico.estados).razon == "conjunta"
-    for familia in ("camisetas", "auriculares"):
+    for familia in ("camisetas", "auriculares", "gorras"):
         assert resolver(familia, clave, topico.estados).razon == "sin_registro"
 
-    def razon(familia: str) -> str:
-        sec = _de(apertura, familia, clave)
-        return gobierno(familia, clave, topico.estados, sec, apertura.alcance).razon
+    def gob(familia: str):
+        return _gobierno(apertura, topico.estados, familia, clave)
 
-    assert [razon(f) for f in ("zapatillas", "botellas", "camisetas", "auriculares")] == [
+    assert [gob(f).razon for f in ("zapatillas", "botellas", "camisetas", "auriculares")] == [
         "propia",
         "conjunta",
         "excluida",
-        "pocas_aprobaciones",
+        "sin_certificar",
     ]
-    textos = {
-        f: gobierno(f, clave, topico.estados, _de(apertura, f, clave), apertura.alcance).describir()
-        for f in ("botellas", "camisetas", "auriculares")
-    }
-    assert f"con {MINIMO_PROPIO} aprobaciones propias" in textos["botellas"]
+    # At 0.8 its exclusion has not crossed: it is the v1.6 rule that leaves it uncovered.
+    gorra = gob("gorras")
+    assert gorra.razon == "sin_certificar" and gorra.cobertura is not None
+    assert (gorra.cobertura.n, gorra.cobertura.k) == (100, 20)
+    assert gorra.cobertura.e_valor < 1 / DELTA_PUERTA
+    textos = {f: gob(f).describir() for f in ("botellas", "camisetas", "auriculares")}
+    assert f"con {CUBRE} aprobaciones propias" in textos["botellas"]
     assert "Excluida" in textos["camisetas"] and "5 rechazadas" in textos["camisetas"]
-    assert f"5 de {MINIMO_PROPIO} aprobaciones" in textos["auriculares"]
+    assert "Sin certificar" in textos["auriculares"] and "5 fichas a ese λ" in textos["auriculares"]
 
     # Rejections of botellas that arrived in shadow mode (a worker that had not seen the
     # coverage yet): its exclusion crosses, and its covered record is closed.
-    tarde = await _llegan(almacen, clave, "botellas", _rechazos_para_excluir(MINIMO_PROPIO), {})
+    tarde = await _llegan(almacen, clave, "botellas", _rechazos_para_excluir(CUBRE), {})
     await _decidir(almacen, tarde, "rechazada")
     (excluida,) = [e for e in await apertura.revisar() if e.clave == clave]
     assert excluida.familia == "botellas" and not excluida.abierta
     assert excluida.motivo == MOTIVO_PUERTA_EXCLUIDA
     topico.leer()
     assert resolver("botellas", clave, topico.estados).razon == "cerrada"
-    assert razon("botellas") == "excluida"
+    assert gob("botellas").razon == "excluida"
     assert [e for e in await apertura.revisar() if e.clave == clave] == []
 
 
-async def test_la_cobertura_sigue_a_la_conjunta(almacen):
-    """The pooled gate certified again (by fichas calibrar, at another λ of the grid): the
-    covered record no longer governs, and the app writes a new one resting on the new
-    certification; closing * leaves covered records to the resolution (nothing written)."""
+async def test_solo_cuenta_la_evidencia_desde_la_certificacion_conjunta(almacen):
+    """A family's approvals before the pooled certification helped choose its λ: they cover
+    nothing. botellas with CUBRE approvals before * opened (too few for its own gate) is not
+    covered by them: its coverage sequence starts after them, empty."""
+    assert CUBRE < aprobaciones_para_abrir()
     clave = _clave()
+    topico = _Topico()
+    apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
+    antes = await _llegan(almacen, clave, "botellas", CUBRE, topico.estados)
+    await _decidir(almacen, antes, "aprobada")
+    await _abre_zapatillas(almacen, apertura, topico, clave)
+    assert [e for e in await apertura.revisar() if e.clave == clave] == []
+    sec = _de(apertura, "botellas", clave)
+    assert sec.decididas == CUBRE and not sec.certificada
+    desde = apertura.desde_conjunta(sec, topico.estados)
+    assert desde is not None and desde.decididas == 0
+    ordenes = [f.orden for f in await almacen.secuencias() if f.familia == "botellas"]
+    assert desde.desde > max(ordenes)
+    g = gobierno("botellas", clave, topico.estados, sec, apertura.alcance, desde_conjunta=desde)
+    assert g.razon == "sin_certificar" and g.cobertura is not None and g.cobertura.n == 0
+
+
+async def _cubre_botellas(
+    almacen: Almacen, clave: ClavePuerta
+) -> tuple[Apertura, _Topico, EstadoPuerta]:
+    """zapatillas opens * (seen by the certifier); botellas' CUBRE approvals since, at a score
+    its own walk never tests, cover it; the topic shows the covered record."""
     topico = _Topico()
     apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
     await _abre_zapatillas(almacen, apertura, topico, clave)
     await _decidir(
         almacen,
-        await _llegan(almacen, clave, "botellas", MINIMO_PROPIO, topico.estados),
+        await _llegan(almacen, clave, "botellas", CUBRE, topico.estados, BAJO_EL_GRADO),
         "aprobada",
     )
-    (primera,) = [e for e in await apertura.revisar() if e.clave == clave]
+    (cubierta,) = [e for e in await apertura.revisar() if e.clave == clave]
     topico.leer()
+    return apertura, topico, cubierta
+
+
+def _gobierno(
+    apertura: Apertura, estados: dict[str, EstadoPuerta], familia: str, clave: ClavePuerta
+) -> Gobierno:
+    """What the page says governs ``familia``, with its coverage sequence."""
+    sec = _de(apertura, familia, clave)
+    desde = apertura.desde_conjunta(sec, estados)
+    return gobierno(familia, clave, estados, sec, apertura.alcance, desde_conjunta=desde)
+
+
+async def test_una_familia_cerrada_por_la_vigilancia_no_se_vuelve_a_cubrir(almacen):
+    """A family whose own (covered) record the online bound or the detector closed is not
+    covered again under the same pooled record, whatever its new approvals: it needs its own
+    gate (v1.5 covered it again after 20)."""
+    clave = _clave()
+    apertura, topico, cubierta = await _cubre_botellas(almacen, clave)
+    cerrada = cubierta.model_copy(
+        update={
+            "abierta": False,
+            "umbral": None,
+            "motivo": MOTIVO_PUERTA_CAMBIO,
+            "abierta_por": None,
+            "actualizada_en": datetime.now(UTC),
+        }
+    )
+    topico.poner(cerrada)
+    await _decidir(
+        almacen,
+        await _llegan(almacen, clave, "botellas", CUBRE, topico.estados, BAJO_EL_GRADO),
+        "aprobada",
+    )
+    escritos = [e for e in await apertura.revisar() if e.clave == clave]
+    assert [e for e in escritos if e.motivo == MOTIVO_PUERTA_CUBIERTA] == []
+    g = _gobierno(apertura, topico.estados, "botellas", clave)
+    assert g.razon == "cerrada_por_vigilancia" and "detector de cambios" in g.describir()
+    assert g.cobertura is not None and g.cobertura.razon == "cerrada_por_vigilancia"
+
+
+async def test_la_cobertura_sigue_a_la_conjunta(almacen):
+    """The pooled gate certified again (by fichas calibrar, at another λ of the grid; the app
+    never relaxes it to the λ its own sequence certifies): the covered record no longer
+    governs; the family's evidence since the new certification starts
+    empty, and once CUBRE of its new fichas are approved the app writes a covered record resting
+    on the new certification; closing * leaves covered records to the resolution (nothing
+    written). botellas' scores (0.72) reach no λ its own walk tests, so only coverage can
+    publish it."""
+    clave = _clave()
+    apertura, topico, primera = await _cubre_botellas(almacen, clave)
     otra = estado_puerta(
-        clave, 0.9, FAMILIA_TODAS, actualizada_en=datetime.now(UTC) + timedelta(seconds=1)
+        clave, 0.7, FAMILIA_TODAS, actualizada_en=datetime.now(UTC) + timedelta(seconds=1)
     )
     topico.poner(otra)
     assert resolver("botellas", clave, topico.estados).razon == "conjunta_cerrada"
+    assert [e for e in await apertura.revisar() if e.clave == clave] == []  # nothing since
+    await _decidir(
+        almacen,
+        await _llegan(almacen, clave, "botellas", CUBRE, topico.estados, BAJO_EL_GRADO),
+        "aprobada",
+    )
     (segunda,) = [e for e in await apertura.revisar() if e.clave == clave]
-    assert segunda.umbral == 0.9 and segunda.conjunta_actualizada_en == otra.actualizada_en
-    assert segunda.actualizada_en > primera.actualizada_en
+    assert segunda.umbral == 0.7 and segunda.conjunta_actualizada_en == otra.actualizada_en
+    assert segunda.actualizada_en > primera.actualizada_en and segunda.n == CUBRE
     topico.leer()
     assert resolver("botellas", clave, topico.estados).razon == "conjunta"
     cerrada = estado_puerta(clave, None, FAMILIA_TODAS, abierta=False)
@@ -272,6 +360,7 @@ async def test_retenidas_alcance_y_sin_conjunta(almacen):
     # zapatillas held, camisetas out of scope: only * opens
     assert {e.familia for e in escritos} == {FAMILIA_TODAS}
     topico.leer()
+    await _ve_la_conjunta(apertura, clave)
     assert {s.familia for s in apertura.listas() if s.clave == clave} == {"camisetas"}
     assert apertura.por_clic("camisetas") and not apertura.por_clic("zapatillas")
     assert await apertura.abrir(id_puerta("zapatillas", clave), "ana") is None
@@ -287,7 +376,7 @@ async def test_retenidas_alcance_y_sin_conjunta(almacen):
     topico.poner(registro_retencion(FAMILIA_TODAS, clave, True, "marta", None, ahora))
     await _decidir(
         almacen,
-        await _llegan(almacen, clave, "botellas", MINIMO_PROPIO, topico.estados),
+        await _llegan(almacen, clave, "botellas", CUBRE, topico.estados),
         "aprobada",
     )
     assert [e for e in await apertura.revisar() if e.clave == clave] == []
@@ -320,9 +409,10 @@ async def test_manual_cubrir_con_un_clic(almacen):
     assert [e for e in await apertura.revisar() if e.clave == clave] == []
     assert await apertura.abrir(id_puerta(FAMILIA_TODAS, clave), "ana") is not None
     topico.leer()
+    await _ve_la_conjunta(apertura, clave)
     await _decidir(
         almacen,
-        await _llegan(almacen, clave, "botellas", MINIMO_PROPIO, topico.estados),
+        await _llegan(almacen, clave, "botellas", CUBRE, topico.estados),
         "aprobada",
     )
     assert [e for e in await apertura.revisar() if e.clave == clave] == []

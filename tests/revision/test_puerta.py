@@ -4,9 +4,10 @@ through ``fichas.puerta``.
 Everything real: the broker, two ``fichas worker`` processes in one group (the scripted fake
 LLM scores every ficha 0.95, above λ), the review app as a process, a person's verdicts in a
 headless Chromium. The gate of the family is open at λ = 0.8 for the workers' running key;
-the fichas are published through it and all of them sampled; two ``incorrecta`` verdicts make
-the app publish the gate closed; both workers see it within seconds and send new events of the
-family to review with ``sin_garantia``.
+the fichas are published through it and all of them sampled; ``incorrecta`` verdicts on the
+first ``CIERRAN`` of the sample in publication order (the reviewer follows the Puertas page's
+link to the first one undecided each time) make the app publish the gate closed; both workers
+see it within seconds and send new events of the family to review with ``sin_garantia``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import RevisorProcess, revisor_env
+from harness.secuencia import incorrectas_para_cerrar
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
@@ -38,6 +40,7 @@ pytestmark = pytest.mark.kafka
 UMBRAL = 0.8
 FAMILIA = "zapatillas"  # harness.eventos' family
 LOTE_1 = [f"PU-{i:02d}" for i in range(8)]  # published through the gate, then sampled
+CIERRAN = incorrectas_para_cerrar()  # incorrect verdicts in a row that close a gate
 LOTE_2 = [f"PU-{i:02d}" for i in range(20, 30)]  # after the closure: to review
 
 
@@ -127,11 +130,19 @@ def test_veredictos_incorrectos_cierran_la_puerta_en_dos_workers(
             "each worker should own a partition with events"
         )
 
-        # A reviewer finds two of the sampled publications wrong.
+        # A reviewer finds the sampled publications wrong, in the order they were published:
+        # the Puertas page links the first one undecided, which holds the later ones back.
         entrar(navegador, app)
-        for sku in LOTE_1[:2]:
-            abrir_item(navegador, app, f"{sku}-v1")
+        for sku in LOTE_1:
+            abrir_item(navegador, app, f"{sku}-v1")  # every sampled one stored
+        puerta_id = f"{FAMILIA}|{clave.texto()}"
+        for _ in range(CIERRAN):
+            navegador.get(app.url + "/puertas")
+            bloque = navegador.find_element(By.CSS_SELECTOR, f'section[data-puerta="{puerta_id}"]')
+            bloque.find_element(By.CSS_SELECTOR, "a.bloqueo-muestra").click()
             assert "λ = 0.800" in navegador.find_element(By.ID, "puerta-aplicada").text
+            event_id = navegador.find_element(By.CSS_SELECTOR, ".meta .eid").text
+            sku = event_id.removesuffix("-v1")
             navegador.find_element(By.CSS_SELECTOR, 'input[value="C04"]').click()
             navegador.find_element(By.ID, "incorrecta").click()
             confirmado(navegador, f"{sku} v1: incorrecta")

@@ -21,6 +21,7 @@ from harness.contrato import cabeceras, validar_registros
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env
 from infra.config import Settings
@@ -145,10 +146,12 @@ async def _escritos(bootstrap: str, topic: str) -> int:
 
 
 async def _esperar(bootstrap: str, topic: str, cuantos: int, worker: WorkerInProcess) -> None:
-    deadline = time.monotonic() + 90
-    while await _escritos(bootstrap, topic) < cuantos:
-        assert time.monotonic() < deadline, worker.log_tail()
-        await asyncio.sleep(0.5)
+    """Until ``cuantos`` records are committed on ``topic``."""
+
+    async def escritos() -> bool:
+        return await _escritos(bootstrap, topic) >= cuantos
+
+    await until(escritos, 90, every=0.5, explain=worker.log_tail)
 
 
 async def test_catalogo_compactado_cabeceras_y_esquemas(

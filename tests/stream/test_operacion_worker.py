@@ -7,10 +7,8 @@ checks the message a person acts on, not only the behaviour behind it.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,9 +16,11 @@ from typing import Any
 import pytest
 
 from harness import forkserver
+from harness.entorno import entorno
 from harness.eventos import evento_json
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.procesos import REPO
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, wait_outcomes, worker_env
@@ -36,14 +36,16 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _wait_line(path: Path, predicate: Any, timeout: float) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in _lines(path):
-            if predicate(line):
-                return line
-        time.sleep(0.3)
-    raise AssertionError(f"no such log line in {timeout} s:\n{path.read_text()[-4000:]}")
+async def _wait_line(path: Path, predicate: Any, timeout: float) -> dict[str, Any]:
+    """The first log line of ``path`` that ``predicate`` accepts, once it is written."""
+    return dict(
+        await until(
+            lambda: next((line for line in _lines(path) if predicate(line)), None),
+            timeout,
+            every=0.3,
+            explain=lambda: f"no such log line in {timeout} s:\n{path.read_text()[-4000:]}",
+        )
+    )
 
 
 async def test_llm_caido_y_vuelto_dice_url_causa_y_campos_del_evento(
@@ -61,7 +63,7 @@ async def test_llm_caido_y_vuelto_dice_url_causa_y_campos_del_evento(
         await produce(
             kafka.bootstrap, topics.entrada, [(s.encode(), evento_json(s).encode()) for s in skus]
         )
-        pausa = _wait_line(
+        pausa = await _wait_line(
             worker.log_path, lambda r: "pausing new events" in r.get("message", ""), 60
         )
         assert pausa["level"] == "WARNING"
@@ -72,7 +74,7 @@ async def test_llm_caido_y_vuelto_dice_url_causa_y_campos_del_evento(
 
         llm.start()  # same port
         await wait_outcomes(kafka, topics, 2, worker, timeout=60)
-        vuelta = _wait_line(worker.log_path, lambda r: "answers again" in r["message"], 30)
+        vuelta = await _wait_line(worker.log_path, lambda r: "answers again" in r["message"], 30)
         assert vuelta["level"] == "INFO" and llm.url in vuelta["message"]
         assert worker.terminate() == 0
     finally:
@@ -104,7 +106,7 @@ ESPERA_S = 15
 
 def test_sin_broker_al_arrancar_reintenta_y_sale_con_4(tmp_path: Path) -> None:
     closed = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     env.update(
         FICHAS_KAFKA_BROKERS=f"127.0.0.1:{closed}",
         FICHAS_KAFKA_ESPERA_S=str(ESPERA_S),
@@ -148,7 +150,7 @@ def test_puerto_de_metricas_ocupado_una_linea_y_exit_2(tmp_path: Path) -> None:
         busy.bind(("0.0.0.0", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+        env = entorno()
         env.update(FICHAS_METRICAS_PUERTO=str(port), FICHAS_DATA_DIR=str(tmp_path))
         proc = forkserver.run(
             [sys.executable, "-m", "herramientas.cli", "worker"],

@@ -7,24 +7,16 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.topicos import Topics, create_input_topic, produce, read_all, wait_committed
 from harness.worker import WorkerInProcess, worker_env
 
 EVENTOS = 160
-
-
-async def _until(check: Callable[[], bool], timeout: float = 60) -> None:
-    """Wait for a condition seen from outside the workers, instead of a fixed sleep."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.1)
 
 
 async def test_rebalance_sin_perdidas_ni_duplicados(
@@ -47,13 +39,19 @@ async def test_rebalance_sin_perdidas_ni_duplicados(
     first.start()
     try:
         first.wait_ready()
-        await _until(lambda: first.metric("fichas_events_total", result="publicada") >= 5)
-        await _until(lambda: first.metric("fichas_in_flight") > 0)
+        await until(
+            lambda: first.metric("fichas_events_total", result="publicada") >= 5, 60, every=0.1
+        )
+        await until(lambda: first.metric("fichas_in_flight") > 0, 60, every=0.1)
         second.start()  # joins: the group rebalances while the first has fichas in flight
         second.wait_ready()
-        await _until(lambda: "assigned [(" in second.log_tail(200))  # second got partitions
-        await _until(lambda: second.metric("fichas_events_total", result="publicada") > 0)
-        await _until(lambda: first.metric("fichas_in_flight") > 0)
+        await until(
+            lambda: "assigned [(" in second.log_tail(200), 60, every=0.1
+        )  # second got partitions
+        await until(
+            lambda: second.metric("fichas_events_total", result="publicada") > 0, 60, every=0.1
+        )
+        await until(lambda: first.metric("fichas_in_flight") > 0, 60, every=0.1)
         by_first = first.metric("fichas_events_total", result="publicada")
         assert first.terminate(timeout=90) == 0  # leaves: its partitions move to the second
         deadline = time.monotonic() + 240

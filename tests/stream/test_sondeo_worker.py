@@ -7,16 +7,15 @@ line) and its ``/metrics``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
-import time
 from pathlib import Path
 from typing import Any
 
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.topicos import Topics, create_input_topic, produce
 from harness.worker import WorkerProcess, wait_outcomes, worker_env
 
@@ -40,13 +39,6 @@ def _probe_lines(log: Path) -> list[dict[str, Any]]:
     return lines
 
 
-async def _until(predicate: Any, worker: WorkerProcess, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, worker.log_tail()
-        await asyncio.sleep(0.3)
-
-
 async def test_a_server_without_logprobs_is_named_once_and_counted(
     kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
 ) -> None:
@@ -57,15 +49,22 @@ async def test_a_server_without_logprobs_is_named_once_and_counted(
     worker.start()
     try:
         worker.wait_ready()
-        await _until(lambda: worker.metric("fichas_llm_logprobs") == 0, worker)
+        await until(
+            lambda: worker.metric("fichas_llm_logprobs") == 0,
+            60,
+            every=0.3,
+            explain=worker.log_tail,
+        )
         await produce(kafka.bootstrap, topics.entrada, [_m("SIN-LP-1"), _m("SIN-LP-2")])
         await wait_outcomes(kafka, topics, 2, worker, timeout=120)
-        await _until(
+        await until(
             lambda: (
                 worker.metric("fichas_evaluator_scores_total", family="zapatillas", score="missing")
                 == 2
             ),
-            worker,
+            60,
+            every=0.3,
+            explain=worker.log_tail,
         )
         present = worker.metric(
             "fichas_evaluator_scores_total", family="zapatillas", score="present"
@@ -90,7 +89,7 @@ async def test_llm_down_at_start_up_the_worker_goes_on(
     worker.start()
     try:
         worker.wait_ready()
-        await _until(lambda: bool(_probe_lines(log)), worker)
+        await until(lambda: bool(_probe_lines(log)), 60, every=0.3, explain=worker.log_tail)
         assert math.isnan(worker.metric("fichas_llm_logprobs"))  # unknown, not "missing"
         fake_llm.up()
         await produce(kafka.bootstrap, topics.entrada, [_m("CAIDO-1")])

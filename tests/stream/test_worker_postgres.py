@@ -61,6 +61,7 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
             topics,
             tmp_path / "a",
             FICHAS_FAULT_POINTS="worker.caida_en_transaccion",
+            FICHAS_FAULT_POINTS_ALLOWED="1",
             **env,
         ),
         tmp_path / "a.log",

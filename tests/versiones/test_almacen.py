@@ -57,42 +57,40 @@ async def test_both_dialects_pass_the_same_cases(
         # version 0 means "nothing handled" on both dialects
         await store.record("CERO", 0)
         assert await store.get("CERO") is None
-        assert (await store.reclamar(_guardado("CERO", 1, "cero-v1"))).dictamen is Dictamen.NUEVO
+        assert (await store.claim(_guardado("CERO", 1, "cero-v1"))).dictamen is Dictamen.NUEVO
         assert await store.get("CERO") == 1
 
         # the claim is a compare-and-set per SKU and event_id
-        primero = await store.reclamar(_guardado("S", 5, "s-v5"))
+        primero = await store.claim(_guardado("S", 5, "s-v5"))
         assert primero.dictamen is Dictamen.NUEVO
         otra = ResultadoGuardado("s-v5", "S", 5, "h", "fichas.revision_manual", {"distinta": True})
-        segundo = await store.reclamar(otra)  # another worker, a zombie: the stored outcome
+        segundo = await store.claim(otra)  # another worker, a zombie: the stored outcome
         assert segundo.dictamen is Dictamen.REGISTRADO and segundo.guardado == primero.guardado
-        assert (await store.reclamar(_guardado("S", 5, "s-v5", "otra"))).dictamen is (
+        assert (await store.claim(_guardado("S", 5, "s-v5", "otra"))).dictamen is (
             Dictamen.REUTILIZADO
         )
-        assert (await store.reclamar(_guardado("S", 7, "s-v5"))).dictamen is Dictamen.REUTILIZADO
+        assert (await store.claim(_guardado("S", 7, "s-v5"))).dictamen is Dictamen.REUTILIZADO
         # v6 wins; v5 is superseded, and its record deleted
-        assert (await store.reclamar(_guardado("S", 6, "s-v6"))).dictamen is Dictamen.NUEVO
-        assert (await store.reclamar(_guardado("S", 5, "s-v5b"))).dictamen is Dictamen.OBSOLETO
-        assert await store.resultado("s-v5") is None
-        stored = await store.resultado("s-v6")
+        assert (await store.claim(_guardado("S", 6, "s-v6"))).dictamen is Dictamen.NUEVO
+        assert (await store.claim(_guardado("S", 5, "s-v5b"))).dictamen is Dictamen.OBSOLETO
+        assert await store.result("s-v5") is None
+        stored = await store.result("s-v6")
         assert stored is not None and stored.version == 6 and stored.salida["version"] == 6
         # a version above 2^31 fits the column
-        maximo = await store.reclamar(_guardado("S", MAX_VERSION, "s-max"))
+        maximo = await store.claim(_guardado("S", MAX_VERSION, "s-max"))
         assert maximo.dictamen is Dictamen.NUEVO and await store.get("S") == MAX_VERSION
 
         # a claim that records nothing leaves its SKU's row at 0 ("nothing handled")
-        assert (await store.reclamar(_guardado("NADA", 1, "s-max"))).dictamen is (
-            Dictamen.REUTILIZADO
-        )
+        assert (await store.claim(_guardado("NADA", 1, "s-max"))).dictamen is (Dictamen.REUTILIZADO)
         assert await store.get("NADA") is None
-        sizes = await store.tamanos()
+        sizes = await store.sizes()
         assert sizes == {"fichas_versiones": 5, "fichas_resultados": 2}
 
         # retention: a year keeps everything; a limit past every record deletes every one,
         # the row at 0 included (it would otherwise stay forever)
-        assert await store.podar(365 * 24 * 3600) == 0
-        assert await store.podar(-60) == 7
-        assert await store.tamanos() == {"fichas_versiones": 0, "fichas_resultados": 0}
+        assert await store.prune(365 * 24 * 3600) == 0
+        assert await store.prune(-60) == 7
+        assert await store.sizes() == {"fichas_versiones": 0, "fichas_resultados": 0}
 
 
 @pytest.mark.parametrize("dialecto", STORES)
@@ -111,15 +109,15 @@ async def test_each_statement_is_converted_once(tmp_path: Path) -> None:
     """The worker's hot path on SQLite: after the first claims, a claim and the reads before
     it convert no statement again (``sqlite_sql``'s cache answers every one)."""
     async with open_version_store(None, tmp_path) as store:
-        for n in range(3):  # every statement of get, resultado and reclamar seen once
+        for n in range(3):  # every statement of get, result and claim seen once
             await store.get("CACHE")
-            await store.resultado(f"cache-{n}")
-            await store.reclamar(_guardado("CACHE", n + 1, f"cache-{n}"))
+            await store.result(f"cache-{n}")
+            await store.claim(_guardado("CACHE", n + 1, f"cache-{n}"))
         antes = sqlite_sql.cache_info()
         for n in range(3, 53):
             await store.get("CACHE")
-            await store.resultado(f"cache-{n}")
-            await store.reclamar(_guardado("CACHE", n + 1, f"cache-{n}"))
+            await store.result(f"cache-{n}")
+            await store.claim(_guardado("CACHE", n + 1, f"cache-{n}"))
         despues = sqlite_sql.cache_info()
     assert despues.misses == antes.misses
     assert despues.hits - antes.hits == 50 * 10  # 2 reads; begin, 6 claim statements, commit

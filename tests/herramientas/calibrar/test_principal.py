@@ -17,6 +17,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from esquemas.constantes import FAMILIA_TODAS
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
+from esquemas.salidas import DecisionRevision
 from harness import forkserver
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
@@ -115,7 +116,10 @@ def test_certifica_por_familia_y_conjunta_y_escribe_la_auditoria(tmp_path: Path)
     # pooled: the same 40 pass; at 0.95 the camisetas bring n = 50, k = 5 (p = 0.62): stop.
     # camisetas (10 labels) has no gate of its own, and none of its own approvals at the pooled
     # λ: the pooled gate does not cover it (v1.5), so no record publishes it.
-    assert "family camisetas: not covered: too few approvals of its own" in proc.stdout
+    assert (
+        "family camisetas: not covered: its own approvals at the pooled threshold do not "
+        "certify it" in proc.stdout
+    )
     conjunta = por_familia[FAMILIA_TODAS]
     assert conjunta.abierta and conjunta.umbral == pytest.approx(0.951)
     assert (conjunta.n, conjunta.k) == (40, 0)
@@ -260,11 +264,14 @@ def test_publica_en_el_topic_y_cierra_la_propia_que_ya_no_certifica(
 
 
 def _lote_con_cobertura() -> list[dict]:
-    """At 0.99 (one threshold): zapatillas 200 good (its own gate), camisetas 25 good (too few
-    to certify alone: covered), relojes 5 good and 5 bad (p = 0.0016: excluded), bolsos 3 good
-    (too few of its own). Pooled: n = 238, k = 5, certified at 0.99."""
-    registros = [_registro(i, "zapatillas", 0.99, True) for i in range(200)]
-    registros += [_registro(i, "camisetas", 0.99, True) for i in range(25)]
+    """v1.6: zapatillas 200 good at 0.9995 (its own gate); camisetas 29 at 0.999 of which 3
+    bad, then 60 good at 0.99: its own walk starts at 0.999 and fails there, while at the
+    pooled λ 0.99 its 89 approvals with 3 rejected certify it (covered; without it the pooled
+    walk still certifies 0.99); relojes 5 good and 5 bad at 0.99 (p = 0.0016: excluded);
+    bolsos 3 good at 0.99 (its own 3 do not certify it). Pooled: n = 302, k = 8, at 0.99."""
+    registros = [_registro(i, "zapatillas", 0.9995, True) for i in range(200)]
+    registros += [_registro(i, "camisetas", 0.999, i >= 3) for i in range(29)]
+    registros += [_registro(29 + i, "camisetas", 0.99, True) for i in range(60)]
     registros += [_registro(i, "relojes", 0.99, i < 5) for i in range(10)]
     registros += [_registro(i, "bolsos", 0.99, True) for i in range(3)]
     return registros
@@ -275,7 +282,8 @@ def test_la_conjunta_publica_solo_las_familias_que_cubre(
     kafka: KafkaBroker, tmp_path: Path
 ) -> None:
     """v1.5: a pooled gate alone publishes no family; calibrar writes a covered record for each
-    family its batch covers, beside the pooled record, and says why the others are not."""
+    family its batch covers (v1.6: whose own approvals certify the pooled λ), beside the pooled
+    record, and says why the others are not."""
     topics = Topics()
     env = {"FICHAS_TOPIC_PUERTA": topics.puerta}
     entrada = _fichero(tmp_path / "ev.json", _lote_con_cobertura())
@@ -284,11 +292,11 @@ def test_la_conjunta_publica_solo_las_familias_que_cubre(
     impresos = [EstadoPuerta.model_validate(e) for e in json.loads(proc.stdout.splitlines()[-1])]
     assert {e.familia for e in impresos} == {FAMILIA_TODAS, "zapatillas", "camisetas"}
     for linea in (
-        "gate camisetas: OPEN through the pooled gate from score 0.99 (covered: n=25",
-        "family camisetas: covered by the pooled gate (own approvals at λ 0.99: n=25, k=0",
+        "gate camisetas: OPEN through the pooled gate from score 0.99 (covered: n=89",
+        "family camisetas: covered by the pooled gate (own approvals at λ 0.99: n=89, k=3",
         "family relojes: not covered: its own approvals at the pooled threshold show its "
         "precision below the objective (own approvals at λ 0.99: n=10, k=5, p=0.001635",
-        "family bolsos: not covered: too few approvals of its own",
+        "family bolsos: not covered: its own approvals at the pooled threshold do not certify",
     ):
         assert linea in proc.stdout, proc.stdout
     assert not asyncio.run(leer_estados(settings_for(kafka.bootstrap), topics.puerta, 10))
@@ -299,9 +307,9 @@ def test_la_conjunta_publica_solo_las_familias_que_cubre(
     estados = asyncio.run(leer_estados(settings_for(kafka.bootstrap), topics.puerta))
     por_familia = {e.familia: e for e in estados.values()}
     conjunta, cubierta = por_familia[FAMILIA_TODAS], por_familia["camisetas"]
-    assert conjunta.abierta and (conjunta.n, conjunta.k) == (238, 5)
+    assert conjunta.abierta and (conjunta.n, conjunta.k) == (302, 8)
     assert cubierta.motivo == "cubierta_por_conjunta" and cubierta.abierta_por == "calibrar"
-    assert cubierta.umbral == conjunta.umbral and (cubierta.n, cubierta.k) == (25, 0)
+    assert cubierta.umbral == conjunta.umbral and (cubierta.n, cubierta.k) == (89, 3)
     assert cubierta.conjunta_actualizada_en == conjunta.actualizada_en
     assert cubierta.origen_datos.startswith("cobertura:lote; ltt:conjunto")
     razones = {
@@ -456,3 +464,29 @@ def test_desde_decisiones_solo_la_evidencia_de_la_clave(kafka: KafkaBroker, tmp_
     # Decisions record their key, but the command must be told which one to certify.
     proc = _fichas(args, env)
     assert proc.returncode == 2 and "no gate key" in proc.stderr
+
+
+def test_desde_decisiones_lee_las_de_la_version_siguiente() -> None:
+    """v1.6, "Readers never fail open": a decision of the next contract version (a field at every
+    level) is a label like any other; one whose decision kind, tipo or evidence key this version
+    does not know is no label it can read: counted apart, never as another kind."""
+    from harness.version_siguiente import siguiente
+    from herramientas.calibrar.principal import FUERA, seleccionar_evidencia
+
+    def valor(event_id: str, decision: str, **nuevos: Any) -> dict[str, Any]:
+        actual = json.loads(_decision(event_id, decision, 0.95)[1])
+        return siguiente(DecisionRevision, actual, nuevos)
+
+    decisiones = [valor(f"a{i}", "aprobada") for i in range(3)] + [
+        valor("r", "rechazada"),
+        valor("nueva", "aprobada_con_reservas"),
+        valor("ciega", "aprobada", tipo="ciega"),
+        siguiente(DecisionRevision, json.loads(_decision("k", "aprobada", 0.95)[1]), en_clave=2),
+    ]
+    candidatas, cuentas, _ = seleccionar_evidencia(decisiones, CLAVE_V13)
+    assert [(c.event_id, c.aprobada_por_personas) for c in candidatas] == [
+        ("a0", True), ("a1", True), ("a2", True), ("r", False),
+    ]  # fmt: skip
+    assert cuentas["usadas"] == 4 and cuentas["desconocidas"] == 3
+    assert cuentas["invalidas"] == 0 and cuentas["obsoletas"] == 0
+    assert "desconocidas" in FUERA

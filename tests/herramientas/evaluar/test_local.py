@@ -10,13 +10,13 @@ phase); code's vetoes on each kind of defect are tested without a model (tests/c
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
 from harness import forkserver
+from harness.entorno import entorno
 
 REPO = Path(__file__).parents[3]
 EVENTOS = ["EV-CAM-02"]  # promotions in the supplier's text, which code vetoes if copied
@@ -25,7 +25,7 @@ EVENTOS = ["EV-CAM-02"]  # promotions in the supplier's text, which code vetoes 
 @pytest.mark.llm_local
 @pytest.mark.timeout(1800)
 def test_evaluar_bucle_con_el_modelo_local(local_llm_url: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     env.update(
         FICHAS_LLM_URL=local_llm_url,
         FICHAS_LLM_MODELO="local",
@@ -75,7 +75,7 @@ def test_evaluador_citas_con_el_modelo_local(local_llm_url: str, tmp_path: Path)
     from criterios.respaldo import afirmaciones, fragmentos
     from herramientas.evaluar.casos import CASOS_POR_DEFECTO, cargar_casos, origen_de_caso
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    env = entorno()
     env.update(
         FICHAS_LLM_URL=local_llm_url,
         FICHAS_LLM_MODELO="local",

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from harness import forkserver
+from harness.entorno import entorno
 from harness.fake_llm.client import FakeLLM
 
 pytestmark = pytest.mark.lento  # every test runs `fichas evaluar` as a process
@@ -27,15 +28,12 @@ BUCLE = ["EV-ZAP-02", "EV-CAM-02", "EV-BOT-05", "EV-ZAP-07", "EV-SAR-02"]
 
 
 def _env(llm: FakeLLM, data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
-    env.update(
-        FICHAS_LLM_URL=llm.url,
-        FICHAS_LLM_MODELO="fake",
-        FICHAS_DATA_DIR=str(data_dir),
+    return entorno(
+        llm=llm,
+        data_dir=data_dir,
         FICHAS_LLM_TIMEOUT_S="60",
         FICHAS_PUERTA="veredicto",  # the loop as measured before the gate (docs/calidad.md)
     )
-    return env
 
 
 def _evaluar(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ import pytest
 
 from harness.revisor import ficha_en_revision
 from revision.almacen import decisiones as dec
-from revision.almacen.cola import ABIERTA, DECIDIDA, OBSOLETA, Almacen, Cierre
+from revision.almacen.cola import ABIERTA, DECIDIDA, OBSOLETA, Almacen, Cierre, ItemNuevo
 
 
 @pytest.fixture
@@ -24,17 +24,8 @@ async def almacen(dsn: str | None, tmp_path: Path):
 
 
 async def _guardar(almacen: Almacen, registro: dict) -> list:
-    return await almacen.guardar_item(
-        registro["event_id"],
-        "revision",
-        registro["motivo"],
-        registro["sku"],
-        registro["version"],
-        registro["familia"],
-        ["C06"],
-        registro,
-        time.time(),
-    )
+    nuevo = ItemNuevo.de_registro(registro, "revision", registro["motivo"], ["C06"])
+    return await almacen.guardar_item(nuevo, time.time())
 
 
 def _sku() -> str:
@@ -150,9 +141,7 @@ async def test_veredictos_de_muestra_y_retenidas_para_la_puerta(almacen):
 
     muestras = [muestra_publicada(_sku(), puerta=puerta_aplicada()) for _ in range(3)]
     for m in muestras:
-        await almacen.guardar_item(
-            m["event_id"], "muestra", "muestra", m["sku"], 1, m["familia"], [], m, time.time()
-        )
+        await almacen.guardar_item(ItemNuevo.de_registro(m, "muestra", "muestra", []), time.time())
     retenida = ficha_en_revision(_sku(), motivo="sin_garantia")
     abierta = ficha_en_revision(_sku(), motivo="sin_garantia")
     await _guardar(almacen, retenida)

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.estados_puerta import clave_fake
 from harness.revisor import ficha_en_revision
 from revision.almacen import decisiones as dec
-from revision.almacen.cola import Almacen, Cierre, Llegada
+from revision.almacen.cola import Almacen, Cierre, ItemNuevo, Llegada
 
 
 async def test_cerrados_con_su_decision_en_orden_de_llegada(dsn: str | None, tmp_path: Path):
@@ -22,10 +22,8 @@ async def test_cerrados_con_su_decision_en_orden_de_llegada(dsn: str | None, tmp
         sombra = {"a": True, "c": False}
         for llegada, (n, r) in enumerate(registros.items()):
             evidencia = Llegada(clave_fake(), 0.9, True, sombra[n]) if n in sombra else None
-            await almacen.guardar_item(
-                r["event_id"], "revision", r["motivo"], r["sku"], r["version"], r["familia"],
-                [], r, 100.0 - llegada, evidencia,  # arrival order d, c, b, a
-            )  # fmt: skip
+            nuevo = ItemNuevo.de_registro(r, "revision", r["motivo"], [])
+            await almacen.guardar_item(nuevo, 100.0 - llegada, evidencia)  # arrival d, c, b, a
         for n, decision in (("a", "aprobada"), ("c", "rechazada")):
             item = await almacen.item(registros[n]["event_id"])
             assert item is not None

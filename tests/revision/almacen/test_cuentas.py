@@ -12,7 +12,7 @@ from pathlib import Path
 
 import migraciones
 from harness.revisor import ficha_en_revision
-from revision.almacen.cola import ABIERTA, Almacen
+from revision.almacen.cola import ABIERTA, Almacen, ItemNuevo
 from revision.almacen.cuentas import Cuentas
 from revision.almacen.database import open_database
 from revision.almacen.migrations import ESQUEMA
@@ -91,15 +91,7 @@ async def test_las_dos_tiendas_en_la_base_que_abre_la_app(dsn: str | None, tmp_p
         await cuentas.guardar_usuario(usuario, "$argon2id$x")
         registro = ficha_en_revision(f"T-{uuid.uuid4().hex[:10]}")
         await almacen.guardar_item(
-            registro["event_id"],
-            "revision",
-            registro["motivo"],
-            registro["sku"],
-            registro["version"],
-            registro["familia"],
-            ["C06"],
-            registro,
-            time.time(),
+            ItemNuevo.de_registro(registro, "revision", registro["motivo"], ["C06"]), time.time()
         )
         t0 = time.time()
         await cuentas.abrir_sesion(h1, usuario, "c1", t0, t0 + 1000)

@@ -1,8 +1,8 @@
 """The gates' evidence in the store and the certifier that opens gates
 (revision/certificador/apertura.py), without Kafka, on SQLite and PostgreSQL: arrival positions,
-evidence on every decision, the decided-prefix rule, obsolete fichas skipped, per-key evidence,
-restarts after a closure, the
-automatic and the manual opening."""
+evidence on every decision, the decided-prefix rule, obsolete fichas as failures (v1.6: the
+selective reviewer of issue 47 opens nothing), per-key evidence, restarts after a closure (by the
+bound or the detector), the automatic and the manual opening, an open gate relaxing λ."""
 
 from __future__ import annotations
 
@@ -19,15 +19,15 @@ from esquemas import DecisionRevision
 from esquemas.constantes import (
     ABIERTA_POR_AUTOMATICO,
     FAMILIA_TODAS,
-    MOTIVO_PUERTA_COTA_BAJA,
     MOTIVO_RECHAZADA,
     MOTIVO_SIN_GARANTIA,
+    MOTIVOS_VIGILANCIA,
     ORIGEN_SECUENCIAL_SOMBRA,
 )
 from esquemas.estado_puerta import ClavePuerta, EstadoPuerta, id_puerta
 from harness.revisor import estado_abierto, ficha_en_revision
 from revision.almacen import decisiones as dec
-from revision.almacen.cola import Almacen, Cierre
+from revision.almacen.cola import Almacen, Cierre, ItemNuevo
 from revision.almacen.flujo import llegada_de
 from revision.certificador.apertura import APERTURA_MANUAL, Apertura
 
@@ -75,16 +75,9 @@ async def _llegan(
 ) -> None:
     for r in registros:
         await almacen.guardar_item(
-            r["event_id"],
-            "revision",
-            r["motivo"],
-            r["sku"],
-            r["version"],
-            r["familia"],
-            [],
-            r,
+            ItemNuevo.de_registro(r, "revision", r["motivo"], []),
             time.time(),
-            llegada=llegada_de(r, "revision", estados or {}),
+            llegada_de(r, "revision", estados or {}),
         )
 
 
@@ -192,7 +185,9 @@ async def test_una_puerta_abierta_no_da_sombra(almacen):
 
 async def test_el_prefijo_decidido_en_orden_de_llegada(almacen):
     """Deciding the later fichas first does not advance the certifier; the first undecided
-    ficha blocks; an obsolete one is skipped; a code failure never blocks."""
+    ficha blocks; a code failure never blocks; the blocking ficha left undecided until a newer
+    version supersedes it counts against the gate (v1.6: a failure at every λ it reaches), so
+    the gate opens only after as many more approvals as the walk asks for."""
     clave = _clave()
     topico = _Topico()
     apertura = _apertura(almacen, topico)
@@ -209,32 +204,71 @@ async def test_el_prefijo_decidido_en_orden_de_llegada(almacen):
 
     nueva = dict(registros[1], event_id=f"ev-{uuid.uuid4().hex[:8]}", version=2)
     await almacen.guardar_item(
-        nueva["event_id"],
-        "revision",
-        nueva["motivo"],
-        nueva["sku"],
-        2,
-        nueva["familia"],
-        [],
-        nueva,
-        time.time(),
+        ItemNuevo.de_registro(nueva, "revision", nueva["motivo"], []), time.time()
     )  # no key: no evidence
     assert (await almacen.decision(registros[1]["event_id"])).decision == "obsoleta"
 
+    assert _de_clave(await apertura.revisar(), clave) == []
+    sec = _de(apertura, "zapatillas", clave)
+    assert (sec.decididas, sec.bloqueo) == (45, None)  # the obsolete one closed the block
+    assert not sec.certificada  # 44 approvals and one failure: not enough
+    estricto = sec.resultado.umbrales[0]
+    assert (estricto.n, estricto.k, estricto.obsoletas) == (45, 1, 1)
+    faltan = sec.resultado.faltan
+    assert faltan is not None and faltan > 0
+
+    mas = [_registro(clave) for _ in range(faltan)]
+    await _llegan(almacen, mas)
+    for r in mas[:-1]:
+        await _decidir(almacen, r, "aprobada")
+    assert _de_clave(await apertura.revisar(), clave) == []  # one short
+    await _decidir(almacen, mas[-1], "aprobada")
     escritos = _de_clave(await apertura.revisar(), clave)
     sec = _de(apertura, "zapatillas", clave)
-    assert (sec.decididas, sec.bloqueo) == (45, None)  # the obsolete one closed, skipped
-    assert sec.certificada and sec.resultado.n == 44 and sec.resultado.k == 0
+    assert sec.certificada and (sec.resultado.n, sec.resultado.k) == (45 + faltan, 1)
     assert {e.familia for e in escritos} == {"zapatillas", FAMILIA_TODAS}
     for estado in escritos:
         assert estado.abierta and estado.clave == clave
         assert estado.abierta_por == ABIERTA_POR_AUTOMATICO
         assert estado.origen_datos == ORIGEN_SECUENCIAL_SOMBRA
-        assert estado.umbral == sec.resultado.umbral and (estado.n, estado.k) == (44, 0)
+        assert estado.umbral == sec.resultado.umbral and (estado.n, estado.k) == (45 + faltan, 1)
     # written once, even before the reader catches up
     assert _de_clave(await apertura.revisar(), clave) == []
     topico.leer()
     assert _de_clave(await apertura.revisar(), clave) == []
+
+
+async def test_dejar_sin_decidir_las_malas_hasta_que_caducan_no_abre(almacen):
+    """The issue's scenario through the app's store and certifier: 50 zapatillas items, every
+    7th bad; a reviewer approves the 43 good ones and leaves the 7 bad undecided until version 2
+    of those SKUs supersedes them, then approves the 7 new ones. v1.5 opened zapatillas and
+    ``*`` at n = 44, k = 0; what people were offered was 50 good of 57. Now each superseded
+    ficha is a failure at every λ it reaches: neither gate opens."""
+    clave = _clave()
+    topico = _Topico()
+    apertura = _apertura(almacen, topico)
+    registros = [_registro(clave) for _ in range(50)]
+    malas = [r for i, r in enumerate(registros) if i % 7 == 6]
+    assert len(malas) == 7
+    await _llegan(almacen, registros)
+    for r in registros:
+        if r not in malas:
+            await _decidir(almacen, r, "aprobada")
+    assert _de_clave(await apertura.revisar(), clave) == []
+    nuevas = [dict(r, event_id=f"ev-{uuid.uuid4().hex[:8]}", version=2) for r in malas]
+    await _llegan(almacen, nuevas)
+    for r in malas:
+        assert (await almacen.decision(r["event_id"])).decision == "obsoleta"
+    for r in nuevas:
+        await _decidir(almacen, r, "aprobada")
+    assert _de_clave(await apertura.revisar(), clave) == []
+    for familia in ("zapatillas", FAMILIA_TODAS):
+        sec = _de(apertura, familia, clave)
+        assert (sec.decididas, sec.pendientes, sec.bloqueo) == (57, 0, None)
+        assert not sec.certificada
+        estricto = sec.resultado.umbrales[0]
+        assert (estricto.n, estricto.k, estricto.obsoletas) == (57, 7, 7)
+    assert apertura.listas() == [] or all(s.clave != clave for s in apertura.listas())
 
 
 async def test_las_decisiones_de_otra_clave_no_abren(almacen):
@@ -253,9 +287,11 @@ async def test_las_decisiones_de_otra_clave_no_abren(almacen):
     assert (sec.llegadas, sec.decididas, sec.certificada) == (5, 5, False)
 
 
-async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen):
-    """Closed by the online bound: the sequence starts again after the closure, so the old
-    decisions open nothing; new fichas, decided, open it again."""
+@pytest.mark.parametrize("motivo", MOTIVOS_VIGILANCIA)
+async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen, motivo):
+    """Closed by what people said of its publications (the online bound, or the change
+    detector): the sequence starts again after the closure, so the old decisions open nothing;
+    new fichas, decided, open it again."""
     clave = _clave()
     topico = _Topico()
     apertura = _apertura(almacen, topico)
@@ -270,7 +306,7 @@ async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen):
             update={
                 "abierta": False,
                 "umbral": None,
-                "motivo": MOTIVO_PUERTA_COTA_BAJA,
+                "motivo": motivo,
                 "abierta_por": None,
                 "actualizada_en": datetime.now(UTC),
             }
@@ -294,6 +330,56 @@ async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen):
     escritos = _de_clave(await apertura.revisar(), clave)
     assert {e.familia for e in escritos} == {"zapatillas", FAMILIA_TODAS}
     assert all(e.n == 45 for e in escritos)
+
+
+async def _zapatillas(apertura: Apertura, clave: ClavePuerta) -> list[EstadoPuerta]:
+    """The zapatillas records of ``clave`` one round writes (and none of the pooled gate)."""
+    escritos = _de_clave(await apertura.revisar(), clave)
+    assert [e for e in escritos if e.familia == FAMILIA_TODAS] == []
+    return [e for e in escritos if e.familia == "zapatillas"]
+
+
+async def test_una_puerta_abierta_relaja_su_umbral_y_nunca_lo_endurece(almacen):
+    """An open gate's sequence keeps growing with the blind shadow share (stored as shadow
+    evidence although the gate is open): when it certifies a more lenient λ than the open
+    record, the app writes a new open record at that λ, once; a gate open at a λ more lenient
+    than anything the sequence certifies is left as it is (closing is the bound's job); the
+    pooled gate, open at the same stricter λ, is never relaxed."""
+    clave = _clave()
+    topico = _Topico()
+    apertura = _apertura(almacen, topico)
+    abierta = estado_abierto(familia="zapatillas", umbral=0.95, n=30, k=0).model_copy(
+        update={"clave": clave}
+    )
+    topico.estados[abierta.id] = abierta
+    conjunta = abierta.model_copy(update={"familia": FAMILIA_TODAS})
+    topico.estados[conjunta.id] = conjunta  # the pooled gate is never relaxed (docs/revision.md)
+    registros = [_registro(clave) for _ in range(60)]
+    # The blind share of the open gate's fichas: stored as shadow evidence (no gate applies).
+    await _llegan(almacen, registros, {})
+    hechas = 0
+    for r in registros:  # decide until the sequence certifies
+        await _decidir(almacen, r, "aprobada")
+        hechas += 1
+        await apertura.calcular()
+        if _de(apertura, "zapatillas", clave).certificada:
+            break
+    sec = _de(apertura, "zapatillas", clave)
+    assert sec.certificada and sec.resultado.umbral < abierta.umbral
+    (relajada,) = await _zapatillas(apertura, clave)
+    assert relajada.abierta and relajada.umbral == sec.resultado.umbral
+    assert (relajada.n, relajada.k) == (sec.resultado.n, sec.resultado.k) == (hechas, 0)
+    assert relajada.actualizada_en > abierta.actualizada_en
+    # once, before and after the reader catches up
+    assert await _zapatillas(apertura, clave) == []
+    topico.leer()
+    assert await _zapatillas(apertura, clave) == []
+
+    # Open more leniently than the grid's most lenient λ: nothing to relax, never tightened.
+    laxa = abierta.model_copy(update={"umbral": 0.45, "actualizada_en": datetime.now(UTC)})
+    topico.estados[laxa.id] = laxa
+    assert await _zapatillas(apertura, clave) == []
+    assert _de(apertura, "zapatillas", clave).id not in {s.id for s in apertura.listas()}
 
 
 async def test_apertura_manual_un_clic_con_nombre(almacen):
@@ -332,15 +418,7 @@ async def test_la_migracion_3_sobre_un_almacen_en_uso(tmp_path):
     almacen = await Almacen.abrir(None, tmp_path)
     try:
         await almacen.guardar_item(
-            vieja["event_id"],
-            "revision",
-            vieja["motivo"],
-            vieja["sku"],
-            1,
-            vieja["familia"],
-            [],
-            vieja,
-            time.time(),
+            ItemNuevo.de_registro(vieja, "revision", vieja["motivo"], []), time.time()
         )
         assert (await almacen.item(vieja["event_id"])).evidencia is None
         nueva = _registro(_clave())

@@ -15,8 +15,10 @@ one in nine is approved at 0.97 (a tie with the good ones).
    opens by itself once the bad ones are decided too.
 3. The workers publish through it; the same events sent again give the same final fichas as in
    shadow mode (same text, same attempts), only their destination differs.
-4. A shift in the judge (bad fichas now approved at 0.97) is published, sampled and graded
-   ``incorrecta``: the online bound closes the gate again, and no old evidence reopens it.
+4. The reviewer grades the sample of step 3 (in publication order it comes first, and an
+   undecided sampled ficha holds the later verdicts back); a shift in the judge (bad fichas now
+   approved at 0.97) is published, sampled and graded ``incorrecta``: the closing tests (the
+   bound and the detector, v1.6) close the gate again, and no old evidence reopens it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from esquemas import FichaEnRevision, FichaPublicada
 from esquemas.constantes import (
     ABIERTA_POR_AUTOMATICO,
     DELTA_PUERTA,
-    MOTIVO_PUERTA_COTA_BAJA,
+    MOTIVOS_VIGILANCIA,
     OBJETIVO_PUERTA,
     ORIGEN_SECUENCIAL_SOMBRA,
 )
@@ -43,6 +45,7 @@ from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
+from harness.secuencia import aprobaciones_para_abrir, incorrectas_para_cerrar
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerProcess, worker_env
 from infra.network import free_port
@@ -59,15 +62,25 @@ MALA = {"accion": "rechazar", "puntuacion": 0.6}
 MALA_ALTA = {"accion": "aprobar", "puntuacion": 0.97}  # a bad ficha the judge likes
 
 # Phase 1: another key's fichas, all good, approved.
-OTRA = [f"OT-{i:02d}" for i in range(45)]
+OTRA = [f"OT-{i:02d}" for i in range(aprobaciones_para_abrir() + 1)]
 # Phase 2: the main key's shadow sequence; every 6th ficha is bad, one of them scored high.
 SOMBRA = [f"{'MA' if i % 6 == 3 else 'BU'}-{i:02d}" for i in range(54)]
 MALAS = [s for s in SOMBRA if s.startswith("MA")]
 MALA_ALTA_SKU = MALAS[-1]
 MALAS_BAJAS = MALAS[:-1]
 BUENAS = [s for s in SOMBRA if s.startswith("BU")]
-# Phase 4: the judge drifts: bad fichas approved at 0.97.
-DERIVA = [f"DE-{i:02d}" for i in range(4)]
+# Phase 4: the judge drifts: bad fichas approved at 0.97, as many as close the gate after the
+# sample of phase 3 (the good ones correct, the one bad ficha published incorrect) wherever the
+# bad one fell in publication order.
+DERIVA = [
+    f"DE-{i:02d}"
+    for i in range(
+        max(
+            incorrectas_para_cerrar(antes=[j != mala for j in range(len(BUENAS) + 1)])
+            for mala in range(len(BUENAS) + 1)
+        )
+    )
+]
 
 
 def _guion() -> dict[str, Any]:
@@ -135,14 +148,15 @@ def test_la_vida_de_una_puerta(kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: 
         asyncio.run(create_input_topic(kafka.bootstrap, topic, partitions=2))
 
     # The planned decisions must be enough to open under the opener's own rule (a check of
-    # the test's data, not of the app): the decisions in the arrival order made below.
+    # the test's data, not of the app): the decisions in the arrival order made below (three
+    # batches: the bad fichas the judge rejects, the good ones, the bad one it approves).
     plan = [
         Observacion(
-            puntuacion=0.3 if s in MALAS and s != MALA_ALTA_SKU else 0.97,
+            puntuacion=MALA["puntuacion"] if s in MALAS_BAJAS else BUENA["puntuacion"],
             codigo_ok=True,
             aprobada=not s.startswith("MA"),
         )
-        for s in SOMBRA
+        for s in [*MALAS_BAJAS, *BUENAS, MALA_ALTA_SKU]
     ]
     assert certificar_secuencia(plan, OBJETIVO_PUERTA, DELTA_PUERTA).umbral is not None
 
@@ -208,7 +222,7 @@ def test_la_vida_de_una_puerta(kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: 
         assert {s["topic"] for s in sombra.values()} == {topics.revision}
         for sku in BUENAS:
             _decidir(revisor, f"{sku}-v1", aprobar=True)
-        # 45 approvals would open the gate on their own, but the decided prefix stops at the
+        # The good fichas' approvals would open the gate on their own, but the prefix stops at the
         # first ficha that arrived, a bad one still undecided; the certifier has looked at every
         # decision once the app's metrics show that prefix, and no gate opened.
         sola = [Observacion(0.97, True, True)] * len(BUENAS)
@@ -250,7 +264,14 @@ def test_la_vida_de_una_puerta(kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: 
             registro = {k: v for k, v in despues.items() if k != "topic"}
             assert modelo.model_validate(registro).clave == clave
 
-        # 4. The judge drifts: its bad fichas are published and graded wrong; the bound closes.
+        # 4. The sample of step 3 graded (the good fichas correct, the bad one the judge liked
+        # incorrect); then the judge drifts: its bad fichas are published and graded wrong;
+        # the closing tests close the gate.
+        for sku in [*BUENAS, MALA_ALTA_SKU]:
+            esperar(lambda s=sku: revisor.formulario(f"{s}-v2", "form-muestra"), f"{sku} sample")
+            correcta = sku != MALA_ALTA_SKU
+            criterios = [] if correcta else ["C04"]
+            assert revisor.juzgar_muestra(f"{sku}-v2", correcta, criterios) == 303
         asyncio.run(produce(kafka.bootstrap, topics.entrada, _mensajes(DERIVA)))
         deriva = esperar(lambda: _todas(kafka, topics, DERIVA), "drift outcomes", 120)
         assert {s["topic"] for s in deriva.values()} == {topics.publicadas}, {
@@ -264,9 +285,9 @@ def test_la_vida_de_una_puerta(kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: 
             lambda: [
                 e
                 for e in _estados(kafka, topics).values()
-                if e.clave == clave and not e.abierta and e.motivo == MOTIVO_PUERTA_COTA_BAJA
+                if e.clave == clave and not e.abierta and e.motivo in MOTIVOS_VIGILANCIA
             ],
-            "the gate closed by the online bound",
+            "the gate closed by the bound or the detector",
             60,
         )
         assert cerradas

@@ -25,6 +25,7 @@ from harness.basedatos import base_nueva
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
+from harness.secuencia import aprobaciones_para_abrir
 from harness.topicos import Topics, read_all
 from infra.network import free_port
 from revision.certificador.lease import DURATION_S, RENEW_S
@@ -41,7 +42,7 @@ from tests.revision.web.test_pagina_puertas import _clave, _decidir_todas, _somb
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres]
 
 FAMILIAS = ("mochilas", "relojes", "gorras")  # no required attributes: any ficha passes checks
-FICHAS = 45  # per family: 38 approvals in a row open a gate (puerta.secuencial); a margin
+FICHAS = aprobaciones_para_abrir() + 1  # per family: approvals in a row that open; a margin
 RONDA_S = "0.25"  # 20 rounds in 5 s: the rounds are the unit of the check, not their pace
 
 

@@ -1,6 +1,7 @@
 """The review app's side of the publication gate, end to end with a real broker, the app as a
 process and a real Chromium: scores and the gate on the item page, sample verdicts that close
-the gate on ``fichas.puerta``, the bound kept across a restart, recall on ``/metrics``."""
+the gate on ``fichas.puerta`` in publication order (the Puertas page showing the one that holds
+the rest back), the closing tests kept across a restart, recall on ``/metrics``."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from harness.revisor import (
     puerta_aplicada,
     revisor_env,
 )
+from harness.secuencia import incorrectas_para_cerrar
 from harness.topicos import settings_for
 from infra.network import free_port
 from puerta.topico import escribir_estado, leer_estados
@@ -38,6 +40,8 @@ from tests.revision.conftest import (
 )
 
 pytestmark = pytest.mark.kafka
+
+CIERRAN = incorrectas_para_cerrar()  # incorrect verdicts in a row that close a gate
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +103,11 @@ def test_puntuacion_de_cada_intento_y_puerta_de_la_muestra(
 def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     kafka, revisor, revisor_topics, navegador
 ):
+    """The sampled publications are decided out of publication order: the Puertas page shows
+    the first one nobody decided holding the later verdicts back (and /metrics the same); once
+    it is decided, CIERRAN incorrect verdicts in publication order close the gate (the bound at
+    δ/2), once; a restart rebuilds the closing tests from the store; a gate reopened under the
+    same certification is closed again."""
     modelo = f"modelo-{uuid.uuid4().hex[:8]}"
     abierto = estado_abierto(familia="zapatillas", modelo=modelo)
     asyncio.run(
@@ -106,10 +115,13 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     )
     muestras = [
         muestra_publicada(f"ZAP-C-{i}", puerta=puerta_aplicada(abierto), puntuacion=0.9)
-        for i in range(4)
+        for i in range(CIERRAN + 1)
     ]
-    producir(kafka, revisor_topics.muestra, muestras)
     entrar(navegador, revisor)
+    # Stored one by one: the app's arrival order of the sample is the order published.
+    for m in muestras:
+        producir(kafka, revisor_topics.muestra, [m])
+        abrir_item(navegador, revisor, m["event_id"])
 
     def estado_en_topic():
         estados = asyncio.run(
@@ -124,9 +136,27 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
         navegador.find_element(By.ID, cual).click()
         confirmado(navegador, f"{registro['sku']} v1: {cual}")
 
+    # Decided last first: the first published, undecided, holds every later verdict back.
+    for m in reversed(muestras[1:CIERRAN]):
+        veredicto(m, "incorrecta")
+    navegador.get(revisor.url + "/puertas")
+    bloque = navegador.find_element(By.CSS_SELECTOR, f'section[data-puerta="{abierto.id}"]')
+    pendiente = bloque.find_element(By.CSS_SELECTOR, ".muestra-pendiente")
+    assert pendiente.find_element(By.CSS_SELECTOR, ".pendientes").text == "2"
+    assert pendiente.find_element(By.CSS_SELECTOR, ".retenidos").text == str(CIERRAN - 1)
+    enlace = pendiente.find_element(By.CSS_SELECTOR, "a.bloqueo-muestra").get_attribute("href")
+    assert muestras[0]["event_id"] in enlace
+    etiquetas = {"family": "zapatillas", "key": abierto.clave.texto()}
+    metricas = revisor.metrics()
+    assert _metric(metricas, "fichas_revision_puerta_muestra", **etiquetas) == 0
+    assert _metric(metricas, "fichas_revision_puerta_muestra_retenidos", **etiquetas) == (
+        CIERRAN - 1
+    )
+    bloqueo = {**etiquetas, "event_id": muestras[0]["event_id"]}
+    assert _metric(metricas, "fichas_revision_puerta_muestra_bloqueo_segundos", **bloqueo) >= 0
+    assert estado_en_topic().abierta  # nothing consumed yet
+
     veredicto(muestras[0], "incorrecta")
-    assert estado_en_topic().abierta  # one error is no evidence yet
-    veredicto(muestras[1], "incorrecta")
 
     def cerrada():
         estado = estado_en_topic()
@@ -138,21 +168,26 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     assert (cerrado.n, cerrado.k) == (abierto.n, abierto.k)
     assert cerrado.cota_inferior is not None and cerrado.cota_inferior < abierto.objetivo
 
-    etiquetas = {"family": "zapatillas", "key": abierto.clave.texto()}
     metricas = revisor.metrics()
-    assert _metric(metricas, "fichas_revision_puerta_muestra", **etiquetas) == 2
-    assert _metric(metricas, "fichas_revision_puerta_errores", **etiquetas) == 2
+    assert _metric(metricas, "fichas_revision_puerta_muestra", **etiquetas) == CIERRAN
+    assert _metric(metricas, "fichas_revision_puerta_errores", **etiquetas) == CIERRAN
     assert _metric(metricas, "fichas_revision_puerta_cota_superior", **etiquetas) < 0.9
-    assert _metric(metricas, "fichas_revision_puertas_cerradas_total", **etiquetas) == 1
+    assert _metric(metricas, "fichas_revision_puerta_detector_log_r", **etiquetas) < (
+        _metric(metricas, "fichas_revision_puerta_detector_umbral_log", **etiquetas)
+    )
+    cierres = {**etiquetas, "reason": MOTIVO_PUERTA_COTA_BAJA}
+    assert _metric(metricas, "fichas_revision_puertas_cerradas_total", **cierres) == 1
 
-    # A third bad verdict does not publish the closure again.
-    veredicto(muestras[2], "incorrecta")
+    # One more bad verdict does not publish the closure again.
+    veredicto(muestras[CIERRAN], "incorrecta")
     esperar(
-        lambda: _metric(revisor.metrics(), "fichas_revision_puerta_muestra", **etiquetas) == 3,
-        "the third verdict on /metrics",
+        lambda: (
+            _metric(revisor.metrics(), "fichas_revision_puerta_muestra", **etiquetas) == CIERRAN + 1
+        ),
+        "the last verdict on /metrics",
     )
     metricas = revisor.metrics()
-    assert _metric(metricas, "fichas_revision_puertas_cerradas_total", **etiquetas) == 1
+    assert _metric(metricas, "fichas_revision_puertas_cerradas_total", **cierres) == 1
 
     # A restart rebuilds the sequence from the store, and publishes nothing: the topic
     # already shows the gate closed.
@@ -160,9 +195,9 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
     revisor.start()
     revisor.wait_ready()
     metricas = revisor.metrics()
-    assert _metric(metricas, "fichas_revision_puerta_muestra", **etiquetas) == 3
-    assert _metric(metricas, "fichas_revision_puerta_errores", **etiquetas) == 3
-    assert _metric(metricas, "fichas_revision_puertas_cerradas_total", **etiquetas) is None
+    assert _metric(metricas, "fichas_revision_puerta_muestra", **etiquetas) == CIERRAN + 1
+    assert _metric(metricas, "fichas_revision_puerta_errores", **etiquetas) == CIERRAN + 1
+    assert _metric(metricas, "fichas_revision_puertas_cerradas_total", **cierres) is None
     assert estado_en_topic() == cerrado
 
     # The gate reopened under the same certification (an operator's mistake, say): the app,
@@ -182,7 +217,8 @@ def test_veredictos_incorrectos_cierran_la_puerta_y_sobreviven_un_reinicio(
         check=True,
     ).stdout
     assert f"zapatillas|{abierto.clave.texto()}" in informe
-    assert "3 veredictos, 3 incorrectos" in informe and "bajo el objetivo" in informe
+    assert f"{CIERRAN + 1} veredictos, {CIERRAN + 1} incorrectos" in informe
+    assert "bajo el objetivo" in informe
 
 
 def test_recall_de_la_puerta_en_metrics(kafka, revisor, revisor_topics, navegador):

@@ -5,12 +5,13 @@ the review app as a process with its automatic certifier, the scripted fake LLM 
 every ficha at 0.97), and a scripted reviewer deciding over HTTP through the app's forms.
 
 1. zapatillas' approvals open its own gate and the pooled gate ``*``.
-2. With ``*`` open, four families' first fichas all go to review (none has evidence yet). The
-   reviewer decides: botellas 20 approved (it reaches ``MINIMO_PROPIO``), camisetas 5 approved
-   and 5 rejected (the issue's case: its exclusion e-process crosses, 76 >= 1/δ, long before 20
-   approvals), auriculares 5 approved (too little own evidence). The app covers botellas alone.
+2. With ``*`` open (and seen by the app's certifier), four families' first fichas all go to
+   review (none has evidence yet). The reviewer decides: botellas ``CUBRE`` approved (its own
+   e-process at the pooled λ since the pooled certification crosses 1/δ: v1.6), camisetas 5
+   approved and 5 rejected (its exclusion e-process crosses), auriculares 5 approved (not
+   certified yet). The app covers botellas alone.
 3. New versions: zapatillas (own gate) and botellas (covered, at the pooled λ, naming the
-   pooled certification) publish; camisetas (excluded), auriculares (too little evidence) and
+   pooled certification) publish; camisetas (excluded), auriculares (not certified) and
    sartenes (no evidence at all) go to review. The app's metrics say why for each.
 """
 
@@ -32,12 +33,12 @@ from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
+from harness.secuencia import aprobaciones_para_abrir, aprobaciones_para_cubrir
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
-from puerta.cobertura import MINIMO_PROPIO
 from puerta.topico import leer_estados
-from tests.revision.conftest import CLAVE, USUARIO, esperar
+from tests.revision.conftest import CLAVE, USUARIO, en_juego, esperar
 
 pytestmark = pytest.mark.kafka
 
@@ -87,6 +88,8 @@ ORIGENES: dict[str, dict[str, Any]] = {
         "cifras": {"diametro_cm": 28},
     },
 }
+CUBRE = aprobaciones_para_cubrir()  # own approvals at λ_* that cover a family
+
 PREFIJO = {"zapatillas": "ZA", "botellas": "BO", "camisetas": "CA", "auriculares": "AU",
            "sartenes": "SA"}  # fmt: skip
 
@@ -193,7 +196,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
             return worker.metric("fichas_puerta_abierta", family=familia, key=clave.texto()) == 1
 
         # 1. zapatillas' approvals open its own gate and the pooled one.
-        zapatillas = _skus("zapatillas", 45)
+        zapatillas = _skus("zapatillas", aprobaciones_para_abrir() + 1)
         asyncio.run(produce(kafka.bootstrap, topics.entrada, _mensajes("zapatillas", zapatillas)))
         sombra = esperar(lambda: _todas(kafka, topics, zapatillas), "zapatillas' outcomes", 180)
         assert {s["topic"] for s in sombra.values()} == {topics.revision}
@@ -212,10 +215,14 @@ def test_la_conjunta_solo_publica_lo_que_midio(
         conjunta = estados[conjunta_id]
         assert conjunta.abierta and conjunta.umbral is not None
         esperar(lambda: abierta_en_worker("zapatillas"), "the worker following zapatillas' gate")
+        # The app's certifier saw * (coverage counts only what arrives after it did).
+        esperar(
+            lambda: en_juego(app, "cobertura") >= 1, "the app's certifier seeing the pooled gate"
+        )
 
         # 2. With * open, families with no evidence of their own all go to review.
         lotes = {
-            "botellas": _skus("botellas", MINIMO_PROPIO),
+            "botellas": _skus("botellas", CUBRE),
             "camisetas": _skus("camisetas", 10),
             "auriculares": _skus("auriculares", 5),
         }
@@ -239,7 +246,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
         assert cubierta.motivo == MOTIVO_PUERTA_CUBIERTA and cubierta.abierta
         assert cubierta.umbral == conjunta.umbral
         assert cubierta.conjunta_actualizada_en == conjunta.actualizada_en
-        assert (cubierta.n, cubierta.k) == (MINIMO_PROPIO, 0)
+        assert (cubierta.n, cubierta.k) == (CUBRE, 0)
         esperar(lambda: abierta_en_worker("botellas"), "the worker following botellas' coverage")
         estados = _estados(kafka, topics)
         for familia in ("camisetas", "auriculares", "sartenes"):
@@ -282,7 +289,7 @@ def test_la_conjunta_solo_publica_lo_que_midio(
             "zapatillas": ("propia", "propia"),
             "botellas": ("conjunta", "conjunta"),
             "camisetas": ("ninguna", "excluida"),
-            "auriculares": ("ninguna", "pocas_aprobaciones"),
+            "auriculares": ("ninguna", "sin_certificar"),
             "sartenes": ("ninguna", "sin_evidencia"),
         }
     finally:

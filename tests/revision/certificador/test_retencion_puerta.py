@@ -6,7 +6,8 @@ Everything real: the broker, ``fichas worker`` and ``fichas revisor --apertura a
 processes, the fake LLM as a server, a scripted reviewer deciding over HTTP through the app's
 own forms (``harness.revisor_http``), ``fichas puerta`` as a command, and
 Chromium on the Puertas page. The fake scores every ficha 0.97 and people approve them all, so
-45 decisions in shadow mode certify zapatillas' own gate (38 consecutive approvals open it).
+``SOMBRA`` decisions in shadow mode certify zapatillas' own gate (one more than the consecutive
+approvals that open it, ``harness.secuencia.aprobaciones_para_abrir``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
 from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
+from harness.secuencia import aprobaciones_para_abrir
 from harness.topicos import Topics, create_input_topic, produce, read_all, settings_for
 from harness.worker import WorkerInProcess, worker_env
 from infra.network import free_port
@@ -43,7 +45,7 @@ from tests.revision.conftest import CLAVE, USUARIO, entrar, esperar
 pytestmark = pytest.mark.kafka
 
 FAMILIA = "zapatillas"  # harness.eventos' family
-SOMBRA = 45
+SOMBRA = aprobaciones_para_abrir() + 1
 PLAZO_S = 15.0  # "within seconds": the worker's reader polls the topic continuously
 
 

@@ -6,6 +6,7 @@ use."""
 
 from __future__ import annotations
 
+import json
 import random
 import time
 import uuid
@@ -34,7 +35,7 @@ from puerta.secuencial import (
     inicial,
 )
 from revision.almacen import decisiones as dec
-from revision.almacen.cola import Almacen, Cierre
+from revision.almacen.cola import Almacen, Cierre, ItemNuevo
 from revision.almacen.flujo import llegada_de
 from revision.certificador.apertura import Apertura
 from revision.certificador.secuencias import AlmacenSecuencias
@@ -82,16 +83,9 @@ async def _llegan(
 ) -> None:
     for r in registros:
         await almacen.guardar_item(
-            r["event_id"],
-            "revision",
-            r["motivo"],
-            r["sku"],
-            r["version"],
-            r["familia"],
-            [],
-            r,
+            ItemNuevo.de_registro(r, "revision", r["motivo"], []),
             time.time(),
-            llegada=llegada_de(r, "revision", estados),
+            llegada_de(r, "revision", estados),
         )
 
 
@@ -308,3 +302,101 @@ async def test_la_migracion_4_sobre_un_almacen_en_uso(tmp_path):
         assert all(g.estado is not None for g in await AlmacenSecuencias(almacen.database).listar())
     finally:
         await almacen.cerrar()
+
+
+def _estado_v15(clave: ClavePuerta, posicion: int) -> str:
+    """A state as v1.5 stored it (format ``fichas-secuencia/1``: obsolete fichas skipped, a
+    plug-in capital alone, no weights), written by hand: what an upgraded store holds."""
+    umbrales = [
+        {
+            "umbral": u,
+            "n": 30,
+            "aprobadas": 30,
+            "log_capital": 2.5,
+            "log_maximo": 3.1,
+            "excluido": False,
+        }
+        for u in REJILLA
+    ]
+    return json.dumps(
+        {
+            "formato": "fichas-secuencia/1",
+            "objetivo": OBJETIVO_PUERTA,
+            "delta": DELTA_PUERTA,
+            "apuestas_exclusion": [0.5, 0.75],
+            "desde": 0,
+            "posicion": posicion,
+            "decididas": 30,
+            "umbrales": umbrales,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+
+
+async def _guardadas(almacen: Almacen, clave: ClavePuerta) -> dict[str, str | None]:
+    """The stored state texts of ``clave``'s sequences, by family."""
+    rows = await almacen.database.run(
+        "select familia, estado from revision_secuencias where clave_id = $1", (clave.texto(),)
+    )
+    return {str(f): None if e is None else str(e) for f, e in rows.rows}
+
+
+async def test_un_estado_de_la_v15_se_recalcula_desde_las_filas(almacen):
+    """A store upgraded from v1.5 holds format-1 states (which skipped obsolete fichas): the
+    first round reads none of them, recomputes every sequence from its rows (obsolete ones now
+    failures) and writes the result in their place, although its position is not ahead of the
+    stored one; the result equals a fresh computation, and a restart reads it back as is."""
+    rng = random.Random(1515)
+    clave = _clave()
+    topico = _Topico()
+    registros = [_registro(rng, clave) for _ in range(60)]
+    await _llegan(almacen, registros, topico.estados)
+    for r in registros[:40]:
+        await _decidir(almacen, r, rng.choice(["aprobada"] * 8 + ["rechazada"]))
+    viejo = registros[45]
+    await _llegan(almacen, [dict(viejo, event_id=f"ev-{uuid.uuid4().hex[:8]}", version=2)], {})
+    filas = [f for f in await almacen.secuencias() if f.clave == clave]
+    final = max(f.orden for f in filas)
+    v15 = _estado_v15(clave, final)  # as far as the rows go: no write "ahead" of it
+    await almacen.database.run(
+        "update revision_secuencias set estado = $2, posicion = $3 where clave_id = $1",
+        (clave.texto(), v15, final),
+    )
+    listadas = [g for g in await AlmacenSecuencias(almacen.database).listar() if g.clave == clave]
+    assert {(g.estado, g.anticuado) for g in listadas} == {(None, v15)}
+
+    apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
+    await apertura.revisar()
+    assert await _comparar(almacen, apertura, clave) == len(FAMILIAS) + 1
+    guardadas = await _guardadas(almacen, clave)
+    assert v15 not in guardadas.values()
+    for sec in apertura.secuencias:
+        if sec.clave == clave:
+            assert guardadas[sec.familia] == sec.estado.a_json()
+    otra = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)  # a restart
+    await otra.calcular()
+    assert [s for s in otra.secuencias if s.clave == clave] == [
+        s for s in apertura.secuencias if s.clave == clave
+    ]
+
+
+async def test_un_estado_de_un_formato_posterior_no_se_pisa(almacen):
+    """A state a newer build wrote (a later format, during a rolling upgrade) is never written
+    over: this build recomputes in memory, and the stored text stays."""
+    rng = random.Random(16)
+    clave = _clave()
+    topico = _Topico()
+    registros = [_registro(rng, clave) for _ in range(10)]
+    await _llegan(almacen, registros, topico.estados)
+    for r in registros:
+        await _decidir(almacen, r, "aprobada")
+    posterior = json.dumps({"formato": "fichas-secuencia/3", "lo_que_sea": 1})
+    await almacen.database.run(
+        "update revision_secuencias set estado = $2 where clave_id = $1",
+        (clave.texto(), posterior),
+    )
+    apertura = Apertura(almacen, lambda: dict(topico.estados), topico.escribir)
+    await apertura.revisar()
+    assert await _comparar(almacen, apertura, clave) >= 2
+    assert set((await _guardadas(almacen, clave)).values()) == {posterior}

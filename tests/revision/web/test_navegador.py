@@ -11,7 +11,6 @@ from selenium.webdriver.common.by import By
 
 from harness.revisor import ficha_en_revision
 from harness.topicos import read_all
-from harness.worker import WorkerInProcess, worker_env
 from tests.revision.conftest import (
     OTRO_USUARIO,
     abrir_item,
@@ -40,26 +39,11 @@ def _a_publicar(kafka, topics, event_id):
 
 
 def test_editar_rompiendo_c01_corregir_y_aprobar(
-    kafka, revisor, revisor_topics, navegador, fake_llm, tmp_path
+    kafka, revisor, revisor_topics, navegador, worker_del_revisor
 ):
     """The whole road of a person's publication: the app writes the decision, the worker that
     owns the SKU's partition publishes the ficha it carries (stream.flow.decisiones)."""
-    worker = WorkerInProcess(
-        worker_env(
-            kafka,
-            fake_llm,
-            revisor_topics,
-            tmp_path / "worker",
-            FICHAS_PARTICIONES=revisor.env["FICHAS_PARTICIONES"],
-        ),
-        tmp_path / "worker.log",
-    )
-    worker.start()
-    try:
-        worker.wait_ready()
-        _editar_y_aprobar(kafka, revisor, revisor_topics, navegador)
-    finally:
-        assert worker.terminate() == 0, worker.log_tail()
+    _editar_y_aprobar(kafka, revisor, revisor_topics, navegador)
 
 
 def _editar_y_aprobar(kafka, revisor, revisor_topics, navegador):

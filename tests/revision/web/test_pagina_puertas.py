@@ -1,8 +1,8 @@
 """The gate that opens itself, end to end with a real broker, the app as a process (with
 ``--apertura manual`` and ``automatica``) and a real Chromium: the Puertas page while shadowing
-(decided prefix, what blocks it, evidence per λ, how many approvals are missing), the one-click
-opening recorded with the reviewer's name on ``fichas.puerta``, the automatic opening, the
-evidence on the decisions and the metrics."""
+(decided prefix, what blocks it, evidence per λ; how many approvals are missing only in
+``/metrics``), the one-click opening recorded with the reviewer's name on ``fichas.puerta``, the
+automatic opening, the evidence on the decisions and the metrics."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from esquemas.constantes import (
 from esquemas.estado_puerta import ClavePuerta, id_puerta
 from harness.revisor import RevisorProcess, ficha_en_revision, revisor_env
 from harness.revisor_http import RevisorHttp
+from harness.secuencia import aprobaciones_para_abrir, aprobaciones_para_cubrir
 from harness.topicos import Topics, settings_for
 from infra.network import free_port
 from puerta.topico import leer_estados
@@ -33,6 +34,7 @@ from tests.revision.conftest import (
     OTRO_USUARIO,
     USUARIO,
     decisiones_topic,
+    en_juego,
     entrar,
     esperar,
     leer,
@@ -42,7 +44,8 @@ from tests.revision.conftest import (
 
 pytestmark = pytest.mark.kafka
 
-FICHAS = 45  # 38 consecutive approvals open at 0.9 / 0.05 (puerta.secuencial); a margin
+FICHAS = aprobaciones_para_abrir() + 1  # approvals in a row that open a gate; a margin of one
+CUBRE = aprobaciones_para_cubrir()  # own approvals at the pooled λ that cover a family
 
 
 def _clave() -> ClavePuerta:
@@ -125,8 +128,17 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
         assert bloque.find_element(By.CSS_SELECTOR, ".llegadas").text == str(FICHAS)
         enlace = bloque.find_element(By.CSS_SELECTOR, "a.bloqueo").get_attribute("href")
         assert registros[0]["event_id"] in enlace
-        faltan = int(bloque.find_element(By.CSS_SELECTOR, ".faltan-n").text)
-        assert faltan > 0
+        # How many approvals are missing is for operators (/metrics), never on the page of
+        # the people whose approvals open the gate (issue 47, item 6).
+        assert not bloque.find_elements(By.CSS_SELECTOR, ".faltan, .faltan-n")
+        assert "faltan" not in navegador.find_element(By.TAG_NAME, "body").text.lower()
+        etiquetas = f'family="{FAMILIA_TODAS}",key="{clave.texto()}"'
+        faltan = re.search(
+            rf"^fichas_revision_apertura_faltan\{{{re.escape(etiquetas)}\}} (\S+)$",
+            app.metrics(),
+            re.M,
+        )
+        assert faltan is not None and float(faltan.group(1)) > 0
         filas = bloque.find_elements(By.CSS_SELECTOR, "table.evidencia tbody tr")
         assert len(filas) == 10 and "0.95" in filas[0].text
         assert not bloque.find_elements(By.CSS_SELECTOR, "form.abrir-puerta")
@@ -175,7 +187,7 @@ def test_apertura_manual_en_el_navegador(kafka, tmp_path_factory, navegador):
         metricas = app.metrics()
         etiquetas = f'family="{FAMILIA_TODAS}",key="{clave.texto()}"'
         assert re.search(
-            rf"^fichas_revision_apertura_prefijo_decidido\{{{re.escape(etiquetas)}\}} 45\.0$",
+            rf"^fichas_revision_apertura_prefijo_decidido\{{{re.escape(etiquetas)}\}} {FICHAS}\.0$",
             metricas,
             re.M,
         )
@@ -221,11 +233,12 @@ def test_apertura_automatica(kafka, tmp_path_factory):
 def test_que_puerta_rige_cada_familia_en_el_navegador(kafka, tmp_path_factory, navegador):
     """The section «Qué puerta rige cada familia», as a catalogue editor reads it (families the
     criteria tables do not know, so a ficha of any of them passes the app's checks): with the
-    pooled gate open, a family with 20 own approvals is covered (the app writes its record),
-    one decided 5 approved / 5 rejected is excluded by its own evidence, one with 5 approvals
-    has too little, a held one names who held it and why, one outside --apertura-familias says
-    so, one closed by the online bound and one with its own gate say theirs; the scope and the
-    certifier are on the page."""
+    pooled gate open (and seen by the certifier), a family whose own approvals since then
+    certify the pooled λ is covered (the app writes its record), one decided 5 approved / 5
+    rejected is excluded by its own evidence, one with 5 approvals is not certified yet (its n,
+    k and e-value), a held one names who held it and why, one outside --apertura-familias says
+    so, one closed by the online bound and one with its own gate say theirs; the scope, the
+    certifier and the gates in play, with what holds for them together, are on the page."""
     from esquemas.constantes import MOTIVO_PUERTA_COTA_BAJA
     from harness import estados_puerta as harness_puerta
     from puerta.retencion import registro_retencion
@@ -254,13 +267,21 @@ def test_que_puerta_rige_cada_familia_en_el_navegador(kafka, tmp_path_factory, n
         ):
             asyncio.run(harness_puerta.escribir(kafka.bootstrap, topics.puerta, estado))
         por_familia = {
-            "mochilas": _sombra(clave, 20, "mochilas"),
+            "mochilas": _sombra(clave, CUBRE, "mochilas"),
             "relojes": _sombra(clave, 10, "relojes"),
             "gorras": _sombra(clave, 5, "gorras"),
             "zapatillas": _sombra(clave, 2, "zapatillas"),
             "cinturones": _sombra(clave, 2, "cinturones"),
         }
-        producir(kafka, topics.revision, [r for rs in por_familia.values() for r in rs])
+        # zapatillas' fichas first; then the others once the certifier has seen the pooled
+        # gate (coverage counts only what arrives after it did).
+        producir(kafka, topics.revision, por_familia["zapatillas"])
+        esperar(lambda: en_juego(app, "cobertura") >= 1, "the certifier seeing the pooled gate")
+        producir(
+            kafka,
+            topics.revision,
+            [r for f, rs in por_familia.items() if f != "zapatillas" for r in rs],
+        )
         cliente = RevisorHttp(app.url)
         cliente.entrar(USUARIO, CLAVE)
         _decidir_todas(cliente, por_familia["mochilas"] + por_familia["gorras"])
@@ -290,10 +311,10 @@ def test_que_puerta_rige_cada_familia_en_el_navegador(kafka, tmp_path_factory, n
         esperado = {
             "mochilas": "conjunta",
             "relojes": "excluida",
-            "gorras": "pocas_aprobaciones",
+            "gorras": "sin_certificar",
             "zapatillas": "retenida",
             "cinturones": "fuera_de_alcance",
-            "bolsos": "cerrada_cota",
+            "bolsos": "cerrada_por_vigilancia",
             "gafas": "propia",
         }
         esperar(
@@ -302,11 +323,11 @@ def test_que_puerta_rige_cada_familia_en_el_navegador(kafka, tmp_path_factory, n
         textos = {k: f.text for k, f in filas().items()}
         assert (
             "la conjunta (*)" in textos["mochilas"]
-            and "20 aprobaciones propias" in textos["mochilas"]
+            and f"{CUBRE} aprobaciones propias" in textos["mochilas"]
         )
         assert "Excluida" in textos["relojes"] and "5 rechazadas" in textos["relojes"]
         assert "ninguna: todo a revisión" in textos["relojes"]
-        assert "5 de 20 aprobaciones" in textos["gorras"]
+        assert "Sin certificar" in textos["gorras"] and "5 fichas a ese λ" in textos["gorras"]
         assert "marta" in textos["zapatillas"] and "revisión de tallas" in textos["zapatillas"]
         assert "--apertura-familias" in textos["cinturones"]
         assert "cota en línea" in textos["bolsos"]
@@ -314,6 +335,11 @@ def test_que_puerta_rige_cada_familia_en_el_navegador(kafka, tmp_path_factory, n
         linea = navegador.find_element(By.ID, "alcance").text
         assert "familias: bolsos, gafas, gorras, mochilas, relojes, zapatillas" in linea
         assert "puerta conjunta: sí" in linea and "esta réplica" in linea
+        # The gates in play: 5 families with a sequence, the pooled one, and the coverage
+        # sequences of the 4 in the scope (cinturones is outside it).
+        juego = navegador.find_element(By.ID, "en-juego")
+        assert juego.get_attribute("data-total") == "10"
+        assert "Hay 10 puertas en juego" in juego.text and "10 · δ = 0.50" in juego.text
 
         metricas = app.metrics()
         for familia, razon in esperado.items():

@@ -24,9 +24,11 @@ from esquemas.estado_puerta import ClavePuerta
 from grafo import Resultado
 from grafo.mensajes import prompt_del_evaluador, prompt_generador
 from harness import forkserver
+from harness.entorno import entorno
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
-from infra.config import ConfigError, Settings, candidata, candidata_concurrencia, load_settings
+from infra.config import ConfigError, Settings, load_settings
+from stream.candidata.ajustes import candidata, candidata_concurrencia
 from stream.candidata.bucle import (
     a_candidata,
     comprobar,
@@ -178,7 +180,7 @@ def test_la_senal_heredada_con_otro_evaluador_se_rechaza() -> None:
 
 def _fichas_worker(**env: str) -> subprocess.CompletedProcess[str]:
     """``fichas worker`` as people run it, with only these variables."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("FICHAS_")}
+    base = entorno()
     return forkserver.run(
         [sys.executable, "-m", "herramientas.cli", "worker"],
         env=base | env,

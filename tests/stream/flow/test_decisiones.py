@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from aiokafka import ConsumerRecord, TopicPartition
 
-from esquemas import EventoInvalido
+from esquemas import DecisionRevision, EventoInvalido, FichaPublicada
+from harness.estados_puerta import clave_fake
+from harness.version_siguiente import completos, siguiente
 from infra.config import Settings
 from stream.flow.decisiones import leer_decision, particion_de_entrada, registro_publicacion
 
@@ -119,3 +121,24 @@ def test_la_particion_de_entrada_tiene_el_mismo_numero() -> None:
     settings = Settings(topic_entrada="entrada")
     tp = particion_de_entrada(settings, TopicPartition("fichas.decisiones", 5))
     assert tp == TopicPartition("entrada", 5)
+
+
+def test_una_decision_de_la_version_siguiente_se_aplica() -> None:
+    """v1.6, "Readers never fail open": a field at every level and new values (decision kind,
+    tipo, the publication's decision) are read, never sent to the DLQ; the publication is
+    written as this version reads it, and a gate key it does not know is written null."""
+    actual = completos(clave_fake(), sku="ZAP-1")["DecisionRevision"]
+    nuevos = {
+        "decision": "aprobada_con_reservas",
+        "tipo": "ciega",
+        "publicacion.revision.decision": "x",
+    }
+    decision, publicacion = leer_decision(_record(siguiente(DecisionRevision, actual, nuevos)))
+    assert (decision.decision, decision.tipo) == ("aprobada_con_reservas", "ciega")
+    assert publicacion == actual["publicacion"] | {
+        "revision": actual["publicacion"]["revision"] | {"decision": "x"}
+    }
+    _, publicacion = leer_decision(_record(siguiente(DecisionRevision, actual, en_clave="lora")))
+    assert publicacion is not None
+    assert publicacion["clave"] is None and publicacion["puerta"] is None
+    assert FichaPublicada.model_validate(publicacion).ficha.titulo == "Zapatilla"

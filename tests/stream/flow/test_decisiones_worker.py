@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from esquemas import FichaPublicada
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.revisor import aprobacion
 from harness.topicos import (
     Topics,
@@ -60,17 +59,6 @@ def _entorno(kafka: KafkaBroker, llm: FakeLLM, topics: Topics, data: Path) -> di
     return worker_env(kafka, llm, topics, data, FICHAS_MAX_INTENTOS="1", FICHAS_CONCURRENCIA="8")
 
 
-async def _hasta(comprobar: Callable[[], Awaitable[Any]], que: str, timeout: float = 60) -> Any:
-    """Poll an observable condition (records, requests, offsets) until it holds."""
-    limite = time.monotonic() + timeout
-    while True:
-        valor = await comprobar()
-        if valor:
-            return valor
-        assert time.monotonic() < limite, f"not reached in {timeout} s: {que}"
-        await asyncio.sleep(0.1)
-
-
 async def _de_sku(kafka: KafkaBroker, topic: str, sku: str) -> list[dict[str, Any]]:
     return [r for r in await read_all(kafka.bootstrap, topic) if r["value"]["sku"] == sku]
 
@@ -86,7 +74,9 @@ async def _revision(kafka: KafkaBroker, topics: Topics, sku: str) -> dict[str, A
     async def hay() -> list[dict[str, Any]]:
         return await _de_sku(kafka, topics.revision, sku)
 
-    (registro,) = await _hasta(hay, f"the review record of {sku}")
+    (registro,) = await until(
+        hay, 60, every=0.1, explain=lambda: f"not reached: the review record of {sku}"
+    )
     return dict(registro["value"])
 
 
@@ -100,7 +90,7 @@ async def _decisiones_aplicadas(kafka: KafkaBroker, topics: Topics) -> None:
         hechos = await committed_offsets(kafka.bootstrap, grupo, topics.decisiones)
         return all(hechos.get(p) == f for p, f in fin.items() if f > 0)
 
-    await _hasta(al_final, "the decisions committed")
+    await until(al_final, 60, every=0.1, explain=lambda: "not reached: the decisions committed")
 
 
 async def test_una_aprobacion_publica_la_ficha_de_la_persona(
@@ -208,14 +198,24 @@ async def test_la_version_nueva_gana_siempre_a_la_aprobacion_de_la_anterior(
                     pedidas = await fake_llm.arequests(sku=sku, agent="generador", bodies=False)
                     return len(pedidas) >= 2
 
-                await _hasta(en_v2, f"the loop generating {sku} v2")
+                await until(
+                    en_v2,
+                    60,
+                    every=0.1,
+                    explain=lambda sku=sku: f"not reached: the loop generating {sku} v2",
+                )
                 await produce_with_headers(kafka.bootstrap, topics.decisiones, decision)
 
             async def v2_publicada(sku: str = sku) -> bool:
                 registros = await _de_sku(kafka, topics.publicadas, sku)
                 return any(r["value"]["version"] == 2 for r in registros)
 
-            await _hasta(v2_publicada, f"{sku} v2 published")
+            await until(
+                v2_publicada,
+                60,
+                every=0.1,
+                explain=lambda sku=sku: f"not reached: {sku} v2 published",
+            )
             formas[forma].append(sku)
         await _decisiones_aplicadas(kafka, topics)
         publicadas = await read_all(kafka.bootstrap, topics.publicadas)
@@ -278,7 +278,12 @@ async def test_el_worker_crea_decisiones_con_las_particiones_de_la_entrada(
     async def tres() -> bool:
         return await partitions_of(kafka.bootstrap, topics.decisiones) == [0, 1, 2]
 
-    await _hasta(tres, "fichas.decisiones with the input's 3 partitions", timeout=10)
+    await until(
+        tres,
+        10,
+        every=0.1,
+        explain=lambda: "not reached: fichas.decisiones with the input's 3 partitions",
+    )
 
 
 async def test_un_worker_anterior_en_round_robin_para_el_arranque_con_una_linea(
@@ -304,7 +309,9 @@ async def test_un_worker_anterior_en_round_robin_para_el_arranque_con_una_linea(
             await viejo.getmany(timeout_ms=100)
             return bool(viejo.assignment())
 
-        await _hasta(unido, "the round-robin member joined")
+        await until(
+            unido, 60, every=0.1, explain=lambda: "not reached: the round-robin member joined"
+        )
         worker = WorkerProcess(env, tmp_path / "w.log")
         worker.start()
         assert worker.proc is not None

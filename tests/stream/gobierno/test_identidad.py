@@ -23,6 +23,7 @@ from harness.estados_puerta import abrir, clave_fake
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.topicos import Topics, create_input_topic, produce, settings_for
 from harness.worker import WorkerInProcess, WorkerProcess, wait_outcomes, worker_env
 from stream.gobierno.identidad import ClaveEnUso, VigiaIdentidad, clave_servida
@@ -56,15 +57,6 @@ def _lineas(log: Path, texto: str) -> list[dict[str, Any]]:
 def _salida(salidas: list[dict[str, Any]], sku: str) -> dict[str, Any]:
     (salida,) = [s for s in salidas if s["value"]["sku"] == sku]
     return salida
-
-
-async def _hasta(condicion: Any, worker: Any, timeout: float = 60) -> float:
-    """Seconds until ``condicion()`` holds."""
-    inicio = time.monotonic()
-    while not condicion():
-        assert time.monotonic() - inicio < timeout, worker.log_tail()
-        await asyncio.sleep(0.2)
-    return time.monotonic() - inicio
 
 
 async def test_un_worker_arrancado_contra_otro_modelo_servido_cierra_y_lo_dice(
@@ -134,11 +126,18 @@ async def test_el_modelo_cambia_con_el_worker_en_marcha(
         fake_llm.down(300)
         fake_llm.serve_identity(NUEVOS)
         await produce(kafka.bootstrap, topics.entrada, [_m("EN-2")])
-        await _hasta(lambda: worker.metric("fichas_llm_paused") == 1, worker)
+        await until(
+            lambda: worker.metric("fichas_llm_paused") == 1, 60, every=0.2, explain=worker.log_tail
+        )
         assert worker.metric("fichas_puerta_suspendida") == 1
         fake_llm.up()
         salidas = await wait_outcomes(kafka, topics, 2, worker, timeout=120)
-        await _hasta(lambda: worker.metric("fichas_modelo_servido_cambios_total") == 1, worker)
+        await until(
+            lambda: worker.metric("fichas_modelo_servido_cambios_total") == 1,
+            60,
+            every=0.2,
+            explain=worker.log_tail,
+        )
         assert worker.metric("fichas_puerta_suspendida") == 0
         assert worker.metric("fichas_puerta_abierta", family="zapatillas", key=clave.texto()) == 0
 
@@ -147,7 +146,12 @@ async def test_el_modelo_cambia_con_el_worker_en_marcha(
         # The new weights' own gate applies once certified for their key.
         await abrir(kafka.bootstrap, nueva, topics.puerta, familia="zapatillas")
         gate = {"family": "zapatillas", "key": nueva.texto()}
-        await _hasta(lambda: worker.metric("fichas_puerta_abierta", **gate) == 1, worker)
+        await until(
+            lambda: worker.metric("fichas_puerta_abierta", **gate) == 1,
+            60,
+            every=0.2,
+            explain=worker.log_tail,
+        )
         await produce(kafka.bootstrap, topics.entrada, [_m("EN-4")])
         salidas = await wait_outcomes(kafka, topics, 4, worker, timeout=120)
         info = worker.metric(

@@ -6,21 +6,22 @@ reads the outcomes from the output topics: what subscribers and reviewers would 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 from esquemas import FichaEnRevision, FichaPublicada
-from esquemas.estado_puerta import ClavePuerta
+from esquemas.estado_puerta import ClavePuerta, EstadoPuerta
 from grafo.logprobs_probe import PROBE_SKU
 from harness.contrato import validar_registros
-from harness.estados_puerta import abrir, cerrar, clave_fake
+from harness.estados_puerta import abrir, cerrar, clave_fake, estado
 from harness.eventos import evento_dict
 from harness.fake_llm.client import FakeLLM
 from harness.kafka_broker import KafkaBroker
+from harness.nucleo import until
 from harness.topicos import Topics, create_input_topic, produce, read_all
+from harness.version_siguiente import siguiente
 from harness.worker import WorkerInProcess, wait_outcomes, worker_env
 
 
@@ -174,17 +175,6 @@ async def test_la_puerta_nunca_publica_bajo_el_umbral(
     assert sin_garantia == 2 and umbral == UMBRAL
 
 
-async def _esperar_metrica(
-    worker: WorkerInProcess, nombre: str, valor: float, timeout: float, **labels: str
-) -> float:
-    """Seconds until the worker's metric shows ``valor``."""
-    inicio = time.monotonic()
-    while worker.metric(nombre, **labels) != valor:
-        assert time.monotonic() - inicio < timeout, worker.log_tail()
-        await asyncio.sleep(0.2)
-    return time.monotonic() - inicio
-
-
 async def test_cerrada_en_el_topic_deja_de_publicar_y_un_worker_nuevo_arranca_cerrado(
     kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
 ) -> None:
@@ -200,7 +190,14 @@ async def test_cerrada_en_el_topic_deja_de_publicar_y_un_worker_nuevo_arranca_ce
         assert worker.metric("fichas_puerta_abierta", **gate) == 1
         # The monitor closes the family's gate: the worker stops publishing within seconds.
         await cerrar(kafka.bootstrap, clave, topics.puerta, familia="zapatillas")
-        segundos = await _esperar_metrica(worker, "fichas_puerta_abierta", 0, 15, **gate)
+        inicio = time.monotonic()
+        await until(
+            lambda: worker.metric("fichas_puerta_abierta", **gate) == 0,
+            15,
+            every=0.2,
+            explain=worker.log_tail,
+        )
+        segundos = time.monotonic() - inicio
         await produce(kafka.bootstrap, topics.entrada, [_m("R2")])
         segunda = await wait_outcomes(kafka, topics, 2, worker, timeout=120)
     finally:
@@ -224,3 +221,49 @@ async def test_cerrada_en_el_topic_deja_de_publicar_y_un_worker_nuevo_arranca_ce
     assert "motivo cota_en_linea_bajo_objetivo" in log.read_text()
     publicadas = await read_all(kafka.bootstrap, topics.publicadas)
     assert [p["value"]["sku"] for p in publicadas] == ["R1"]
+
+
+async def test_un_cierre_de_la_version_siguiente_cierra_la_puerta_del_worker(
+    kafka: KafkaBroker, fake_llm: FakeLLM, topics: Topics, data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 47, item 7: a running worker whose family's gate is open publishes; a closure
+    written by a later contract version (a field at every level, a motivo this worker does not
+    know) closes the gate: the next events of the family go to review, none is published.
+    Before v1.6 the reader skipped that record and kept the gate open (3 of 3 published)."""
+    clave = clave_fake()
+    gate = {"family": "zapatillas", "key": clave.texto()}
+    abierta = await abrir(kafka.bootstrap, clave, topics.puerta, umbral=0.5, familia="zapatillas")
+    await create_input_topic(kafka.bootstrap, topics.entrada, partitions=1)
+    await produce(kafka.bootstrap, topics.entrada, [_m("N1")])
+    log = tmp_path / "w.log"
+    worker = _worker(kafka, fake_llm, topics, data_dir, log)
+    try:
+        primera = await wait_outcomes(kafka, topics, 1, worker, timeout=120)
+        assert [s["topic"] for s in primera] == [topics.publicadas]
+        assert worker.metric("fichas_puerta_abierta", **gate) == 1
+        cierre = siguiente(
+            EstadoPuerta,
+            estado(clave, None, "zapatillas", abierta=False).model_dump(mode="json"),
+            {"motivo": "cerrada_por_detector"},
+        )
+        await produce(
+            kafka.bootstrap, topics.puerta, [(abierta.id.encode(), json.dumps(cierre).encode())]
+        )
+        await until(
+            lambda: worker.metric("fichas_puerta_abierta", **gate) == 0,
+            15,
+            every=0.2,
+            explain=worker.log_tail,
+        )
+        await produce(kafka.bootstrap, topics.entrada, [_m(s) for s in ("N2", "N3", "N4")])
+        salidas = await wait_outcomes(kafka, topics, 4, worker, timeout=120)
+    finally:
+        worker.terminate()
+    nuevas = [s for s in salidas if s["value"]["sku"] != "N1"]
+    assert [s["topic"] for s in nuevas] == [topics.revision] * 3
+    assert {s["value"]["motivo"] for s in nuevas} == {"sin_garantia"}
+    publicadas = await read_all(kafka.bootstrap, topics.publicadas)
+    assert [p["value"]["sku"] for p in publicadas] == ["N1"]
+    texto = log.read_text()
+    assert texto.count("cannot be read by this version") == 1
+    assert "'cerrada_por_detector'" in texto and "gate changed: gate of zapatillas closed" in texto

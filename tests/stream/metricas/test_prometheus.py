@@ -149,9 +149,10 @@ def test_sensor_hooks_and_worker_gauges() -> None:
     sensor.on_llm_error("request")
     sensor.on_llm_paused(True)
     sensor.on_dlq()
-    sensor.on_obsoleto()
-    sensor.on_obsoleto()
-    sensor.on_sample()
+    sensor.on_obsolete()
+    sensor.on_obsolete()
+    sensor.on_sample("zapatillas", "proporcion")
+    sensor.on_sample("botellas", "minimo_diario")
     sensor.set_in_flight(7)
     sensor.set_lag("proveedor.cambios", 3, 42)
 
@@ -170,7 +171,9 @@ def test_sensor_hooks_and_worker_gauges() -> None:
     assert _value(sensor, "fichas_llm_paused") == 1
     assert _value(sensor, "fichas_events_total", result="dlq") == 1
     assert _value(sensor, "fichas_events_total", result="obsoleto") == 2
-    assert _value(sensor, "fichas_sample_total") == 1
+    assert _value(sensor, "fichas_sample_total") == 2
+    assert _value(sensor, "fichas_muestra_minima_total", family="botellas") == 1
+    assert _value(sensor, "fichas_muestra_minima_total", family="zapatillas") is None
     assert _value(sensor, "fichas_in_flight") == 7
     assert _value(sensor, "fichas_consumer_lag", topic="proveedor.cambios", partition="3") == 42
     assert _value(sensor, "fichas_criteria_info", version="v1-abc") == 1
@@ -254,11 +257,11 @@ def test_metric_names_types_and_labels_match_docs() -> None:
     sensor = PrometheusSensor()
     sensor.set_lag("proveedor.cambios", 0, 0)  # the per-partition families have no
     sensor.set_oldest_age("proveedor.cambios", 0, 0)  # pre-set series
-    sensor.on_modo_puerta("certificada", "0123456789abcdef", ("zapatillas",))
-    sensor.on_clave("fedcba9876543210", "0123456789abcdef", "root=pesos", cambio=False)
+    sensor.on_gate_mode("certificada", "0123456789abcdef", ("zapatillas",))
+    sensor.on_key("fedcba9876543210", "0123456789abcdef", "root=pesos", cambio=False)
     # the candidate loop's series, labelled once a candidate exists (stream.candidata.metricas)
     candidata = SensorCandidata(sensor.series)
-    candidata.on_clave("", "00112233aabbccdd", "root=pesos", cambio=False)
+    candidata.on_key("", "00112233aabbccdd", "root=pesos", cambio=False)
     assert _exported(sensor) == documented
 
 
@@ -339,14 +342,14 @@ def _estado_puerta(abierta: bool, cota: float | None = None) -> EstadoPuerta:
 
 def test_gate_series_start_closed_and_follow_the_gate_in_force() -> None:
     sensor = PrometheusSensor()
-    sensor.on_modo_puerta("certificada", "k1", ("zapatillas", "moviles"))
+    sensor.on_gate_mode("certificada", "k1", ("zapatillas", "moviles"))
     gate = {"family": "zapatillas", "key": "k1"}
     assert _value(sensor, "fichas_puerta_abierta", **gate) == 0
     assert math.isnan(_value(sensor, "fichas_puerta_umbral", **gate) or 0.0)
     assert _value(sensor, "fichas_puerta_n", family="moviles", key="k1") == 0
     assert _value(sensor, "fichas_sin_garantia_total", **gate) == 0
     assert _value(sensor, "fichas_puerta_sin_certificar") == 0
-    sensor.set_puerta("zapatillas", _estado_puerta(True, cota=0.93))
+    sensor.set_gate("zapatillas", _estado_puerta(True, cota=0.93))
     assert _value(sensor, "fichas_puerta_abierta", **gate) == 1
     assert _value(sensor, "fichas_puerta_umbral", **gate) == 0.75
     assert (
@@ -357,7 +360,7 @@ def test_gate_series_start_closed_and_follow_the_gate_in_force() -> None:
         1,
     )
     assert _value(sensor, "fichas_puerta_cota_inferior", **gate) == 0.93
-    sensor.set_puerta("zapatillas", _estado_puerta(False))  # closed by the online bound
+    sensor.set_gate("zapatillas", _estado_puerta(False))  # closed by the online bound
     assert _value(sensor, "fichas_puerta_abierta", **gate) == 0
     assert math.isnan(_value(sensor, "fichas_puerta_umbral", **gate) or 0.0)
     assert math.isnan(_value(sensor, "fichas_puerta_cota_inferior", **gate) or 0.0)
@@ -366,7 +369,7 @@ def test_gate_series_start_closed_and_follow_the_gate_in_force() -> None:
 
 def test_sin_garantia_counts_first_outcomes_held_back_by_the_gate_only() -> None:
     sensor = PrometheusSensor()
-    sensor.on_modo_puerta("certificada", "k1", ("zapatillas",))
+    sensor.on_gate_mode("certificada", "k1", ("zapatillas",))
 
     def revision(motivo: str, reentregada: bool = False) -> Resultado:
         r = _resultado(DESTINO_REVISION, 1, (_intento(1, False),), reentregada)
@@ -380,14 +383,14 @@ def test_sin_garantia_counts_first_outcomes_held_back_by_the_gate_only() -> None
 
 def test_veredicto_mode_flags_uncertified_publication() -> None:
     sensor = PrometheusSensor()
-    sensor.on_modo_puerta("veredicto", "k1", ("zapatillas",))
+    sensor.on_gate_mode("veredicto", "k1", ("zapatillas",))
     assert _value(sensor, "fichas_puerta_sin_certificar") == 1
     assert _value(sensor, "fichas_puerta_abierta", family="zapatillas", key="k1") is None
 
 
 def test_evaluator_scores_count_present_and_missing_per_family_once() -> None:
     sensor = PrometheusSensor()
-    sensor.on_modo_puerta("veredicto", "k1", ("zapatillas", "moviles"))  # any mode
+    sensor.on_gate_mode("veredicto", "k1", ("zapatillas", "moviles"))  # any mode
     for familia in ("zapatillas", "moviles"):
         for score in ("present", "missing"):
             labels = {"family": familia, "score": score}
@@ -424,7 +427,7 @@ def test_logprobs_gauge_is_unknown_until_the_probe_answers() -> None:
 
 def test_outcomes_per_family_and_key_count_first_outcomes_only() -> None:
     sensor = PrometheusSensor()
-    sensor.on_modo_puerta("certificada", "k1", ("zapatillas", "moviles"))
+    sensor.on_gate_mode("certificada", "k1", ("zapatillas", "moviles"))
     assert (
         _value(sensor, "fichas_outcomes_total", family="moviles", key="k1", result="publicada") == 0
     )
@@ -449,12 +452,12 @@ def test_un_cambio_de_clave_deja_solo_las_series_de_la_nueva() -> None:
     (the old key's are dropped, not left at their last value), the counters stay, and the
     change is counted once; the first reading is not a change."""
     sensor = PrometheusSensor()
-    sensor.on_clave("", "aaaaaaaaaaaaaaaa", "root=viejos", cambio=False)
-    sensor.on_modo_puerta("certificada", "aaaaaaaaaaaaaaaa", ("zapatillas",))
-    sensor.set_retenida("zapatillas", True)
-    sensor.on_modo_puerta("certificada", "bbbbbbbbbbbbbbbb", ("zapatillas",))
-    sensor.on_clave("aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "root=nuevos", cambio=True)
-    sensor.set_puerta_suspendida(False)
+    sensor.on_key("", "aaaaaaaaaaaaaaaa", "root=viejos", cambio=False)
+    sensor.on_gate_mode("certificada", "aaaaaaaaaaaaaaaa", ("zapatillas",))
+    sensor.set_gate_held("zapatillas", True)
+    sensor.on_gate_mode("certificada", "bbbbbbbbbbbbbbbb", ("zapatillas",))
+    sensor.on_key("aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "root=nuevos", cambio=True)
+    sensor.set_gates_suspended(False)
     valores = {
         (m.name, tuple(sorted(m.labels.items()))): m.value
         for familia in sensor.registry.collect()
