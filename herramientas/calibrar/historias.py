@@ -13,13 +13,31 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from criterios import atributos_obligatorios, fallos
-from herramientas.calibrar.recalificar import Historia
-from herramientas.evaluar.ejecucion import Cache, Progreso, agentes_de
+
+if TYPE_CHECKING:
+    from herramientas.evaluar.ejecucion import Cache
 
 Desenlace = tuple[str, dict[str, Any]]  # (CONSERVADA or a reason, the last judged record)
+
+
+@dataclass(frozen=True)
+class Historia:
+    """One labelled ficha and the attempts that led to it: what the replay judges.
+
+    ``intentos`` are the stored attempts in order (``intento``, ``ficha``, ``veredicto``; the
+    last one is the labelled ficha, whose verdict is never read); ``evento`` what the agents'
+    origin is built from (``grafo.estado.origen_de``)."""
+
+    id: str
+    evento: dict[str, Any]
+    intentos: list[dict[str, Any]]
+    aprobada: bool
+    criterios: list[str]
+    tipo: str | None
 
 
 async def repetir(
@@ -32,6 +50,7 @@ async def repetir(
 ) -> dict[str, Desenlace]:
     """Every history replayed, at most ``concurrencia`` at a time: its outcome by id."""
     from grafo import build_chat_model, close_chat_model
+    from herramientas.evaluar.ejecucion import Progreso, agentes_de
     from stream.gobierno.clave import llm_settings
 
     model = build_chat_model(llm_settings(settings))

@@ -34,6 +34,7 @@ from esquemas.constantes import (
 from esquemas.estado_puerta import ClavePuerta
 from esquemas.ficha import Ficha
 from esquemas.salidas import Intento
+from herramientas.calibrar.historias import Historia
 
 if TYPE_CHECKING:
     from revision.almacen.recalificaciones import Corrida, Variantes
@@ -74,22 +75,6 @@ class GeneradorDistinto(Exception):
 class SinPoblacion(Exception):
     """Nothing can be kept because the loop can retry: no labelled ficha is one the new loop
     would end on, so a certification would be about fichas it does not publish."""
-
-
-@dataclass(frozen=True)
-class Historia:
-    """One labelled ficha and the attempts that led to it: what the replay judges.
-
-    ``intentos`` are the stored attempts in order (``intento``, ``ficha``, ``veredicto``; the
-    last one is the labelled ficha, whose verdict is never read); ``evento`` what the agents'
-    origin is built from (``grafo.estado.origen_de``)."""
-
-    id: str
-    evento: dict[str, Any]
-    intentos: list[dict[str, Any]]
-    aprobada: bool
-    criterios: list[str]
-    tipo: str | None
 
 
 @dataclass
