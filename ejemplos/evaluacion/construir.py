@@ -7,6 +7,7 @@ agree, so the JSONL cannot drift from its sources.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from pathlib import Path
@@ -16,9 +17,13 @@ AQUI = Path(__file__).resolve().parent
 SALIDA = AQUI / "casos.jsonl"
 
 
-def casos() -> list[dict[str, Any]]:
+def casos(ampliacion: bool = True) -> list[dict[str, Any]]:
     """Every case, in family order, from the three source modules, with the issue-48
-    candidates (``fuente_ampliacion``) after each case's own, numbered on from them."""
+    candidates (``fuente_ampliacion``) after each case's own, numbered on from them.
+
+    ``ampliacion=False``: the 188 candidates of before issue 48, the set the command's tests
+    count on (tests/herramientas/evaluar/test_principal.py). The sources are copied, never
+    changed, so both sets can be built in one process."""
     sys.path.insert(0, str(AQUI))
     try:
         import fuente_ampliacion
@@ -27,21 +32,24 @@ def casos() -> list[dict[str, Any]]:
         import fuente_zapatillas_camisetas
     finally:
         sys.path.remove(str(AQUI))
-    todos = [
-        *fuente_zapatillas_camisetas.CASOS,
-        *fuente_botellas_auriculares.CASOS,
-        *fuente_sartenes.CASOS,
-    ]
+    todos = copy.deepcopy(
+        [
+            *fuente_zapatillas_camisetas.CASOS,
+            *fuente_botellas_auriculares.CASOS,
+            *fuente_sartenes.CASOS,
+        ]
+    )
+    extras = fuente_ampliacion.EXTRA if ampliacion else {}
     for caso in todos:
         propias = caso["candidatas"]
-        for n, build in enumerate(fuente_ampliacion.EXTRA.get(caso["id"], []), len(propias) + 1):
+        for n, build in enumerate(extras.get(caso["id"], []), len(propias) + 1):
             propias.append({"id": f"{caso['id']}/{n}", **build(caso["referencia"])})
     return todos
 
 
-def texto() -> str:
+def texto(ampliacion: bool = True) -> str:
     """The JSONL text: one case per line, keys in writing order."""
-    return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in casos())
+    return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in casos(ampliacion))
 
 
 if __name__ == "__main__":

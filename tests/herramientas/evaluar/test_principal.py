@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,10 @@ pytestmark = pytest.mark.lento  # every test runs `fichas evaluar` as a process
 
 REPO = Path(__file__).parents[3]
 CASOS = REPO / "ejemplos" / "evaluacion" / "casos.jsonl"
+# The labelled set as it was before issue 48's 228 extra candidates (188 in all): every count
+# below is of these (EV-ZAP-02: good, OFERTA, empty description; EV-CAM-02: C05, good,
+# superlative). Built from the same sources as casos.jsonl, once per test process.
+CASOS_188 = Path(tempfile.gettempdir()) / f"casos-188-{os.getpid()}.jsonl"
 
 # Cases whose supplier attributes already use the family's keys, so the fake generator's
 # "valida" ficha (required attributes copied from the supplier) passes every code check.
@@ -36,9 +42,19 @@ def _env(llm: FakeLLM, data_dir: Path) -> dict[str, str]:
     )
 
 
+def _casos_188() -> Path:
+    """The pre-issue-48 set written once (``construir.texto(ampliacion=False)``)."""
+    if not CASOS_188.exists():
+        construir = runpy.run_path(str(CASOS.parent / "construir.py"))
+        CASOS_188.write_text(construir["texto"](False), encoding="utf-8")
+    return CASOS_188
+
+
 def _evaluar(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``fichas evaluar ARGS`` on the 188-candidate set unless ARGS name another."""
+    casos = [] if "--casos" in args or "--comparar" in args else ["--casos", str(_casos_188())]
     return forkserver.run(
-        [sys.executable, "-m", "herramientas.cli", "evaluar", *args],
+        [sys.executable, "-m", "herramientas.cli", "evaluar", *args, *casos],
         env=env | {"PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
@@ -267,6 +283,7 @@ def test_modo_bucle_interrumpido_continua_sin_repetir(
     parcial = tmp_path / "bucle.json.parcial.jsonl"
     env = _env(fake_llm, data_dir) | {"PYTHONPATH": str(REPO)}
     args = ["--modo", "bucle", "--solo", *BUCLE, "--salida", str(salida)]
+    args += ["--casos", str(_casos_188())]  # as _evaluar runs it: the same run to resume
     proc = forkserver.popen(
         [sys.executable, "-m", "herramientas.cli", "evaluar", *args],
         env=env,
