@@ -106,9 +106,12 @@ def _text(exc: BaseException) -> str:
 def _status_cause(status: int) -> str:
     """What an HTTP status from the LLM server means for the operator."""
     if status == 401:
-        return "HTTP 401 Unauthorized: check FICHAS_LLM_API_KEY"
+        return (
+            "HTTP 401 Unauthorized: check FICHAS_LLM_API_KEY "
+            "(or its file, FICHAS_LLM_API_KEY_ARCHIVO)"
+        )
     if status == 403:
-        return "HTTP 403 Forbidden: check FICHAS_LLM_API_KEY and its permissions"
+        return "HTTP 403 Forbidden: check FICHAS_LLM_API_KEY (or its file) and its permissions"
     if status == 404:
         return (
             "HTTP 404 Not Found: check FICHAS_LLM_URL (usually ends in /v1) and FICHAS_LLM_MODELO"

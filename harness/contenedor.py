@@ -151,7 +151,8 @@ def opciones(spec: dict[str, Any], c: dict[str, Any]) -> list[str]:
             tamano = f",size={_tamano(limite)}" if limite else ""
             res.append(f"--tmpfs={montaje['mountPath']}:rw,nosuid,nodev,mode=0777{tamano}")
         else:
-            # A Secret's files (Kafka's password and CA): the tests' broker needs neither.
+            # A Secret's files (Kafka's password and CA, the DSN, the LLM key): the tests'
+            # broker needs neither, and the DSN and key come in ``cambios`` as variables.
             assert "secret" in volumen, f"volume {montaje['name']}: only emptyDir and secret"
     if "command" in c:
         res.append(f"--entrypoint={c['command'][0]}")
@@ -169,7 +170,7 @@ def entorno(
     """The container's environment: its ConfigMaps and plain values, then ``cambios``.
 
     Values from Secrets are the cluster's: a test that needs one (the DSN) gives it in
-    ``cambios``.
+    ``cambios``, with its ``_ARCHIVO`` emptied (the Secret's files are not mounted).
     """
     mapas = {o["metadata"]["name"]: o.get("data", {}) for o in objetos if o["kind"] == "ConfigMap"}
     res: dict[str, str] = {}

@@ -363,11 +363,13 @@ def main_informe(
         return 2
     avisos: list[str] = []
     en_kafka = None
-    try:
-        if args.kafka is not None:
-            from infra.config import load_settings
+    from herramientas.arranque import leer_ajustes
 
-            settings = load_settings()
+    settings = leer_ajustes("informe") if args.kafka is not None else None
+    if args.kafka is not None and settings is None:
+        return 2  # one line per bad variable, said
+    try:
+        if settings is not None:
             topics = {
                 settings.topic_publicadas: DESTINO_PUBLICADAS,
                 settings.topic_revision: DESTINO_REVISION,
@@ -407,11 +409,12 @@ def _rechazo(exc: BaseException, settings: Any) -> Exception | None:
 def _informe_revision(out: TextIO) -> int:
     """The trust section, computed by ``revision.certificador.confianza`` from the reviewer app's
     store."""
-    from infra.config import Settings
+    from herramientas.arranque import leer_ajustes
     from migraciones.conexion import rechazo_postgres
     from revision.certificador.confianza import informe_desde_almacen
 
-    settings = Settings()
+    if (settings := leer_ajustes("informe")) is None:
+        return 2  # one line per bad variable (FICHAS_POSTGRES_DSN_ARCHIVO...), said
     try:
         out.write(informe_desde_almacen(settings))
     except Exception as exc:  # no store yet, database unreachable: say why, exit 1

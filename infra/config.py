@@ -7,6 +7,10 @@ names here are the ones ``deploy/variables.txt`` lists and the manifests set; a 
 three in agreement. The Kafka security variables are checked together (a SASL protocol needs a
 user and a password file, a file must be readable...: ``infra.credentials``), each problem
 on the line of the variable to fix; the password itself is read from its file, never kept here.
+The PostgreSQL DSN and the LLM API key may come as files too (``FICHAS_*_ARCHIVO``, a Secret
+volume; never with their variable): read at start-up by the same reader, into the setting the
+variable would fill, so every command uses them alike (docs/despliegue.md, "Secretos como
+ficheros").
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from infra.logs import LEVELS, masked
 
 # The live settings a ``candidata_<name>`` field overrides for the candidate loop: each can
 # change the gate key (the URL through the model the server says it serves). The candidate
-# sends the live FICHAS_LLM_API_KEY and waits FICHAS_LLM_TIMEOUT_S.
+# sends the live FICHAS_LLM_API_KEY (or its file's) and waits FICHAS_LLM_TIMEOUT_S.
 CANDIDATE_OVERRIDES = (
     "candidata_llm_url",
     "candidata_llm_modelo",
@@ -74,11 +78,16 @@ class Settings(BaseSettings):
     llm_url: str = "http://localhost:8000/v1"
     llm_modelo: str = "qwen3-30b-a3b"
     llm_api_key: str = "EMPTY"
+    # A secret as a file (a Secret volume; docs/despliegue.md, "Secretos como ficheros"): its
+    # content, less a trailing line break, becomes the setting above (``_secrets_from_files``);
+    # set with its variable, start-up refuses. Declared after it: the check reads it.
+    llm_api_key_archivo: Path | None = None
     llm_timeout_s: float = Field(default=60.0, gt=0)
     llm_max_tokens: int = Field(default=1024, ge=64)
     llm_repeat_penalty: float | None = None
     data_dir: Path = Path("./.fichas")
     postgres_dsn: str | None = None
+    postgres_dsn_archivo: Path | None = None  # as llm_api_key_archivo
     max_intentos: int = Field(default=3, ge=1, le=10)
     concurrencia: int = Field(default=32, ge=1, le=1024)
     topic_entrada: str = "proveedor.cambios"
@@ -144,6 +153,8 @@ class Settings(BaseSettings):
     @field_validator(
         "llm_repeat_penalty",
         "postgres_dsn",
+        "postgres_dsn_archivo",
+        "llm_api_key_archivo",
         "puerta_archivo",
         "kafka_sasl_mecanismo",
         "kafka_usuario",
@@ -161,6 +172,35 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         """Manifests set every variable; an empty value means "not set", as when absent."""
         return None if value == "" else value
+
+    @field_validator("llm_api_key_archivo", "postgres_dsn_archivo")
+    @classmethod
+    def _secret_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """A secret's file: the one source of the secret (its variable unset) and readable, not
+        empty, checked here so the line names this variable; ``_secrets_from_files`` reads it."""
+        if value is None or info.field_name is None:
+            return value
+        variable, what = SECRET_FILES[info.field_name]
+        if info.data.get(variable) not in (None, "", cls.model_fields[variable].default):
+            raise ValueError(
+                f"unset while FICHAS_{variable.upper()} is set (give the secret one way: "
+                "the file, or the variable)"
+            )
+        security.read_secret(value, what)
+        return value
+
+    @model_validator(mode="after")
+    def _secrets_from_files(self) -> Settings:
+        """Each secret given as a file becomes its setting, so that every command, the
+        candidate loop and the masked configuration log see it as if the variable held it."""
+        for archivo, (variable, what) in SECRET_FILES.items():
+            path = getattr(self, archivo)
+            if path is not None:
+                try:
+                    setattr(self, variable, security.read_secret(path, what))
+                except ValueError as exc:  # changed since its check: still one line
+                    raise ValueError(f"FICHAS_{archivo.upper()}={str(path)!r}: {exc}") from None
+        return self
 
     @field_validator("evaluador_senal")
     @classmethod
@@ -287,7 +327,7 @@ class Settings(BaseSettings):
         """The SASL password's file: readable and not empty (the password is not kept)."""
         needed = "the path of the file holding the SASL password"
         if _only_with(value, info, security.SASL_PROTOCOLS, required=needed) and value:
-            security.read_password(value)
+            security.read_secret(value)
         return value
 
     @field_validator("kafka_ca_archivo")
@@ -367,6 +407,11 @@ class Settings(BaseSettings):
 
 
 MECHANISMS = ", ".join(security.MECHANISMS)
+# Each ``FICHAS_*_ARCHIVO`` of a secret: the setting it fills, and what it holds, in words.
+SECRET_FILES = {
+    "llm_api_key_archivo": ("llm_api_key", "the LLM API key"),
+    "postgres_dsn_archivo": ("postgres_dsn", "the PostgreSQL DSN"),
+}
 
 
 def _http_url(value: str) -> str:

@@ -1,4 +1,4 @@
-"""How a client proves who it is to Kafka: protocols, SASL mechanisms and the credential files.
+"""How a client proves who it is: Kafka's protocols, SASL mechanisms and credential files.
 
 The settings (``infra.config``) validate ``FICHAS_KAFKA_SEGURIDAD`` and its companions with the
 checks here, so a bad file or a missing user stops the start-up with one line per variable;
@@ -6,7 +6,9 @@ checks here, so a bad file or a missing user stops the start-up with one line pe
 
 * the password is only ever read from ``FICHAS_KAFKA_CONTRASENA_ARCHIVO``, never kept in the
   settings (they are logged), and no message here quotes it;
-* a trailing line break of the password file is not part of the password (``echo`` adds one);
+* every secret that comes as a file (the Kafka password; the PostgreSQL DSN and the LLM API key
+  of ``FICHAS_*_ARCHIVO``, ``infra.config``) is read by ``read_secret``: a trailing line break
+  is not part of it (``echo`` adds one), an empty file is refused;
 * private keys are unencrypted PEM (Strimzi's ``user.key``): an encrypted key is refused here,
   where OpenSSL would otherwise ask for a passphrase on the terminal.
 
@@ -40,17 +42,18 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         raise ValueError(f"a readable file ({exc.strerror or exc})") from exc
     except UnicodeDecodeError as exc:
-        raise ValueError("a text file (PEM or the password), not binary") from exc
+        raise ValueError("a text file (PEM or a secret), not binary") from exc
 
 
-def read_password(path: Path) -> str:
-    """The password in ``path``, without its trailing line break; refuses an empty one."""
+def read_secret(path: Path, what: str = "the password") -> str:
+    """The secret in ``path`` (``what`` it is, for the message), without its trailing line
+    break; refuses an empty one. The one reader of every secret that comes as a file."""
     text = read_text(path)
-    password = text[:-1] if text.endswith("\n") else text
-    password = password[:-1] if password.endswith("\r") else password
-    if not password:
-        raise ValueError("a file holding the password (this one is empty)")
-    return password
+    secret = text[:-1] if text.endswith("\n") else text
+    secret = secret[:-1] if secret.endswith("\r") else secret
+    if not secret:
+        raise ValueError(f"a file holding {what} (this one is empty)")
+    return secret
 
 
 def check_ca(path: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 
 from esquemas.constantes import DESTINO_DLQ, DESTINO_PUBLICADAS, DESTINO_REVISION
+from herramientas.arranque import leer_ajustes
 from herramientas.demo import revisor
 from herramientas.demo.avance import LABELS, Progress, read_feed
 from herramientas.demo.estados_puerta import escribir_archivo, lineas_puerta, lineas_tokens
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace, services: Services, env: Mapping[str, str]) ->
         say(f"other processes keep {busy:.1f} CPUs busy: the local model gets {threads} thread(s)")
     brokers = start_kafka(services, env)
     kafka = Settings().model_copy(update={"kafka_brokers": brokers})  # the demo's own clients
-    llm_url, llm_model = start_llm(services, env, threads)
+    llm_url, llm_model = start_llm(services, env, threads, kafka.llm_api_key)
     topics = demo_topics(Settings(), run_id)
     metrics_port = free_port()
     wenv = worker_env(
@@ -218,6 +219,8 @@ def _lineas_puerta(metrics_port: int, progress: Progress) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; whatever happens, what the demo started is stopped before it returns."""
     args = _parser().parse_args(argv)
+    if leer_ajustes("demo") is None:
+        return 2  # one line per bad variable, before anything is started
     services = Services(log_dir=Path(".fichas"))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     code = 1

@@ -200,16 +200,16 @@ def choose_threads(busy_cpus: float, cpus: int) -> int:
 
 
 def start_llm(
-    services: Services, env: Mapping[str, str], threads: int | None = None
+    services: Services, env: Mapping[str, str], threads: int | None = None, key: str = "EMPTY"
 ) -> tuple[str, str | None]:
     """The LLM base URL and the model name to send (None: keep the worker's setting).
 
-    ``threads``: of the local model (see ``choose_threads``).
+    ``threads``: of the local model (see ``choose_threads``); ``key``: the settings' API key
+    (FICHAS_LLM_API_KEY or its file), which the server at FICHAS_LLM_URL may ask for.
     """
     url = env.get("FICHAS_LLM_URL")
     if url:
         say(f"using the LLM server at {url} (FICHAS_LLM_URL)")
-        key = env.get("FICHAS_LLM_API_KEY", "EMPTY")
         wait_http(
             url.rstrip("/") + "/models",
             "the LLM server",

@@ -133,10 +133,8 @@ def main(argv: list[str]) -> int:
     return _main_medir(args)
 
 
-def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) -> Any:
-    """FICHAS_* settings with the command's overrides and a checkpointer of its own."""
-    from infra.config import Settings
-
+def _settings(base: Any, args: argparse.Namespace, salida: Path, clave: str | None = None) -> Any:
+    """FICHAS_* settings (``base``) with the command's overrides and a checkpointer of its own."""
     cambios: dict[str, Any] = {"postgres_dsn": None}
     if args.rubrica is not None:
         cambios["evaluador_rubrica"] = args.rubrica
@@ -152,19 +150,22 @@ def _settings(args: argparse.Namespace, salida: Path, clave: str | None = None) 
         cambios["generador_ejemplos"] = args.ejemplos
     if clave:
         cambios["data_dir"] = salida.with_name(salida.name + ".estado") / clave
-    return Settings().model_copy(update=cambios)
+    return base.model_copy(update=cambios)
 
 
 def _main_medir(args: argparse.Namespace) -> int:
     """Run one mode over the set, resumably, and write the result file."""
     from grafo import LLMUnavailable
+    from herramientas.arranque import leer_ajustes
     from infra import eventloop
 
+    if (base := leer_ajustes("evaluar")) is None:
+        return 2  # one line per bad variable, said
     salida: Path = args.salida or Path(f"evaluacion-{args.modo}.json")
-    config = configuracion(_settings(args, salida), args.modo, args.casos)
+    config = configuracion(_settings(base, args, salida), args.modo, args.casos)
     config["omitir_vetadas"] = bool(args.omitir_vetadas) if args.modo == "evaluador" else None
     clave = clave_cache(config)
-    settings = _settings(args, salida, clave)
+    settings = _settings(base, args, salida, clave)
     casos = cargar_casos(args.casos, args.solo, args.limite)
     cache = Cache(salida.with_name(salida.name + ".parcial.jsonl"), clave)
     concurrencia = max(1, args.concurrencia)

@@ -78,7 +78,7 @@ def client_options(settings: Settings) -> dict[str, Any]:
         assert settings.kafka_contrasena_archivo is not None  # the settings require it
         options["sasl_mechanism"] = settings.kafka_sasl_mecanismo
         options["sasl_plain_username"] = settings.kafka_usuario
-        options["sasl_plain_password"] = security.read_password(settings.kafka_contrasena_archivo)
+        options["sasl_plain_password"] = security.read_secret(settings.kafka_contrasena_archivo)
     if settings.kafka_seguridad in security.TLS_PROTOCOLS:
         options["ssl_context"] = create_ssl_context(
             cafile=settings.kafka_ca_archivo,

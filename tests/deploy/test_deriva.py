@@ -13,8 +13,8 @@ workload (Deployments, the Job, their init containers):
   one of the keys the Secret's example and the volume's ``items`` give);
 - the configuration it gets, Secret values taken from the examples (k8s/base/worker/
   secret.example.yaml, k8s/base/kafka-usuarios/secretos.example.yaml) and each mounted file
-  replaced by a local one of its kind (a CA, a password...), is accepted by ``load_settings``,
-  the validation ``fichas worker`` and ``fichas revisor`` run.
+  replaced by a local one of its kind (a CA, a password, the example's DSN...), is accepted by
+  ``load_settings``, the validation ``fichas worker`` and ``fichas revisor`` run.
 
 The last tests break a copy of the rendered output (an unknown variable, an unknown or removed
 flag, a value the settings refuse) and check that each is reported.
@@ -176,6 +176,20 @@ def contenedores(
     return res
 
 
+def clave_montada(
+    c: Contenedor, ruta: str, secretos: dict[tuple[str, str], str]
+) -> tuple[str, str] | None:
+    """(Secret, key) whose file the container sees at ``ruta`` (None: not a Secret's file)."""
+    for punto, volumen in c.montajes.items():
+        if not ruta.startswith(punto.rstrip("/") + "/") or "secret" not in volumen:
+            continue
+        nombre = ruta[len(punto.rstrip("/")) + 1 :]
+        items = volumen["secret"].get("items")
+        claves = {i["path"]: i["key"] for i in items} if items else {k: k for _, k in secretos}
+        return (volumen["secret"]["secretName"], claves[nombre]) if nombre in claves else None
+    return None
+
+
 def montado(
     c: Contenedor, variable: str, ruta: str, secretos: dict[tuple[str, str], str]
 ) -> str | None:
@@ -183,23 +197,27 @@ def montado(
     for punto, volumen in c.montajes.items():
         if not ruta.startswith(punto.rstrip("/") + "/"):
             continue
-        nombre = ruta[len(punto.rstrip("/")) + 1 :]
         if "secret" not in volumen:
             return None
-        secreto = volumen["secret"]["secretName"]
-        items = volumen["secret"].get("items")
-        claves = {i["path"]: i["key"] for i in items} if items else {k: k for _, k in secretos}
-        if nombre not in claves or (secreto, claves[nombre]) not in secretos:
+        if clave_montada(c, ruta, secretos) not in secretos:
+            nombre = ruta[len(punto.rstrip("/")) + 1 :]
+            secreto = volumen["secret"]["secretName"]
             return f"{variable}={ruta}: the Secret {secreto} mounted at {punto} has no {nombre}"
         return None
     return f"{variable}={ruta} is in no volume the container mounts"
 
 
 @functools.cache
+def _carpeta() -> Path:
+    """The folder of this process's stand-ins for mounted files."""
+    return Path(tempfile.mkdtemp(prefix="deriva-"))
+
+
+@functools.cache
 def _locales() -> dict[str, str]:
     """A local file of each kind a mounted ``FICHAS_KAFKA_*_ARCHIVO`` names, for
     ``load_settings`` (which reads them): a CA, a client certificate, its key, a password."""
-    carpeta = Path(tempfile.mkdtemp(prefix="deriva-"))
+    carpeta = _carpeta()
     ca = CertificateAuthority(carpeta)
     par = ca.issue("fichas-worker")
     clave = carpeta / "password"
@@ -210,6 +228,20 @@ def _locales() -> dict[str, str]:
         "FICHAS_KAFKA_CLAVE_PRIVADA_ARCHIVO": str(par.key),
         "FICHAS_KAFKA_CONTRASENA_ARCHIVO": str(clave),
     }
+
+
+def _local(c: Contenedor, variable: str, ruta: str, secretos: dict[tuple[str, str], str]) -> str:
+    """A local stand-in for the mounted file ``ruta``: one of its kind for Kafka's files, else
+    (the DSN, the LLM key) the example's value of the Secret key it is, as ``kubectl create
+    secret --from-file`` of an ``echo``'d file holds it."""
+    if variable in _locales():
+        return _locales()[variable]
+    clave = clave_montada(c, ruta, secretos)
+    if clave is None or clave not in secretos:
+        return ruta  # its own line says so
+    archivo = _carpeta() / f"{clave[0]}.{clave[1]}"
+    archivo.write_text(secretos[clave] + "\n", encoding="utf-8")
+    return str(archivo)
 
 
 def problemas(
@@ -236,7 +268,7 @@ def problemas(
                 falta = montado(c, variable, ruta, secretos)
                 if falta is not None:
                     lineas.append(f"{c.donde}: {falta}")
-                entorno[variable] = _locales().get(variable, ruta)
+                entorno[variable] = _local(c, variable, ruta, secretos)
         propio = entorno_de_prueba()
         with mock.patch.dict(os.environ, {**propio, **entorno}, clear=True):
             try:

@@ -58,9 +58,12 @@ def base_migrada(postgres_dsn: str) -> Iterator[str]:
 
 
 def _servicios(dsn: str, **mas: str) -> dict[str, str]:
-    """What a container gets from its cluster, pointed at this session's services instead."""
+    """What a container gets from its cluster, pointed at this session's services instead: the
+    DSN and the key as variables, in place of the manifests' files of the Secret (not mounted)."""
     return {
         "FICHAS_POSTGRES_DSN": dsn,
+        "FICHAS_POSTGRES_DSN_ARCHIVO": "",
+        "FICHAS_LLM_API_KEY_ARCHIVO": "",
         "FICHAS_KAFKA_SEGURIDAD": "PLAINTEXT",
         "FICHAS_KAFKA_SASL_MECANISMO": "",
         "FICHAS_KAFKA_CONTRASENA_ARCHIVO": "",

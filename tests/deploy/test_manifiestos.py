@@ -136,6 +136,8 @@ VARIABLES_ANADIDAS = [
     "FICHAS_KAFKA_ESPERA_S",
     "FICHAS_MUESTRA_MINIMA_DIA",
     "FICHAS_SOMBRA_PROPORCION",
+    "FICHAS_LLM_API_KEY_ARCHIVO",
+    "FICHAS_POSTGRES_DSN_ARCHIVO",
 ]
 # Topic que escribe la app de revisión (contrato v1.1); no está en la tabla de configuración.
 TOPIC_DECISIONES = {"FICHAS_TOPIC_DECISIONES": "fichas.decisiones"}
@@ -460,11 +462,18 @@ def test_secret_de_ejemplo_fuera_de_las_kustomizations():
         for e in c.get("env", [])
         if "valueFrom" in e
     ]
-    assert {r["name"] for r in refs} == {secreto["metadata"]["name"], "fichas-kafka-worker"}
-    assert {r["key"] for r in refs if r["name"] == secreto["metadata"]["name"]} == claves
+    # Only the Kafka user's name comes as a variable; the secrets, as files (test_secretos.py).
+    assert {(r["name"], r["key"]) for r in refs} == {("fichas-kafka-worker", "username")}
+    (volumen,) = [
+        v["secret"]
+        for v in dep["spec"]["template"]["spec"]["volumes"]
+        if v.get("secret", {}).get("secretName") == secreto["metadata"]["name"]
+    ]
+    assert {i["key"] for i in volumen["items"]} == claves
     nombres = {e["name"] for c in _contenedores(dep) for e in c.get("env", []) if "valueFrom" in e}
-    assert nombres == {"FICHAS_LLM_API_KEY", "FICHAS_POSTGRES_DSN", "FICHAS_KAFKA_USUARIO"}
-    assert not nombres & set(configmap(render_base())), "un secreto no va en el ConfigMap"
+    assert nombres == {"FICHAS_KAFKA_USUARIO"}
+    secretos = {"FICHAS_LLM_API_KEY", "FICHAS_POSTGRES_DSN"}
+    assert not secretos & set(configmap(render_base())), "un secreto no va en el ConfigMap"
 
 
 def test_deployment_del_worker():
@@ -645,7 +654,7 @@ def test_revisor_en_k8s():
     assert c["readinessProbe"]["httpGet"] == {"path": "/health/ready", "port": "metricas"}
     assert c["livenessProbe"]["httpGet"] == {"path": "/health/live", "port": "metricas"}
     assert [sin_hash(e["configMapRef"]["name"]) for e in c["envFrom"]] == ["fichas-config"]
-    assert [e["name"] for e in c["env"]] == ["FICHAS_POSTGRES_DSN", "FICHAS_KAFKA_USUARIO"]
+    assert [e["name"] for e in c["env"]] == ["FICHAS_POSTGRES_DSN_ARCHIVO", "FICHAS_KAFKA_USUARIO"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert c["securityContext"]["readOnlyRootFilesystem"] is True
     etiquetas = dep["spec"]["template"]["metadata"]["labels"]
@@ -853,10 +862,10 @@ def test_job_de_calibrar():
     # An audit never publishes unless asked (issue 38): the default Job prints, writes nothing.
     assert "--dry-run" in guion and "--publicar" not in guion
     assert [sin_hash(e["configMapRef"]["name"]) for e in c["envFrom"]] == ["fichas-config"]
-    secretos = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c["env"]}
+    secretos = {e["name"]: e.get("value") or e["valueFrom"]["secretKeyRef"] for e in c["env"]}
     assert secretos == {
-        "FICHAS_LLM_API_KEY": {"name": "fichas-secretos", "key": "llm-api-key"},
-        "FICHAS_POSTGRES_DSN": {"name": "fichas-secretos", "key": "postgres-dsn"},
+        "FICHAS_LLM_API_KEY_ARCHIVO": "/etc/fichas/secretos/llm-api-key",
+        "FICHAS_POSTGRES_DSN_ARCHIVO": "/etc/fichas/secretos/postgres-dsn",
         "FICHAS_KAFKA_USUARIO": {
             "name": "fichas-kafka-calibrar",
             "key": "username",
@@ -987,10 +996,12 @@ def test_env_de_k8s_en_variables_txt():
             for c in _contenedores(o):
                 for e in c.get("env", []):
                     assert e["name"] in vs, f"{e['name']} no está en deploy/variables.txt"
-    # Todas las variables tienen valor en k8s (ConfigMap o Secret).
+    # Todas las variables tienen valor en k8s (ConfigMap, env o, un secreto, su fichero).
     dep = uno(render_base(), "Deployment", "fichas")
     fijadas = set(configmap(render_base())) | {e["name"] for e in _contenedores(dep)[0]["env"]}
-    assert fijadas == vs
+    por_fichero = {v.removesuffix("_ARCHIVO") for v in fijadas if v.endswith("_ARCHIVO")}
+    assert fijadas | (por_fichero & vs) == vs
+    assert not {"FICHAS_LLM_API_KEY", "FICHAS_POSTGRES_DSN"} & fijadas
 
 
 # --------------------------------------------------------------------------- docker compose
@@ -2099,6 +2110,8 @@ def test_k8s_migra_en_un_contenedor_de_inicio():
             assert init["args"] == ["migrar"]
             assert init["image"] == c["image"]
             assert init["envFrom"] == c["envFrom"]
-            dsn = next(e for e in init["env"] if e["name"] == "FICHAS_POSTGRES_DSN")
-            assert dsn == next(e for e in c["env"] if e["name"] == "FICHAS_POSTGRES_DSN")
+            dsn = next(e for e in init["env"] if e["name"] == "FICHAS_POSTGRES_DSN_ARCHIVO")
+            assert dsn == next(e for e in c["env"] if e["name"] == "FICHAS_POSTGRES_DSN_ARCHIVO")
+            montaje = {m["mountPath"]: m for m in init["volumeMounts"]}["/etc/fichas/secretos"]
+            assert montaje in c["volumeMounts"]
             assert init["securityContext"]["readOnlyRootFilesystem"] is True

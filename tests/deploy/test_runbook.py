@@ -8,9 +8,10 @@ A ``prueba`` block runs as written, against a secured broker (SCRAM over TLS, th
 default topic and group names, each user with exactly its ``KafkaUser``'s ACLs), the fake LLM
 and the suite's PostgreSQL. ``kubectl -n fichas exec TARGET [-c C] -- CMD`` runs CMD as that
 container of the rendered production manifests would: its environment (the ConfigMap, the
-Secrets' keys), its mounted files (the Secret of its Kafka user, the CA, its ConfigMaps) under
-a folder of the test, whose paths replace the mount paths in the command and the files; so the
-identity is the one the manifests give that pod, and a command its ACLs refuse fails here.
+Secrets' keys), its mounted files (the Secret of its Kafka user, the CA, the DSN and the LLM key
+of ``fichas-secretos``, its ConfigMaps) under a folder of the test, whose paths replace the
+mount paths in the command and the files; so the identity is the one the manifests give that
+pod, and a command its ACLs refuse fails here.
 What differs from a cluster, on purpose: the broker's, the LLM's and PostgreSQL's addresses;
 ``fichas`` runs as ``python -m herramientas.cli``; ``/opt/kafka/bin/NAME.sh`` is the same main
 class from the project's Kafka jars (``scripts/kafka.sh bin``); example ids in a block (a key
@@ -315,9 +316,11 @@ def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Contexto]:
 
 
 @pytest.fixture
-def con_llm(ctx: Contexto, fake_llm: FakeLLM) -> Contexto:
-    """The context with the fake LLM answering."""
+def con_llm(ctx: Contexto, fake_llm: FakeLLM, postgres_dsn: str) -> Contexto:
+    """The context with the fake LLM answering and the suite's PostgreSQL in the DSN file of
+    ``fichas-secretos`` (a pod refuses to start on an empty one, as in a cluster)."""
     ctx.llm = fake_llm
+    ctx.dsn = postgres_dsn
     return ctx
 
 
@@ -433,8 +436,8 @@ def escenario_sql_postgres(ctx: Contexto) -> None:
             conn.execute(re.sub(r"\bfichas\b", rol, sentencia))
     dsn = make_conninfo(ctx.dsn, user=rol, password="cambiar-esta-clave", dbname=base)
     try:
-        pod = ctx.pod("deploy/fichas", None)
-        pod.env["FICHAS_POSTGRES_DSN"] = dsn
+        pod = ctx.pod("deploy/fichas", None)  # step 3's Secret, holding this DSN
+        (Path(pod.rutas["/etc/fichas/secretos"]) / "postgres-dsn").write_text(dsn + "\n")
         migrar = pod.ejecutar(["fichas", "migrar"])
         assert migrar.returncode == 0, migrar.stderr[-3000:]
     finally:
@@ -456,9 +459,8 @@ ESCENARIOS: dict[str, Callable[[Contexto], None]] = {
 
 @pytest.mark.parametrize("nombre", sorted(ESCENARIOS))
 def test_el_bloque_corre_con_la_identidad_de_los_manifiestos(
-    con_llm: Contexto, postgres_dsn: str, nombre: str
+    con_llm: Contexto, nombre: str
 ) -> None:
-    con_llm.dsn = postgres_dsn
     ESCENARIOS[nombre](con_llm)
 
 

@@ -61,8 +61,17 @@ async def test_conexion_cerrada_y_estados_http(fake_llm: FakeLLM) -> None:
     failure = await _failure(fake_llm.url)
     assert (failure.kind, failure.cause) == ("connection", "the server closed the connection")
     for status, kind, cause in (
-        (401, "request", "HTTP 401 Unauthorized: check FICHAS_LLM_API_KEY"),
-        (403, "request", "HTTP 403 Forbidden: check FICHAS_LLM_API_KEY and its permissions"),
+        (
+            401,
+            "request",
+            "HTTP 401 Unauthorized: check FICHAS_LLM_API_KEY "
+            "(or its file, FICHAS_LLM_API_KEY_ARCHIVO)",
+        ),
+        (
+            403,
+            "request",
+            "HTTP 403 Forbidden: check FICHAS_LLM_API_KEY (or its file) and its permissions",
+        ),
         (503, "server", "HTTP 503: server error"),
     ):
         fake_llm.configure({"default": {"generador": [f"error:{status}"]}})

@@ -159,9 +159,9 @@ def test_procesar_llm_401_dice_que_revisar(
     env = _env(FICHAS_LLM_URL=fake_llm.url, FICHAS_DATA_DIR=str(data_dir))
     proc = _run(["procesar", "--espera-llm", "2", str(entrada)], env)
     assert proc.returncode == 3
-    assert _plain(proc.stderr)[-1].endswith("HTTP 401 Unauthorized: check FICHAS_LLM_API_KEY"), (
-        proc.stderr
-    )
+    assert _plain(proc.stderr)[-1].endswith(
+        "HTTP 401 Unauthorized: check FICHAS_LLM_API_KEY (or its file, FICHAS_LLM_API_KEY_ARCHIVO)"
+    ), proc.stderr
 
 
 @pytest.mark.lento

@@ -1,11 +1,13 @@
 """The production configuration: workers in one group sharing a real PostgreSQL, on uvloop.
 
-Checkpoints, outcome records and per-SKU versions live in Postgres (``FICHAS_POSTGRES_DSN``).
-Worker A kills itself inside its first emit's transaction (the fault point
-``worker.caida_en_transaccion``): its outcomes are recorded in PostgreSQL, the record and the
-offset of one are in the log, not committed. Worker B takes the partitions over and must use
-what A recorded: the same bytes as A's aborted record, no LLM call for an event whose outcome A
-had recorded, and every outcome once for a read_committed reader.
+Checkpoints, outcome records and per-SKU versions live in Postgres: worker A reads its DSN from
+a file, as the Kubernetes pods do (``FICHAS_POSTGRES_DSN_ARCHIVO``, a Secret's file with the
+line break ``echo`` leaves), worker B from ``FICHAS_POSTGRES_DSN``. Worker A kills itself
+inside its first emit's transaction (the fault point ``worker.caida_en_transaccion``): its
+outcomes are recorded in PostgreSQL, the record and the offset of one are in the log, not
+committed. Worker B takes the partitions over and must use what A recorded: the same bytes as
+A's aborted record, no LLM call for an event whose outcome A had recorded, and every outcome
+once for a read_committed reader.
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
         topics.entrada,
         [(e["sku"].encode(), json.dumps(e).encode()) for e in eventos],
     )
-    env = dict(FICHAS_POSTGRES_DSN=postgres_dsn, FICHAS_CONCURRENCIA="4")
+    archivo = tmp_path / "secretos" / "postgres-dsn"
+    archivo.parent.mkdir()
+    archivo.write_text(postgres_dsn + "\n")
+    archivo.chmod(0o400)
     a = WorkerProcess(
         worker_env(
             kafka,
@@ -62,12 +67,21 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
             tmp_path / "a",
             FICHAS_FAULT_POINTS="worker.caida_en_transaccion",
             FICHAS_FAULT_POINTS_ALLOWED="1",
-            **env,
+            FICHAS_POSTGRES_DSN_ARCHIVO=str(archivo),
+            FICHAS_CONCURRENCIA="4",
         ),
         tmp_path / "a.log",
     )
     b = WorkerInProcess(
-        worker_env(kafka, fake_llm, topics, tmp_path / "b", **env), tmp_path / "b.log"
+        worker_env(
+            kafka,
+            fake_llm,
+            topics,
+            tmp_path / "b",
+            FICHAS_POSTGRES_DSN=postgres_dsn,
+            FICHAS_CONCURRENCIA="4",
+        ),
+        tmp_path / "b.log",
     )
     group = topics.env()["FICHAS_GRUPO"]
     ids = [e["event_id"] for e in eventos]
@@ -85,6 +99,7 @@ async def test_b_takes_over_from_a_using_what_a_recorded_in_postgres(
                 "select event_id from fichas_resultados where event_id = any(%s)", (ids,)
             ).fetchall()
         recorded_by_a = {r[0] for r in rows}
+        assert recorded_by_a, a.log_tail()  # A, its DSN from the file, wrote to this database
         before = {
             o["value"]["event_id"]: o["raw"]
             for o in await read_all(kafka.bootstrap, topics.publicadas)
