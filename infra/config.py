@@ -10,7 +10,8 @@ on the line of the variable to fix; the password itself is read from its file, n
 The PostgreSQL DSN and the LLM API key may come as files too (``FICHAS_*_ARCHIVO``, a Secret
 volume; never with their variable): read at start-up by the same reader, into the setting the
 variable would fill, so every command uses them alike (docs/despliegue.md, "Secretos como
-ficheros").
+ficheros"). Over 500 lines on purpose: ``Settings`` is one field per variable of the contract's
+table (350 lines), read and cross-checked in one validation; split, no check would see it all.
 """
 
 from __future__ import annotations
