@@ -34,6 +34,7 @@ from harness.worker import settings_from_env
 from infra.network import free_port
 from revision.almacen.cola import Almacen, Cierre, Llegada
 from revision.almacen.decisiones import decision_de
+from revision.almacen.filas import ItemNuevo
 from revision.almacen.migrations import ESQUEMA as ESQUEMA_REVISION
 from stream.gobierno.identidad import clave_servida
 
@@ -284,18 +285,20 @@ def test_revisor_responde_listo(
     topics: Topics,
     tmp_path: Path,
 ) -> None:
-    """The review app's container, with the Deployment's arguments (its port moved to a free
-    one: the network is the host's), answers ``/health/ready``, and stops on SIGTERM with 0
-    within its pod's grace."""
+    """The review app's container, with the Deployment's arguments (its ports moved to free
+    ones: the network is the host's), answers ``/health/ready`` on the probes' port, and stops
+    on SIGTERM with 0 within its pod's grace."""
     _migrar(objetos, base_migrada, tmp_path / "migrar.log")
     spec = c.pod(objetos, "Deployment", "fichas-revisor")
     args = c.argumentos(c.contenedor(spec, "revisor"))
-    puerto = free_port()
-    args[args.index("--port") + 1] = str(puerto)
+    # The pages' port and the one of /metrics and /health (the probes'), both moved.
+    args[args.index("--port") + 1] = str(free_port())
+    sondas = free_port()
+    args[args.index("--metricas-puerto") + 1] = str(sondas)
     cambios = _servicios(base_migrada, FICHAS_KAFKA_BROKERS=kafka.bootstrap, **topics.env())
     log = tmp_path / "r.log"
     app = _en_contenedor(
-        objetos, "Deployment", "fichas-revisor", "revisor", cambios, log, puerto, args
+        objetos, "Deployment", "fichas-revisor", "revisor", cambios, log, sondas, args
     )
     app.start()
     try:
@@ -312,12 +315,15 @@ async def _guardar_decididas(dsn: str, clave: ClavePuerta, n: int, data_dir: Pat
     try:
         for i in range(n):
             sku = f"CAL-{i:03d}"
-            datos = ficha_en_revision(sku, event_id=sku, motivo=MOTIVO_SIN_GARANTIA)
+            # One attempt: the new judge (the fake LLM approves) would end the new loop on it,
+            # the labelled ficha, so --recalificar keeps it (docs/puerta.md, "Re-scoring").
+            datos = ficha_en_revision(
+                sku, event_id=sku, motivo=MOTIVO_SIN_GARANTIA, puntuaciones=(0.4,)
+            ) | {"intentos": 1}
             datos["clave"] = clave.model_dump(mode="json")
             llegada = Llegada(clave, 0.4, True, True)
-            await almacen.guardar_item(
-                sku, "revision", MOTIVO_SIN_GARANTIA, sku, 1, "zapatillas", [], datos, i, llegada
-            )
+            nuevo = ItemNuevo(sku, "revision", MOTIVO_SIN_GARANTIA, sku, 1, "zapatillas", [], datos)
+            await almacen.guardar_item(nuevo, i, llegada)
             item = await almacen.item(sku)
             assert item is not None
             registro = decision_de(item, "aprobada", "ana", 1000.0 + i)
