@@ -246,15 +246,15 @@ def series_de_cierre(
         if seg.bloqueo is not None:
             edad = max(0.0, ahora - seg.bloqueo.recibido_en)
             bloqueo.add_metric([*valores, seg.bloqueo.event_id], edad)
-    cerradas = CounterMetricFamily(
+    cierres = CounterMetricFamily(
         GATE_CLOSED,
         "Gates this app closed on what people said of their publications",
         labels=[*etiquetas, "reason"],
     )
     for (familia, clave, motivo), veces in sorted(cerradas.items()):
-        cerradas.add_metric([familia, clave, motivo], veces)
+        cierres.add_metric([familia, clave, motivo], veces)
     yield from series.values()
-    yield from (bloqueo, cerradas)
+    yield from (bloqueo, cierres)
 
 
 def _log10(valor: float) -> float:
