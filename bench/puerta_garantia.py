@@ -39,10 +39,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from estadistica import wilson
+from puerta.apuestas import TRUNCAMIENTO
 from puerta.cota import CotaEnLinea
 from puerta.deteccion import BLOQUE, apuesta_kelly, detector, observar, umbral_log
 from puerta.exclusion import APUESTAS_EXCLUSION, ProcesoExclusion
-from puerta.secuencial import PESOS, REJILLA, TRUNCAMIENTO, Observacion, SecuenciaPuerta
+from puerta.secuencial import PESOS, REJILLA, Observacion, SecuenciaPuerta
 
 OBJETIVO = 0.9
 DELTA = 0.05

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from esquemas.constantes import DELTA_PUERTA, OBJETIVO_PUERTA
+from puerta.apuestas import LIMITE_FALTAN, ProcesoE
 from puerta.cierre import Cierre
-from puerta.secuencial import LIMITE_FALTAN, Observacion, ProcesoE, certificar_secuencia
+from puerta.secuencial import Observacion, certificar_secuencia
 from revision.almacen.cola import FilaSecuencia
 from revision.certificador.secuencias import cuenta, observacion
 

@@ -4,8 +4,8 @@ A ficha is published without a person only where the precision of automatic appr
 people is certified (docs/puerta.md, which holds the proofs and the measurements). The modules:
 
 - ``certificacion``: Learn-then-Test on a batch, and the batch's coverage of families (pure);
-- ``secuencial``: opening from shadow-mode decisions with a betting e-process per threshold,
-  valid however often one looks, and the sequence's stored state;
+- ``secuencial``, ``apuestas``: opening from shadow-mode decisions, valid however often one
+  looks: the walk over the grid and its stored state, the betting e-process per threshold;
 - ``exclusion``, ``cobertura``: a family's own evidence below the objective, and when the open
   pooled gate covers a family (pure);
 - ``cota``, ``deteccion``, ``cierre``: the anytime-valid bound on precision, the change

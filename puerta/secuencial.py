@@ -1,24 +1,23 @@
 """Open a gate from shadow-mode decisions with a guarantee that holds however often one looks.
 
-For each threshold λ of a grid fixed in advance (``REJILLA``) a betting e-process tests "the
-precision at λ is below the objective" over the decided approvals at λ in arrival order (code
-checks passed, score >= λ; x = 1 approved as is, 0 rejected or edited; obsolete skipped): the
-capital prod (1 + b_i (x_i - objetivo)) with a predictable truncated-Kelly bet b_i. By Ville's
-inequality it ever reaches 1/δ with probability at most δ under the null; the walk, strictest
-first, opens at the most lenient λ whose capital, and every stricter one's, has crossed. Beside
-it, per λ, the family's exclusion e-process (``puerta.exclusion``) for the pooled gate's
-coverage. The state of a whole sequence (``EstadoSecuencia``) is immutable and JSON-serialisable
-and ``avanzar`` moves it by newly decided fichas only, so the app's cost per round does not grow
-with history. Invariants: the bets, the grid and the walk define the guarantee and must not
-change silently; ``certificar_secuencia(obs)`` is exactly ``leer(avanzar(inicial(...), obs))``,
-so a recomputation from scratch equals a stored state advanced in steps, bit for bit; a position
+For each threshold λ of a grid fixed in advance (``REJILLA``) a betting e-process
+(``puerta.apuestas.ProcesoE``) tests "the precision at λ is below the objective" over the
+decided approvals at λ in arrival order (code checks passed, score >= λ; x = 1 approved as is,
+0 rejected or edited or obsolete); by Ville's inequality it ever reaches 1/δ with probability at
+most δ under the null. Here: the walk, strictest first, which opens at the most lenient λ whose
+capital, and every stricter one's, has crossed its level; beside it, per λ, the family's
+exclusion e-process (``puerta.exclusion``) for the pooled gate's coverage; and the state of a
+whole sequence (``EstadoSecuencia``), immutable and JSON-serialisable, which ``avanzar`` moves by
+newly decided fichas only, so the app's cost per round does not grow with history. Invariants:
+the bets, the grid and the walk define the guarantee and must not change silently;
+``certificar_secuencia(obs)`` is exactly ``leer(avanzar(inicial(...), obs))``, so a
+recomputation from scratch equals a stored state advanced in steps, bit for bit; a position
 already consumed is never consumed again. The proofs, the choice of bet, truncation and grid,
 and the measured false openings: docs/puerta.md, "Opening the gate" and "The sequence's state".
 """
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import math
@@ -28,6 +27,7 @@ from typing import Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from puerta.apuestas import ProcesoE, exponencial
 from puerta.exclusion import APUESTAS_EXCLUSION, ProcesoExclusion, comprobar_apuestas
 
 REJILLA: tuple[float, ...] = (0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5)
@@ -39,11 +39,6 @@ PESOS: tuple[float, ...] = (0.9, 0.0, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0)
 λ, as the fixed-sequence walk did, and a share at the grid's middle, so a judge whose scores
 rarely reach 0.95 does not block opening (docs/puerta.md, "The walk")."""
 
-TRUNCAMIENTO = 0.75  # a bet never stakes more than 0.75 / objetivo: a rejection keeps >= 1/4
-APUESTAS_APERTURA: tuple[float, ...] = APUESTAS_EXCLUSION
-"""The mixture's constant bets, as fractions c of the largest bet 1 / objetivo: an approval
-multiplies bet c's capital by 1 + c (1 - objetivo) / objetivo, a rejection by 1 - c."""
-LIMITE_FALTAN = 100_000  # beyond this many approvals ``faltan`` says "cannot say" (None)
 FORMATO: Final = "fichas-secuencia/2"  # the stored state's format (``EstadoSecuencia.formato``)
 
 
@@ -151,117 +146,27 @@ def _comprobar_parametros(objetivo: float, delta: float, rejilla: Sequence[float
             )
 
 
-class ProcesoE:
-    """The betting e-process of one threshold, one consumed ficha at a time.
-
-    The e-value is the average of two test supermartingales under "precision at λ below the
-    objective", so it is one too: the predictable plug-in (``apuesta``: Kelly at the shrunk
-    running share, clipped) and the mixture of the constant bets ``APUESTAS_APERTURA``, whose
-    value depends on the counts alone. Kept in logs (a product of hundreds of factors under- or
-    overflows a float); ``e_valor`` and ``e_max`` give it back as a number (``inf`` past float
-    range). Why the average: docs/puerta.md, "The bet".
-    """
-
-    def __init__(self, objetivo: float, delta: float) -> None:
-        self.objetivo = objetivo
-        self.limite_log = math.log(1.0 / delta)
-        self.tope = TRUNCAMIENTO / objetivo
-        self.n = 0
-        self.aprobadas = 0
-        self.log_plugin = 0.0
-        self.log_maximo = 0.0
-        self._si = [math.log1p(c * (1.0 - objetivo) / objetivo) for c in APUESTAS_APERTURA]
-        self._no = [math.log1p(-c) for c in APUESTAS_APERTURA]
-
-    def apuesta(self) -> float:
-        """b for the next outcome: the Kelly bet at the shrunk running mean, clipped."""
-        estimada = (self.aprobadas + 1) / (self.n + 1)
-        q = self.objetivo
-        return min(max((estimada - q) / (q * (1.0 - q)), 0.0), self.tope)
-
-    @property
-    def log_mezcla(self) -> float:
-        """log of the constant bets' average capital: a function of the counts only."""
-        rechazadas = self.n - self.aprobadas
-        return _log_media(
-            [
-                self.aprobadas * si + rechazadas * no
-                for si, no in zip(self._si, self._no, strict=True)
-            ]
-        )
-
-    @property
-    def log_capital(self) -> float:
-        """log of the e-value now: the average of the plug-in's and the mixture's capitals."""
-        return _log_media([self.log_plugin, self.log_mezcla])
-
-    def actualizar(self, aprobada: bool) -> None:
-        """Bet on one consumed ficha (True: people approved it as is)."""
-        x = 1.0 if aprobada else 0.0
-        self.log_plugin += math.log1p(self.apuesta() * (x - self.objetivo))
-        self.n += 1
-        self.aprobadas += aprobada
-        self.log_maximo = max(self.log_maximo, self.log_capital)
-
-    def cruza(self, limite_log: float) -> bool:
-        """Whether the e-value ever reached exp(``limite_log``) (the walk's level for it)."""
-        return self.log_maximo >= limite_log
-
-    @property
-    def cruzado(self) -> bool:
-        """Whether the e-value ever reached 1/delta."""
-        return self.cruza(self.limite_log)
-
-    def faltan(self, limite_log: float | None = None) -> int | None:
-        """How many more consecutive approvals would bring the e-value to its level from now.
-
-        Plays the same betting rule forward on a copy; 0 when already crossed. None when
-        more than ``LIMITE_FALTAN`` would be needed (a capital sunk by a long mixed history).
-        For operators (metrics, logs), never for the people deciding the evidence.
-        """
-        limite = self.limite_log if limite_log is None else limite_log
-        if self.cruza(limite):
-            return 0
-        copia = copy.copy(self)
-        for i in range(1, LIMITE_FALTAN + 1):
-            copia.actualizar(True)
-            if copia.log_capital >= limite:
-                return i
-        return None
-
-    def estado(
-        self,
-        umbral: float,
-        exclusion: ProcesoExclusion | None = None,
-        obsoletas: int = 0,
-        nivel_log: float | None = None,
-    ) -> EstadoUmbral:
-        """The public view of this process (and of its threshold's exclusion) at ``umbral``,
-        tested at the level exp(``nivel_log``) (default 1/delta)."""
-        nivel = self.limite_log if nivel_log is None else nivel_log
-        return EstadoUmbral(
-            umbral=umbral,
-            n=self.n,
-            k=self.n - self.aprobadas,
-            e_valor=_exp(self.log_capital),
-            e_max=_exp(self.log_maximo),
-            cruzado=self.cruza(nivel),
-            e_exclusion=_exp(exclusion.log_valor) if exclusion is not None else 1.0,
-            excluido=exclusion.cruzado if exclusion is not None else False,
-            obsoletas=obsoletas,
-            nivel=_exp(nivel),
-        )
-
-
-def _log_media(logs: Sequence[float]) -> float:
-    """log of the average of exp(l) for l in ``logs``, without overflow."""
-    mayor = max(logs)
-    return mayor + math.log(math.fsum(math.exp(v - mayor) for v in logs)) - math.log(len(logs))
-
-
-def _exp(logaritmo: float) -> float:
-    """exp, with ``inf`` instead of OverflowError for a capital beyond float range."""
-    return math.exp(logaritmo) if logaritmo < 709.0 else math.inf
+def _estado_umbral(
+    umbral: float,
+    proceso: ProcesoE,
+    exclusion: ProcesoExclusion,
+    obsoletas: int,
+    nivel_log: float,
+) -> EstadoUmbral:
+    """The public view of λ's opener (and of its exclusion), tested at the walk's level
+    exp(``nivel_log``) for it."""
+    return EstadoUmbral(
+        umbral=umbral,
+        n=proceso.n,
+        k=proceso.n - proceso.aprobadas,
+        e_valor=proceso.e_valor,
+        e_max=proceso.e_max,
+        cruzado=proceso.cruza(nivel_log),
+        e_exclusion=exponencial(exclusion.log_valor),
+        excluido=exclusion.cruzado,
+        obsoletas=obsoletas,
+        nivel=exponencial(nivel_log),
+    )
 
 
 class SecuenciaPuerta:
@@ -354,7 +259,7 @@ class SecuenciaPuerta:
             n=certificado.n if certificado else 0,
             k=certificado.n - certificado.aprobadas if certificado else 0,
             umbrales=tuple(
-                p.estado(u, e, o, nivel)
+                _estado_umbral(u, p, e, o, nivel)
                 for u, p, e, o, nivel in zip(
                     self.rejilla,
                     self.procesos,

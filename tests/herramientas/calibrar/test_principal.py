@@ -471,7 +471,7 @@ def test_desde_decisiones_lee_las_de_la_version_siguiente() -> None:
     level) is a label like any other; one whose decision kind, tipo or evidence key this version
     does not know is no label it can read: counted apart, never as another kind."""
     from harness.version_siguiente import siguiente
-    from herramientas.calibrar.principal import FUERA, seleccionar_evidencia
+    from herramientas.calibrar.entradas import FUERA, seleccionar_evidencia
 
     def valor(event_id: str, decision: str, **nuevos: Any) -> dict[str, Any]:
         actual = json.loads(_decision(event_id, decision, 0.95)[1])

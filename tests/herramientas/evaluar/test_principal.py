@@ -192,7 +192,7 @@ def test_evaluador_citas_registra_cada_afirmacion_su_cita_y_la_puntuacion(
 
     from grafo.citas import TECHO
     from grafo.mensajes import prompt_evaluador_citas
-    from herramientas.calibrar.principal import clave_de_configuracion
+    from herramientas.calibrar.entradas import clave_de_configuracion
 
     fake_llm.configure({"default": {"evaluador": [{"accion": "rechazar", "puntuacion": 0.4}]}})
     salida = tmp_path / "ev.json"
@@ -439,7 +439,7 @@ def test_archivo_del_prompt_del_evaluador_es_el_que_se_envia_y_se_registra(
     import hashlib
 
     from grafo.mensajes import prompt_del_evaluador
-    from herramientas.calibrar.principal import clave_de_configuracion
+    from herramientas.calibrar.entradas import clave_de_configuracion
 
     texto = "Corrige la ficha, MARCA-EVAR-5, según:\n{criterios}\nResponde solo con el JSON.\n"
     archivo = tmp_path / "evaluador.md"
