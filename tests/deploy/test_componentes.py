@@ -259,34 +259,3 @@ def test_los_runbook_de_las_alertas_cuelgan_de_la_base_del_entorno() -> None:
         assert ancla in anclas, enlace
     nombres = {r["alert"] for r in reglas}
     assert {"FichasRevisorCaido", "FichasCertificadorSinTitular"} <= nombres
-
-
-PRODUCCION_Y_APARTE = [
-    "overlays/produccion",
-    "overlays/produccion/calibrar",
-    "overlays/produccion/operador",
-    "overlays/calibrar-publicar",
-    "overlays/produccion-tls-mutuo",
-]
-
-
-def test_la_imagen_por_digest_y_una_sola_politica_de_descarga() -> None:
-    """Every fichas container of production runs the same image by digest (no tag to push again
-    with other content), and every container of the project pulls IfNotPresent."""
-    imagenes, politicas = set(), set()
-    for overlay in PRODUCCION_Y_APARTE:
-        for o in renderizar(K8S / overlay):
-            plantilla = (
-                o["spec"]
-                if o["kind"] == "Pod"
-                else o.get("spec", {}).get("template", {}).get("spec")
-            )
-            if not plantilla:
-                continue
-            for c in [*plantilla.get("initContainers", []), *plantilla["containers"]]:
-                politicas.add(c["imagePullPolicy"])
-                if "fichas" in c["image"]:
-                    imagenes.add(c["image"])
-    (imagen,) = imagenes
-    assert re.fullmatch(r"[^:@]+@sha256:[0-9a-f]{64}", imagen), imagen
-    assert politicas == {"IfNotPresent"}

@@ -312,8 +312,9 @@ def validar_cluster_cnpg(doc: dict[str, Any]) -> None:
     assert doc["kind"] == "Cluster", doc["kind"]
     spec = doc["spec"]
     conocidos = {"instances", "imageName", "primaryUpdateStrategy", "storage", "bootstrap"}
-    conocidos |= {"postgresql", "resources"}
+    conocidos |= {"postgresql", "resources", "imagePullPolicy"}
     assert set(spec) <= conocidos, set(spec) - conocidos
+    assert spec.get("imagePullPolicy", "IfNotPresent") in ("Always", "Never", "IfNotPresent")
     assert isinstance(spec["instances"], int) and spec["instances"] >= 1
     assert spec["primaryUpdateStrategy"] in ("unsupervised", "supervised")
     assert isinstance(spec["storage"]["size"], str)
