@@ -2,7 +2,8 @@
 
 Knows nothing of Kafka: the caller hands it ``EventoCambio`` objects and emits the outcome the
 graph leaves in its state. The modules: ``estado``, ``mensajes`` (what each agent is shown),
-``prompts`` (the templates), ``chat_model``, ``agentes``, ``rubrica``, ``citas`` and
+``prompts`` (the templates), ``prompt_archivo`` (a file's text in a template's place, checked
+at every command's start), ``chat_model``, ``agentes``, ``rubrica``, ``citas`` and
 ``puntuacion`` (the evaluator's modes and score), ``nodos`` and ``construccion`` (the graph),
 ``repeticion`` (where the loop would stop on a stored history under another judge),
 ``checkpointer``, ``ejecucion`` (one event through it), ``retry`` and ``errores`` (LLM

@@ -160,10 +160,11 @@ def _error(mensaje: str, code: int = EXIT_USAGE) -> int:
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``fichas puerta promover``."""
     args = _parser().parse_args(list(argv))
-    from infra.config import ConfigError, load_settings
+    from herramientas.arranque import cargar_ajustes
+    from infra.config import ConfigError
 
     try:
-        settings = load_settings()
+        settings = cargar_ajustes()
     except ConfigError as exc:
         return _error("; ".join(exc.lines))
     if args.kafka:

@@ -172,13 +172,14 @@ def main(argv: Sequence[str]) -> int:
     """Entry point of ``fichas puerta``."""
     args = _parser().parse_args(list(argv))
     from criterios import familias_conocidas
-    from infra.config import ConfigError, load_settings
+    from herramientas.arranque import cargar_ajustes
+    from infra.config import ConfigError
 
     familias = sorted(familias_conocidas())
     if args.familia != FAMILIA_TODAS and args.familia not in familias:
         return _error(f"unknown family {args.familia!r}: one of {', '.join(familias)}, or *")
     try:
-        settings = load_settings()
+        settings = cargar_ajustes()
     except ConfigError as exc:
         return _error("; ".join(exc.lines))
     if args.kafka:

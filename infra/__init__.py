@@ -4,8 +4,8 @@ Imports ``esquemas`` only (the contract's constants); ``stream``, ``revision``, 
 ``herramientas`` and ``harness`` stand on it, so the worker and the app share their plumbing
 without importing each other. The modules:
 
-* ``config`` (the ``FICHAS_*`` settings, validated at start-up), ``prompt_archivo`` (the
-  prompt files that replace the package's templates), ``logs`` (JSON or human lines, secrets
+* ``config`` (the ``FICHAS_*`` settings, validated at start-up; a prompt file's text is
+  ``grafo``'s check, given to ``load_settings``), ``logs`` (JSON or human lines, secrets
   masked), ``eventloop`` (uvloop for the long-running commands);
 * ``credentials`` (how a client proves who it is to Kafka: protocols, SASL mechanisms, the
   credential files); ``kafka`` (a package: every Kafka client built from one options function,

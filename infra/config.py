@@ -17,6 +17,7 @@ table (350 lines), read and cross-checked in one validation; split, no check wou
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,8 +28,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from esquemas.constantes import (
     MODO_RUBRICA,
     MODO_VEREDICTO,
-    PLANTILLA_EVALUADOR,
-    PLANTILLA_GENERADOR,
     PUERTA_CERTIFICADA,
     TOPIC_DECISIONES,
     TOPIC_PUERTA,
@@ -36,7 +35,6 @@ from esquemas.constantes import (
     ModoPuerta,
 )
 from infra import credentials as security
-from infra import prompt_archivo
 from infra.logs import LEVELS, masked
 
 # The live settings a ``candidata_<name>`` field overrides for the candidate loop: each can
@@ -122,8 +120,9 @@ class Settings(BaseSettings):
     generador_ejemplos: bool = False
     evaluador_senal: bool = False
     # A text that replaces the package's template of the generator (generador.md) or of the
-    # evaluator's mode, formatted with its placeholders (infra.prompt_archivo); unset: the
-    # package's. Part of the gate key as the prompt it makes (docs/operacion.md).
+    # evaluator's mode, formatted with its placeholders; unset: the package's. Part of the gate
+    # key as the prompt it makes (docs/operacion.md). Here only a readable file: its text is
+    # the graph's to check (grafo.prompt_archivo), at every command's start (``checks``).
     prompt_generador_archivo: Path | None = None
     prompt_evaluador_archivo: Path | None = None
     # The publication gate (docs/puerta.md): ``certificada`` publishes only on a certified
@@ -144,8 +143,7 @@ class Settings(BaseSettings):
     candidata_limpiar_origen: bool | None = None
     candidata_generador_ejemplos: bool | None = None
     candidata_prompt_generador_archivo: Path | None = None
-    # Checked even when unset: it inherits the live file, written for the live evaluator's mode.
-    candidata_prompt_evaluador_archivo: Path | None = Field(default=None, validate_default=True)
+    candidata_prompt_evaluador_archivo: Path | None = None
     # The candidate's own bound of runs in flight per worker; unset: max(1, concurrencia // 10).
     candidata_concurrencia: int | None = Field(default=None, ge=0, le=1024)
     # The share of SKUs the candidate also runs on (0: no candidate), by a hash of the SKU.
@@ -214,49 +212,23 @@ class Settings(BaseSettings):
             raise ValueError(f"false while FICHAS_EVALUADOR is {info.data['evaluador']}")
         return value
 
-    @field_validator("prompt_generador_archivo", "candidata_prompt_generador_archivo")
+    @field_validator(
+        "prompt_generador_archivo",
+        "prompt_evaluador_archivo",
+        "candidata_prompt_generador_archivo",
+        "candidata_prompt_evaluador_archivo",
+    )
     @classmethod
-    def _prompt_generador(cls, value: Path | None) -> Path | None:
-        """A file that can replace ``generador.md``: readable UTF-8 text, its placeholders."""
+    def _prompt_file(cls, value: Path | None) -> Path | None:
+        """A prompt file the process can open: a path mistyped in a manifest, or a volume not
+        mounted, is this variable's line; whether its text fits a template is the graph's
+        check (``grafo.prompt_archivo``, given to ``load_settings`` as one of its ``checks``)."""
         if value is not None:
-            prompt_archivo.leer_y_comprobar(value, PLANTILLA_GENERADOR)
-        return value
-
-    @field_validator("prompt_evaluador_archivo")
-    @classmethod
-    def _prompt_evaluador(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        """A file that can replace the template of the evaluator's mode, and that is not the
-        generator's prompt (the evaluator never sees it)."""
-        modo = _modo_vivo(info.data)
-        if value is not None and modo is not None:
-            _comprobar_evaluador(value, modo, info.data.get("prompt_generador_archivo"))
-        return value
-
-    @field_validator("candidata_prompt_evaluador_archivo")
-    @classmethod
-    def _candidate_prompt_evaluador(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        """As the live one, for the candidate's evaluator mode and generator file; an unset one
-        inherits FICHAS_PROMPT_EVALUADOR_ARCHIVO, which must then fit the candidate's mode."""
-        vivo, archivo = _modo_vivo(info.data), info.data.get("prompt_evaluador_archivo")
-        modo = info.data.get("candidata_evaluador") or vivo
-        generador = info.data.get("candidata_prompt_generador_archivo") or info.data.get(
-            "prompt_generador_archivo"
-        )
-        if value is not None and modo is not None:
-            _comprobar_evaluador(value, modo, generador)
-        elif (
-            archivo is not None
-            and modo is not None
-            and (modo, generador)
-            != (
-                vivo,
-                info.data.get("prompt_generador_archivo"),
-            )
-        ):
             try:
-                _comprobar_evaluador(archivo, modo, generador)
-            except ValueError as exc:
-                raise ValueError(f"{exc}; it inherits FICHAS_PROMPT_EVALUADOR_ARCHIVO") from None
+                with value.open("rb"):
+                    pass
+            except OSError as exc:
+                raise ValueError(f"a readable file ({exc.strerror or exc})") from None
         return value
 
     @model_validator(mode="before")
@@ -423,26 +395,6 @@ def _http_url(value: str) -> str:
     return value
 
 
-def _modo_vivo(data: dict[str, object]) -> str | None:
-    """The live evaluator's mode as ``Settings._modo_evaluador`` will leave it (None: invalid,
-    its own line says so)."""
-    if data.get("evaluador_rubrica"):
-        return MODO_RUBRICA
-    modo = data.get("evaluador")
-    return modo if isinstance(modo, str) else None
-
-
-def _comprobar_evaluador(archivo: Path, modo: str, generador: object) -> None:
-    """``ValueError`` unless ``archivo`` can replace the evaluator template of ``modo`` and
-    holds nothing of the generator's file (``generador``, the file the same loop uses)."""
-    texto = prompt_archivo.leer_y_comprobar(archivo, PLANTILLA_EVALUADOR[modo])
-    if isinstance(generador, Path) and prompt_archivo.leer(generador).strip() in texto:
-        raise ValueError(
-            "a file without the generator's prompt in it (it holds the generator's file: "
-            "the evaluator never sees the generator's prompt)"
-        )
-
-
 def _differing_overrides(data: dict[str, object]) -> list[str]:
     """The key-making overrides set to a value other than the live setting's."""
     return [
@@ -483,9 +435,16 @@ class ConfigError(Exception):
         self.lines = lines
 
 
-def load_settings() -> Settings:
-    """Read and validate every variable; raise ``ConfigError`` with one line per problem.
-    ``FICHAS_FAULT_POINTS`` without the test suite's allowance is one (``infra.fault_points``)."""
+# A start-up check of the settings that is not plumbing (the prompt files' texts: the graph's
+# rule, ``grafo.prompt_archivo``, which ``infra`` may not import): per field it refuses, what
+# the field was expected to be. Commands pass theirs through ``herramientas.arranque``.
+SettingsCheck = Callable[[Settings], Mapping[str, str]]
+
+
+def load_settings(checks: Sequence[SettingsCheck] = ()) -> Settings:
+    """Read and validate every variable, then run ``checks`` on valid settings; raise
+    ``ConfigError`` with one line per problem, in the same form for both. ``FICHAS_FAULT_POINTS``
+    without the test suite's allowance is one (``infra.fault_points``)."""
     from infra.fault_points import refusal
 
     problems = [refused] if (refused := refusal()) else []
@@ -493,16 +452,22 @@ def load_settings() -> Settings:
         settings = Settings()
     except ValidationError as exc:
         problems += [_problem(error) for error in exc.errors()]
+    else:
+        problems += [
+            _line(name, getattr(settings, name), expected)
+            for check in checks
+            for name, expected in check(settings).items()
+        ]
     if problems:
         raise ConfigError(problems) from None
     return settings
 
 
-def load_settings_or_report(program: str) -> Settings | None:
+def load_settings_or_report(program: str, checks: Sequence[SettingsCheck] = ()) -> Settings | None:
     """The settings; None after one line per bad variable on standard error, as
     ``PROGRAM: FICHAS_X=...: expected ...`` (the caller exits 2, without a traceback)."""
     try:
-        return load_settings()
+        return load_settings(checks)
     except ConfigError as exc:
         for line in exc.lines:
             print(f"{program}: {line}", file=sys.stderr)
@@ -521,12 +486,17 @@ def _problem(error: ErrorDetails) -> str:
     if not error["loc"]:
         return str(error.get("ctx", {}).get("error", error["msg"]))
     name = str(error["loc"][0])
+    return _line(name, error.get("input"), _expected(name, error))
+
+
+def _line(name: str, given: object, expected: str) -> str:
+    """``FICHAS_X='value' is not valid: expected ...`` (``is not set`` when ``given`` is None);
+    a path is quoted as the variable gave it."""
     variable = f"FICHAS_{name.upper()}"
-    given = error.get("input")
-    expected = _expected(name, error)
     if given is None:
         return f"{variable} is not set: expected {expected}"
-    return f"{variable}={given!r} is not valid: expected {expected}"
+    shown = str(given) if isinstance(given, Path) else given
+    return f"{variable}={shown!r} is not valid: expected {expected}"
 
 
 def _expected(name: str, error: ErrorDetails) -> str:

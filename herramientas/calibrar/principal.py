@@ -215,10 +215,11 @@ def main(argv: list[str]) -> int:
     if problema:
         return _error(problema)
     from grafo import LLMUnavailable
-    from infra.config import ConfigError, load_settings
+    from herramientas.arranque import cargar_ajustes
+    from infra.config import ConfigError
 
     try:
-        settings = load_settings()
+        settings = cargar_ajustes()
     except ConfigError as exc:
         return _error("; ".join(exc.lines))
     datos = Datos()

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from criterios import CRITERIOS_VERSION
 from esquemas.estado_puerta import ClavePuerta
-from grafo import LLMSettings, Plantillas, build_chat_model, clave_puerta, muestreos
-from infra import prompt_archivo
+from grafo import LLMSettings, Plantillas, build_chat_model, clave_puerta, muestreos, prompt_archivo
 from infra.config import Settings
 
 
@@ -32,8 +31,8 @@ def llm_settings(settings: Settings) -> LLMSettings:
 
 def plantillas(settings: Settings) -> Plantillas:
     """The texts of ``FICHAS_PROMPT_GENERADOR_ARCHIVO`` and ``FICHAS_PROMPT_EVALUADOR_ARCHIVO``
-    (None where unset: the package's templates), as the settings checked them at start-up:
-    ``infra.prompt_archivo.leer`` reads each file once per process."""
+    (None where unset: the package's templates), as the command's start checked them
+    (``herramientas.arranque``): ``grafo.prompt_archivo.leer`` reads each file once per process."""
     generador, evaluador = settings.prompt_generador_archivo, settings.prompt_evaluador_archivo
     return Plantillas(
         generador=None if generador is None else prompt_archivo.leer(generador),

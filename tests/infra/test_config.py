@@ -307,3 +307,34 @@ def test_migrar_usa_el_postgresql_del_fichero(postgres_dsn: str, tmp_path: Path)
             }
     assert {"fichas_versiones", "checkpoints"} <= tablas, tablas
     assert not list(tmp_path.glob("*.sqlite"))
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "FICHAS_PROMPT_GENERADOR_ARCHIVO",
+        "FICHAS_PROMPT_EVALUADOR_ARCHIVO",
+        "FICHAS_CANDIDATA_PROMPT_GENERADOR_ARCHIVO",
+        "FICHAS_CANDIDATA_PROMPT_EVALUADOR_ARCHIVO",
+    ],
+)
+def test_un_archivo_de_prompt_solo_se_abre_aqui(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, variable: str
+) -> None:
+    """The settings refuse a prompt path they cannot open, on its own line; a file that opens
+    passes whatever its text (the text is the graph's check, ``grafo.prompt_archivo``, which
+    every command runs: tests/herramientas/test_arranque.py)."""
+    from infra.config import ConfigError, load_settings
+
+    falta = tmp_path / "falta.md"
+    monkeypatch.setenv(variable, str(falta))
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert info.value.lines == [
+        f"{variable}={str(falta)!r} is not valid: expected a readable file "
+        "(No such file or directory)"
+    ]
+    malo = tmp_path / "malo.md"
+    malo.write_text("Escribe la ficha de {producto}.\n", encoding="utf-8")
+    monkeypatch.setenv(variable, str(malo))
+    assert malo in load_settings().model_dump().values()
