@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 
 from aiohttp import web
+from aiokafka.errors import KafkaConnectionError
 
 from esquemas.estado_puerta import EstadoPuerta
 from infra.config import Settings, load_settings_or_report
 from infra.kafka.access import refusal
-from infra.kafka.clients import check_access
+from infra.kafka.clients import BrokerUnreachable, check_access, connect_admin
 from migraciones.conexion import rechazo_postgres
 from puerta.alcance import Alcance
 from puerta.topico import LectorPuertas, escribir_estado
@@ -56,6 +57,7 @@ PUERTO = 8080
 MIN_CLAVE = 8
 EXIT_FALLO = 1
 EXIT_USAGE = 2
+EXIT_BROKER_UNREACHABLE = 4
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         eventloop.run(servir(settings, args.host, args.port, seguridad))
+    except BrokerUnreachable as exc:
+        log.critical("%s; exiting", exc)
+        return EXIT_BROKER_UNREACHABLE
+    except KafkaConnectionError as exc:  # the broker went away between two start-up steps
+        log.critical(
+            "Kafka at %s (FICHAS_KAFKA_BROKERS) lost: %s; exiting", settings.kafka_brokers, exc
+        )
+        return EXIT_BROKER_UNREACHABLE
     except Exception as exc:
         rechazo = refusal(exc, settings)  # a login, a certificate or an ACL: exit 2, one line
         if rechazo is None:
@@ -400,6 +410,9 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
         loop.add_signal_handler(sig, parar.set)
     try:
         await check_access(settings)  # a refused login or certificate: one line, before any client
+        # No broker answering: retried for FICHAS_KAFKA_ESPERA_S, then one line and exit 4, as
+        # the worker (the gate reader's own start would fail at once with a traceback).
+        await (await connect_admin(settings)).close()
         await lector.start(settings)
         vigilancia = await vigilancia_de(settings, almacen, lector, lease, seguridad.ronda_s)
         async with open_version_store(settings.postgres_dsn, settings.data_dir) as versiones:
