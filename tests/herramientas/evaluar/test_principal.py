@@ -8,8 +8,8 @@ import runpy
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,9 @@ REPO = Path(__file__).parents[3]
 CASOS = REPO / "ejemplos" / "evaluacion" / "casos.jsonl"
 # The labelled set as it was before issue 48's 228 extra candidates (188 in all): every count
 # below is of these (EV-ZAP-02: good, OFERTA, empty description; EV-CAM-02: C05, good,
-# superlative). Built from the same sources as casos.jsonl, once per test process.
-CASOS_188 = Path(tempfile.gettempdir()) / f"casos-188-{os.getpid()}.jsonl"
+# superlative). Built from the same sources as casos.jsonl, once per module, in pytest's
+# temporary folder (``_escribir_casos_188``).
+CASOS_188: list[Path] = []
 
 # Cases whose supplier attributes already use the family's keys, so the fake generator's
 # "valida" ficha (required attributes copied from the supplier) passes every code check.
@@ -42,12 +43,20 @@ def _env(llm: FakeLLM, data_dir: Path) -> dict[str, str]:
     )
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _escribir_casos_188(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The pre-issue-48 set (``construir.texto(ampliacion=False)``), for this module's tests."""
+    construir = runpy.run_path(str(CASOS.parent / "construir.py"))
+    ruta = tmp_path_factory.mktemp("casos") / "casos-188.jsonl"
+    ruta.write_text(construir["texto"](False), encoding="utf-8")
+    CASOS_188.append(ruta)
+    yield
+    CASOS_188.remove(ruta)
+
+
 def _casos_188() -> Path:
-    """The pre-issue-48 set written once (``construir.texto(ampliacion=False)``)."""
-    if not CASOS_188.exists():
-        construir = runpy.run_path(str(CASOS.parent / "construir.py"))
-        CASOS_188.write_text(construir["texto"](False), encoding="utf-8")
-    return CASOS_188
+    """The set ``_escribir_casos_188`` wrote."""
+    return CASOS_188[-1]
 
 
 def _evaluar(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
