@@ -103,14 +103,14 @@ def ordenes(texto: str) -> list[str]:
     return [o.strip() for o in unidas.splitlines() if o.strip() and not o.lstrip().startswith("#")]
 
 
-TODOS = [b for doc in DOCS for b in bloques(doc)]
+BLOQUES = [b for doc in DOCS for b in bloques(doc)]
 
 
 def test_cada_bloque_de_ordenes_lleva_su_marca() -> None:
     """A block without a mark, or a ``prueba`` this file does not run, fails the suite."""
-    sin_marca = [f"{b.doc}:{b.linea}" for b in TODOS if b.marca is None]
+    sin_marca = [f"{b.doc}:{b.linea}" for b in BLOQUES if b.marca is None]
     assert not sin_marca, f"blocks without a runbook mark: {sin_marca}"
-    nombradas = {b.prueba for b in TODOS if b.prueba}
+    nombradas = {b.prueba for b in BLOQUES if b.prueba}
     assert nombradas == set(ESCENARIOS), nombradas ^ set(ESCENARIOS)
 
 
@@ -290,7 +290,7 @@ def correr(ctx: Contexto, bloque: Bloque, cambios: dict[str, str] | None = None)
 
 def un_bloque(nombre: str) -> Bloque:
     """The one block marked ``prueba NAME``."""
-    (bloque,) = [b for b in TODOS if b.prueba == nombre]
+    (bloque,) = [b for b in BLOQUES if b.prueba == nombre]
     return bloque
 
 

@@ -27,7 +27,7 @@ CLAVE = ClavePuerta(
 )
 ABIERTA_EN = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 AHORA = ABIERTA_EN + timedelta(minutes=5)
-TODO = Alcance()
+ALCANCE_TOTAL = Alcance()
 
 
 def _secuencia(aprobadas: int, rechazadas: int = 0, puntuacion: float = 0.97) -> EstadoSecuencia:
@@ -72,9 +72,13 @@ def test_el_caso_del_issue_solo_publica_la_familia_medida() -> None:
     evidence at all: with ``*`` open only mochilas is covered; the other two go to review."""
     conjunta = _conjunta()
     estados = _mapa(conjunta)
-    mochilas = cobertura("mochilas", CLAVE, estados, _secuencia(120), TODO, _desde(conjunta, 60))
-    relojes = cobertura("relojes", CLAVE, estados, _secuencia(5, 5), TODO, _desde(conjunta, 0))
-    nueva = cobertura("gafas", CLAVE, estados, inicial(OBJETIVO, DELTA), TODO)
+    mochilas = cobertura(
+        "mochilas", CLAVE, estados, _secuencia(120), ALCANCE_TOTAL, _desde(conjunta, 60)
+    )
+    relojes = cobertura(
+        "relojes", CLAVE, estados, _secuencia(5, 5), ALCANCE_TOTAL, _desde(conjunta, 0)
+    )
+    nueva = cobertura("gafas", CLAVE, estados, inicial(OBJETIVO, DELTA), ALCANCE_TOTAL)
     assert (mochilas.razon, mochilas.umbral, mochilas.n, mochilas.k) == ("cubierta", 0.5, 60, 0)
     assert mochilas.e_valor >= 1 / DELTA
     assert (relojes.razon, relojes.n, relojes.k) == ("excluida", 10, 5)
@@ -96,7 +100,12 @@ def test_el_caso_del_issue_solo_publica_la_familia_medida() -> None:
 def test_el_registro_cubierto_descansa_en_la_certificacion_conjunta() -> None:
     conjunta = _conjunta(umbral=0.8)
     cob = cobertura(
-        "mochilas", CLAVE, _mapa(conjunta), _secuencia(25, 1), TODO, _desde(conjunta, 70, 1)
+        "mochilas",
+        CLAVE,
+        _mapa(conjunta),
+        _secuencia(25, 1),
+        ALCANCE_TOTAL,
+        _desde(conjunta, 70, 1),
     )
     cubierta = estado_cubierto(cob, CLAVE, conjunta, AHORA)
     assert (cubierta.familia, cubierta.abierta, cubierta.umbral) == ("mochilas", True, 0.8)
@@ -116,25 +125,27 @@ def test_la_familia_se_certifica_sola_en_el_umbral_conjunto() -> None:
     at precision 0.8 since then is not covered however many fichas it has."""
     conjunta = _conjunta(umbral=0.9)
     mucha_antes = _secuencia(500)
-    nada = cobertura("ropa", CLAVE, _mapa(conjunta), mucha_antes, TODO, _desde(conjunta, 0))
+    nada = cobertura(
+        "ropa", CLAVE, _mapa(conjunta), mucha_antes, ALCANCE_TOTAL, _desde(conjunta, 0)
+    )
     assert (nada.razon, nada.n) == ("sin_certificar", 0)
     faltan = next(
         i
         for i in range(1, 200)
         if cobertura(
-            "ropa", CLAVE, _mapa(conjunta), mucha_antes, TODO, _desde(conjunta, i)
+            "ropa", CLAVE, _mapa(conjunta), mucha_antes, ALCANCE_TOTAL, _desde(conjunta, i)
         ).cubierta
     )
     assert 29 <= faltan <= 45  # no bet crosses 1/δ in fewer than 29 approvals
     bajas = cobertura(
-        "ropa", CLAVE, _mapa(conjunta), mucha_antes, TODO, _desde(conjunta, 100, 0, 0.85)
+        "ropa", CLAVE, _mapa(conjunta), mucha_antes, ALCANCE_TOTAL, _desde(conjunta, 100, 0, 0.85)
     )
     assert (bajas.razon, bajas.n) == ("sin_certificar", 0)
     ochenta = [Observacion(0.97, True, i % 5 != 4) for i in range(500)]  # precision 0.8
     desde_mala = avanzar(
         secuencia_de_cobertura(conjunta, 1000, OBJETIVO, DELTA), enumerate(ochenta, start=1000)
     )
-    mala = cobertura("ropa", CLAVE, _mapa(conjunta), mucha_antes, TODO, desde_mala)
+    mala = cobertura("ropa", CLAVE, _mapa(conjunta), mucha_antes, ALCANCE_TOTAL, desde_mala)
     assert (mala.razon, mala.n, mala.k) == ("sin_certificar", 500, 100)
 
 
@@ -157,7 +168,12 @@ def test_cerrada_por_lo_que_se_dijo_de_lo_publicado_no_vuelve_a_cubrirse() -> No
             actualizada_en=AHORA,
         )
         cob = cobertura(
-            "ropa", CLAVE, _mapa(conjunta, cerrada), _secuencia(80), TODO, _desde(conjunta, 80)
+            "ropa",
+            CLAVE,
+            _mapa(conjunta, cerrada),
+            _secuencia(80),
+            ALCANCE_TOTAL,
+            _desde(conjunta, 80),
         )
         assert cob.razon == "cerrada_por_vigilancia", motivo
 
@@ -171,32 +187,34 @@ def test_cada_condicion_en_su_orden() -> None:
         (Alcance(conjunta=False), _mapa(conjunta), "sin_conjunta"),
         (Alcance(frozenset({"tv"})), _mapa(conjunta), "fuera_de_alcance"),
         (
-            TODO,
+            ALCANCE_TOTAL,
             _mapa(conjunta, registro_retencion("ropa", CLAVE, True, "ana", None, AHORA)),
             "retenida",
         ),
-        (TODO, _mapa(conjunta, propia), "propia"),
+        (ALCANCE_TOTAL, _mapa(conjunta, propia), "propia"),
         (
-            TODO,
+            ALCANCE_TOTAL,
             _mapa(conjunta, registro_retencion(FAMILIA_TODAS, CLAVE, True, "ana", None, AHORA)),
             "conjunta_retenida",
         ),
-        (TODO, {}, "conjunta_cerrada"),
-        (TODO, _mapa(conjunta.model_copy(update={"abierta": False})), "conjunta_cerrada"),
-        (TODO, _mapa(_conjunta(umbral=0.8123)), "umbral_fuera_de_rejilla"),
-        (TODO, _mapa(conjunta), "cubierta"),
+        (ALCANCE_TOTAL, {}, "conjunta_cerrada"),
+        (ALCANCE_TOTAL, _mapa(conjunta.model_copy(update={"abierta": False})), "conjunta_cerrada"),
+        (ALCANCE_TOTAL, _mapa(_conjunta(umbral=0.8123)), "umbral_fuera_de_rejilla"),
+        (ALCANCE_TOTAL, _mapa(conjunta), "cubierta"),
     ]
     for alcance, estados, razon in casos:
         assert cobertura("ropa", CLAVE, estados, sec, alcance, desde).razon == razon, razon
     liberada = registro_retencion("ropa", CLAVE, False, "ana", None, AHORA)
-    assert cobertura("ropa", CLAVE, _mapa(conjunta, liberada), sec, TODO, desde).cubierta
+    assert cobertura("ropa", CLAVE, _mapa(conjunta, liberada), sec, ALCANCE_TOTAL, desde).cubierta
     with pytest.raises(ValueError, match="not itself"):
-        cobertura(FAMILIA_TODAS, CLAVE, _mapa(conjunta), sec, TODO)
+        cobertura(FAMILIA_TODAS, CLAVE, _mapa(conjunta), sec, ALCANCE_TOTAL)
 
 
 def test_escribir_solo_lo_que_el_topic_aun_no_dice() -> None:
     conjunta = _conjunta()
-    cob = cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(30), TODO, _desde(conjunta, 60))
+    cob = cobertura(
+        "ropa", CLAVE, _mapa(conjunta), _secuencia(30), ALCANCE_TOTAL, _desde(conjunta, 60)
+    )
     cubierta = escritura(cob, CLAVE, _mapa(conjunta), AHORA)
     assert cubierta is not None
     # already on the topic: nothing more
@@ -204,7 +222,7 @@ def test_escribir_solo_lo_que_el_topic_aun_no_dice() -> None:
     # the pooled gate re-certified at another λ: the family is covered again, on the new one
     nueva = _conjunta(umbral=0.8, abierta_en=AHORA)
     cob_nueva = cobertura(
-        "ropa", CLAVE, _mapa(nueva, cubierta), _secuencia(30), TODO, _desde(nueva, 60)
+        "ropa", CLAVE, _mapa(nueva, cubierta), _secuencia(30), ALCANCE_TOTAL, _desde(nueva, 60)
     )
     otra = escritura(cob_nueva, CLAVE, _mapa(nueva, cubierta), AHORA + timedelta(1))
     assert otra is not None and otra.conjunta_actualizada_en == AHORA and otra.umbral == 0.8
@@ -215,14 +233,18 @@ def test_una_cubierta_cuya_evidencia_la_excluye_se_cierra() -> None:
     closed with motivo excluida_de_conjunta; an excluded family without a record: no write."""
     conjunta = _conjunta()
     cubierta = escritura(
-        cobertura("ropa", CLAVE, _mapa(conjunta), _secuencia(30), TODO, _desde(conjunta, 60)),
+        cobertura(
+            "ropa", CLAVE, _mapa(conjunta), _secuencia(30), ALCANCE_TOTAL, _desde(conjunta, 60)
+        ),
         CLAVE,
         _mapa(conjunta),
         AHORA,
     )
     assert cubierta is not None
     estados = _mapa(conjunta, cubierta)
-    excluida = cobertura("ropa", CLAVE, estados, _secuencia(30, 12), TODO, _desde(conjunta, 60))
+    excluida = cobertura(
+        "ropa", CLAVE, estados, _secuencia(30, 12), ALCANCE_TOTAL, _desde(conjunta, 60)
+    )
     assert excluida.razon == "excluida"
     cerrada = escritura(excluida, CLAVE, estados, AHORA + timedelta(1))
     assert cerrada is not None
