@@ -78,11 +78,22 @@ install() {
     }
 }
 
+# Write stdin to a file by renaming a full copy over it: the suite's processes run this script
+# at the same time, and podman reading a file another one is rewriting saw it empty ("runroot
+# must be set", a container that never started).
+write_atomically() { # file
+    local tmp
+    tmp="$(mktemp "$1.XXXXXX")"
+    cat >"$tmp"
+    chmod 0644 "$tmp"
+    mv -f "$tmp" "$1"
+}
+
 # This checkout's podman settings: its own image store under .cache/imagen, crun without
 # cgroups, no default ulimits (a container may not raise them here).
 configure() {
     mkdir -p "$DIR" "$RUN_DIR"
-    cat >"$DIR/containers.conf" <<EOF
+    write_atomically "$DIR/containers.conf" <<EOF
 # Written by scripts/imagen.sh: how containers run on these machines (docs/despliegue.md).
 [containers]
 cgroups = "disabled"
@@ -93,7 +104,7 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 tmp_dir = "$RUN_DIR/libpod"
 EOF
-    cat >"$DIR/storage.conf" <<EOF
+    write_atomically "$DIR/storage.conf" <<EOF
 # Written by scripts/imagen.sh: this checkout's image store.
 [storage]
 driver = "overlay"
