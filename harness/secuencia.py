@@ -9,6 +9,7 @@ computation, kept as the oracle both are compared with (docs/puerta.md).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 from esquemas.constantes import DELTA_PUERTA, OBJETIVO_PUERTA
@@ -44,6 +45,7 @@ def secuencia_de_cero(
     return prefijo, llegadas, decididas, pendientes, bloqueo
 
 
+@functools.cache
 def aprobaciones_para_abrir(
     objetivo: float = OBJETIVO_PUERTA, delta: float = DELTA_PUERTA, puntuacion: float = 0.97
 ) -> int:

@@ -24,6 +24,7 @@ one in nine is approved at 0.97 (a tie with the good ones).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -69,18 +70,20 @@ MALAS = [s for s in SOMBRA if s.startswith("MA")]
 MALA_ALTA_SKU = MALAS[-1]
 MALAS_BAJAS = MALAS[:-1]
 BUENAS = [s for s in SOMBRA if s.startswith("BU")]
+
+
 # Phase 4: the judge drifts: bad fichas approved at 0.97, as many as close the gate after the
 # sample of phase 3 (the good ones correct, the one bad ficha published incorrect) wherever the
 # bad one fell in publication order.
-DERIVA = [
-    f"DE-{i:02d}"
-    for i in range(
-        max(
-            incorrectas_para_cerrar(antes=[j != mala for j in range(len(BUENAS) + 1)])
-            for mala in range(len(BUENAS) + 1)
-        )
+@functools.cache
+def _deriva() -> list[str]:
+    """The drift's SKUs: computed on first use, not at import (the search costs about 2 s of
+    CPU, which every pytest process that collects this module paid)."""
+    veces = max(
+        incorrectas_para_cerrar(antes=[j != mala for j in range(len(BUENAS) + 1)])
+        for mala in range(len(BUENAS) + 1)
     )
-]
+    return [f"DE-{i:02d}" for i in range(veces)]
 
 
 def _guion() -> dict[str, Any]:
@@ -272,13 +275,13 @@ def test_la_vida_de_una_puerta(kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: 
             correcta = sku != MALA_ALTA_SKU
             criterios = [] if correcta else ["C04"]
             assert revisor.juzgar_muestra(f"{sku}-v2", correcta, criterios) == 303
-        asyncio.run(produce(kafka.bootstrap, topics.entrada, _mensajes(DERIVA)))
-        deriva = esperar(lambda: _todas(kafka, topics, DERIVA), "drift outcomes", 120)
+        asyncio.run(produce(kafka.bootstrap, topics.entrada, _mensajes(_deriva())))
+        deriva = esperar(lambda: _todas(kafka, topics, _deriva()), "drift outcomes", 120)
         assert {s["topic"] for s in deriva.values()} == {topics.publicadas}, {
             sku: (s.get("motivo"), s.get("problemas"), s.get("historial"))
             for sku, s in deriva.items()
         }
-        for sku in DERIVA:
+        for sku in _deriva():
             esperar(lambda s=sku: revisor.formulario(f"{s}-v1", "form-muestra"), f"{sku} sample")
             assert revisor.juzgar_muestra(f"{sku}-v1", correcta=False, criterios=["C04"]) == 303
         cerradas = esperar(
