@@ -98,14 +98,14 @@ async def test_broker_sigkill_y_vuelta(
     escena = Escenario("broker_sigkill", broker_propio, fake_llm, tmp_path, postgres_dsn)
     try:
         await escena.arrancar()
-        await escena.producir(skus=40, versions=3)
+        await escena.producir(skus=20, versions=3)
         await escena.esperar_salidas(10)
         broker_propio.kill()
         escena.fallos += 1
         # No pause before the restart: the broker is away for the restart itself, over 10 s (a
         # JVM start, then the controller waits out the dead incarnation's 9-s session).
         broker_propio.start()
-        await escena.producir(skus=20, versions=2, desde=40)
+        await escena.producir(skus=10, versions=2, desde=20)
         resumen = await escena.terminar()
     finally:
         escena.parar()
@@ -125,13 +125,13 @@ async def test_postgres_sigkill_y_vuelta(
     escena = Escenario("postgres_sigkill", kafka, fake_llm, tmp_path, dsn)
     try:
         await escena.arrancar()
-        await escena.producir(skus=40, versions=3)
+        await escena.producir(skus=20, versions=3)
         await escena.esperar_salidas(10)
         pg.run("kill")
         escena.fallos += 1
         await asyncio.sleep(5)
         pg.run("start")
-        await escena.producir(skus=20, versions=2, desde=40)
+        await escena.producir(skus=10, versions=2, desde=20)
         resumen = await escena.terminar()
     finally:
         escena.parar()
@@ -146,13 +146,13 @@ async def test_tormenta_de_rebalanceos(
     postgres_dsn: str,
     resumenes: list[Resumen],
 ) -> None:
-    """Workers join and leave every few seconds for a minute, some by SIGKILL."""
+    """Workers join and leave every few seconds for 40 s, some by SIGKILL."""
     fake_llm.configure({"latency_ms": 150})
     escena = Escenario("tormenta_rebalanceos", kafka, fake_llm, tmp_path, postgres_dsn)
     rng = random.Random(12)
     try:
         await escena.arrancar(workers=2, partitions=6)
-        end = time.monotonic() + 60
+        end = time.monotonic() + 40
         lote = 0
         while time.monotonic() < end:
             await escena.producir(skus=10, versions=2, desde=lote * 10)
@@ -209,7 +209,7 @@ async def test_decisiones_de_personas_durante_rebalanceos(
         }
     )
     rng = random.Random(31)
-    skus = 24
+    skus = 16
     try:
         await escena.arrancar(workers=2, partitions=4)
         await escena.producir(skus=skus, versions=1)
