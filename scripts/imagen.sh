@@ -267,6 +267,11 @@ main() {
         ;;
     build)
         configure
+        # One build at a time per checkout: the suite starts one in the background and the
+        # container tests ask for the image while it may still run; the second waits for the
+        # first, then finds the image up to date.
+        exec 9>"$DIR/build.lock"
+        flock 9
         build
         ;;
     run)

@@ -77,10 +77,12 @@ install_node_tools() {
 
 # Installs overlap where they do not depend on each other (issue 40: the suite under 15 min on
 # a fresh machine): the virtualenv and kustomize need nothing from apt, so they run beside it;
-# the AsyncAPI tools and the image are needed only by the second pytest run, so npm and the
-# image's build run beside ruff, mypy and the model's tests (the build starts once apt has
-# installed podman; a run with arguments builds the image only if a test asks for it). Each
-# step's log goes to .cache/test-logs/ and is printed if it fails.
+# the AsyncAPI tools are needed only by the second pytest run, so npm runs beside ruff, mypy
+# and the model's tests. The image builds beside the second run's first minutes, not beside
+# the model (llama.cpp wants both cores: its tests took twice as long beside the build); its
+# container tests come late in that run's order and wait for the build (scripts/imagen.sh
+# builds one at a time). A run with arguments builds the image only if a test asks for it.
+# Each step's log goes to .cache/test-logs/ and is printed if it fails.
 # Every phase's wall time is printed at the end ("test.sh: phases: ..."): the README's
 # per-phase table comes from those lines.
 LOGS=.cache/test-logs
@@ -124,7 +126,6 @@ background venv install_python
 background kustomize bash scripts/kustomize.sh fetch
 install_system_packages
 background npm install_node_tools
-(($#)) || background imagen bash scripts/imagen.sh build
 bash scripts/kafka.sh fetch
 bash scripts/postgres.sh start
 await venv
@@ -174,12 +175,15 @@ else
     phase "pytest model"
     say "pytest: the real small model's tests (marker llm_local), beside ruff and mypy"
     pytest_run modelo -m llm_local
-    phase "lint+npm+image wait"
+    phase "lint+npm wait"
     await lint
     await npm
-    await imagen
     jobs="${FICHAS_TEST_JOBS:-3}"
     phase "pytest rest"
-    say "pytest: the rest on $jobs pytest-xdist workers"
-    pytest_run resto -n "$jobs" --dist loadgroup -m "not llm_local"
+    say "pytest: the rest on $jobs pytest-xdist workers, the image building beside them"
+    background imagen bash scripts/imagen.sh build
+    rc=0
+    pytest_run resto -n "$jobs" --dist loadgroup -m "not llm_local" || rc=$?
+    await imagen
+    exit "$rc"
 fi

@@ -90,7 +90,6 @@ PRIMERO = (
     "tests/stream/test_kill.py",
     "tests/bench/test_bench_quick.py",
     "tests/caos/test_fallos.py",
-    "tests/deploy/test_imagen.py",  # issue 50: its containers, one xdist worker, ~2 min
     "tests/revision/certificador/test_certificador_replicas.py",
     "tests/revision/test_broker_caido.py",
     "tests/deploy/test_compose_topics.py",
@@ -103,6 +102,9 @@ PRIMERO = (
     "tests/herramientas/test_puerta_cli.py",
     "tests/revision/test_caida.py",
     "tests/revision/certificador/test_cobertura_puerta.py",
+    # Its containers, on one xdist worker (~90 s), after the longest: scripts/test.sh builds
+    # the image beside the run's first minutes, and these wait for that build to end.
+    "tests/deploy/test_imagen.py",
 )
 
 
