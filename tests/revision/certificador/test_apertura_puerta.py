@@ -245,7 +245,7 @@ def test_la_vida_de_una_puerta(kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: 
         assert _abiertas(kafka, topics, clave) == []
         for sku in MALAS:
             _decidir(revisor, f"{sku}-v1", aprobar=False)
-        abiertas = esperar(lambda: _abiertas(kafka, topics, clave), "the main key's gate open", 60)
+        abiertas = esperar(lambda: _abiertas(kafka, topics, clave), "the main key's gate open", 120)
         for estado in abiertas:
             assert estado.abierta_por == ABIERTA_POR_AUTOMATICO
             assert estado.origen_datos.startswith(ORIGEN_SECUENCIAL_SOMBRA)
