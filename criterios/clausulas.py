@@ -47,15 +47,15 @@ UMBRALES: dict[bool, tuple[float | None, float]] = {True: (0.84, 0.86), False: (
 # another split or other thresholds are another judge.
 IDENTIDAD = f"cláusulas v1, umbrales es {UMBRALES[True]}, otros {UMBRALES[False]}"
 
-# A claim's clauses end at a comma (not a decimal one), a semicolon or a colon, and start at
-# a Spanish connector, which stays with its clause.
+# A claim's clauses end at a comma (not a decimal one: a digit on both sides), a semicolon or
+# a colon, and start at a Spanish connector, which stays with its clause.
 _CORTE_AFIRMACION_RE = re.compile(
-    r"\s*(?:(?<!\d),(?!\d)|[;:])\s*|\s+(?=(?:y|e|con|para|que|sin|o|ni)\s)"
+    r"\s*(?:(?<!\d),|,(?!\d)|[;:])\s*|\s+(?=(?:y|e|con|para|que|sin|o|ni)\s)"
 )
 # An origin's pieces: the same cuts, a full stop that is not a decimal one, and the
 # connectors of the origin's languages (es, en, pt, fr).
 _CORTE_ORIGEN_RE = re.compile(
-    r"\s*(?:(?<!\d)[,.](?!\d)|[;:])\s*|\s+(?=(?:y|e|con|para|que|sin|and|with|for|without"
+    r"\s*(?:(?<!\d)[,.]|[,.](?!\d)|[;:])\s*|\s+(?=(?:y|e|con|para|que|sin|and|with|for|without"
     r"|com|sem|et|avec|pour|sans)\s)",
     re.IGNORECASE,
 )

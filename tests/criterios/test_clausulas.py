@@ -58,6 +58,7 @@ def test_una_afirmacion_se_parte_en_comas_y_conectores() -> None:
 
 def test_una_coma_decimal_no_parte_la_clausula() -> None:
     assert partir("Pesa 1,4 kg, apta para inducción") == ["Pesa 1,4 kg", "apta", "para inducción"]
+    assert partir("con Bluetooth 5.3, micrófono") == ["con Bluetooth 5.3", "micrófono"]
 
 
 def test_el_origen_se_parte_en_los_conectores_de_sus_idiomas() -> None:
