@@ -7,7 +7,8 @@ cleans it; ``comprobaciones`` runs the code checks, with ``reglas_casa`` (C05), 
 loads their language data once at start-up; ``respaldo`` splits a ficha into claims and
 judges whether a quoted fragment of the origin supports each (the quoting evaluator), on
 what of the origin may back a claim (``citable``: no gifts, no title value its own data
-contradict) and with a reader of translations (``lector``: multilingual embeddings).
+contradict) and with a reader of translations (``lector``: multilingual embeddings), which
+``clausulas`` asks about each clause of a claim (a fact added inside a sentence).
 
 Imports only ``esquemas.constantes`` of the project (the contract's length limits); it
 works on plain dicts, so the graph, the worker, the review app, the tools and the tests all

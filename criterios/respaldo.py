@@ -65,7 +65,7 @@ def frases(texto: str) -> list[str]:
 def lemas(texto: str) -> frozenset[str]:
     """Content lemmas of a Spanish text (names and codes out), plus the words as written."""
     palabras = [w for w in palabras_de_contenido(sin_nombres(texto)) if len(w) >= MIN_LETRAS]
-    return frozenset(palabras) | {_lema(w) for w in palabras}
+    return frozenset(palabras) | {lema(w) for w in palabras}
 
 
 def afirmaciones(ficha: Mapping[str, Any]) -> list[str]:
@@ -136,12 +136,12 @@ def cobertura(cita: str, afirmacion: str, familia: str = "") -> float:
         return 1.0
     respaldo = lemas(cita) | valores_de_casa(cita)
     if familia:
-        respaldo |= {_lema(normalizar(familia))}
+        respaldo |= {lema(normalizar(familia))}
     escritas = [normalizar(w) for w in _PALABRA_RE.findall(nfc(cita))]
     cubiertas = sum(
         1
         for w in palabras
-        if w in respaldo or _lema(w) in respaldo or any(cognadas(w, x) for x in escritas)
+        if w in respaldo or lema(w) in respaldo or any(cognadas(w, x) for x in escritas)
     )
     return (cubiertas + len(numeros & _numeros(cita))) / (len(palabras) + len(numeros))
 
@@ -246,14 +246,16 @@ def descripcion_sin_nada_propio(ficha: Mapping[str, Any]) -> bool:
     figure beyond the title's, attribute names («talla», «color») aside. «Una zapatilla de
     trail gris para mujer.» under «Zapatilla de trail para mujer en malla gris» (C06, which
     C10 checks only word for word). A size that only restates the attribute («talla 35») is
-    not something of its own (issue 48); other figures are («20 h de autonomía»). Of the 80
-    references it flags one, the shortest («Botella isotérmica de acero inoxidable.»);
-    docs/calidad.md."""
+    not something of its own (issue 48); other figures are («20 h de autonomía»). A word whose
+    lemma the title has is the title's («negra» under «… de ante negro»: ``lemas`` keeps the
+    written word too). Of the 80 references it flags one, the shortest («Botella isotérmica
+    de acero inoxidable.»); docs/calidad.md."""
     titulo = str(ficha.get("titulo") or "")
     descripcion = str(ficha.get("descripcion") or "")
     if not descripcion.strip():
         return False  # C02 fails an empty description already
-    propias = lemas(descripcion) - lemas(titulo) - valores_de_casa(titulo) - _nombres_de_claves()
+    del_titulo = lemas(titulo) | valores_de_casa(titulo) | _nombres_de_claves()
+    propias = {w for w in lemas(descripcion) if w not in del_titulo and lema(w) not in del_titulo}
     tallas = frozenset().union(
         *(_numeros(v) for k, v in attributes(ficha).items() if k in _CLAVES_DE_TALLA)
     )
@@ -333,7 +335,7 @@ def _textos_citables(origen: Mapping[str, Any]) -> list[str]:
 
 
 @cache
-def _lema(palabra: str) -> str:
+def lema(palabra: str) -> str:
     """Spanish lemma of a normalised word (simplemma), normalised."""
     import simplemma
 

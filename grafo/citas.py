@@ -22,6 +22,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from criterios import lector
+from criterios.clausulas import Lectura, anadido
+from criterios.fidelidad import leer_origen
 from criterios.respaldo import acepta, cobertura, fiel, mejor_cita, respaldada
 from esquemas import Problema, Veredicto
 from esquemas.constantes import MAX_DETALLE
@@ -82,6 +84,7 @@ class Juicio:
     p_respaldada: float | None
     respaldada: bool
     parecido: float | None = None  # the reader's cosine (``leer``), None when a model quoted
+    anadido: Lectura | None = None  # a clause the origin does not say (``leer``)
 
     def como_registro(self) -> dict[str, Any]:
         """JSON for ``fichas evaluar``'s record, so other scores can be computed offline."""
@@ -95,6 +98,12 @@ class Juicio:
         }
         if self.parecido is not None:
             registro["parecido"] = round(self.parecido, 4)
+        if self.anadido is not None:
+            registro["anadido"] = {
+                "clausula": self.anadido.clausula,
+                "parecido": round(self.anadido.parecido, 4),
+                "umbral": self.anadido.umbral,
+            }
         return registro
 
 
@@ -125,11 +134,15 @@ def juzgar(
 
 def leer(afirmaciones: Sequence[str], origen: Mapping[str, Any]) -> list[Juicio]:
     """The model-free evaluator (``FICHAS_EVALUADOR=lector``): code quotes for every claim
-    the fragment that supports it, or the closest one (``criterios.respaldo.mejor_cita``)."""
+    the fragment that supports it, or the closest one (``criterios.respaldo.mejor_cita``);
+    a claim with a clause the origin does not say is not supported, whatever the quote
+    (``criterios.clausulas``: a fact added inside a sentence)."""
     juicios = []
     familia = str(origen.get("familia") or "")
+    espanol = leer_origen(origen).idioma is None
     for afirmacion in afirmaciones:
         cita, apoyada, parecido = mejor_cita(afirmacion, origen)
+        de_mas = anadido(afirmacion, origen, espanol)
         juicios.append(
             Juicio(
                 afirmacion=afirmacion,
@@ -137,8 +150,9 @@ def leer(afirmaciones: Sequence[str], origen: Mapping[str, Any]) -> list[Juicio]
                 aceptada=acepta(cita, afirmacion, origen) if cita else False,
                 cobertura=cobertura(cita, afirmacion, familia) if cita else 0.0,
                 p_respaldada=None,
-                respaldada=apoyada,
+                respaldada=apoyada and de_mas is None,
                 parecido=parecido if fiel(afirmacion, origen) else 0.0,
+                anadido=de_mas,
             )
         )
     return juicios
@@ -149,12 +163,22 @@ def puntuacion_lectura(
 ) -> float | None:
     """The model-free evaluator's score, on the same scale as ``puntuacion_citas``: 1 for a
     supported claim, ``TECHO`` × the reader's grade of its cosine for any other (0 for a claim
-    with a number or a value the origin contradicts or lacks: ``parecido`` 0), ``TECHO`` per
-    unsupported attribute and for an empty description. None for a ficha without claims."""
+    with a number or a value the origin contradicts or lacks: ``parecido`` 0), times the
+    grade of a clause the origin does not say (``Lectura.grado``); ``TECHO`` per unsupported
+    attribute and for an empty description. None for a ficha without claims."""
     if not juicios:
         return None
-    factores = [TECHO * lector.grado(j.parecido or 0.0) for j in juicios if not j.respaldada]
+    factores = [_factor_lectura(j) for j in juicios if not j.respaldada]
     return math.prod(factores) * TECHO ** (len(atributos) + vacia)
+
+
+def _factor_lectura(juicio: Juicio) -> float:
+    """An unsupported claim's factor in ``puntuacion_lectura``: ``TECHO`` × the reader's
+    grade of the claim, × the grade of its added clause if it has one."""
+    lectura = lector.grado(juicio.parecido or 0.0)
+    if juicio.anadido is None:
+        return TECHO * lectura
+    return TECHO * lectura * juicio.anadido.grado()
 
 
 def puntuacion_citas(
@@ -188,7 +212,10 @@ def veredicto_de_citas(
     """Approved when every claim and attribute is supported; each other one is a C04 problem
     that quotes it and says what to do, for the generator's next attempt."""
     problemas = [
-        Problema(criterio=CRITERIO, detalle=_detalle(j.afirmacion))
+        Problema(
+            criterio=CRITERIO,
+            detalle=_detalle(j.afirmacion, j.anadido.clausula if j.anadido else None),
+        )
         for j in juicios
         if not j.respaldada
     ]
@@ -210,10 +237,22 @@ _VACIA = (
 )
 
 
-def _detalle(afirmacion: str) -> str:
-    """«claim»: the origin does not say it; remove it or say only what the origin says."""
-    texto = " ".join(afirmacion.split())
-    if len(texto) > MAX_CITA_PROBLEMA:
-        texto = texto[: MAX_CITA_PROBLEMA - 1] + "…"
-    detalle = f"«{texto}»: el origen no lo dice. Quítalo o di solo lo que dice el origen"
-    return detalle[:MAX_DETALLE]
+def _detalle(afirmacion: str, clausula: str | None = None) -> str:
+    """«claim»: the origin does not say it; remove it or say only what the origin says. With
+    an added clause, the clause first and the claim it is in, cut to fit ``MAX_DETALLE``."""
+    if clausula is None:
+        texto = _recortado(afirmacion, MAX_CITA_PROBLEMA)
+        detalle = f"«{texto}»: el origen no lo dice. Quítalo o di solo lo que dice el origen"
+        return detalle[:MAX_DETALLE]
+    parte = _recortado(clausula, MAX_CITA_PROBLEMA)
+    resto = f"«{parte}» (en «»): el origen no lo dice. Quítalo"
+    texto = _recortado(afirmacion, max(1, MAX_DETALLE - len(resto)))
+    return f"«{parte}» (en «{texto}»): el origen no lo dice. Quítalo"[:MAX_DETALLE]
+
+
+def _recortado(texto: str, maximo: int) -> str:
+    """A text for a problem: one line, at most ``maximo`` characters."""
+    texto = " ".join(texto.split())
+    if len(texto) > maximo:
+        texto = texto[: maximo - 1] + "…"
+    return texto

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from criterios import cargar_criterios, lector, palabras_sin_respaldo
+from criterios import cargar_criterios, clausulas, lector, palabras_sin_respaldo
 from esquemas.constantes import (
     MAX_DESCRIPCION,
     MAX_TITULO,
@@ -159,9 +159,13 @@ def prompt_evaluador_citas(texto: str | None = None) -> str:
 @cache
 def prompt_evaluador_lector(texto: str | None = None) -> str:
     """What the gate key hashes of the model-free evaluator (``grafo.citas.leer``): no model
-    reads it; it says what the judge does and names the reader's model and threshold, so
-    another reader is another key. ``texto`` replaces ``evaluador_lector.md``."""
-    identidad = f"\nLector: {lector.MODELO}, umbral {lector.UMBRAL}, suelo {lector.SUELO}.\n"
+    reads it; it says what the judge does and names the reader's model and threshold and the
+    clause check's thresholds (``criterios.clausulas``), so another reader is another key.
+    ``texto`` replaces ``evaluador_lector.md``."""
+    identidad = (
+        f"\nLector: {lector.MODELO}, umbral {lector.UMBRAL}, suelo {lector.SUELO}."
+        f"\nCláusulas: {clausulas.IDENTIDAD}.\n"
+    )
     return plantilla("evaluador_lector.md", texto).format() + identidad
 
 

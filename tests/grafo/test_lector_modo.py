@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from criterios import comprobar, lector, mapear_origen
+from criterios import clausulas, comprobar, lector, mapear_origen
 from grafo import Agentes, LLMSettings, build_chat_model, clave_puerta, close_chat_model
 from grafo.citas import TECHO, leer, puntuacion_lectura
 from grafo.mensajes import prompt_del_evaluador
@@ -34,11 +34,13 @@ TRADUCCION = BOT01["referencia"]
 INVENTA = dict(TRADUCCION, descripcion=TRADUCCION["descripcion"] + " Cabe en los portavasos.")
 
 
-async def _evaluar(fake_llm: FakeLLM, ficha: dict[str, Any]) -> Any:
+async def _evaluar(
+    fake_llm: FakeLLM, ficha: dict[str, Any], origen: dict[str, Any] = ORIGEN
+) -> Any:
     model = build_chat_model(LLMSettings(url=fake_llm.url, model="fake", timeout_s=10))
     try:
         return await Agentes(model, rubrica="lector").evaluar(
-            ficha, comprobar(ficha, ORIGEN), ORIGEN
+            ficha, comprobar(ficha, origen), origen
         )
     finally:
         await close_chat_model(model)
@@ -62,6 +64,25 @@ async def test_un_invento_se_rechaza_citando_la_afirmacion(fake_llm: FakeLLM) ->
     assert fake_llm.requests(agent="evaluador") == []
 
 
+async def test_una_clausula_anadida_dentro_de_una_frase_se_rechaza_nombrandola(
+    fake_llm: FakeLLM,
+) -> None:
+    # EV-ZAP-05/4 of the labelled set: the origin says «Zapatilla urbana de piel con suela de
+    # goma»; the claim reads above the reader's threshold, its last clause is invented
+    caso = _caso("EV-ZAP-05")
+    origen = mapear_origen(origen_de_caso(caso)).origen
+    ficha = next(c for c in caso["candidatas"] if c["id"] == "EV-ZAP-05/4")["ficha"]
+    evaluacion = await _evaluar(fake_llm, ficha, origen)
+    assert not evaluacion.veredicto.aprobada
+    (problema,) = evaluacion.veredicto.problemas
+    assert problema.criterio == "C04" and problema.detalle.startswith("«y forro transpirable»")
+    assert evaluacion.puntuacion is not None and evaluacion.puntuacion < TECHO
+    (registro,) = [c for c in evaluacion.citas if "anadido" in c]
+    assert registro["parecido"] >= lector.UMBRAL and not registro["respaldada"]
+    assert registro["anadido"]["parecido"] < registro["anadido"]["umbral"]
+    assert fake_llm.requests(agent="evaluador") == []
+
+
 def test_la_puntuacion_baja_con_el_parecido_del_lector() -> None:
     juicios = leer(["Botella con aislamiento al vacío.", "Cabe en los portavasos."], ORIGEN)
     assert [j.respaldada for j in juicios] == [True, False]
@@ -77,6 +98,7 @@ def test_la_clave_lleva_el_modo_y_el_lector() -> None:
     assert clave.modo_evaluador == "lector"
     prompt = prompt_del_evaluador("lector")
     assert lector.MODELO in prompt and str(lector.UMBRAL) in prompt
+    assert clausulas.IDENTIDAD in prompt  # other clause thresholds: another judge, another key
     assert clave.prompt_evaluador_sha256 == hashlib.sha256(prompt.encode()).hexdigest()
     otras = {clave_puerta("qwen", m, "v1").texto() for m in ("veredicto", "rubrica", "citas")}
     assert clave.texto() not in otras
