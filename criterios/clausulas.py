@@ -110,6 +110,12 @@ def sin_respaldo(texto: str, origen: Mapping[str, Any]) -> list[str]:
     """The content words of ``texto`` (names and codes out) that the citable origin does not
     write in any form code can see: the word or its lemma, a house value both name, a cognate
     (``criterios.respaldo.cognadas``), or the family's own noun."""
+    return _ajenas(texto, _soporte(origen))
+
+
+def _soporte(origen: Mapping[str, Any]) -> tuple[frozenset[str], list[str]]:
+    """What the citable origin writes, once per claim rather than once per clause: its lemmas,
+    house values and family noun, and its words as written (for cognates)."""
     proveedor = supplier(origen_citable(origen))
     todo = " ".join(
         [
@@ -119,7 +125,12 @@ def sin_respaldo(texto: str, origen: Mapping[str, Any]) -> list[str]:
         ]
     )
     respaldo = lemas(todo) | valores_de_casa(todo) | {lema(normalizar(str(origen.get("familia"))))}
-    escritas = [normalizar(w) for w in _PALABRA_RE.findall(nfc(todo))]
+    return respaldo, [normalizar(w) for w in _PALABRA_RE.findall(nfc(todo))]
+
+
+def _ajenas(texto: str, soporte: tuple[frozenset[str], list[str]]) -> list[str]:
+    """``sin_respaldo`` against an origin's ``_soporte``."""
+    respaldo, escritas = soporte
     palabras = [w for w in palabras_de_contenido(sin_nombres(texto)) if len(w) >= MIN_LETRAS]
     return [
         w
@@ -138,8 +149,9 @@ def lecturas(
     cosine, and the threshold it must reach."""
     leidas: list[Lectura] = []
     piezas: list[str] | None = None
+    soporte = _soporte(origen)
     for clausula in partir(afirmacion):
-        ajenas = sin_respaldo(clausula, origen)
+        ajenas = _ajenas(clausula, soporte)
         umbral = umbrales[0] if len(ajenas) == 1 else umbrales[1]
         if not ajenas or umbral is None:
             continue
