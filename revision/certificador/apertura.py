@@ -214,11 +214,15 @@ class Apertura:
             if self.titular:
                 await self._reiniciar(self.estados())
 
-    async def calcular(self, guardar: bool = False) -> list[Secuencia]:
+    async def calcular(
+        self, guardar: bool = False, estados: Mapping[str, EstadoPuerta] | None = None
+    ) -> list[Secuencia]:
         """Every sequence, and every coverage sequence under an open pooled gate, advanced by
         its newly decided prefix; the states written back when ``guardar`` (the holder's
-        rounds). Safe to call concurrently (the Puertas page does): a state is written only
-        ahead of the stored one, and advancing is deterministic."""
+        rounds). ``estados``: the round's one view of the gates (default: the reader's now).
+        Safe to call concurrently (the Puertas page does): a state is written only ahead of
+        the stored one, and advancing is deterministic."""
+        vistos = self.estados() if estados is None else estados
         reinicios = await self.almacen.reinicios()
         secuencias = []
         for guardada in await self._store.listar():
@@ -234,7 +238,7 @@ class Apertura:
                 )
             )
         self.coberturas = await avanzar_coberturas(
-            self._coberturas, secuencias, self.estados(), self.objetivo, self.delta, guardar
+            self._coberturas, secuencias, vistos, self.objetivo, self.delta, guardar
         )
         self.secuencias = secuencias
         return secuencias
@@ -286,12 +290,15 @@ class Apertura:
         async with self._lock:
             self.rondas += 1
             titular = self.titular
+            # One view of the gates for the whole round. A closure the reader delivers while
+            # the round runs is this round's "open" and the next round's restart, never a
+            # "not open" this round reopens with the evidence from before it.
+            estados = dict(self.estados())
             if titular:
-                await self._reiniciar(self.estados())
-            await self.calcular(guardar=titular)
+                await self._reiniciar(estados)
+            await self.calcular(guardar=titular, estados=estados)
             if not (titular and self.titular):
                 return []
-            estados = dict(self.estados())
             escritos: list[EstadoPuerta] = []
             if self.modo == APERTURA_AUTOMATICA:
                 for sec in self.listas(estados):
@@ -368,8 +375,11 @@ class Apertura:
         if not self.por_clic(familia):
             return None
         async with self._lock:
-            await self.calcular()
-            estados = self.estados()
+            # As a round does: one view, the restart of a closure it shows first (a restart
+            # point is written once per closure, whichever replica writes it).
+            estados = dict(self.estados())
+            await self._reiniciar(estados)
+            await self.calcular(estados=estados)
             sec = next((s for s in self.listas(estados) if s.id == puerta_id), None)
             if sec is not None:
                 return await self._abrir(sec, revisor, estados)
@@ -401,6 +411,8 @@ class Apertura:
         at a stricter λ gets its relaxed record the same way); count it."""
         estado = estado_abierto(sec, abierta_por, datetime.now(UTC))
         previo = estados.get(sec.id)
+        if self.estados().get(sec.id) != previo:
+            return None  # the gate changed since this view (a closure): the next round decides
         relaja = previo is not None and relajable(sec, estados)
         if not await self._escritor.escribir(
             marca("abrir", sec.id, str(sec.desde), previo), estado

@@ -332,6 +332,67 @@ async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen, motivo):
     assert all(e.n == 45 for e in escritos)
 
 
+class _CierreEnLaRonda:
+    """The reader's view of ``fichas.puerta`` when a closure arrives in the middle of a round:
+    the first read of each round sees the gates as they were, every later read the closure."""
+
+    def __init__(self, topico: _Topico, motivo: str) -> None:
+        self.topico = topico
+        self.motivo = motivo
+        self.lecturas = 0
+
+    def __call__(self) -> dict[str, EstadoPuerta]:
+        self.lecturas += 1
+        if self.lecturas == 1:
+            return dict(self.topico.estados)
+        return {
+            id_: e.model_copy(
+                update={
+                    "abierta": False,
+                    "umbral": None,
+                    "motivo": self.motivo,
+                    "abierta_por": None,
+                    "actualizada_en": self.cerrada_en,
+                }
+            )
+            for id_, e in self.topico.estados.items()
+        }
+
+    cerrada_en = datetime.now(UTC)
+
+
+@pytest.mark.parametrize("motivo", MOTIVOS_VIGILANCIA)
+async def test_un_cierre_que_llega_durante_la_ronda_no_se_reabre(almacen, motivo):
+    """The closure reaches the reader while a round runs (after the round read the gates): the
+    round acts on the view it started with (the gate open: nothing to write) and the next one
+    restarts the sequence, so the evidence from before the closure reopens nothing. A round
+    that read the gates again after its restart step reopened the gate 60 ms after the change
+    detector closed it (tests/revision/certificador/test_apertura_puerta.py saw it)."""
+    clave = _clave()
+    topico = _Topico()
+    apertura = _apertura(almacen, topico)
+    viejas = [_registro(clave) for _ in range(45)]
+    await _llegan(almacen, viejas)
+    for r in viejas:
+        await _decidir(almacen, r, "aprobada")
+    assert len(_de_clave(await apertura.revisar(), clave)) == 2
+    topico.leer()
+    topico.escritos.clear()
+
+    vista = _CierreEnLaRonda(topico, motivo)
+    apertura.estados = vista
+    assert _de_clave(await apertura.revisar(), clave) == []
+    assert vista.lecturas >= 1
+    assert _de_clave(await apertura.revisar(), clave) == []  # the closure seen: restarted
+    for familia in ("zapatillas", FAMILIA_TODAS):
+        sec = _de(apertura, familia, clave)
+        assert (sec.llegadas, sec.decididas, sec.certificada) == (0, 0, False)
+    # a reviewer's click on another replica, the closure in its view: nothing to open either
+    otra = Apertura(almacen, vista, topico.escribir, APERTURA_MANUAL)
+    assert await otra.abrir(id_puerta("zapatillas", clave), "ana") is None
+    assert _de_clave(topico.escritos, clave) == []
+
+
 async def _zapatillas(apertura: Apertura, clave: ClavePuerta) -> list[EstadoPuerta]:
     """The zapatillas records of ``clave`` one round writes (and none of the pooled gate)."""
     escritos = _de_clave(await apertura.revisar(), clave)
