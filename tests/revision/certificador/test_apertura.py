@@ -287,11 +287,9 @@ async def test_las_decisiones_de_otra_clave_no_abren(almacen):
     assert (sec.llegadas, sec.decididas, sec.certificada) == (5, 5, False)
 
 
-@pytest.mark.parametrize("motivo", MOTIVOS_VIGILANCIA)
-async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen, motivo):
-    """Closed by what people said of its publications (the online bound, or the change
-    detector): the sequence starts again after the closure, so the old decisions open nothing;
-    new fichas, decided, open it again."""
+async def _abiertas_por_45(almacen: Almacen) -> tuple[ClavePuerta, _Topico, Apertura]:
+    """A key of its own whose 45 approved arrivals opened its zapatillas and pooled gates, the
+    reader caught up: the key, the topic stand-in and the certifier."""
     clave = _clave()
     topico = _Topico()
     apertura = _apertura(almacen, topico)
@@ -301,16 +299,30 @@ async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen, motivo):
         await _decidir(almacen, r, "aprobada")
     assert len(_de_clave(await apertura.revisar(), clave)) == 2
     topico.leer()
+    return clave, topico, apertura
+
+
+def _cerrada(estado: EstadoPuerta, motivo: str, cuando: datetime) -> EstadoPuerta:
+    """``estado`` closed by what people said of its publications (``motivo``) at ``cuando``."""
+    return estado.model_copy(
+        update={
+            "abierta": False,
+            "umbral": None,
+            "motivo": motivo,
+            "abierta_por": None,
+            "actualizada_en": cuando,
+        }
+    )
+
+
+@pytest.mark.parametrize("motivo", MOTIVOS_VIGILANCIA)
+async def test_reabrir_tras_el_cierre_necesita_evidencia_nueva(almacen, motivo):
+    """Closed by what people said of its publications (the online bound, or the change
+    detector): the sequence starts again after the closure, so the old decisions open nothing;
+    new fichas, decided, open it again."""
+    clave, topico, apertura = await _abiertas_por_45(almacen)
     for estado in list(topico.estados.values()):
-        topico.estados[estado.id] = estado.model_copy(
-            update={
-                "abierta": False,
-                "umbral": None,
-                "motivo": motivo,
-                "abierta_por": None,
-                "actualizada_en": datetime.now(UTC),
-            }
-        )
+        topico.estados[estado.id] = _cerrada(estado, motivo, datetime.now(UTC))
     topico.escritos.clear()
     assert _de_clave(await apertura.revisar(), clave) == []
     for familia in ("zapatillas", FAMILIA_TODAS):
@@ -339,6 +351,7 @@ class _CierreEnLaRonda:
     def __init__(self, topico: _Topico, motivo: str) -> None:
         self.topico = topico
         self.motivo = motivo
+        self.cerrada_en = datetime.now(UTC)
         self.lecturas = 0
 
     def __call__(self) -> dict[str, EstadoPuerta]:
@@ -346,19 +359,8 @@ class _CierreEnLaRonda:
         if self.lecturas == 1:
             return dict(self.topico.estados)
         return {
-            id_: e.model_copy(
-                update={
-                    "abierta": False,
-                    "umbral": None,
-                    "motivo": self.motivo,
-                    "abierta_por": None,
-                    "actualizada_en": self.cerrada_en,
-                }
-            )
-            for id_, e in self.topico.estados.items()
+            id_: _cerrada(e, self.motivo, self.cerrada_en) for id_, e in self.topico.estados.items()
         }
-
-    cerrada_en = datetime.now(UTC)
 
 
 @pytest.mark.parametrize("motivo", MOTIVOS_VIGILANCIA)
@@ -368,15 +370,7 @@ async def test_un_cierre_que_llega_durante_la_ronda_no_se_reabre(almacen, motivo
     restarts the sequence, so the evidence from before the closure reopens nothing. A round
     that read the gates again after its restart step reopened the gate 60 ms after the change
     detector closed it (tests/revision/certificador/test_apertura_puerta.py saw it)."""
-    clave = _clave()
-    topico = _Topico()
-    apertura = _apertura(almacen, topico)
-    viejas = [_registro(clave) for _ in range(45)]
-    await _llegan(almacen, viejas)
-    for r in viejas:
-        await _decidir(almacen, r, "aprobada")
-    assert len(_de_clave(await apertura.revisar(), clave)) == 2
-    topico.leer()
+    clave, topico, apertura = await _abiertas_por_45(almacen)
     topico.escritos.clear()
 
     vista = _CierreEnLaRonda(topico, motivo)
