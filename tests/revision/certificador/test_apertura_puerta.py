@@ -292,6 +292,8 @@ def test_la_vida_de_una_puerta(kafka: KafkaBroker, fake_llm: FakeLLM, tmp_path: 
             ],
             "the gate closed by the bound or the detector",
             60,
+            # the app's lines say whether it closed and was reopened (812ca31 fixed one such race)
+            explica=app.log_tail,
         )
         assert cerradas
         # No old evidence reopens it: the app's certifier runs again and again (its metric
