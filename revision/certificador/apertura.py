@@ -10,11 +10,12 @@ automatic scope that is not open nor held, or open at a stricter λ than its seq
 (``--apertura automatica``); the covered record of every family the open pooled gate covers on its
 own evidence, and the closed record of a covered family its exclusion e-process caught
 (``puerta.cobertura``). ``--apertura manual`` leaves openings and coverage to a reviewer's click.
-Invariants: evidence is per key; a held gate, or one a promotion replaced (``sustituida``), is never
-opened nor covered; the app never opens a family outside ``--apertura-familias`` nor the pooled gate
-under ``--sin-puerta-conjunta`` (a reviewer may open such a family's own gate with a click); every
-record goes through ``revision.certificador.escritura``, once per mark. Why: docs/puerta.md ("La
-puerta que se abre sola", "Coverage") and docs/revision.md ("El certificador").
+Invariants: a round (and a click) decides on one reading of the gates; evidence is per key; a held
+gate, or one a promotion replaced (``sustituida``), is never opened nor covered; the app never opens
+a family outside ``--apertura-familias`` nor the pooled gate under ``--sin-puerta-conjunta`` (a
+reviewer may open such a family's own gate with a click); every record goes through
+``revision.certificador.escritura``, once per mark. Why: docs/puerta.md ("La puerta que se abre
+sola", "Coverage") and docs/revision.md ("El certificador").
 """
 
 from __future__ import annotations
