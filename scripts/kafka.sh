@@ -25,6 +25,7 @@
 #   FICHAS_KAFKA_JVM      the broker's other JVM options (default "-XX:+UseSerialGC
 #                         -XX:TieredStopAtLevel=1": below, where the broker starts)
 #   FICHAS_KAFKA_TIMEOUT  seconds start/wait allow (default 60)
+#   FICHAS_KAFKA_EXTRA_CONF  more server.properties lines (a test's broker unlike the others)
 #   FICHAS_KAFKA_TLS_DIR  secured mode (below) when set: a folder with ca.crt (the CA that
 #                         signs client certificates) and broker.pem (the broker's unencrypted
 #                         PKCS#8 key, then its certificate: Kafka's PEM keystore)
@@ -224,6 +225,10 @@ log.segment.bytes=67108864
 # them and 1.1 without, measured here, and the suite keeps four brokers up for its whole run.
 metadata.max.idle.interval.ms=0
 EOF
+    # More broker settings, one per line, for a test that needs a broker unlike the others.
+    if [[ -n "${FICHAS_KAFKA_EXTRA_CONF:-}" ]]; then
+        printf '%s\n' "$FICHAS_KAFKA_EXTRA_CONF" >>"$CONF"
+    fi
     if [[ -n "$TLS_DIR" ]]; then
         write_secured_config
     fi

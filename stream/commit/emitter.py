@@ -6,8 +6,9 @@ carries the points of every partition mapped to it (``producer_partition``). Whe
 emit (``send``: the records, then the points, then the commit: both or neither); every
 ``COMMIT_INTERVAL_S`` for work that wrote nothing (``commit_if_due``); before partitions are
 given up or the worker stops (``final_commit``). At ``claim`` the group's points are read and
-restored into the ledger. Why each rule: docs/stream.md, "Offsets inside the output
-transaction".
+restored into the ledger, and each claimed producer's sweep aborts what a dead epoch left open
+(``Producers.sweep``). Why each rule: docs/stream.md, "Offsets inside the output transaction"
+and "A single broker's crash mid-commit".
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ class Emitter:
         reader: OffsetReader | None = None,
         producer_partition: ProducerPartition = same_partition,
         group_id: str | None = None,
+        outputs: Sequence[str] = (),
     ) -> None:
         self._producers = Producers(factory, prefix)
+        self._outputs = tuple(outputs)
         self._reader = reader
         self._producer_partition = producer_partition
         self._group_id = group_id or prefix
@@ -80,14 +83,37 @@ class Emitter:
         every producer's epoch is granted: the broker has then ended the old owner's
         transaction, committed or aborted, and the points read are final.
         """
-        await self._producers.start({self._producer_partition(tp) for tp in consumed})
+        claimed = {self._producer_partition(tp) for tp in consumed}
+        await self._producers.start(claimed)
         points = await self._reader(consumed) if self._reader is not None else {}
+        if self._outputs:
+            await self._sweep(claimed, consumed, points)
         positions: dict[TopicPartition, int | None] = {}
         for tp in sorted(consumed):
             point = points.get(tp)
             self.ledger.restore(tp, point)
             positions[tp] = point.offset if point is not None and point.offset >= 0 else None
         return positions
+
+    async def _sweep(
+        self,
+        claimed: set[TopicPartition],
+        consumed: set[TopicPartition],
+        points: dict[TopicPartition, OffsetAndMetadata],
+    ) -> None:
+        """Each claimed producer aborts what its dead epochs left open in the outputs and the
+        group's offsets (``Producers.sweep``), with the points just read (offset 0, which
+        reads as "from the beginning", where none was committed)."""
+
+        async def one(ptp: TopicPartition) -> None:
+            offsets = {
+                tp: _committed_or_start(points.get(tp))
+                for tp in consumed
+                if self._producer_partition(tp) == ptp
+            }
+            await self._producers.sweep(ptp, self._outputs, offsets, self._group_id)
+
+        await asyncio.gather(*(one(ptp) for ptp in sorted(claimed)))
 
     async def release(self, consumed: set[TopicPartition]) -> None:
         """Stop the producers of partitions this worker gave up, and forget their offsets
@@ -219,6 +245,12 @@ class Emitter:
                 "every partition" if partitions is None else sorted(map(str, partitions)),
                 FINAL_COMMIT_WAIT_S,
             )
+
+
+def _committed_or_start(point: OffsetAndMetadata | None) -> OffsetAndMetadata:
+    """A partition's committed point, or offset 0 (read back as "from the beginning") where
+    nothing was committed."""
+    return point if point is not None and point.offset >= 0 else OffsetAndMetadata(0, "")
 
 
 def _retrieve(task: asyncio.Future[None]) -> None:

@@ -4,8 +4,9 @@ One transactional id per input partition, ``<group>.<topic>.<partition>``, the s
 worker: the next owner's producer makes the broker refuse the old one (``ProducerFenced``).
 Invariants: a write for a partition not owned raises ``NotOwner`` and writes nothing; ``start``
 returns once the broker granted the epoch; a fenced producer is never replaced (the worker
-rejoins); ``locked`` keeps one transaction open per producer. What the transactions carry is
-``stream.commit.emitter``'s. Why: docs/stream.md, "Fencing".
+rejoins); ``locked`` keeps one transaction open per producer; ``sweep`` aborts what a dead epoch
+left open. What the transactions carry is ``stream.commit.emitter``'s. Why: docs/stream.md,
+"Fencing".
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError
-from aiokafka.structs import TopicPartition
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,34 @@ class Producers:
             raise
         return producer
 
+    async def sweep(
+        self,
+        tp: TopicPartition,
+        outputs: Sequence[str],
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        group_id: str,
+    ) -> None:
+        """Abort whatever a dead epoch of ``tp``'s producer left open: one transaction that
+        adds every partition of ``outputs`` and the group's offsets (``offsets``: the points
+        just read, so an accident that commits them changes nothing), writes no record, and
+        is aborted. The broker's ABORT markers end a leftover of the same producer id in each
+        of those partitions and drop its pending offset commits (docs/stream.md, "A single
+        broker's crash mid-commit"). Raises ``NotOwner`` as ``locked`` does."""
+        async with self.locked(tp) as producer:
+            partitions = [
+                TopicPartition(topic, number)
+                for topic in outputs
+                for number in sorted(await producer.partitions_for(topic))
+            ]
+            await producer.begin_transaction()
+            try:
+                for output in partitions:
+                    _add_partition(producer, output)
+                if offsets:
+                    await producer.send_offsets_to_transaction(dict(offsets), group_id)
+            finally:
+                await producer.abort_transaction()
+
     async def release(self, partitions: set[TopicPartition]) -> None:
         """Stop the producers of input partitions this worker gave up."""
         for tp in partitions:
@@ -170,6 +199,13 @@ def failed_for_good(producer: AIOKafkaProducer) -> bool:
     epoch for the same transactional id) writes again."""
     manager = producer._txn_manager  # aiokafka keeps the state there and shows no public flag
     return manager is not None and bool(manager.is_fatal_error())
+
+
+def _add_partition(producer: AIOKafkaProducer, tp: TopicPartition) -> None:
+    """Put ``tp`` in the open transaction without a record: aiokafka 0.14 adds a partition
+    only at a send, and its sender sends the pending AddPartitionsToTxn before EndTxn, so an
+    abort then reaches ``tp`` as a marker (tests/stream/commit/test_barrido.py keeps this)."""
+    producer._txn_manager.maybe_add_partition_to_txn(tp)
 
 
 def _not_owner(tp: TopicPartition) -> NotOwner:

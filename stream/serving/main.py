@@ -119,6 +119,13 @@ async def _serve_worker(
         # People's decisions of partition p are written, and their offsets committed, by the
         # producer of input partition p (one writer per SKU, stream.flow.decisiones).
         producer_partition=lambda tp: particion_de_entrada(settings, tp),
+        # Every topic the worker writes: a claim aborts there what a dead epoch left open.
+        outputs=(
+            settings.topic_publicadas,
+            settings.topic_revision,
+            settings.topic_muestra,
+            settings.topic_dlq,
+        ),
     )
     worker = Worker(settings, procesador, versions, sensor, consumer, emitter, candidata)
     health = HealthServer(sensor.registry, worker.readiness, settings.metricas_puerto)

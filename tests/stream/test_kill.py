@@ -8,8 +8,9 @@ neither: a read_committed reader sees each ``event_id`` exactly once on every ou
 The broker is this test's own, and it is SIGKILLed once too, halfway, while fichas are in
 flight (before that kill of the worker): an outage of the broker in the middle of transactions
 must not double anything either. A lone Kafka 4.4 broker killed mid-commit can skip a
-transaction's markers, and then this fails (docs/stream.md, "A single broker's crash
-mid-commit"): the failure message dumps the broker's batches and transaction log to tell.
+transaction's markers; the claim's sweep aborts what that leaves open (docs/stream.md, "A single
+broker's crash mid-commit"), and a failure message dumps the broker's batches and transaction
+log to tell whether that is what happened.
 """
 
 from __future__ import annotations
