@@ -29,7 +29,8 @@ from aiokafka.errors import KafkaConnectionError
 from esquemas.estado_puerta import EstadoPuerta
 from infra.config import Settings, load_settings_or_report
 from infra.kafka.access import refusal
-from infra.kafka.clients import BrokerUnreachable, check_access, connect_admin
+from infra.kafka.clients import BrokerUnreachable, check_access
+from infra.kafka.topics import ensure_topics
 from migraciones.conexion import rechazo_postgres
 from puerta.alcance import Alcance
 from puerta.topico import LectorPuertas, escribir_estado
@@ -410,9 +411,9 @@ async def servir(settings: Settings, host: str, port: int, seguridad: Seguridad)
         loop.add_signal_handler(sig, parar.set)
     try:
         await check_access(settings)  # a refused login or certificate: one line, before any client
-        # No broker answering: retried for FICHAS_KAFKA_ESPERA_S, then one line and exit 4, as
-        # the worker (the gate reader's own start would fail at once with a traceback).
-        await (await connect_admin(settings)).close()
+        # Topics before the gate reader, as the worker (docs/revision.md, «La vista existe
+        # antes de la primera vuelta»); no broker: one line and exit 4 after FICHAS_KAFKA_ESPERA_S.
+        await ensure_topics(settings)
         await lector.start(settings)
         vigilancia = await vigilancia_de(settings, almacen, lector, lease, seguridad.ronda_s)
         async with open_version_store(settings.postgres_dsn, settings.data_dir) as versiones:
