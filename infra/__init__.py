@@ -11,5 +11,6 @@ without importing each other. The modules:
   credential files); ``kafka`` (a package: every Kafka client built from one options function,
   why Kafka refused a client, the contract's topics, group-less reads);
 * ``network`` (free ports, readiness polling), ``fault_points`` (named fault-injection points,
-  inert unless a test arms them).
+  inert unless a test arms them), ``tasks`` (where an asyncio task waits, for the log line of a
+  task cut short).
 """

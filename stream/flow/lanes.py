@@ -25,6 +25,7 @@ from aiokafka import TopicPartition
 
 from esquemas import EventoCambio
 from grafo.contexto import sobre_evento
+from infra.tasks import await_chain
 from stream.commit.inflight import InFlight, Ticket
 
 log = logging.getLogger(__name__)
@@ -163,11 +164,20 @@ class Lanes:
 
     async def _cancel(self, partitions: set[TopicPartition]) -> None:
         """Cancel the lanes still running an item of a lost partition, and wait for them."""
-        tasks = [
-            lane.task
-            for lane in self._lanes.values()
-            if lane.task is not None and lane.current is not None and lane.current.tp in partitions
-        ]
+        tasks = []
+        for lane in self._lanes.values():
+            if lane.task is None or lane.current is None or lane.current.tp not in partitions:
+                continue
+            # where it waited, so a hang says where (docs/stream.md, «Two workers silent…»)
+            log.warning(
+                "cancelling %s (%s v%d) of %s, waiting at: %s",
+                lane.current.event_id,
+                lane.current.sku,
+                lane.current.version,
+                lane.current.tp,
+                await_chain(lane.task),
+            )
+            tasks.append(lane.task)
         for task in tasks:
             task.cancel()
         if tasks:

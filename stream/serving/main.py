@@ -29,6 +29,7 @@ from infra import eventloop
 from infra.config import Settings
 from infra.kafka.clients import build_consumer, build_producer, committed_points, connect_admin
 from infra.kafka.topics import check_co_partitioned, ensure_topics
+from infra.tasks import await_chain
 from stream.candidata.bucle import Candidata, abrir_candidata
 from stream.commit.emitter import Emitter
 from stream.flow.decisiones import particion_de_entrada
@@ -238,8 +239,10 @@ async def run_until_stopped(worker: Worker, limit_s: float, forced_exit: bool = 
             if not done:
                 log.error(
                     "the worker did not stop within %.0f s of the signal: cancelling what it "
-                    "was waiting for (its fichas are redelivered, as after a crash)",
+                    "was waiting for (its fichas are redelivered, as after a crash); it waited "
+                    "at: %s",
                     limit_s,
+                    await_chain(run),
                 )
                 run.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -7,7 +7,10 @@ Each test names the mutation of the code that makes it fail; each was applied an
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
+
+import pytest
 
 from harness.nucleo import nucleo, until
 from stream.flow.retraso import LAG_INTERVAL_S
@@ -56,10 +59,13 @@ async def test_a_newer_version_supersedes_queued_and_late_ones(tmp_path: Path) -
         assert n.sensor.obsoletos == 3
 
 
-async def test_revoke_mid_event_cancels_it_and_never_commits_past_it(tmp_path: Path) -> None:
+async def test_revoke_mid_event_cancels_it_and_never_commits_past_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """An event held mid-run when its partition is revoked: after the grace period its lane is
     cancelled, nothing is written for it, the commit stays at its offset; the queued event
-    behind it is dropped, and the other partition goes on.
+    behind it is dropped, and the other partition goes on. The cancellation's log line says
+    where the ficha waited (``infra.tasks.await_chain``), down to the held run.
 
     Mutation: in ``Lanes._step`` call ``self._inflight.finish`` instead of ``abandon`` on a
     cancellation, so the revoke's commit passes the unfinished offset.
@@ -70,7 +76,11 @@ async def test_revoke_mid_event_cancels_it_and_never_commits_past_it(tmp_path: P
         await until(lambda: ("R", 1) in n.procesador.calls)
         queued = n.send("R", 2)
         await until(lambda: (n.consumer.tps[0], queued) in n.consumer.fetched)
-        await n.consumer.revoke([0])
+        with caplog.at_level(logging.WARNING, logger="stream.flow.lanes"):
+            await n.consumer.revoke([0])
+        (linea,) = [r.getMessage() for r in caplog.records if "waiting at" in r.getMessage()]
+        assert linea.startswith("cancelling ") and "(R v1)" in linea
+        assert "_run (nucleo.py:" in linea and linea.endswith("-> awaits Future"), linea
         assert n.published() == []
         assert all(offset <= held for offset in n.commits(0))
         assert n.worker._inflight.pending == 0 and n.worker._inflight.running() == 0
