@@ -3,8 +3,9 @@ vista existe antes de la primera vuelta»).
 
 On a cluster without the project's topics the app creates them before its gate reader starts,
 so the reader follows ``fichas.puerta`` from its first record: it never reports the topic
-missing, and a gate written right after the app is ready is in the app's view at once, not
-after the reader's next look (``puerta.topico.ESPERA_TOPIC_S``). A real app process on a real
+missing (which it did on the old order, every time, and then looked again only after
+``puerta.topico.ESPERA_TOPIC_S``), and a gate written right after the app is ready shows on its
+page. No bound on how soon, so a slow machine cannot fail it. A real app process on a real
 broker, on topics nobody created.
 """
 
@@ -25,7 +26,6 @@ from harness.revisor import RevisorProcess, revisor_env
 from harness.revisor_http import RevisorHttp
 from harness.topicos import Topics
 from infra.network import free_port
-from puerta.topico import ESPERA_TOPIC_S
 from tests.revision.conftest import CLAVE, USUARIO, topics_env
 
 pytestmark = pytest.mark.kafka
@@ -59,12 +59,14 @@ def test_la_app_crea_sus_topics_antes_de_leer_las_puertas(
             inicio = pagina.find(seccion)
             return inicio >= 0 and "estado-puerta abierta" in pagina[inicio : inicio + 800]
 
-        # Within the reader's look-again interval: a reader still waiting for the topic would
-        # show it only after ESPERA_TOPIC_S.
+        # The reader found the topic at its start (on the old order it was created later and
+        # the reader said so, then looked again only after ESPERA_TOPIC_S)...
+        assert "does not exist yet" not in app.log_path.read_text(), app.log_tail()
+        # ...and follows it: the gate written after start-up shows on the app's page.
         asyncio.run(
             until(
                 abierta_en_la_pagina,
-                timeout=ESPERA_TOPIC_S * 0.8,
+                timeout=30,
                 every=0.2,
                 explain=lambda: (
                     "the gate written after start-up is not open in the app's "
@@ -72,6 +74,5 @@ def test_la_app_crea_sus_topics_antes_de_leer_las_puertas(
                 ),
             )
         )
-        assert "does not exist yet" not in app.log_path.read_text(), app.log_tail()
     finally:
         assert app.terminate(timeout=60) == 0, app.log_tail()
